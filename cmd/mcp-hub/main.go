@@ -1,0 +1,223 @@
+// Command mcp-hub puts many MCP servers behind one MCP endpoint.
+//
+//	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format json|console]
+//	mcp-hub stdio   [--config FILE] [--log-level LEVEL] [--log-format json|console]
+//	mcp-hub version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+	envsource "github.com/purko-io/mcp-hub/internal/discovery/env"
+	filesource "github.com/purko-io/mcp-hub/internal/discovery/file"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/server"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `mcp-hub puts many MCP servers behind one MCP endpoint.
+
+Usage:
+  mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws) and the JSON listing
+  mcp-hub stdio [flags]     serve the same catalog over stdin/stdout
+  mcp-hub version           print the version
+
+Flags:
+`
+
+// options are the command-line settings shared by serve and stdio.
+type options struct {
+	listen    string
+	config    string
+	logLevel  string
+	logFormat string
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintf(stdout, "mcp-hub %s\n", version)
+		return 0
+	case "serve", "stdio":
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio or version)\n", cmd)
+		return 2
+	}
+
+	fs := flag.NewFlagSet("mcp-hub "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	var o options
+	if cmd == "serve" {
+		fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve HTTP on")
+	}
+	fs.StringVar(&o.config, "config", "", "YAML config file (default: the embedded default config)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or console")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcp-hub %s: unexpected arguments %q\n", cmd, fs.Args())
+		return 2
+	}
+
+	// Logs go to stderr: in stdio mode stdout carries the protocol.
+	log, err := newLogger(o.logLevel, o.logFormat, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
+		return 2
+	}
+	cfg, err := loadConfig(o.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
+		return 1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if cmd == "stdio" {
+		err = serveStdio(ctx, cfg, o, log)
+	} else {
+		err = serveHTTP(ctx, cfg, o, log, stdout)
+	}
+	if err != nil {
+		log.Error().Err(err).Msg("mcp-hub stopped with an error")
+		return 1
+	}
+	return 0
+}
+
+func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
+	if err != nil || level == "" {
+		return zerolog.Logger{}, fmt.Errorf("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	switch format {
+	case "json":
+	case "console":
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	default:
+		return zerolog.Logger{}, fmt.Errorf("--log-format: %q is not one of json, console", format)
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return config.Default()
+	}
+	return config.Load(path)
+}
+
+// hub is the wiring shared by serve and stdio.
+type hub struct {
+	reg     *registry.Registry
+	srv     *server.Server
+	sources []discovery.Source
+}
+
+func newHub(cfg *config.Config, o options, log zerolog.Logger) *hub {
+	httpClient := &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}}
+	reg := registry.New(registry.Options{
+		Naming:         cfg.Naming,
+		RouteCacheSize: cfg.Catalog.RouteCacheSize,
+		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
+		Upstream:       upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version}),
+	}, log)
+	srv := server.New(reg, server.Options{
+		Name:         "mcp-hub",
+		Version:      version,
+		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
+	}, log)
+	var sources []discovery.Source
+	if o.config != "" {
+		sources = append(sources, filesource.New(o.config, cfg, log))
+	}
+	if v, ok := os.LookupEnv("MCP_SERVERS"); ok && strings.TrimSpace(v) != "" {
+		sources = append(sources, envsource.New(v, log))
+	}
+	return &hub{reg: reg, srv: srv, sources: sources}
+}
+
+// runRegistry runs the registry until ctx ends; the returned channel closes
+// once every upstream is stopped and every stdio child is gone.
+func (h *hub) runRegistry(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.reg.Run(ctx, h.sources...)
+	}()
+	return done
+}
+
+func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger, stdout io.Writer) error {
+	h := newHub(cfg, o, log)
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.listen, err)
+	}
+	regCtx, cancelReg := context.WithCancel(context.Background())
+	regDone := h.runRegistry(regCtx)
+	addr := ln.Addr().String()
+	fmt.Fprintf(stdout, "mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)\n", version, addr)
+	log.Info().Str("addr", addr).Int("sources", len(h.sources)).Msg("listening")
+	err = h.srv.Serve(ctx, ln, cfg.ShutdownGrace.D())
+	cancelReg()
+	<-regDone
+	log.Info().Msg("stopped")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger) error {
+	h := newHub(cfg, o, log)
+	regCtx, cancelReg := context.WithCancel(context.Background())
+	regDone := h.runRegistry(regCtx)
+	err := h.srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+	cancelReg()
+	<-regDone
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}

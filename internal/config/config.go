@@ -1,0 +1,392 @@
+// Package config holds the hub's configuration: the YAML file, the embedded
+// default, and the types every discovery source produces. Validation errors
+// name the file and the field so an operator can fix a typo without reading code.
+package config
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Transport is how the hub speaks to one upstream MCP server.
+type Transport string
+
+// The transports an upstream may use.
+const (
+	TransportStreamableHTTP Transport = "streamable-http"
+	TransportSSE            Transport = "sse"
+	TransportStdio          Transport = "stdio"
+	TransportWebSocket      Transport = "websocket"
+)
+
+// Prefix policies for published tool names.
+const (
+	PrefixNever      = "never"
+	PrefixOnConflict = "on-conflict"
+	PrefixAlways     = "always"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// Config is the whole hub configuration. Only Servers is reloaded while the
+// hub runs; the other settings are read at start-up.
+type Config struct {
+	// Servers are the static upstreams of this file.
+	Servers []ServerSpec `json:"servers"`
+	// Naming decides how upstream tool names are published.
+	Naming Naming `json:"naming"`
+	// Upstream holds defaults for every upstream connection.
+	Upstream UpstreamDefaults `json:"upstream"`
+	// Catalog tunes the tool catalog.
+	Catalog CatalogSettings `json:"catalog"`
+	// ShutdownGrace bounds how long in-flight calls may finish after SIGTERM.
+	ShutdownGrace Duration `json:"shutdownGrace"`
+}
+
+// Naming is the collision policy for tool names of different upstreams.
+type Naming struct {
+	// Prefix is never, on-conflict (default) or always.
+	Prefix string `json:"prefix"`
+	// Separator goes between server name and tool name; default "__".
+	Separator string `json:"separator"`
+}
+
+// UpstreamDefaults apply to every upstream unless the server overrides them.
+type UpstreamDefaults struct {
+	Timeout         Duration `json:"timeout"`         // per call
+	ConnectTimeout  Duration `json:"connectTimeout"`  // per connect attempt incl. handshake and tools/list
+	PingInterval    Duration `json:"pingInterval"`    // health check of a connected upstream
+	BackoffMin      Duration `json:"backoffMin"`      // first reconnect delay
+	BackoffMax      Duration `json:"backoffMax"`      // reconnect delay ceiling
+	BreakerFailures int      `json:"breakerFailures"` // consecutive failures that open the breaker
+	BreakerOpenFor  Duration `json:"breakerOpenFor"`  // how long an open breaker fails fast
+	DiscoverTimeout Duration `json:"discoverTimeout"` // bound of the 2026-07-28 probe on first connect
+}
+
+// CatalogSettings tune the catalog and its change notifications.
+type CatalogSettings struct {
+	// RouteCacheSize is the capacity of the tool-to-client LRU map.
+	RouteCacheSize int `json:"routeCacheSize"`
+	// NotifyDebounce coalesces catalog changes into one tools/list_changed.
+	NotifyDebounce Duration `json:"notifyDebounce"`
+}
+
+// ServerSpec describes one upstream MCP server, whatever source found it.
+type ServerSpec struct {
+	Name      string            `json:"name"`
+	URL       string            `json:"url,omitempty"`
+	Transport Transport         `json:"transport,omitempty"`
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	// Token names where the bearer token comes from; never the token itself.
+	Token *TokenRef `json:"token,omitempty"`
+	// Timeout overrides the per-call timeout of this server.
+	Timeout Duration `json:"timeout,omitempty"`
+	// ProtocolVersion pins the MCP revision; empty negotiates.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+
+	// BearerToken is the resolved token, filled by the source. It is a
+	// Secret so it cannot be printed or marshalled by accident.
+	BearerToken Secret `json:"-"`
+	// Source names the discovery source that produced this spec.
+	Source string `json:"-"`
+}
+
+// TokenRef says where a bearer token is read from.
+type TokenRef struct {
+	Env  string `json:"env,omitempty"`
+	File string `json:"file,omitempty"`
+}
+
+// Secret is a credential value. It prints and marshals as a redaction so it
+// cannot reach a log line, an error or a listing.
+type Secret string
+
+// String redacts the value.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString redacts the value for %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalJSON redacts the value.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// Reveal returns the credential; call it only where the value is sent.
+func (s Secret) Reveal() string { return string(s) }
+
+// Duration is a time.Duration written as "30s" in YAML and JSON.
+type Duration time.Duration
+
+// UnmarshalJSON accepts "1m30s" strings and plain seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var secs float64
+		if err2 := json.Unmarshal(b, &secs); err2 != nil {
+			return fmt.Errorf("duration must be a string like \"30s\" or a number of seconds")
+		}
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Default returns the embedded default configuration.
+func Default() (*Config, error) {
+	return Parse("(embedded default)", defaultYAML)
+}
+
+// Load reads, parses and validates the config file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates YAML (or JSON) config data. name is used in
+// errors to say which file was wrong.
+func Parse(name string, data []byte) (*Config, error) {
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
+	}
+	c.applyDefaults()
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	for i := range c.Servers {
+		s := &c.Servers[i]
+		s.Source = "file"
+		if err := s.ResolveToken(); err != nil {
+			return nil, fmt.Errorf("config %s: servers[%d] (%s).token: %w", name, i, s.Name, err)
+		}
+	}
+	return &c, nil
+}
+
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: ")
+	msg = strings.TrimPrefix(msg, "while decoding JSON: ")
+	msg = strings.TrimPrefix(msg, "json: ")
+	return msg
+}
+
+func (c *Config) applyDefaults() {
+	setDefault(&c.Naming.Prefix, PrefixOnConflict)
+	setDefault(&c.Naming.Separator, "__")
+	u := &c.Upstream
+	setDefault(&u.Timeout, Duration(60*time.Second))
+	setDefault(&u.ConnectTimeout, Duration(15*time.Second))
+	setDefault(&u.PingInterval, Duration(15*time.Second))
+	setDefault(&u.BackoffMin, Duration(250*time.Millisecond))
+	setDefault(&u.BackoffMax, Duration(30*time.Second))
+	setDefault(&u.BreakerFailures, 5)
+	setDefault(&u.BreakerOpenFor, Duration(10*time.Second))
+	setDefault(&u.DiscoverTimeout, Duration(2*time.Second))
+	setDefault(&c.Catalog.RouteCacheSize, 16384)
+	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
+	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// separatorPattern keeps published names inside ^[a-zA-Z0-9_-]{1,64}$.
+var separatorPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,8}$`)
+
+func (c *Config) validate() error {
+	switch c.Naming.Prefix {
+	case PrefixNever, PrefixOnConflict, PrefixAlways:
+	default:
+		return fmt.Errorf("naming.prefix: %q is not one of never, on-conflict, always", c.Naming.Prefix)
+	}
+	if !separatorPattern.MatchString(c.Naming.Separator) {
+		return fmt.Errorf("naming.separator: %q must be 1-8 characters of a-z A-Z 0-9 _ - (published tool names allow nothing else)", c.Naming.Separator)
+	}
+	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {
+		return fmt.Errorf("upstream.backoffMax: %s is shorter than upstream.backoffMin %s", c.Upstream.BackoffMax.D(), c.Upstream.BackoffMin.D())
+	}
+	if c.Upstream.BreakerFailures < 0 {
+		return fmt.Errorf("upstream.breakerFailures: must not be negative")
+	}
+	if c.Catalog.RouteCacheSize < 0 {
+		return fmt.Errorf("catalog.routeCacheSize: must not be negative")
+	}
+	seen := make(map[string]int, len(c.Servers))
+	for i := range c.Servers {
+		s := &c.Servers[i]
+		if err := s.Normalize(); err != nil {
+			return fmt.Errorf("servers[%d]%s.%w", i, nameHint(s.Name), err)
+		}
+		if j, dup := seen[s.Name]; dup {
+			return fmt.Errorf("servers[%d].name: %q is already used by servers[%d]", i, s.Name, j)
+		}
+		seen[s.Name] = i
+	}
+	return nil
+}
+
+func nameHint(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " (" + name + ")"
+}
+
+// serverNamePattern accepts Kubernetes object names and the usual config
+// names; it keeps names usable as tool-name prefixes.
+var serverNamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
+
+// Normalize infers the transport and checks the spec. The error starts with
+// the field name so callers can prefix where the spec came from.
+func (s *ServerSpec) Normalize() error {
+	if s.Name == "" {
+		return fmt.Errorf("name: is required")
+	}
+	if !serverNamePattern.MatchString(s.Name) {
+		return fmt.Errorf("name: %q must start with a letter or digit and hold at most 63 of a-z A-Z 0-9 . _ -", s.Name)
+	}
+	if s.URL != "" && s.Command != "" {
+		return fmt.Errorf("url: set either url or command, not both")
+	}
+	if s.Transport == "" {
+		s.Transport = InferTransport(s.URL, s.Command)
+	}
+	switch s.Transport {
+	case TransportStdio:
+		if s.Command == "" {
+			return fmt.Errorf("command: is required with transport stdio")
+		}
+	case TransportStreamableHTTP, TransportSSE, TransportWebSocket:
+		if s.URL == "" {
+			return fmt.Errorf("url: is required with transport %s", s.Transport)
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("url: %q is not an absolute URL", redactURL(s.URL))
+		}
+		want := map[Transport][]string{
+			TransportStreamableHTTP: {"http", "https"},
+			TransportSSE:            {"http", "https"},
+			TransportWebSocket:      {"ws", "wss", "http", "https"},
+		}[s.Transport]
+		ok := false
+		for _, w := range want {
+			ok = ok || u.Scheme == w
+		}
+		if !ok {
+			return fmt.Errorf("url: scheme %q does not fit transport %s (want %s)", u.Scheme, s.Transport, strings.Join(want, " or "))
+		}
+		if u.User != nil {
+			return fmt.Errorf("url: must not carry credentials; use token or headers")
+		}
+	case "":
+		return fmt.Errorf("url: one of url or command is required")
+	default:
+		return fmt.Errorf("transport: %q is not one of streamable-http, sse, stdio, websocket", s.Transport)
+	}
+	if s.Token != nil && (s.Token.Env == "") == (s.Token.File == "") {
+		return fmt.Errorf("token: set exactly one of env or file")
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("timeout: must not be negative")
+	}
+	return nil
+}
+
+// InferTransport guesses the transport when a spec does not name one.
+func InferTransport(rawURL, command string) Transport {
+	switch {
+	case command != "":
+		return TransportStdio
+	case rawURL == "":
+		return ""
+	case strings.HasPrefix(rawURL, "ws://"), strings.HasPrefix(rawURL, "wss://"):
+		return TransportWebSocket
+	}
+	if u, err := url.Parse(rawURL); err == nil && strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/sse") {
+		return TransportSSE
+	}
+	return TransportStreamableHTTP
+}
+
+// ResolveToken reads the bearer token named by Token into BearerToken.
+func (s *ServerSpec) ResolveToken() error {
+	if s.Token == nil {
+		return nil
+	}
+	switch {
+	case s.Token.Env != "":
+		v, ok := os.LookupEnv(s.Token.Env)
+		if !ok || v == "" {
+			return fmt.Errorf("env: variable %s is not set", s.Token.Env)
+		}
+		s.BearerToken = Secret(strings.TrimSpace(v))
+	case s.Token.File != "":
+		b, err := os.ReadFile(s.Token.File)
+		if err != nil {
+			return fmt.Errorf("file: %w", err)
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "" {
+			return fmt.Errorf("file: %s is empty", s.Token.File)
+		}
+		s.BearerToken = Secret(v)
+	}
+	return nil
+}
+
+// redactURL drops user info and query so a URL can go into an error.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.String()
+}
+
+// Equal reports whether two specs would produce the same connection, so the
+// registry restarts an upstream only when something that matters changed.
+func (s ServerSpec) Equal(o ServerSpec) bool {
+	a, _ := json.Marshal(s)
+	b, _ := json.Marshal(o)
+	return string(a) == string(b) && s.BearerToken == o.BearerToken
+}

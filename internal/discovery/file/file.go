@@ -1,0 +1,144 @@
+// Package file watches the hub's YAML config file and reports its servers.
+// Edits apply without a restart; an invalid edit is reported and the last good
+// set stays in force, so a typo never drops running upstreams.
+package file
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+)
+
+// SourceName is the name of this source in snapshots and listings.
+const SourceName = "file"
+
+// settle is how long the source waits after a file event before reading, so
+// an editor's write-rename-chmod burst becomes one reload.
+const settle = 50 * time.Millisecond
+
+// Source reports the servers of one config file.
+type Source struct {
+	path    string
+	initial *config.Config
+	log     zerolog.Logger
+}
+
+// New returns a source for path. initial is the config already loaded at
+// start-up (so a broken file fails start-up, not the first reload).
+func New(path string, initial *config.Config, log zerolog.Logger) *Source {
+	return &Source{path: path, initial: initial, log: log.With().Str("source", SourceName).Str("file", path).Logger()}
+}
+
+// Name implements discovery.Source.
+func (s *Source) Name() string { return SourceName }
+
+// Run implements discovery.Source.
+func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	last := s.initial
+	if !send(ctx, out, last) {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Error().Err(err).Msg("cannot watch config file; edits need a restart")
+		<-ctx.Done()
+		return
+	}
+	defer w.Close()
+	dirs := s.watchDirs(last)
+	for d := range dirs {
+		if err := w.Add(d); err != nil {
+			s.log.Error().Err(err).Str("dir", d).Msg("cannot watch directory; edits there need a restart")
+		}
+	}
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(settle)
+			} else {
+				timer.Reset(settle)
+			}
+			fire = timer.C
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			s.log.Warn().Err(err).Msg("config watch error")
+		case <-fire:
+			fire = nil
+			cfg, err := config.Load(s.path)
+			if err != nil {
+				s.log.Error().Err(err).Msg("config edit rejected; the last good config stays in force")
+				continue
+			}
+			if sameServers(last.Servers, cfg.Servers) {
+				continue
+			}
+			last = cfg
+			for d := range s.watchDirs(cfg) {
+				if !dirs[d] {
+					dirs[d] = true
+					_ = w.Add(d)
+				}
+			}
+			s.log.Info().Int("servers", len(cfg.Servers)).Msg("config reloaded")
+			if !send(ctx, out, cfg) {
+				return
+			}
+		}
+	}
+}
+
+// watchDirs are the directories of the config file and of token files: a
+// directory watch survives the rename-replace that editors and Kubernetes
+// ConfigMap/Secret volumes do.
+func (s *Source) watchDirs(cfg *config.Config) map[string]bool {
+	dirs := map[string]bool{filepath.Dir(s.path): true}
+	for _, srv := range cfg.Servers {
+		if srv.Token != nil && srv.Token.File != "" {
+			dirs[filepath.Dir(srv.Token.File)] = true
+		}
+	}
+	return dirs
+}
+
+func sameServers(a, b []config.ServerSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func send(ctx context.Context, out chan<- discovery.Snapshot, cfg *config.Config) bool {
+	select {
+	case out <- discovery.Snapshot{Source: SourceName, Servers: cfg.Servers}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

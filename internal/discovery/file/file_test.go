@@ -1,0 +1,108 @@
+package file
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+)
+
+func write(t *testing.T, path, body string) {
+	t.Helper()
+	// Write-and-rename, as editors and Kubernetes volumes do.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func next(t *testing.T, ch <-chan discovery.Snapshot) discovery.Snapshot {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(5 * time.Second):
+		t.Fatal("no snapshot within 5s")
+	}
+	return discovery.Snapshot{}
+}
+
+func names(s discovery.Snapshot) []string {
+	var n []string
+	for _, srv := range s.Servers {
+		n = append(n, srv.Name)
+	}
+	return n
+}
+
+func TestReloadOnEditKeepsLastGoodOnError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.yaml")
+	write(t, path, "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := make(chan discovery.Snapshot)
+	done := make(chan struct{})
+	go func() { defer close(done); New(path, cfg, zerolog.Nop()).Run(ctx, ch) }()
+
+	if got := names(next(t, ch)); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("first snapshot %v", got)
+	}
+	write(t, path, "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n- name: b\n  command: echo\n")
+	if got := names(next(t, ch)); len(got) != 2 || got[1] != "b" {
+		t.Fatalf("after adding b: %v", got)
+	}
+	// An invalid edit must not produce a snapshot.
+	write(t, path, "servers:\n- name: a\n  transport: grpc\n")
+	select {
+	case s := <-ch:
+		t.Fatalf("invalid edit produced snapshot %v", names(s))
+	case <-time.After(500 * time.Millisecond):
+	}
+	write(t, path, "servers: []\n")
+	if got := names(next(t, ch)); len(got) != 0 {
+		t.Fatalf("after removing all: %v", got)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("source did not stop with its context")
+	}
+}
+
+func TestTokenFileRotationReloads(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	write(t, tok, "one")
+	path := filepath.Join(dir, "hub.yaml")
+	write(t, path, "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  token: {file: "+tok+"}\n")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := make(chan discovery.Snapshot)
+	go New(path, cfg, zerolog.Nop()).Run(ctx, ch)
+	if s := next(t, ch); s.Servers[0].BearerToken.Reveal() != "one" {
+		t.Fatal("first token wrong")
+	}
+	write(t, tok, "two")
+	if s := next(t, ch); s.Servers[0].BearerToken.Reveal() != "two" {
+		t.Fatal("rotated token not picked up")
+	}
+}

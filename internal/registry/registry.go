@@ -1,0 +1,372 @@
+// Package registry is the catalog: it merges the snapshots of all discovery
+// sources, reconciles the set of upstream connections, publishes the tools
+// under collision-free names, and routes a call to the client that owns the
+// tool. The catalog is data: a call only looks things up.
+package registry
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// Options configure a Registry.
+type Options struct {
+	Naming         config.Naming
+	RouteCacheSize int
+	NotifyDebounce time.Duration
+	Upstream       upstream.Options
+}
+
+// Catalog is an immutable view of every upstream and every published tool.
+// A new Catalog replaces the old one on every change.
+type Catalog struct {
+	Gen     uint64
+	Servers []ServerView // sorted by name
+	Tools   []Tool       // published tools of connected servers, sorted by name
+}
+
+// ServerView is one upstream as listed.
+type ServerView struct {
+	Name      string
+	URL       string // without credentials or query
+	Transport config.Transport
+	Source    string
+	Status    upstream.Status
+	Tools     []Tool // published tools, also when not connected (last known)
+	// Hidden are tools not published because another server owns the name
+	// (prefix policy never): original name -> owning server.
+	Hidden map[string]string
+}
+
+// Tool is one published tool.
+type Tool struct {
+	Name     string   // published name
+	Original string   // name at the upstream
+	Server   string   // owning server
+	Def      mcp.Tool // definition with Name set to the published name
+	client   *upstream.Client
+}
+
+// Route says where a published tool goes.
+type Route struct {
+	Client   *upstream.Client
+	Original string
+}
+
+type route struct {
+	gen uint64
+	Route
+}
+
+// UnknownToolError is returned for a tool no server offers.
+type UnknownToolError struct{ Name string }
+
+func (e *UnknownToolError) Error() string {
+	return fmt.Sprintf("unknown tool %q: no server in the catalog offers it", e.Name)
+}
+
+// Registry owns the upstream clients and the catalog.
+type Registry struct {
+	opts Options
+	log  zerolog.Logger
+
+	mu      sync.Mutex
+	order   []string                       // source priority: first wins a name
+	sources map[string][]config.ServerSpec // last snapshot of each source
+	clients map[string]*upstream.Client
+	gen     uint64
+	stops   sync.WaitGroup // clients being stopped
+
+	catalog atomic.Pointer[Catalog]
+	routes  *lru.Cache[string, route]
+	ready   atomic.Bool
+
+	dirty     chan struct{}
+	listeners []func(*Catalog)
+}
+
+// New returns an empty registry.
+func New(opts Options, log zerolog.Logger) *Registry {
+	size := opts.RouteCacheSize
+	if size <= 0 {
+		size = 16384
+	}
+	routes, _ := lru.New[string, route](size) // only fails for size <= 0
+	r := &Registry{
+		opts:    opts,
+		log:     log.With().Str("component", "registry").Logger(),
+		sources: map[string][]config.ServerSpec{},
+		clients: map[string]*upstream.Client{},
+		routes:  routes,
+		dirty:   make(chan struct{}, 1),
+	}
+	r.catalog.Store(&Catalog{})
+	return r
+}
+
+// OnChange registers fn to receive every new catalog, debounced. Register
+// before Run.
+func (r *Registry) OnChange(fn func(*Catalog)) { r.listeners = append(r.listeners, fn) }
+
+// Catalog returns the current catalog.
+func (r *Registry) Catalog() *Catalog { return r.catalog.Load() }
+
+// Ready reports whether every source has sent its first snapshot.
+func (r *Registry) Ready() bool { return r.ready.Load() }
+
+// Run starts the sources and reconciles until ctx ends, then stops every
+// upstream (killing stdio children) before returning.
+func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
+	in := make(chan discovery.Snapshot)
+	var wg sync.WaitGroup
+	pending := map[string]bool{}
+	r.mu.Lock()
+	for _, s := range sources {
+		r.order = append(r.order, s.Name())
+		pending[s.Name()] = true
+	}
+	r.mu.Unlock()
+	if len(sources) == 0 {
+		r.ready.Store(true)
+	}
+	for _, s := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Run(ctx, in)
+		}()
+	}
+
+	var debounce *time.Timer
+	var fire <-chan time.Time
+	r.rebuild() // an empty catalog is announced too, so readiness needs no special case
+	for {
+		select {
+		case <-ctx.Done():
+			if debounce != nil {
+				debounce.Stop()
+			}
+			wg.Wait()
+			r.stopAll()
+			return
+		case snap := <-in:
+			r.apply(ctx, snap)
+			if pending[snap.Source] {
+				delete(pending, snap.Source)
+				if len(pending) == 0 {
+					r.ready.Store(true)
+				}
+			}
+		case <-r.dirty:
+			r.rebuild()
+			if debounce == nil {
+				debounce = time.NewTimer(r.opts.NotifyDebounce)
+				fire = debounce.C
+			}
+		case <-fire:
+			debounce, fire = nil, nil
+			cat := r.Catalog()
+			for _, fn := range r.listeners {
+				fn(cat)
+			}
+		}
+	}
+}
+
+// markDirty schedules a catalog rebuild; it never blocks.
+func (r *Registry) markDirty() {
+	select {
+	case r.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// apply merges a snapshot and reconciles the set of clients.
+func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sources[snap.Source] = snap.Servers
+
+	want := map[string]config.ServerSpec{}
+	for _, src := range r.order {
+		for _, s := range r.sources[src] {
+			if prev, taken := want[s.Name]; taken {
+				r.log.Warn().Str("server", s.Name).Str("source", src).Str("kept", prev.Source).
+					Msg("server name defined by two sources; the first source wins")
+				continue
+			}
+			want[s.Name] = s
+		}
+	}
+	for name, c := range r.clients {
+		spec, keep := want[name]
+		if keep && spec.Equal(c.Spec()) {
+			continue
+		}
+		delete(r.clients, name)
+		r.stopAsync(c)
+		if keep {
+			r.log.Info().Str("server", name).Msg("server changed; reconnecting")
+		} else {
+			r.log.Info().Str("server", name).Msg("server removed")
+		}
+	}
+	for name, spec := range want {
+		if _, ok := r.clients[name]; ok {
+			continue
+		}
+		c := upstream.New(spec, r.opts.Upstream, r.log, r.markDirty)
+		r.clients[name] = c
+		c.Start(ctx)
+		r.log.Info().Str("server", name).Str("transport", string(spec.Transport)).Str("source", spec.Source).Msg("server added")
+	}
+	r.markDirty()
+}
+
+func (r *Registry) stopAsync(c *upstream.Client) {
+	r.stops.Add(1)
+	go func() {
+		defer r.stops.Done()
+		c.Stop()
+	}()
+}
+
+func (r *Registry) stopAll() {
+	r.mu.Lock()
+	for name, c := range r.clients {
+		delete(r.clients, name)
+		r.stopAsync(c)
+	}
+	r.mu.Unlock()
+	r.stops.Wait()
+}
+
+// rebuild computes a new catalog from the clients' current state.
+func (r *Registry) rebuild() {
+	r.mu.Lock()
+	clients := make([]*upstream.Client, 0, len(r.clients))
+	for _, c := range r.clients {
+		clients = append(clients, c)
+	}
+	r.gen++
+	gen := r.gen
+	r.mu.Unlock()
+	sort.Slice(clients, func(i, j int) bool { return clients[i].Name() < clients[j].Name() })
+
+	type entry struct {
+		c      *upstream.Client
+		status upstream.Status
+		tools  []mcp.Tool
+	}
+	entries := make([]entry, len(clients))
+	var keys []toolKey
+	for i, c := range clients {
+		e := entry{c: c, status: c.Status(), tools: c.Tools()}
+		entries[i] = e
+		for _, t := range e.tools {
+			keys = append(keys, toolKey{Server: c.Name(), Original: t.Name})
+		}
+	}
+	names, hidden := publishNames(keys, r.opts.Naming)
+
+	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries))}
+	for _, e := range entries {
+		spec := e.c.Spec()
+		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Status: e.status}
+		for _, t := range e.tools {
+			k := toolKey{Server: spec.Name, Original: t.Name}
+			name, ok := names[k]
+			if !ok {
+				if sv.Hidden == nil {
+					sv.Hidden = map[string]string{}
+				}
+				sv.Hidden[t.Name] = hidden[k]
+				continue
+			}
+			def := t
+			def.Name = name
+			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, client: e.c}
+			sv.Tools = append(sv.Tools, pt)
+			if e.status.State == upstream.StateConnected {
+				cat.Tools = append(cat.Tools, pt)
+			}
+		}
+		if len(sv.Hidden) > 0 {
+			r.log.Warn().Str("server", spec.Name).Interface("hidden", sv.Hidden).Msg("tools hidden by prefix policy never")
+		}
+		cat.Servers = append(cat.Servers, sv)
+	}
+	sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Name < cat.Tools[j].Name })
+	r.catalog.Store(cat)
+}
+
+// displayURL is what listings show: no user info, no query (either may hold
+// a token); for stdio, the command without its arguments.
+func displayURL(s config.ServerSpec) string {
+	if s.Transport == config.TransportStdio {
+		return "stdio:" + filepath.Base(s.Command)
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// Lookup finds the route of a published tool name. Hits come from the
+// tool-to-client LRU map; on a miss every server's tool list in the current
+// catalog is asked and the map refilled. It allocates nothing on a hit.
+func (r *Registry) Lookup(name string) (Route, error) {
+	cat := r.catalog.Load()
+	if rt, ok := r.routes.Get(name); ok && rt.gen == cat.Gen {
+		return rt.Route, nil
+	}
+	for i := range cat.Servers {
+		sv := &cat.Servers[i]
+		for j := range sv.Tools {
+			t := &sv.Tools[j]
+			if t.Name != name {
+				continue
+			}
+			if sv.Status.State != upstream.StateConnected {
+				reason := string(sv.Status.State)
+				if sv.Status.Error != "" {
+					reason += ": " + sv.Status.Error
+				}
+				return Route{}, &upstream.UnavailableError{Server: sv.Name, Reason: reason}
+			}
+			rt := Route{Client: t.client, Original: t.Original}
+			r.routes.Add(name, route{gen: cat.Gen, Route: rt})
+			return rt, nil
+		}
+	}
+	return Route{}, &UnknownToolError{Name: name}
+}
+
+// CallTool routes a tools/call to the owning upstream under ctx. The request
+// reaches the upstream with the tool's original name and everything else
+// (arguments, _meta with the progress token) unchanged.
+func (r *Registry) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, string, error) {
+	rt, err := r.Lookup(req.Params.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Params.Name = rt.Original
+	res, err := rt.Client.CallTool(ctx, req)
+	return res, rt.Client.Name(), err
+}

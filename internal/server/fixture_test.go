@@ -1,0 +1,365 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// fakeUpstream is a real mcp-go streamable HTTP server on a loopback port
+// that tests can stop and start again on the same port.
+type fakeUpstream struct {
+	t       *testing.T
+	name    string
+	mcp     *mcpserver.MCPServer
+	addr    string
+	mu      sync.Mutex
+	hs      *http.Server
+	calls   atomic.Int64
+	lastTok atomic.Value // Authorization header of the last request
+	// canceled is closed when the slow tool observes its context ending.
+	canceled chan struct{}
+	release  chan struct{} // closes to let "block" return
+}
+
+// newFakeUpstream serves tools: echo (returns "<name>:<text>"), whoami
+// (returns the server name), slow (sleeps "ms" milliseconds or until
+// canceled) and block (waits for release).
+func newFakeUpstream(t *testing.T, name string, extra ...string) *fakeUpstream {
+	t.Helper()
+	f := &fakeUpstream{t: t, name: name, canceled: make(chan struct{}), release: make(chan struct{})}
+	f.mcp = mcpserver.NewMCPServer(name, "1.0.0", mcpserver.WithToolCapabilities(true))
+	f.mcp.AddTool(mcp.NewTool("echo", mcp.WithDescription("echo from "+name), mcp.WithString("text")),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.calls.Add(1)
+			return mcp.NewToolResultText(name + ":" + r.GetString("text", "")), nil
+		})
+	f.mcp.AddTool(mcp.NewTool("whoami_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(name), nil
+	})
+	var once sync.Once
+	f.mcp.AddTool(mcp.NewTool("slow_"+name, mcp.WithNumber("ms")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ms := r.GetFloat("ms", 10000)
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return mcp.NewToolResultText("done"), nil
+		case <-ctx.Done():
+			once.Do(func() { close(f.canceled) })
+			return nil, ctx.Err()
+		}
+	})
+	f.mcp.AddTool(mcp.NewTool("block_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+		}
+		return mcp.NewToolResultText("released"), nil
+	})
+	for _, tool := range extra {
+		f.addTool(tool)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.addr = ln.Addr().String()
+	f.serve(ln)
+	t.Cleanup(f.stop)
+	return f
+}
+
+func (f *fakeUpstream) addTool(name string) {
+	f.mcp.AddTool(mcp.NewTool(name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(f.name + ":" + name), nil
+	})
+}
+
+func (f *fakeUpstream) serve(ln net.Listener) {
+	h := mcpserver.NewStreamableHTTPServer(f.mcp)
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.lastTok.Store(r.Header.Get("Authorization"))
+		h.ServeHTTP(w, r)
+	})}
+	f.mu.Lock()
+	f.hs = hs
+	f.mu.Unlock()
+	go func() { _ = hs.Serve(ln) }()
+}
+
+func (f *fakeUpstream) url() string { return "http://" + f.addr + "/mcp" }
+
+// stop kills the server: the listener and every open connection.
+func (f *fakeUpstream) stop() {
+	f.mu.Lock()
+	hs := f.hs
+	f.hs = nil
+	f.mu.Unlock()
+	if hs != nil {
+		_ = hs.Close()
+	}
+}
+
+// start serves again on the same port.
+func (f *fakeUpstream) start() {
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", f.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		f.t.Fatalf("restart %s: %v", f.name, err)
+	}
+	f.serve(ln)
+}
+
+func (f *fakeUpstream) spec() config.ServerSpec {
+	return config.ServerSpec{Name: f.name, URL: f.url(), Transport: config.TransportStreamableHTTP, Source: "test"}
+}
+
+// chanSource lets a test push snapshots.
+type chanSource struct{ ch chan []config.ServerSpec }
+
+func (s chanSource) Name() string { return "test" }
+func (s chanSource) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case specs := <-s.ch:
+			select {
+			case out <- discovery.Snapshot{Source: "test", Servers: specs}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// testHub is a registry and server on a loopback port.
+type testHub struct {
+	t    *testing.T
+	reg  *registry.Registry
+	srv  *Server
+	src  chanSource
+	addr string
+}
+
+type hubOption func(*registry.Options)
+
+func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *testHub {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := registry.Options{
+		Naming:         cfg.Naming,
+		RouteCacheSize: 64,
+		NotifyDebounce: 20 * time.Millisecond,
+		Upstream: upstream.Options{
+			Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, PingInterval: 200 * time.Millisecond,
+			BackoffMin: 50 * time.Millisecond, BackoffMax: 300 * time.Millisecond,
+			BreakerFailures: 3, BreakerOpenFor: 500 * time.Millisecond, DiscoverTimeout: time.Second,
+			ClientInfo: mcp.Implementation{Name: "mcp-hub-test", Version: "0"},
+		},
+	}
+	for _, o := range opts {
+		o(&ro)
+	}
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	reg := registry.New(ro, log)
+	srv := New(reg, Options{Name: "mcp-hub", Version: "test"}, log)
+	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec)}}
+	ctx, cancel := context.WithCancel(context.Background())
+	regDone := make(chan struct{})
+	go func() { defer close(regDone); reg.Run(ctx, h.src) }()
+	h.src.ch <- specs
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = ln.Addr().String()
+	srvCtx, stopSrv := context.WithCancel(context.Background())
+	srvDone := make(chan struct{})
+	go func() { defer close(srvDone); _ = srv.Serve(srvCtx, ln, 2*time.Second) }()
+	t.Cleanup(func() {
+		stopSrv()
+		<-srvDone
+		cancel()
+		<-regDone
+	})
+	return h
+}
+
+func (h *testHub) set(specs ...config.ServerSpec) { h.src.ch <- specs }
+
+func (h *testHub) url(path string) string { return "http://" + h.addr + path }
+
+// waitFor polls cond (reading the catalog, never sleeping blindly).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (h *testHub) status(server string) upstream.Status {
+	for _, sv := range h.reg.Catalog().Servers {
+		if sv.Name == server {
+			return sv.Status
+		}
+	}
+	return upstream.Status{}
+}
+
+func (h *testHub) waitConnected(servers ...string) {
+	h.t.Helper()
+	for _, s := range servers {
+		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == upstream.StateConnected })
+	}
+	h.waitPublished()
+}
+
+// waitPublished waits until the MCP face serves the current catalog.
+func (h *testHub) waitPublished() {
+	h.t.Helper()
+	waitFor(h.t, "catalog published", func() bool {
+		cat := h.reg.Catalog()
+		tools := h.srv.mcp.ListTools()
+		if len(tools) != len(cat.Tools) {
+			return false
+		}
+		for _, t := range cat.Tools {
+			if _, ok := tools[t.Name]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// dial returns an initialized mcp-go client of the hub with a listening
+// stream, and a channel that receives every tools/list_changed.
+func (h *testHub) dial() (*client.Client, <-chan struct{}) {
+	h.t.Helper()
+	tr, err := transport.NewStreamableHTTP(h.url("/mcp"), transport.WithContinuousListening())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	changed := make(chan struct{}, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Start(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		h.t.Fatalf("initialize through hub: %v", err)
+	}
+	h.t.Cleanup(func() { _ = c.Close() })
+	return c, changed
+}
+
+func toolNames(t *testing.T, c *client.Client) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func call(t *testing.T, c *client.Client, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return resultText(res), res.IsError
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("decode %s: %v", url, err)
+	}
+}
+
+func mustf(t *testing.T, cond bool, format string, args ...any) {
+	t.Helper()
+	if !cond {
+		t.Fatalf(format, args...)
+	}
+}

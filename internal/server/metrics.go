@@ -1,0 +1,88 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// metrics are the hub's Prometheus series. They live in their own registry
+// (not the global default) so two hubs in one test process do not collide.
+type metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(cat *registry.Registry) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_tool_calls_total",
+			Help: "Tool calls by owning server, published tool name and outcome.",
+		}, []string{"server", "tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcphub_tool_call_duration_seconds",
+			Help:    "Tool call latency through the hub, by owning server.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"server"}),
+	}
+	m.reg.MustRegister(m.calls, m.duration, catalogCollector{cat},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func (m *metrics) observeCall(server, tool, outcome string, d time.Duration) {
+	m.calls.WithLabelValues(server, tool, outcome).Inc()
+	m.duration.WithLabelValues(server).Observe(d.Seconds())
+}
+
+var (
+	upDesc = prometheus.NewDesc("mcphub_upstream_up",
+		"1 when the upstream is connected, else 0.", []string{"server", "transport"}, nil)
+	stateDesc = prometheus.NewDesc("mcphub_upstream_state",
+		"Upstreams by connection state.", []string{"state"}, nil)
+	upstreamToolsDesc = prometheus.NewDesc("mcphub_upstream_tools",
+		"Tools last listed by each upstream.", []string{"server"}, nil)
+	catalogDesc = prometheus.NewDesc("mcphub_catalog_tools",
+		"Tools published in the catalog (callable now).", nil, nil)
+)
+
+// catalogCollector reads the catalog at scrape time, so the request path
+// never updates gauges.
+type catalogCollector struct{ reg *registry.Registry }
+
+func (c catalogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- upDesc
+	ch <- stateDesc
+	ch <- upstreamToolsDesc
+	ch <- catalogDesc
+}
+
+func (c catalogCollector) Collect(ch chan<- prometheus.Metric) {
+	cat := c.reg.Catalog()
+	states := map[upstream.State]int{upstream.StateConnected: 0, upstream.StateConnecting: 0, upstream.StateError: 0}
+	for _, sv := range cat.Servers {
+		up := 0.0
+		if sv.Status.State == upstream.StateConnected {
+			up = 1
+		}
+		states[sv.Status.State]++
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, sv.Name, string(sv.Transport))
+		ch <- prometheus.MustNewConstMetric(upstreamToolsDesc, prometheus.GaugeValue, float64(len(sv.Tools)), sv.Name)
+	}
+	for st, n := range states {
+		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(n), string(st))
+	}
+	ch <- prometheus.MustNewConstMetric(catalogDesc, prometheus.GaugeValue, float64(len(cat.Tools)))
+}

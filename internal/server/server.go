@@ -1,0 +1,146 @@
+// Package server is the hub's face: one MCP endpoint over Streamable HTTP
+// (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
+// the JSON listing (/api/mcp/tools), health (/healthz, /readyz) and metrics
+// (/metrics). It reads the registry's catalog and routes calls through it.
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/mcpws"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Name and Version are announced to MCP clients.
+	Name, Version string
+	// Instructions are sent in the initialize result.
+	Instructions string
+}
+
+// Server serves the registry's catalog to MCP clients and operators.
+type Server struct {
+	reg     *registry.Registry
+	log     zerolog.Logger
+	mcp     *server.MCPServer
+	metrics *metrics
+
+	streamable *server.StreamableHTTPServer
+	sse        *server.SSEServer
+	ws         http.Handler
+
+	inflight sync.WaitGroup
+	draining atomic.Bool
+}
+
+// New builds the server and subscribes it to catalog changes. Call before
+// the registry runs, so the first catalog reaches it.
+func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
+	s := &Server{reg: reg, log: log.With().Str("component", "server").Logger()}
+	s.metrics = newMetrics(reg)
+	s.mcp = server.NewMCPServer(opts.Name, opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithInstructions(opts.Instructions),
+		server.WithRecovery(),
+	)
+	s.streamable = server.NewStreamableHTTPServer(s.mcp)
+	s.sse = server.NewSSEServer(s.mcp,
+		server.WithSSEEndpoint("/sse"),
+		server.WithMessageEndpoint("/messages"),
+		server.WithUseFullURLForMessageEndpoint(false),
+		server.WithKeepAliveInterval(25*time.Second),
+	)
+	s.ws = mcpws.NewHandler(s.mcp)
+	reg.OnChange(s.publish)
+	return s
+}
+
+// MCP returns the MCP server, for the stdio face.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+// Handler returns every HTTP route of the hub.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.streamable)
+	mux.Handle("/sse", s.sse)
+	mux.Handle("/messages", s.sse)
+	mux.Handle("/ws", s.ws)
+	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET /metrics", s.metrics.handler())
+	return mux
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
+	if s.draining.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if !s.reg.Ready() {
+		http.Error(w, "discovery sources not synced yet", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// Serve serves HTTP on ln until ctx ends, then shuts down gracefully:
+// readiness fails, no new connections are accepted, in-flight tool calls get
+// up to grace to finish, then streams are closed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	shutdownDone := make(chan error, 1)
+	go func() { shutdownDone <- hs.Shutdown(graceCtx) }()
+
+	calls := make(chan struct{})
+	go func() { s.inflight.Wait(); close(calls) }()
+	select {
+	case <-calls:
+	case <-graceCtx.Done():
+		s.log.Warn().Msg("grace period over with tool calls still running")
+	}
+	// Long-lived streams never end by themselves.
+	s.sse.CloseSessions()
+	s.streamable.CloseSessions(graceCtx)
+	select {
+	case err := <-shutdownDone:
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+	case <-graceCtx.Done():
+	}
+	_ = hs.Close() // hijacked WebSocket connections and stragglers
+	<-errc
+	return nil
+}
+
+// ServeStdio serves the catalog over stdin/stdout until ctx ends or stdin
+// closes, for IDE clients that only launch stdio servers.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return server.NewStdioServer(s.mcp).Listen(ctx, in, out)
+}

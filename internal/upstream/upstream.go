@@ -1,0 +1,489 @@
+// Package upstream keeps one managed MCP client connection per upstream
+// server: transport, handshake, tool list, list_changed, health checks,
+// reconnect with backoff, and a circuit breaker. The registry reads a
+// client's state as data; nothing here blocks a caller on another server.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// State is where a connection stands, as shown in listings and metrics.
+type State string
+
+// The states of an upstream.
+const (
+	StateConnecting State = "connecting"
+	StateConnected  State = "connected"
+	StateError      State = "error"
+)
+
+// Status is a point-in-time view of an upstream for listings.
+type Status struct {
+	State    State
+	Error    string // last error, when State is error
+	Protocol string // negotiated MCP revision
+	Since    time.Time
+}
+
+// Options are the connection settings shared by all upstreams.
+type Options struct {
+	Timeout         time.Duration
+	ConnectTimeout  time.Duration
+	PingInterval    time.Duration
+	BackoffMin      time.Duration
+	BackoffMax      time.Duration
+	BreakerFailures int
+	BreakerOpenFor  time.Duration
+	DiscoverTimeout time.Duration
+	// HTTPClient is shared by HTTP transports so connections are pooled.
+	HTTPClient *http.Client
+	// ClientInfo is what the hub calls itself in handshakes.
+	ClientInfo mcp.Implementation
+}
+
+// OptionsFrom builds Options from the config defaults.
+func OptionsFrom(u config.UpstreamDefaults, httpClient *http.Client, info mcp.Implementation) Options {
+	return Options{
+		Timeout: u.Timeout.D(), ConnectTimeout: u.ConnectTimeout.D(), PingInterval: u.PingInterval.D(),
+		BackoffMin: u.BackoffMin.D(), BackoffMax: u.BackoffMax.D(),
+		BreakerFailures: u.BreakerFailures, BreakerOpenFor: u.BreakerOpenFor.D(),
+		DiscoverTimeout: u.DiscoverTimeout.D(), HTTPClient: httpClient, ClientInfo: info,
+	}
+}
+
+// UnavailableError says an upstream cannot take calls right now and why.
+type UnavailableError struct {
+	Server string
+	Reason string
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("upstream %s is unavailable: %s", e.Server, e.Reason)
+}
+
+// Client is the managed connection to one upstream server.
+type Client struct {
+	spec     config.ServerSpec
+	opts     Options
+	log      zerolog.Logger
+	onChange func()
+	breaker  *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+
+	mu     sync.RWMutex
+	status Status
+	tools  []mcp.Tool
+	conn   *conn
+
+	// legacy remembers that the server does not speak 2026-07-28, so a
+	// reconnect goes straight to initialize instead of probing again.
+	legacy bool
+
+	kick    chan struct{} // a call saw a transport error: check health now
+	refresh chan struct{} // tools/list_changed arrived
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// conn is one established session with the upstream.
+type conn struct {
+	mc       *client.Client
+	ctx      context.Context // ends when the session is over
+	cancel   context.CancelCauseFunc
+	protocol string
+}
+
+// New returns a client for spec. It does nothing until Start.
+// onChange is called (without locks held) whenever tools or status change.
+func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
+	c := &Client{
+		spec:     spec,
+		opts:     opts,
+		log:      log.With().Str("upstream", spec.Name).Logger(),
+		onChange: onChange,
+		status:   Status{State: StateConnecting, Since: time.Now()},
+		kick:     make(chan struct{}, 1),
+		refresh:  make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	failures := uint32(max(opts.BreakerFailures, 1))
+	c.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+		Name:         spec.Name,
+		MaxRequests:  1,
+		Timeout:      opts.BreakerOpenFor,
+		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		IsSuccessful: func(err error) bool { return err == nil || !isTransportFailure(err) },
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			c.log.Warn().Str("from", from.String()).Str("to", to.String()).Msg("circuit breaker changed state")
+		},
+	})
+	return c
+}
+
+// Spec returns the spec the client was made for.
+func (c *Client) Spec() config.ServerSpec { return c.spec }
+
+// Name returns the server name.
+func (c *Client) Name() string { return c.spec.Name }
+
+// Status returns the current status.
+func (c *Client) Status() Status {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.status
+}
+
+// Tools returns the server's tools as last listed; they are kept while the
+// server is down so published names stay stable. Status tells whether they
+// can be called. The slice must not be modified.
+func (c *Client) Tools() []mcp.Tool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tools
+}
+
+// Start runs the connection loop until Stop or ctx ends.
+func (c *Client) Start(ctx context.Context) {
+	ctx, c.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(c.done)
+		c.run(ctx)
+	}()
+}
+
+// Stop ends the connection (killing a stdio child) and waits for the loop.
+func (c *Client) Stop() {
+	if c.cancel != nil {
+		c.cancel()
+		<-c.done
+	}
+}
+
+func (c *Client) run(ctx context.Context) {
+	for attempt := 0; ; attempt++ {
+		cn, tools, err := c.connect(ctx)
+		if ctx.Err() != nil {
+			if cn != nil {
+				c.closeConn(cn, ctx.Err())
+			}
+			return
+		}
+		if err != nil {
+			c.setStatus(Status{State: StateError, Error: err.Error(), Since: time.Now()}, nil, nil)
+			c.log.Warn().Err(err).Int("attempt", attempt+1).Msg("connect failed")
+			if !sleep(ctx, c.backoff(attempt)) {
+				return
+			}
+			continue
+		}
+		attempt = -1
+		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Since: time.Now()}, cn, tools)
+		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
+		err = c.serve(ctx, cn)
+		c.closeConn(cn, err)
+		if ctx.Err() != nil {
+			return
+		}
+		c.setStatus(Status{State: StateError, Error: err.Error(), Since: time.Now()}, nil, nil)
+		c.log.Warn().Err(err).Msg("connection lost; reconnecting")
+		if !sleep(ctx, c.backoff(0)) {
+			return
+		}
+	}
+}
+
+// backoff is exponential with full jitter in [d/2, d).
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.opts.BackoffMin
+	for i := 0; i < attempt && d < c.opts.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.opts.BackoffMax)
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// serve watches an established connection until it is lost or ctx ends.
+func (c *Client) serve(ctx context.Context, cn *conn) error {
+	interval := c.opts.PingInterval
+	if interval <= 0 {
+		interval = time.Hour
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-cn.ctx.Done():
+			return fmt.Errorf("connection lost: %w", context.Cause(cn.ctx))
+		case <-ticker.C:
+			if err := c.ping(cn); err != nil {
+				return err
+			}
+		case <-c.kick:
+			if err := c.ping(cn); err != nil {
+				return err
+			}
+		case <-c.refresh:
+			tools, err := c.listTools(cn)
+			if err != nil {
+				if isTransportFailure(err) {
+					return fmt.Errorf("refresh tools: %w", err)
+				}
+				c.log.Warn().Err(err).Msg("refresh tools after list_changed failed")
+				continue
+			}
+			c.mu.Lock()
+			c.tools = tools
+			c.mu.Unlock()
+			c.log.Info().Int("tools", len(tools)).Msg("tools changed")
+			c.onChange()
+		}
+	}
+}
+
+func (c *Client) ping(cn *conn) error {
+	ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
+	defer cancel()
+	var err error
+	if mcp.IsModernProtocol(cn.protocol) {
+		// 2026-07-28 removed ping; server/discover is its cheapest request.
+		_, err = cn.mc.Discover(ctx, mcp.DiscoverRequest{})
+	} else {
+		err = cn.mc.Ping(ctx)
+	}
+	if err != nil && isTransportFailure(err) {
+		return fmt.Errorf("health check: %w", err)
+	}
+	return nil // a JSON-RPC error still proves the server is alive
+}
+
+func (c *Client) listTools(cn *conn) ([]mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
+	defer cancel()
+	res, err := cn.mc.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	return res.Tools, nil
+}
+
+// setStatus records a new status and connection; tools replace the last
+// known list only when a connection was made (cn != nil).
+func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
+	c.mu.Lock()
+	if s.Protocol == "" && s.State != StateConnected {
+		s.Protocol = c.status.Protocol
+	}
+	changed := c.status.State != s.State || c.status.Error != s.Error || c.conn != cn
+	c.status, c.conn = s, cn
+	if cn != nil {
+		c.tools = tools
+	}
+	c.mu.Unlock()
+	if changed {
+		c.onChange()
+	}
+}
+
+func (c *Client) closeConn(cn *conn, cause error) {
+	cn.cancel(cause)
+	if err := cn.mc.Close(); err != nil {
+		c.log.Debug().Err(err).Msg("close upstream session")
+	}
+}
+
+// connect establishes a session: transport, handshake, first tools/list.
+func (c *Client) connect(ctx context.Context) (*conn, []mcp.Tool, error) {
+	c.mu.RLock()
+	legacy := c.legacy
+	c.mu.RUnlock()
+	cn, tools, err := c.dial(ctx, legacy)
+	if err != nil || legacy || cn.protocol == "" || mcp.IsModernProtocol(cn.protocol) {
+		return cn, tools, err
+	}
+	// The server answered the 2026-07-28 probe with an older revision:
+	// remember that, so reconnects skip the probe.
+	c.mu.Lock()
+	c.legacy = true
+	c.mu.Unlock()
+	if c.spec.Transport != config.TransportStreamableHTTP {
+		return cn, tools, nil
+	}
+	// A legacy streamable HTTP server sends list_changed on the standalone
+	// GET stream, which must be configured before the transport starts.
+	c.closeConn(cn, errors.New("redialing with the legacy GET stream"))
+	return c.dial(ctx, true)
+}
+
+func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, error) {
+	tr, err := c.newTransport(legacy)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []client.ClientOption
+	switch {
+	case c.spec.ProtocolVersion != "":
+		opts = append(opts, client.WithProtocolVersion(c.spec.ProtocolVersion))
+	case legacy || c.spec.Transport == config.TransportSSE:
+		opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	}
+	if c.opts.DiscoverTimeout > 0 {
+		opts = append(opts, client.WithDiscoverTimeout(c.opts.DiscoverTimeout))
+	}
+	mc := client.NewClient(tr, opts...)
+
+	sessCtx, cancel := context.WithCancelCause(ctx)
+	cn := &conn{mc: mc, ctx: sessCtx, cancel: cancel}
+	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
+		c.closeConn(cn, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := mc.Start(sessCtx); err != nil {
+		return fail("start transport", err)
+	}
+	mc.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			select {
+			case c.refresh <- struct{}{}:
+			default:
+			}
+		}
+	})
+	mc.OnConnectionLost(func(err error) { cancel(fmt.Errorf("transport: %w", err)) })
+
+	hctx, hcancel := context.WithTimeout(sessCtx, c.opts.ConnectTimeout)
+	defer hcancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = c.opts.ClientInfo
+	res, err := mc.Initialize(hctx, init)
+	if err != nil {
+		return fail("initialize", err)
+	}
+	cn.protocol = res.ProtocolVersion
+	if cn.protocol == "" {
+		cn.protocol = mc.ProtocolVersion()
+	}
+	lres, err := mc.ListTools(hctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return fail("list tools", err)
+	}
+	if mcp.IsModernProtocol(cn.protocol) && res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
+		// 2026-07-28 delivers list_changed only to an explicit subscription.
+		go func() {
+			err := mc.Listen(sessCtx, mcp.SubscriptionFilter{ToolsListChanged: true})
+			if err != nil && sessCtx.Err() == nil {
+				c.log.Debug().Err(err).Msg("subscriptions/listen ended")
+			}
+		}()
+	}
+	return cn, lres.Tools, nil
+}
+
+func (c *Client) timeout() time.Duration {
+	if c.spec.Timeout > 0 {
+		return c.spec.Timeout.D()
+	}
+	return c.opts.Timeout
+}
+
+// CallTool calls the upstream tool named in req (its original name) under
+// ctx, bounded by the server's timeout, and fails fast when the server is
+// down or its breaker is open. A connection lost mid-call ends the call at
+// once with an error.
+func (c *Client) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c.mu.RLock()
+	cn, st := c.conn, c.status
+	c.mu.RUnlock()
+	if cn == nil {
+		reason := string(st.State)
+		if st.Error != "" {
+			reason += ": " + st.Error
+		}
+		return nil, &UnavailableError{Server: c.spec.Name, Reason: reason}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	stop := context.AfterFunc(cn.ctx, cancel)
+	defer stop()
+
+	res, err := c.breaker.Execute(func() (*mcp.CallToolResult, error) {
+		res, err := cn.mc.CallTool(callCtx, req)
+		if err != nil && ctx.Err() != nil {
+			// The caller went away: not the server's fault.
+			return nil, callerGone{ctx.Err()}
+		}
+		return res, err
+	})
+	if err == nil {
+		return res, nil
+	}
+	switch {
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		return nil, &UnavailableError{Server: c.spec.Name, Reason: "circuit breaker open after repeated failures; failing fast"}
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("call %s on %s: %w", req.Params.Name, c.spec.Name, ctx.Err())
+	case cn.ctx.Err() != nil:
+		return nil, fmt.Errorf("call %s on %s: connection lost during the call: %v", req.Params.Name, c.spec.Name, context.Cause(cn.ctx))
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		c.suspect()
+		return nil, fmt.Errorf("call %s on %s: timed out after %s", req.Params.Name, c.spec.Name, c.timeout())
+	case isTransportFailure(err):
+		c.suspect()
+	}
+	return nil, fmt.Errorf("call %s on %s: %w", req.Params.Name, c.spec.Name, err)
+}
+
+// suspect asks the connection loop to health-check now.
+func (c *Client) suspect() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// callerGone marks a failure caused by the caller's cancellation, which must
+// not count against the upstream's breaker.
+type callerGone struct{ err error }
+
+func (e callerGone) Error() string { return e.err.Error() }
+func (e callerGone) Unwrap() error { return e.err }
+
+// isTransportFailure tells a broken or silent server from one that answered
+// with a JSON-RPC error.
+func isTransportFailure(err error) bool {
+	var cg callerGone
+	if errors.As(err, &cg) {
+		return false
+	}
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, context.DeadlineExceeded)
+}
