@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -98,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
 		return 2
 	}
+	// Libraries that log through log/slog end up in the same stream.
+	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log)))
 	cfg, err := loadConfig(o.config)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)

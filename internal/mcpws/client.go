@@ -29,9 +29,10 @@ const notificationQueueSize = 256
 // WebSocket.
 //
 // The connection is dialled by Start and lives until Close or until it is
-// lost; a ClientTransport is not reconnected; to reconnect, create a new
-// one. Errors caused by the loss of the connection wrap ErrConnectionLost;
-// calls after Close fail with transport.ErrTransportClosed.
+// lost. A ClientTransport never reconnects by itself, because requests in
+// flight cannot be replayed safely; to reconnect, create a new one. Errors
+// caused by the loss of the connection wrap ErrConnectionLost; calls after
+// Close fail with transport.ErrTransportClosed.
 type ClientTransport struct {
 	url       string
 	header    http.Header

@@ -99,10 +99,15 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 // readiness fails, no new connections are accepted, in-flight tool calls get
 // up to grace to finish, then streams are closed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	// Request contexts outlive ctx so in-flight calls can finish; they end
+	// when the drain is over, which also closes WebSocket sessions (hijacked
+	// connections that http.Server.Shutdown does not track).
+	streamsCtx, closeStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer closeStreams()
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return streamsCtx },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -125,6 +130,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		s.log.Warn().Msg("grace period over with tool calls still running")
 	}
 	// Long-lived streams never end by themselves.
+	closeStreams()
 	s.sse.CloseSessions()
 	s.streamable.CloseSessions(graceCtx)
 	select {
@@ -134,7 +140,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		}
 	case <-graceCtx.Done():
 	}
-	_ = hs.Close() // hijacked WebSocket connections and stragglers
+	_ = hs.Close() // stragglers
 	<-errc
 	return nil
 }

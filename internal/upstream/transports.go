@@ -39,6 +39,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 	case config.TransportStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(c.headers()),
+			transport.WithHTTPLogger(libLogger(c.log)),
 		}
 		if c.opts.HTTPClient != nil {
 			opts = append(opts, transport.WithHTTPBasicClient(c.opts.HTTPClient))
@@ -52,7 +53,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		}
 		return tr, nil
 	case config.TransportSSE:
-		opts := []transport.ClientOption{transport.WithHeaders(c.headers())}
+		opts := []transport.ClientOption{transport.WithHeaders(c.headers()), transport.WithSSELogger(libLogger(c.log))}
 		if c.opts.HTTPClient != nil {
 			opts = append(opts, transport.WithHTTPClient(c.opts.HTTPClient))
 		}
@@ -75,6 +76,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		return transport.NewStdioWithOptions(c.spec.Command, env, c.spec.Args,
 			transport.WithCommandFunc(childCommand),
 			transport.WithCommandStderrWriter(stderrLogger{c}),
+			transport.WithCommandLogger(libLogger(c.log)),
 		), nil
 	}
 	return nil, fmt.Errorf("transport %q is not supported", c.spec.Transport)
