@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+var hubBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcp-hub-bin")
+	if err != nil {
+		panic(err)
+	}
+	hubBin = filepath.Join(dir, "mcp-hub")
+	if out, err := exec.Command("go", "build", "-o", hubBin, ".").CombinedOutput(); err != nil {
+		panic("build mcp-hub: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer collects a process's output safely for concurrent reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// hubProc is a running mcp-hub serve process.
+type hubProc struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *syncBuffer
+	exited chan error
+}
+
+var listenLine = regexp.MustCompile(`listening on http://([0-9.:]+)/mcp`)
+
+func startHub(t *testing.T, env []string, args ...string) *hubProc {
+	t.Helper()
+	cmd := exec.Command(hubBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hubProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd.Stderr = h.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+	}()
+	go func() { h.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-h.exited
+	})
+	select {
+	case line := <-lines:
+		m := listenLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("first stdout line %q does not say where the hub listens", line)
+		}
+		h.base = "http://" + m[1]
+	case err := <-h.exited:
+		t.Fatalf("hub exited at start: %v\n%s", err, h.stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("hub printed no address\n%s", h.stderr)
+	}
+	return h
+}
+
+func (h *hubProc) listing(t *testing.T) map[string]any {
+	t.Helper()
+	resp, err := http.Get(h.base + "/api/mcp/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (h *hubProc) waitStatus(t *testing.T, server, status string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range h.listing(t)["servers"].([]any) {
+			sv := s.(map[string]any)
+			if sv["name"] == server && sv["status"] == status {
+				return sv
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never became %s: %v\n%s", server, status, h.listing(t), h.stderr)
+	return nil
+}
+
+func (h *hubProc) terminate(t *testing.T) {
+	t.Helper()
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-h.exited:
+		h.exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("hub exited with %v after SIGTERM\n%s", err, h.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hub did not exit within 10s of SIGTERM")
+	}
+}
+
+// startUpstream serves an mcp-go streamable HTTP server with an echo tool on
+// a loopback port and records the Authorization header it receives.
+func startUpstream(t *testing.T) (url string, auth func() string) {
+	t.Helper()
+	s := mcpserver.NewMCPServer("up", "1")
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("echo:" + r.GetString("text", "")), nil
+	})
+	h := mcpserver.NewStreamableHTTPServer(s)
+	var mu sync.Mutex
+	var last string
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		last = r.Header.Get("Authorization")
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	})}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return "http://" + ln.Addr().String() + "/mcp", func() string { mu.Lock(); defer mu.Unlock(); return last }
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	out, err := exec.Command(hubBin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "mcp-hub ") {
+		t.Fatalf("version = %q, %v", out, err)
+	}
+	cmd := exec.Command(hubBin, "frobnicate")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := exitCode(err); code != 2 || !strings.Contains(stderr.String(), `unknown command "frobnicate"`) {
+		t.Fatalf("unknown command: exit %d, %q", code, stderr.String())
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func TestInvalidConfigFailsStartWithFileAndField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("servers:\n- name: gh\n  url: http://127.0.0.1:1/mcp\n  transport: grpc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"serve", "--config", path}, []string{path, `servers[0] (gh).transport: "grpc"`}},
+		{[]string{"stdio", "--config", path}, []string{path, "servers[0] (gh).transport"}},
+		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, []string{"missing.yaml", "no such file"}},
+		{[]string{"serve", "--log-level", "loud"}, []string{`--log-level: "loud"`}},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(hubBin, tc.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if exitCode(err) == 0 {
+			t.Errorf("%v: exit 0, want failure", tc.args)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, stderr.String(), w)
+			}
+		}
+	}
+}
+
+func TestServeDefaultAndGracefulShutdown(t *testing.T) {
+	h := startHub(t, nil)
+	resp, err := http.Get(h.base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/readyz = %d on the embedded default", resp.StatusCode)
+	}
+	l := h.listing(t)
+	if l["totalTools"] != float64(0) || len(l["servers"].([]any)) != 0 {
+		t.Fatalf("default listing = %v", l)
+	}
+	h.terminate(t)
+}
+
+func TestMCPServersEnvAndConfigReload(t *testing.T) {
+	upURL, auth := startUpstream(t)
+	other, _ := startUpstream(t)
+	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	if err := os.WriteFile(cfg, []byte("servers: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{`MCP_SERVERS=[{"name":"fromenv","url":"` + upURL + `","auth":"bearer","token":"tok-abc-123"}]`}
+	h := startHub(t, env, "--config", cfg, "--log-level", "debug")
+	sv := h.waitStatus(t, "fromenv", "connected")
+	if sv["toolCount"] != float64(1) || auth() != "Bearer tok-abc-123" {
+		t.Fatalf("fromenv = %v, upstream saw %q", sv, auth())
+	}
+
+	// Edit the file while the hub runs: a server appears, then a bad edit
+	// is rejected and the server stays.
+	if err := os.WriteFile(cfg, []byte("servers:\n- name: fromfile\n  url: "+other+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStatus(t, "fromfile", "connected")
+	if err := os.WriteFile(cfg, []byte("servers:\n- name: fromfile\n  url: 12\n  bogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(h.stderr.String(), "config edit rejected") {
+		if time.Now().After(deadline) {
+			t.Fatalf("bad edit not reported:\n%s", h.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.waitStatus(t, "fromfile", "connected")
+	h.terminate(t)
+	if strings.Contains(h.stderr.String(), "tok-abc-123") {
+		t.Fatal("the bearer token appears in the hub's debug log")
+	}
+}
+
+func TestStdioFace(t *testing.T) {
+	upURL, _ := startUpstream(t)
+	tr := transport.NewStdio(hubBin, []string{`MCP_SERVERS=[{"name":"up","url":"` + upURL + `"}]`}, "stdio", "--log-level", "warn")
+	c := client.NewClient(tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize over stdio: %v", err)
+	}
+	var res *mcp.CallToolResult
+	for {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "echo"
+		req.Params.Arguments = map[string]any{"text": "stdio"}
+		var err error
+		res, err = c.CallTool(ctx, req)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("echo never became callable over stdio: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != "echo:stdio" {
+		t.Fatalf("echo over stdio = %+v", res.Content)
+	}
+}
