@@ -366,7 +366,6 @@ func (r *Registry) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return nil, "", err
 	}
-	req.Params.Name = rt.Original
-	res, err := rt.Client.CallTool(ctx, req)
+	res, err := rt.Client.CallTool(ctx, rt.Original, req)
 	return res, rt.Client.Name(), err
 }

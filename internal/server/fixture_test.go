@@ -187,7 +187,7 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 	for _, o := range opts {
 		o(&ro)
 	}
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	reg := registry.New(ro, log)
 	srv := New(reg, Options{Name: "mcp-hub", Version: "test"}, log)
 	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec)}}

@@ -415,11 +415,12 @@ func (c *Client) timeout() time.Duration {
 	return c.opts.Timeout
 }
 
-// CallTool calls the upstream tool named in req (its original name) under
+// CallTool calls the upstream tool original with the caller's request under
 // ctx, bounded by the server's timeout, and fails fast when the server is
 // down or its breaker is open. A connection lost mid-call ends the call at
 // once with an error.
-func (c *Client) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *Client) CallTool(ctx context.Context, original string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	req = forwardable(req, original)
 	c.mu.RLock()
 	cn, st := c.conn, c.status
 	c.mu.RUnlock()
