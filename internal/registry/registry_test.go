@@ -1,0 +1,133 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+func catalogOf(gen uint64, servers ...ServerView) *Catalog {
+	cat := &Catalog{Gen: gen, Servers: servers}
+	for _, sv := range servers {
+		if sv.Status.State == upstream.StateConnected {
+			cat.Tools = append(cat.Tools, sv.Tools...)
+		}
+	}
+	return cat
+}
+
+func server(name string, state upstream.State, tools ...string) ServerView {
+	c := upstream.New(config.ServerSpec{Name: name}, upstream.Options{}, zerolog.Nop(), func() {})
+	sv := ServerView{Name: name, Status: upstream.Status{State: state, Error: "boom"}}
+	for _, t := range tools {
+		sv.Tools = append(sv.Tools, Tool{Name: name + "__" + t, Original: t, Server: name, client: c})
+	}
+	return sv
+}
+
+func TestLookup(t *testing.T) {
+	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
+	r.catalog.Store(catalogOf(1, server("a", upstream.StateConnected, "x", "y"), server("b", upstream.StateError, "z")))
+	cases := []struct {
+		name     string
+		original string
+		err      string
+	}{
+		{"a__x", "x", ""},
+		{"a__y", "y", ""},
+		{"b__z", "", "upstream b is unavailable: error: boom"},
+		{"nope", "", `unknown tool "nope": no server in the catalog offers it`},
+	}
+	for _, tc := range cases {
+		rt, err := r.Lookup(tc.name)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("Lookup(%q) error = %v, want %q", tc.name, err, tc.err)
+		case tc.err == "" && (err != nil || rt.Original != tc.original || rt.Client.Name() != "a"):
+			t.Errorf("Lookup(%q) = %+v, %v", tc.name, rt, err)
+		}
+	}
+	var unknown *UnknownToolError
+	if _, err := r.Lookup("nope"); !errors.As(err, &unknown) {
+		t.Errorf("unknown tool error has type %T", err)
+	}
+}
+
+func TestLookupHitAllocatesNothing(t *testing.T) {
+	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
+	r.catalog.Store(catalogOf(1, server("a", upstream.StateConnected, "x")))
+	if _, err := r.Lookup("a__x"); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(1000, func() { _, _ = r.Lookup("a__x") }); allocs != 0 {
+		t.Fatalf("route lookup allocates %.1f times per call", allocs)
+	}
+}
+
+func TestLookupNeverServesAStaleRoute(t *testing.T) {
+	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
+	r.catalog.Store(catalogOf(1, server("a", upstream.StateConnected, "x")))
+	first, _ := r.Lookup("a__x")
+	// A new catalog moves the tool to another client.
+	r.catalog.Store(catalogOf(2, server("a", upstream.StateConnected, "x")))
+	second, err := r.Lookup("a__x")
+	if err != nil || second.Client == first.Client {
+		t.Fatalf("lookup after a catalog change returned the old route (%v)", err)
+	}
+	r.catalog.Store(catalogOf(3))
+	if _, err := r.Lookup("a__x"); err == nil {
+		t.Fatal("lookup of a removed tool succeeded from the cache")
+	}
+}
+
+type oneShot struct {
+	name  string
+	specs []config.ServerSpec
+}
+
+func (s oneShot) Name() string { return s.name }
+func (s oneShot) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	select {
+	case out <- discovery.Snapshot{Source: s.name, Servers: s.specs}:
+	case <-ctx.Done():
+	}
+}
+
+func TestFirstSourceWinsANameAndReadiness(t *testing.T) {
+	r := New(Options{NotifyDebounce: time.Millisecond, Upstream: upstream.Options{ConnectTimeout: time.Second, BackoffMin: time.Second, BackoffMax: time.Second}}, zerolog.Nop())
+	got := make(chan *Catalog, 16)
+	r.OnChange(func(c *Catalog) { got <- c })
+	spec := func(name, source string, port int) config.ServerSpec {
+		return config.ServerSpec{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Transport: config.TransportStreamableHTTP, Source: source}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Run(ctx, oneShot{"file", []config.ServerSpec{spec("dup", "file", 1)}}, oneShot{"env", []config.ServerSpec{spec("dup", "env", 2), spec("solo", "env", 3)}})
+	}()
+	deadline := time.After(5 * time.Second)
+	for !(r.Ready() && len(r.Catalog().Servers) == 2) {
+		select {
+		case <-got:
+		case <-deadline:
+			t.Fatalf("not ready with 2 servers: ready=%v servers=%d", r.Ready(), len(r.Catalog().Servers))
+		}
+	}
+	for _, sv := range r.Catalog().Servers {
+		if sv.Name == "dup" && (sv.Source != "file" || sv.URL != "http://127.0.0.1:1/mcp") {
+			t.Errorf("dup came from %s (%s); the first source must win", sv.Source, sv.URL)
+		}
+	}
+	cancel()
+	<-done
+}
+
