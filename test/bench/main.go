@@ -1,0 +1,72 @@
+// Command bench measures what the hub costs on the path of a tool call: the
+// same calls go to a fast upstream directly and through the hub, in one run,
+// and every figure is reported against that direct baseline. The hub and the
+// upstream run as separate processes on loopback, as in production.
+//
+//	go run ./test/bench [-duration 3s] [-concurrency 1,16,64] [-out bench-results.json]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	duration := flag.Duration("duration", defaultDuration, "measuring time per scenario")
+	conc := flag.String("concurrency", "1,16,64", "concurrent sessions per scenario")
+	out := flag.String("out", "", "write the results as JSON to this file")
+	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
+	flag.Parse()
+
+	if os.Getenv(roleEnv) == "upstream" {
+		if err := serveUpstream("127.0.0.1:0"); err != nil {
+			fmt.Fprintln(os.Stderr, "upstream:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var levels []int
+	for _, s := range strings.Split(*conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "-concurrency: %q is not a positive number\n", s)
+			os.Exit(2)
+		}
+		levels = append(levels, n)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	rep.WriteTable(os.Stdout)
+	if *out != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("\nresults written to %s\n", *out)
+	}
+}
+
+// serveUpstream serves the fast upstream and prints its URL on stdout.
+func serveUpstream(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	return http.Serve(ln, upstreamHandler())
+}
