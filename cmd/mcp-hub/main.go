@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -52,6 +53,7 @@ Flags:
 // options are the command-line settings shared by serve and stdio.
 type options struct {
 	listen    string
+	pprof     string
 	config    string
 	logLevel  string
 	logFormat string
@@ -81,6 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	if cmd == "serve" {
 		fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve HTTP on")
+		fs.StringVar(&o.pprof, "pprof", "", "serve Go profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty")
 	}
 	fs.StringVar(&o.config, "config", "", "YAML config file (default: the embedded default config)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -197,6 +200,14 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
+	if o.pprof != "" {
+		stopProfiles, err := serveProfiles(o.pprof, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopProfiles()
+	}
 	regCtx, cancelReg := context.WithCancel(context.Background())
 	regDone := h.runRegistry(regCtx)
 	addr := ln.Addr().String()
@@ -223,4 +234,22 @@ func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.
 		return nil
 	}
 	return err
+}
+
+// serveProfiles serves net/http/pprof on its own listener, apart from the
+// MCP endpoint, so profiles are never exposed where callers connect.
+func serveProfiles(addr string, log zerolog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	log.Info().Str("addr", ln.Addr().String()).Msg("serving profiles at /debug/pprof/")
+	return func() { _ = hs.Close() }, nil
 }

@@ -6,6 +6,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -358,14 +359,26 @@ func (r *Registry) Lookup(name string) (Route, error) {
 	return Route{}, &UnknownToolError{Name: name}
 }
 
-// CallTool routes a tools/call to the owning upstream under ctx. The request
-// reaches the upstream with the tool's original name and everything else
-// (arguments, _meta with the progress token) unchanged.
+// CallTool routes a tools/call to the owning upstream under ctx and returns
+// the result and the server's name. The request reaches the upstream with the
+// tool's original name and everything else (arguments, _meta with the
+// progress token) unchanged.
 func (r *Registry) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, string, error) {
 	rt, err := r.Lookup(req.Params.Name)
 	if err != nil {
 		return nil, "", err
 	}
 	res, err := rt.Client.CallTool(ctx, rt.Original, req)
+	return res, rt.Client.Name(), err
+}
+
+// CallRaw is CallTool for callers that hold the params as JSON: they reach
+// the upstream, and its result comes back, without being decoded.
+func (r *Registry) CallRaw(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, string, error) {
+	rt, err := r.Lookup(name)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := rt.Client.CallRaw(ctx, rt.Original, params)
 	return res, rt.Client.Name(), err
 }

@@ -72,7 +72,7 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // Handler returns every HTTP route of the hub.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.streamable)
+	mux.HandleFunc("/mcp", s.serveMCP)
 	mux.Handle("/sse", s.sse)
 	mux.Handle("/messages", s.sse)
 	mux.Handle("/ws", s.ws)

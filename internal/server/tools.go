@@ -31,6 +31,7 @@ const (
 	outcomeUnavailable = "unavailable"
 	outcomeUnknown     = "unknown_tool"
 	outcomeCanceled    = "canceled"
+	outcomeRPCError    = "rpc_error"
 	outcomeError       = "error"
 )
 
@@ -41,46 +42,47 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	s.inflight.Add(1)
 	defer s.inflight.Done()
 	start := time.Now()
-	name := req.Params.Name
 	res, srv, err := s.reg.CallTool(ctx, req)
-	outcome := outcomeOK
-	switch {
-	case err == nil && res.IsError:
-		outcome = outcomeToolError
-	case err == nil:
-	case ctx.Err() != nil:
-		outcome = outcomeCanceled
-	default:
-		var unavailable *upstream.UnavailableError
-		var unknown *registry.UnknownToolError
-		switch {
-		case errors.As(err, &unavailable):
-			outcome = outcomeUnavailable
-		case errors.As(err, &unknown):
-			outcome = outcomeUnknown
-		default:
-			outcome = outcomeError
-		}
-	}
+	s.record(ctx, sessionID(ctx), req.Params.Name, srv, start, err == nil && res.IsError, err)
 	if err != nil {
 		res = mcp.NewToolResultError("ERROR: " + err.Error())
 	}
-	elapsed := time.Since(start)
-	s.metrics.observeCall(srv, name, outcome, elapsed)
-	ev := s.log.Info()
-	if outcome != outcomeOK && outcome != outcomeToolError {
-		ev = s.log.Warn().Str("error", errString(err))
-	}
-	ev.Str("audit", "tools/call").Str("session", sessionID(ctx)).Str("tool", name).Str("server", srv).
-		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
 	return res, nil
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
+// record writes the metrics and the audit line of one call (never its
+// arguments: they may hold secrets).
+func (s *Server) record(ctx context.Context, session, tool, srv string, start time.Time, toolError bool, err error) {
+	elapsed := time.Since(start)
+	outcome := outcomeOf(ctx, toolError, err)
+	s.metrics.observeCall(srv, tool, outcome, elapsed)
+	ev := s.log.Info()
+	if outcome != outcomeOK && outcome != outcomeToolError {
+		ev = s.log.Warn().Str("error", err.Error())
 	}
-	return err.Error()
+	ev.Str("audit", "tools/call").Str("session", session).Str("tool", tool).Str("server", srv).
+		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
+}
+
+func outcomeOf(ctx context.Context, toolError bool, err error) string {
+	var unavailable *upstream.UnavailableError
+	var unknown *registry.UnknownToolError
+	var rpcErr *upstream.RPCError
+	switch {
+	case err == nil && toolError:
+		return outcomeToolError
+	case err == nil:
+		return outcomeOK
+	case ctx.Err() != nil:
+		return outcomeCanceled
+	case errors.As(err, &unavailable):
+		return outcomeUnavailable
+	case errors.As(err, &unknown):
+		return outcomeUnknown
+	case errors.As(err, &rpcErr):
+		return outcomeRPCError
+	}
+	return outcomeError
 }
 
 func sessionID(ctx context.Context) string {

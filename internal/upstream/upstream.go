@@ -6,11 +6,13 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -82,7 +84,7 @@ type Client struct {
 	opts     Options
 	log      zerolog.Logger
 	onChange func()
-	breaker  *gobreaker.CircuitBreaker[*mcp.CallToolResult]
+	breaker  *gobreaker.CircuitBreaker[any]
 
 	mu     sync.RWMutex
 	status Status
@@ -105,6 +107,10 @@ type conn struct {
 	ctx      context.Context // ends when the session is over
 	cancel   context.CancelCauseFunc
 	protocol string
+	// direct, when set, sends tools/call as a plain POST (streamable HTTP);
+	// it is replaced when the tool list changes.
+	direct atomic.Pointer[direct]
+	nextID atomic.Uint64
 }
 
 // New returns a client for spec. It does nothing until Start.
@@ -121,7 +127,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		done:     make(chan struct{}),
 	}
 	failures := uint32(max(opts.BreakerFailures, 1))
-	c.breaker = gobreaker.NewCircuitBreaker[*mcp.CallToolResult](gobreaker.Settings{
+	c.breaker = gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
 		Name:         spec.Name,
 		MaxRequests:  1,
 		Timeout:      opts.BreakerOpenFor,
@@ -260,6 +266,9 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				}
 				c.log.Warn().Err(err).Msg("refresh tools after list_changed failed")
 				continue
+			}
+			if cn.direct.Load() != nil {
+				cn.direct.Store(c.newDirect(cn, tools))
 			}
 			c.mu.Lock()
 			c.tools = tools
@@ -405,6 +414,9 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			}
 		}()
 	}
+	if d := c.newDirect(cn, lres.Tools); d != nil {
+		cn.direct.Store(d)
+	}
 	return cn, lres.Tools, nil
 }
 
@@ -416,11 +428,58 @@ func (c *Client) timeout() time.Duration {
 }
 
 // CallTool calls the upstream tool original with the caller's request under
-// ctx, bounded by the server's timeout, and fails fast when the server is
-// down or its breaker is open. A connection lost mid-call ends the call at
-// once with an error.
+// ctx, for callers that work with mcp-go types.
 func (c *Client) CallTool(ctx context.Context, original string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	req = forwardable(req, original)
+	res, err := c.call(ctx, original, func(ctx context.Context, cn *conn) (any, error) {
+		fwd := forwardable(req, original)
+		if cn.direct.Load() == nil {
+			return cn.mc.CallTool(ctx, fwd)
+		}
+		params, err := json.Marshal(fwd.Params)
+		if err != nil {
+			return nil, fmt.Errorf("encode params: %w", err)
+		}
+		raw, err := c.post(ctx, cn, original, params)
+		if err != nil {
+			return nil, err
+		}
+		return mcp.ParseCallToolResult(&raw)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.CallToolResult), nil
+}
+
+// CallRaw calls the upstream tool original with the caller's tools/call
+// params as JSON and returns the result as JSON: on a streamable HTTP
+// upstream neither is decoded.
+func (c *Client) CallRaw(ctx context.Context, original string, params json.RawMessage) (json.RawMessage, error) {
+	res, err := c.call(ctx, original, func(ctx context.Context, cn *conn) (any, error) {
+		if cn.direct.Load() != nil {
+			return c.post(ctx, cn, original, params)
+		}
+		var req mcp.CallToolRequest
+		if err := json.Unmarshal(params, &req.Params); err != nil {
+			return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "params: " + err.Error()}
+		}
+		res, err := cn.mc.CallTool(ctx, forwardable(req, original))
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(res)
+		return json.RawMessage(b), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(json.RawMessage), nil
+}
+
+// call runs op on the current connection, bounded by the server's timeout,
+// guarded by its breaker, and ended at once when the connection is lost. It
+// fails fast when the server is down or the breaker is open.
+func (c *Client) call(ctx context.Context, tool string, op func(context.Context, *conn) (any, error)) (any, error) {
 	c.mu.RLock()
 	cn, st := c.conn, c.status
 	c.mu.RUnlock()
@@ -436,8 +495,8 @@ func (c *Client) CallTool(ctx context.Context, original string, req mcp.CallTool
 	stop := context.AfterFunc(cn.ctx, cancel)
 	defer stop()
 
-	res, err := c.breaker.Execute(func() (*mcp.CallToolResult, error) {
-		res, err := cn.mc.CallTool(callCtx, req)
+	res, err := c.breaker.Execute(func() (any, error) {
+		res, err := op(callCtx, cn)
 		if err != nil && ctx.Err() != nil {
 			// The caller went away: not the server's fault.
 			return nil, callerGone{ctx.Err()}
@@ -447,20 +506,23 @@ func (c *Client) CallTool(ctx context.Context, original string, req mcp.CallTool
 	if err == nil {
 		return res, nil
 	}
+	var rpcErr *RPCError
 	switch {
+	case errors.As(err, &rpcErr):
+		return nil, rpcErr
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: "circuit breaker open after repeated failures; failing fast"}
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("call %s on %s: %w", req.Params.Name, c.spec.Name, ctx.Err())
+		return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, ctx.Err())
 	case cn.ctx.Err() != nil:
-		return nil, fmt.Errorf("call %s on %s: connection lost during the call: %v", req.Params.Name, c.spec.Name, context.Cause(cn.ctx))
+		return nil, fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx))
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
 		c.suspect()
-		return nil, fmt.Errorf("call %s on %s: timed out after %s", req.Params.Name, c.spec.Name, c.timeout())
+		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, c.timeout())
 	case isTransportFailure(err):
 		c.suspect()
 	}
-	return nil, fmt.Errorf("call %s on %s: %w", req.Params.Name, c.spec.Name, err)
+	return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err)
 }
 
 // suspect asks the connection loop to health-check now.

@@ -41,13 +41,12 @@ func (s *Source) Name() string { return SourceName }
 // Run implements discovery.Source.
 func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	last := s.initial
-	if !send(ctx, out, last) {
-		return
-	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		s.log.Error().Err(err).Msg("cannot watch config file; edits need a restart")
-		<-ctx.Done()
+		if send(ctx, out, last) {
+			<-ctx.Done()
+		}
 		return
 	}
 	defer w.Close()
@@ -56,6 +55,14 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 		if err := w.Add(d); err != nil {
 			s.log.Error().Err(err).Str("dir", d).Msg("cannot watch directory; edits there need a restart")
 		}
+	}
+	// An edit between start-up's load and the watch would be missed: read
+	// once more now that the watch is in place.
+	if cfg, err := config.Load(s.path); err == nil {
+		last = cfg
+	}
+	if !send(ctx, out, last) {
+		return
 	}
 	var timer *time.Timer
 	var fire <-chan time.Time

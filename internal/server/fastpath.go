@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// The tools/call fast path. Most traffic through the hub is tools/call over
+// Streamable HTTP, answered with one JSON reply. For that request the hub
+// needs only the method, the id and the tool name; decoding the whole
+// message into mcp-go's types, and the result back, costs more than the
+// rest of the hop together. So /mcp answers such a call itself: it routes
+// by name and passes arguments and result through as bytes. Everything else,
+// and any call this path is not sure about, goes to mcp-go's handler
+// unchanged.
+
+// maxRequestBytes bounds a request body read by the fast path.
+const maxRequestBytes = 16 << 20
+
+// envelope is the part of a JSON-RPC request the fast path reads.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// callHead is the part of tools/call params the fast path reads.
+type callHead struct {
+	Name string `json:"name"`
+	Meta *struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	} `json:"_meta"`
+	Task json.RawMessage `json:"task"`
+}
+
+// serveMCP is the /mcp handler: the fast path, else mcp-go.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && s.fastCall(w, r) {
+		return
+	}
+	s.streamable.ServeHTTP(w, r)
+}
+
+// fastCall answers r if it is a plain tools/call of a tool in the catalog
+// and reports whether it did. When it declines, r is left as it came.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" ||
+		!acceptsJSON(r.Header.Get("Accept")) || !hostAllowed(r) {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || len(body) > maxRequestBytes {
+		return false
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil || env.JSONRPC != "2.0" ||
+		env.Method != string(mcp.MethodToolsCall) || len(env.ID) == 0 || string(env.ID) == "null" {
+		return false
+	}
+	var head callHead
+	if err := json.Unmarshal(env.Params, &head); err != nil || head.Name == "" ||
+		(head.Meta != nil && len(head.Meta.ProgressToken) > 0) || len(head.Task) > 0 {
+		return false // progress and tasks need the session machinery
+	}
+	// 2026-07-28 mirrors method and name into headers; a mismatch is
+	// mcp-go's to reject.
+	if m := r.Header.Get(mcp.HeaderMethod); m != "" && m != env.Method {
+		return false
+	}
+	if n := r.Header.Get(mcp.HeaderName); n != "" && n != head.Name {
+		return false
+	}
+	if _, err := s.reg.Lookup(head.Name); err != nil {
+		return false // unknown or down: mcp-go answers as for any other call
+	}
+
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	start := time.Now()
+	ctx := r.Context()
+	result, srv, err := s.reg.CallRaw(ctx, head.Name, env.Params)
+	toolError := err == nil && isErrorResult(result)
+	s.record(ctx, r.Header.Get("Mcp-Session-Id"), head.Name, srv, start, toolError, err)
+
+	out := make([]byte, 0, len(result)+len(env.ID)+48)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, env.ID...)
+	var rpcErr *upstream.RPCError
+	switch {
+	case err == nil:
+		out = append(out, `,"result":`...)
+		out = append(out, result...)
+	case errors.As(err, &rpcErr):
+		e, _ := json.Marshal(rpcErr)
+		out = append(out, `,"error":`...)
+		out = append(out, e...)
+	default:
+		res, _ := json.Marshal(mcp.NewToolResultError("ERROR: " + err.Error()))
+		out = append(out, `,"result":`...)
+		out = append(out, res...)
+	}
+	out = append(out, '}')
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+	return true
+}
+
+// isErrorResult reads only the isError member of a raw result.
+func isErrorResult(raw json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.IsError
+}
+
+func acceptsJSON(accept string) bool {
+	return accept == "" || strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")
+}
+
+// hostAllowed mirrors mcp-go's DNS rebinding protection: a request that
+// arrived on a loopback address must name a loopback host. Requests that
+// fail it are left to mcp-go, which refuses them.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -1,0 +1,252 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// A tools/call to a streamable HTTP upstream is one HTTP POST. The hub sends
+// it itself instead of through mcp-go's client, which re-encodes a request
+// several times on its way out and decodes the whole result on its way back:
+// the caller's arguments and the upstream's result pass through as bytes.
+// The session (id, negotiated revision, list_changed stream) stays with the
+// mcp-go client; this path only borrows it.
+
+// maxResultBytes bounds an upstream's answer to one call.
+const maxResultBytes = 64 << 20
+
+// RPCError is a JSON-RPC error an upstream answered with. It is passed to
+// the caller unchanged: the upstream is alive, the request was wrong.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
+
+// direct is what a connection needs to send tools/call itself.
+type direct struct {
+	url       string
+	header    http.Header // static headers, auth, protocol version, session id
+	modern    bool        // 2026-07-28: per-request _meta and Mcp-Method/Mcp-Name
+	meta      map[string]json.RawMessage
+	paramTool map[string]*mcp.Tool // tools whose arguments are mirrored into headers
+}
+
+func (c *Client) newDirect(cn *conn, tools []mcp.Tool) *direct {
+	if c.spec.Transport != config.TransportStreamableHTTP {
+		return nil
+	}
+	d := &direct{url: c.spec.URL, header: http.Header{}, modern: mcp.IsModernProtocol(cn.protocol), paramTool: paramHeaderTools(tools)}
+	for k, v := range c.headers() {
+		d.header.Set(k, v)
+	}
+	d.header.Set("Content-Type", "application/json")
+	d.header.Set("Accept", "application/json, text/event-stream")
+	d.header.Set(mcp.HeaderProtocolVersion, cn.protocol)
+	if sid := cn.mc.GetSessionId(); sid != "" {
+		d.header.Set("Mcp-Session-Id", sid)
+	}
+	if d.modern {
+		info, _ := json.Marshal(c.opts.ClientInfo)
+		d.meta = map[string]json.RawMessage{
+			mcp.MetaKeyProtocolVersion:    mustJSON(cn.protocol),
+			mcp.MetaKeyClientInfo:         info,
+			mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
+		}
+	}
+	return d
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// paramHeaderTools finds the tools whose arguments a 2026-07-28 client must
+// mirror into Mcp-Param-* headers. It runs when tools are listed, so the call
+// path only looks the name up.
+func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
+	var m map[string]*mcp.Tool
+	for i := range tools {
+		if len(mcp.ExtractParamHeaderBindings(&tools[i])) > 0 {
+			if m == nil {
+				m = map[string]*mcp.Tool{}
+			}
+			t := tools[i]
+			m[t.Name] = &t
+		}
+	}
+	return m
+}
+
+// rewriteParams returns the caller's params with the upstream's tool name,
+// without the downstream hop's protocol _meta, and with the hub's own _meta
+// on a 2026-07-28 connection. Arguments are copied as bytes.
+func (d *direct) rewriteParams(original string, params json.RawMessage) (json.RawMessage, error) {
+	fields := map[string]json.RawMessage{}
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &fields); err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+	}
+	fields["name"] = mustJSON(original)
+	delete(fields, "task")
+	var meta map[string]json.RawMessage
+	if raw, ok := fields["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, fmt.Errorf("params._meta: %w", err)
+		}
+		for _, k := range perRequestProtocolMeta {
+			delete(meta, k)
+		}
+	}
+	if d.modern {
+		if meta == nil {
+			meta = make(map[string]json.RawMessage, len(d.meta))
+		}
+		for k, v := range d.meta {
+			meta[k] = v
+		}
+	}
+	if len(meta) > 0 {
+		fields["_meta"] = mustJSON(meta)
+	} else {
+		delete(fields, "_meta")
+	}
+	return json.Marshal(fields)
+}
+
+// post sends one tools/call and returns the raw result. Transport failures
+// come back wrapped in transport.Error, so breaker and health checks treat
+// them like mcp-go's own.
+func (c *Client) post(ctx context.Context, cn *conn, original string, params json.RawMessage) (json.RawMessage, error) {
+	d := cn.direct.Load()
+	p, err := d.rewriteParams(original, params)
+	if err != nil {
+		return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
+	}
+	id := "hub-" + strconv.FormatUint(cn.nextID.Add(1), 10)
+	body := make([]byte, 0, len(p)+64)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, id...)
+	body = append(body, `","method":"tools/call","params":`...)
+	body = append(body, p...)
+	body = append(body, '}')
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	req.Header = d.header.Clone()
+	if d.modern {
+		for k, v := range mcp.StandardHeaders(cn.protocol, mcp.MethodToolsCall, p) {
+			req.Header.Set(k, v)
+		}
+		if tool := d.paramTool[original]; tool != nil {
+			for k, v := range mcp.GenerateParamHeaders(tool, p) {
+				req.Header.Set(k, v)
+			}
+		}
+	}
+	hc := c.opts.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(excerpt))))
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	body2 := io.LimitReader(resp.Body, maxResultBytes)
+	if ct == "text/event-stream" {
+		return readSSEResponse(body2, id)
+	}
+	raw, err := io.ReadAll(body2)
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	return parseResponse(raw, id)
+}
+
+type rpcResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *RPCError       `json:"error"`
+}
+
+// parseResponse extracts the result of the response with our id.
+func parseResponse(raw []byte, id string) (json.RawMessage, error) {
+	var r rpcResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, transport.NewError(fmt.Errorf("unreadable response: %w", err))
+	}
+	if !sameID(r.ID, id) {
+		return nil, transport.NewError(fmt.Errorf("response for id %s, want %q", r.ID, id))
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	if len(r.Result) == 0 {
+		return nil, transport.NewError(fmt.Errorf("response without result"))
+	}
+	return r.Result, nil
+}
+
+func sameID(raw json.RawMessage, id string) bool {
+	return len(raw) == len(id)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == id
+}
+
+// readSSEResponse reads an SSE reply until the event that answers id.
+// Events before it (progress, log messages) are not the caller's business on
+// this path: it serves only requests without a progress token.
+func readSSEResponse(r io.Reader, id string) (json.RawMessage, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxResultBytes)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if len(data) > 0 {
+				var probe rpcResponse
+				if json.Unmarshal(data, &probe) == nil && probe.Method == "" && sameID(probe.ID, id) {
+					return parseResponse(data, id)
+				}
+				data = data[:0]
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+	}
+	if len(data) > 0 {
+		return parseResponse(data, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, transport.NewError(err)
+	}
+	return nil, transport.NewError(fmt.Errorf("stream ended without a response"))
+}
