@@ -17,6 +17,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -101,6 +102,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
 		return 2
+	}
+	// The hub's heap is small and short-lived (requests); trading a little
+	// memory for fewer collections shortens the call path. GOGC still wins.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
 	}
 	// Libraries that log through log/slog end up in the same stream.
 	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log)))

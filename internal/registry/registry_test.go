@@ -130,4 +130,3 @@ func TestFirstSourceWinsANameAndReadiness(t *testing.T) {
 	cancel()
 	<-done
 }
-

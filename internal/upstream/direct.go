@@ -96,18 +96,17 @@ func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
 
 // rewriteParams returns the caller's params with the upstream's tool name,
 // without the downstream hop's protocol _meta, and with the hub's own _meta
-// on a 2026-07-28 connection. Arguments are copied as bytes.
+// on a 2026-07-28 connection. Arguments and every other member are copied
+// as bytes; only _meta is decoded, and only when present.
 func (d *direct) rewriteParams(original string, params json.RawMessage) (json.RawMessage, error) {
-	fields := map[string]json.RawMessage{}
+	var fields map[string]json.RawMessage
 	if len(params) > 0 && string(params) != "null" {
 		if err := json.Unmarshal(params, &fields); err != nil {
 			return nil, fmt.Errorf("params: %w", err)
 		}
 	}
-	fields["name"] = mustJSON(original)
-	delete(fields, "task")
 	var meta map[string]json.RawMessage
-	if raw, ok := fields["_meta"]; ok {
+	if raw, ok := fields["_meta"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &meta); err != nil {
 			return nil, fmt.Errorf("params._meta: %w", err)
 		}
@@ -123,12 +122,24 @@ func (d *direct) rewriteParams(original string, params json.RawMessage) (json.Ra
 			meta[k] = v
 		}
 	}
-	if len(meta) > 0 {
-		fields["_meta"] = mustJSON(meta)
-	} else {
-		delete(fields, "_meta")
+	out := make([]byte, 0, len(params)+len(original)+256)
+	out = append(out, `{"name":`...)
+	out = append(out, mustJSON(original)...)
+	for k, v := range fields {
+		switch k {
+		case "name", "_meta", "task":
+			continue
+		}
+		out = append(out, ',')
+		out = append(out, mustJSON(k)...)
+		out = append(out, ':')
+		out = append(out, v...)
 	}
-	return json.Marshal(fields)
+	if len(meta) > 0 {
+		out = append(out, `,"_meta":`...)
+		out = append(out, mustJSON(meta)...)
+	}
+	return append(out, '}'), nil
 }
 
 // post sends one tools/call and returns the raw result. Transport failures
