@@ -88,8 +88,8 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
 		return false // unknown or down: mcp-go answers as for any other call
 	}
 
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	s.calls.start()
+	defer s.calls.done()
 	start := time.Now()
 	ctx := r.Context()
 	result, srv, err := s.reg.CallRaw(ctx, head.Name, env.Params)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +39,7 @@ type Server struct {
 	sse        *server.SSEServer
 	ws         http.Handler
 
-	inflight sync.WaitGroup
+	calls    inflight
 	draining atomic.Bool
 }
 
@@ -122,11 +121,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	shutdownDone := make(chan error, 1)
 	go func() { shutdownDone <- hs.Shutdown(graceCtx) }()
 
-	calls := make(chan struct{})
-	go func() { s.inflight.Wait(); close(calls) }()
-	select {
-	case <-calls:
-	case <-graceCtx.Done():
+	if !s.calls.wait(graceCtx) {
 		s.log.Warn().Msg("grace period over with tool calls still running")
 	}
 	// Long-lived streams never end by themselves.

@@ -39,8 +39,8 @@ const (
 // audit. Failures come back as an error result whose text starts with
 // "ERROR:", which Purko's executor treats as failure and a model can read.
 func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
+	s.calls.start()
+	defer s.calls.done()
 	start := time.Now()
 	res, srv, err := s.reg.CallTool(ctx, req)
 	s.record(ctx, sessionID(ctx), req.Params.Name, srv, start, err == nil && res.IsError, err)
