@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,6 +191,7 @@ func (c *Client) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
+			err = c.redact(err)
 			c.setStatus(Status{State: StateError, Error: err.Error(), Since: time.Now()}, nil, nil)
 			c.log.Warn().Err(err).Int("attempt", attempt+1).Msg("connect failed")
 			if !sleep(ctx, c.backoff(attempt)) {
@@ -204,6 +207,7 @@ func (c *Client) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		err = c.redact(err)
 		c.setStatus(Status{State: StateError, Error: err.Error(), Since: time.Now()}, nil, nil)
 		c.log.Warn().Err(err).Msg("connection lost; reconnecting")
 		if !sleep(ctx, c.backoff(0)) {
@@ -522,7 +526,17 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	case isTransportFailure(err):
 		c.suspect()
 	}
-	return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err)
+	return nil, c.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
+}
+
+// redact removes the query of the server's URL from an error: Go's HTTP
+// errors quote the URL, and some servers take a key in the query.
+func (c *Client) redact(err error) error {
+	u, perr := url.Parse(c.spec.URL)
+	if perr != nil || u.RawQuery == "" || !strings.Contains(err.Error(), u.RawQuery) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), u.RawQuery, "[redacted]"))
 }
 
 // suspect asks the connection loop to health-check now.

@@ -167,3 +167,23 @@ func TestChildEnvIsMinimal(t *testing.T) {
 		t.Fatalf("child env = %q", env)
 	}
 }
+
+func TestURLQueryRedactedFromErrors(t *testing.T) {
+	changes := make(chan struct{}, 100)
+	c := New(config.ServerSpec{Name: "q", URL: "http://127.0.0.1:1/mcp?api_key=sekret-value", Transport: config.TransportStreamableHTTP},
+		Options{ConnectTimeout: time.Second, BackoffMin: time.Second, BackoffMax: time.Second, Timeout: time.Second},
+		zerolog.Nop(), func() { changes <- struct{}{} })
+	c.Start(context.Background())
+	defer c.Stop()
+	deadline := time.After(5 * time.Second)
+	for c.Status().State != StateError {
+		select {
+		case <-changes:
+		case <-deadline:
+			t.Fatal("never reached error state")
+		}
+	}
+	if st := c.Status(); strings.Contains(st.Error, "sekret") || !strings.Contains(st.Error, "[redacted]") {
+		t.Fatalf("status error = %q", st.Error)
+	}
+}
