@@ -1,0 +1,1111 @@
+// Package interop tests mcp-hub against real third-party MCP software: the
+// official reference server (@modelcontextprotocol/server-everything) as the
+// upstream over Streamable HTTP, legacy SSE and stdio, and the official
+// TypeScript SDK client (@modelcontextprotocol/sdk, driven by client.mjs) as
+// the downstream over /mcp, /sse and /ws. Both npm packages are pinned in
+// package-lock.json; `make test-deps` installs them.
+//
+// Every process is started in its own process group and killed by group in
+// t.Cleanup; all traffic stays on 127.0.0.1 (the reference server binds all
+// interfaces, but nothing outside the machine talks to it).
+package interop
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Bounds for the polls below. They are generous because `make test` runs
+// every package at once under -race on small CI machines, where a node
+// process alone takes a second or two to start.
+const (
+	startTimeout     = 60 * time.Second // hub connected to every upstream
+	changeTimeout    = 30 * time.Second // a status or catalog change shows up
+	clientTimeout    = 90 * time.Second // one run of client.mjs
+	exitTimeout      = 10 * time.Second // hub exits after SIGTERM ("a few seconds")
+	pollInterval     = 150 * time.Millisecond
+	markerEnvKey     = "MCP_HUB_INTEROP_MARKER"
+	upstreamEnvKey   = "EV_UPSTREAM" // which upstream a get-env answer came from
+	instanceEnvKey   = "EV_INSTANCE" // which start of that upstream
+	depsHint         = "run `make test-deps` (npm ci in test/interop) first"
+	outputTailLength = 8 << 10
+)
+
+var (
+	testDir      string   // test/interop, the working directory of go test
+	hubBin       string   // the hub binary built by TestMain
+	everything   string   // server-everything's dist/index.js, absolute
+	clientScript string   // client.mjs, absolute
+	wsNodeFlags  []string // node flags that give client.mjs a global WebSocket
+)
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "interop: "+format+"\n", args...)
+		return 1
+	}
+	var err error
+	// go test runs a package's tests in its source directory.
+	if testDir, err = os.Getwd(); err != nil {
+		return fail("%v", err)
+	}
+	repoRoot := filepath.Join(testDir, "..", "..")
+	if _, err := os.Stat(filepath.Join(repoRoot, "go.mod")); err != nil {
+		return fail("cannot find the repository root from %s: %v", testDir, err)
+	}
+	everything = filepath.Join(testDir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	clientScript = filepath.Join(testDir, "client.mjs")
+	for _, p := range []string{
+		everything,
+		filepath.Join(testDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"),
+	} {
+		if _, err := os.Stat(p); err != nil {
+			return fail("npm dependencies missing (%v): %s", err, depsHint)
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return fail("node is not on PATH (%v): install Node.js >= 20, then %s", err, depsHint)
+	}
+	// Node 20 has WebSocket only behind a flag; Node >= 22 has it built in
+	// (and may one day drop the flag), so ask node rather than guess.
+	if out, err := exec.Command("node", "-p", "typeof WebSocket").Output(); err != nil || strings.TrimSpace(string(out)) != "function" {
+		wsNodeFlags = []string{"--experimental-websocket"}
+	}
+
+	tmp, err := os.MkdirTemp("", "mcp-hub-interop-bin-")
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	hubBin = filepath.Join(tmp, "mcp-hub")
+	build := exec.Command("go", "build", "-o", hubBin, "./cmd/mcp-hub")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		return fail("go build ./cmd/mcp-hub: %v\n%s", err, out)
+	}
+	return m.Run()
+}
+
+// TestThroughHub puts the reference server behind the hub three times (one
+// upstream per upstream transport) and talks to the hub with the official
+// SDK client over each of its MCP transports.
+func TestThroughHub(t *testing.T) {
+	e := newEnv(t)
+	e.addHTTP(t, "ev-http")
+	e.addSSE(t, "ev-sse")
+	e.addStdio(t, "ev-stdio", newMarker(t))
+	e.startHub(t)
+	all := []string{"ev-http", "ev-sse", "ev-stdio"}
+	e.waitConnected(t, all...)
+
+	t.Run("healthz and readyz", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			code, body, err := httpGet(e.base + path)
+			if err != nil || code != http.StatusOK {
+				t.Errorf("GET %s = %d %q, %v; want 200", path, code, body, err)
+			}
+		}
+	})
+
+	t.Run("listing", func(t *testing.T) {
+		l := e.listing(t)
+		sum := 0
+		for _, name := range all {
+			sv, ok := l.server(name)
+			if !ok {
+				t.Fatalf("listing has no server %s: %s", name, l.summary())
+			}
+			wantTransport := map[string]string{"ev-http": "streamable-http", "ev-sse": "sse", "ev-stdio": "stdio"}[name]
+			if sv.Status != "connected" || sv.Error != "" || sv.Transport != wantTransport {
+				t.Errorf("%s: status %q error %q transport %q; want connected, no error, %s", name, sv.Status, sv.Error, sv.Transport, wantTransport)
+			}
+			tools, err := sv.toolObjects()
+			if err != nil {
+				t.Fatalf("%s: tools are not objects: %v", name, err)
+			}
+			if sv.ToolCount <= 0 || sv.ToolCount != len(tools) {
+				t.Errorf("%s: toolCount %d with %d tools; want the same number > 0", name, sv.ToolCount, len(tools))
+			}
+			sum += sv.ToolCount
+			// The jq '.servers[].tools[].name' shape: every tool is an object
+			// with its published name, server and (prefixed here) original name.
+			for _, tl := range tools {
+				if tl.Name != name+"__"+tl.OriginalName || tl.Server != name || tl.OriginalName == "" {
+					t.Errorf("%s: tool {name %q server %q originalName %q}; want name %s__<originalName>", name, tl.Name, tl.Server, tl.OriginalName, name)
+				}
+			}
+			for _, want := range []string{"echo", "get-sum", "get-env"} {
+				if !slices.ContainsFunc(tools, func(tl listedTool) bool { return tl.Name == name+"__"+want }) {
+					t.Errorf("%s: no tool %s__%s in the listing", name, name, want)
+				}
+			}
+		}
+		if l.TotalTools != sum {
+			t.Errorf("totalTools = %d; want %d, the sum of toolCount of the connected servers", l.TotalTools, sum)
+		}
+	})
+
+	t.Run("listing format=names", func(t *testing.T) {
+		full, names := e.listing(t), e.listingNames(t)
+		for _, name := range all {
+			fsv, _ := full.server(name)
+			nsv, ok := names.server(name)
+			if !ok {
+				t.Fatalf("?format=names has no server %s: %s", name, names.summary())
+			}
+			got, err := nsv.toolNames()
+			if err != nil {
+				t.Fatalf("%s: ?format=names tools are not a list of strings: %v: %s", name, err, nsv.Tools)
+			}
+			objs, _ := fsv.toolObjects()
+			want := make([]string, len(objs))
+			for i, tl := range objs {
+				want[i] = tl.Name
+			}
+			if !slices.Equal(got, want) || nsv.ToolCount != len(got) {
+				t.Errorf("%s: ?format=names tools %q (toolCount %d); want %q as in the full listing", name, got, nsv.ToolCount, want)
+			}
+		}
+	})
+
+	for _, tc := range hubTransports {
+		t.Run("sdk client over "+tc.path, func(t *testing.T) {
+			url := tc.url(e.base)
+			ops := [][]string{opList()}
+			for _, up := range all {
+				ops = append(ops,
+					opCall(up+"__echo", map[string]any{"message": fmt.Sprintf("hello %s over %s", up, tc.kind)}),
+					opCall(up+"__get-env", map[string]any{}))
+			}
+			ops = append(ops,
+				opCall("ev-sse__get-sum", map[string]any{"a": 2, "b": 40}),
+				opCall("no-such-server__echo", map[string]any{"message": "x"}),
+				// The SDK checks structuredContent against the outputSchema
+				// it got from tools/list, so both must pass the hub intact.
+				opCall("ev-stdio__get-structured-content", map[string]any{"location": "Chicago"}))
+			out := runClient(t, tc.kind, url, ops...)
+			if out.Server.Name != "mcp-hub" {
+				t.Errorf("initialize serverInfo.name = %q; want mcp-hub", out.Server.Name)
+			}
+
+			listed := out.list(t, 0)
+			suffixes := map[string][]string{}
+			for _, n := range listed {
+				up, orig, ok := strings.Cut(n, "__")
+				if !ok || !slices.Contains(all, up) {
+					t.Errorf("tools/list has %q; want only <upstream>__<tool> names of %v (identical tools conflict)", n, all)
+					continue
+				}
+				suffixes[up] = append(suffixes[up], orig)
+			}
+			for _, up := range all {
+				for _, want := range []string{"echo", "get-sum", "get-env"} {
+					if !slices.Contains(listed, up+"__"+want) {
+						t.Errorf("tools/list lacks %s__%s; got %q", up, want, listed)
+					}
+				}
+				sort.Strings(suffixes[up])
+				if !slices.Equal(suffixes[up], suffixes[all[0]]) {
+					t.Errorf("tools of %s %q differ from those of %s %q; all three run the same server", up, suffixes[up], all[0], suffixes[all[0]])
+				}
+			}
+
+			for i, up := range all {
+				echo := out.call(t, 1+2*i)
+				if want := fmt.Sprintf("Echo: hello %s over %s", up, tc.kind); echo.text() != want || echo.failed() {
+					t.Errorf("%s__echo answered %s; want text %q", up, echo, want)
+				}
+				if got := out.call(t, 2+2*i).env(t)[upstreamEnvKey]; got != up {
+					t.Errorf("%s__get-env ran on the upstream with %s=%q; want %q (call routed to the wrong upstream)", up, upstreamEnvKey, got, up)
+				}
+			}
+			if sum := out.call(t, 1+2*len(all)); sum.text() != "The sum of 2 and 40 is 42." {
+				t.Errorf("ev-sse__get-sum answered %s; want \"The sum of 2 and 40 is 42.\"", sum)
+			}
+			if unknown := out.call(t, 2+2*len(all)); !unknown.failed() {
+				t.Errorf("no-such-server__echo answered %s; want an error", unknown)
+			}
+			if sc := out.call(t, 3+2*len(all)); sc.failed() || sc.Structured["conditions"] == nil || sc.Structured["temperature"] == nil {
+				t.Errorf("ev-stdio__get-structured-content answered %s; want structuredContent with conditions and temperature", sc)
+			}
+		})
+	}
+}
+
+// hubTransports are the hub's MCP endpoints with client.mjs's name for them.
+var hubTransports = []hubTransport{
+	{"http", "/mcp"},
+	{"sse", "/sse"},
+	{"ws", "/ws"},
+}
+
+type hubTransport struct{ kind, path string }
+
+// url is the endpoint's URL on the hub at base (http://host:port).
+func (tr hubTransport) url(base string) string {
+	if tr.kind == "ws" {
+		return "ws" + strings.TrimPrefix(base, "http") + tr.path
+	}
+	return base + tr.path
+}
+
+// TestUpstreamRestart kills the Streamable HTTP reference server while the
+// hub runs and starts it again on the same port.
+func TestUpstreamRestart(t *testing.T) {
+	e := newEnv(t)
+	e.addHTTP(t, "ev-http")
+	e.addSSE(t, "ev-sse")
+	e.startHub(t)
+	e.waitConnected(t, "ev-http", "ev-sse")
+	mcpURL := e.base + "/mcp"
+
+	start := time.Now()
+	e.ups["ev-http"].kill()
+	e.waitListing(t, changeTimeout, "ev-http in error with a message, ev-sse connected", func(l listing) bool {
+		h, _ := l.server("ev-http")
+		s, _ := l.server("ev-sse")
+		return h.Status == "error" && h.Error != "" && s.Status == "connected"
+	})
+	t.Logf("ev-http shown in error %s after it was killed", time.Since(start).Round(time.Millisecond))
+	l := e.listing(t)
+	h, _ := l.server("ev-http")
+	s, _ := l.server("ev-sse")
+	if l.TotalTools != s.ToolCount {
+		t.Errorf("totalTools = %d while ev-http is down; want %d, the tools of ev-sse alone", l.TotalTools, s.ToolCount)
+	}
+	t.Logf("listing while ev-http is down: error %q, toolCount %d", h.Error, h.ToolCount)
+
+	out := runClient(t, "http", mcpURL,
+		opCall("ev-sse__echo", map[string]any{"message": "still here"}),
+		opCall("ev-http__echo", map[string]any{"message": "anyone?"}),
+		opList())
+	if r := out.call(t, 0); r.text() != "Echo: still here" || r.failed() {
+		t.Errorf("ev-sse__echo while ev-http is down answered %s; want text \"Echo: still here\"", r)
+	}
+	if r := out.call(t, 1); !r.failed() {
+		t.Errorf("ev-http__echo while ev-http is down answered %s; want an error", r)
+	} else {
+		t.Logf("ev-http__echo while ev-http is down answered %s", r)
+	}
+	// Published names stay stable while a server is down: ev-sse keeps its
+	// prefix although its tools conflict with nothing callable right now.
+	listed := out.list(t, 2)
+	if !slices.Contains(listed, "ev-sse__echo") || slices.ContainsFunc(listed, func(n string) bool { return strings.HasPrefix(n, "ev-http__") }) {
+		t.Errorf("tools/list while ev-http is down = %q; want ev-sse__* names only", listed)
+	}
+
+	// Same port, so the hub must find it again without a config change.
+	start = time.Now()
+	e.restartHTTP(t, "ev-http", "2")
+	e.waitConnected(t, "ev-http", "ev-sse")
+	t.Logf("ev-http connected again %s after its restart began", time.Since(start).Round(time.Millisecond))
+	out = runClient(t, "http", mcpURL,
+		opCall("ev-http__echo", map[string]any{"message": "back"}),
+		opCall("ev-http__get-env", map[string]any{}))
+	if r := out.call(t, 0); r.text() != "Echo: back" || r.failed() {
+		t.Errorf("ev-http__echo after the restart answered %s; want text \"Echo: back\"", r)
+	}
+	if env := out.call(t, 1).env(t); env[upstreamEnvKey] != "ev-http" || env[instanceEnvKey] != "2" {
+		t.Errorf("ev-http__get-env after the restart ran with %s=%q %s=%q; want ev-http, 2 (the restarted server)",
+			upstreamEnvKey, env[upstreamEnvKey], instanceEnvKey, env[instanceEnvKey])
+	}
+}
+
+// TestReloadAndShutdown edits the config file under a running hub to drop
+// and re-add a stdio upstream, then stops the hub with SIGTERM; no stdio
+// child may outlive its upstream or the hub.
+func TestReloadAndShutdown(t *testing.T) {
+	e := newEnv(t)
+	e.addSSE(t, "ev-sse")
+	first := newMarker(t)
+	e.addStdio(t, "ev-stdio", first)
+	e.startHub(t)
+	e.waitConnected(t, "ev-sse", "ev-stdio")
+	if pids := markedPIDs(first); len(pids) == 0 {
+		t.Fatalf("no process carries %s although ev-stdio is connected", first)
+	}
+
+	t.Run("remove stdio upstream", func(t *testing.T) {
+		// SDK clients connected meanwhile must learn of the change through
+		// notifications/tools/list_changed, over every transport.
+		var watchers []*clientRun
+		for _, tr := range hubTransports {
+			watchers = append(watchers, startClient(t, tr.kind, tr.url(e.base), opUntilGone("ev-stdio__echo")))
+		}
+		for _, w := range watchers {
+			w.waitReady(t)
+		}
+
+		e.removeServer(t, "ev-stdio")
+		e.waitListing(t, changeTimeout, "ev-stdio gone, ev-sse connected", func(l listing) bool {
+			_, has := l.server("ev-stdio")
+			s, _ := l.server("ev-sse")
+			return !has && s.Status == "connected"
+		})
+		waitFor(t, changeTimeout, "the ev-stdio child ("+first+") to exit", func() (bool, string) {
+			pids := markedPIDs(first)
+			return len(pids) == 0, fmt.Sprintf("still running: pids %v", pids)
+		})
+		// With no conflict left, on-conflict publishes ev-sse's tools bare.
+		for _, w := range watchers {
+			listed, n := w.wait(t).watched(t, 0)
+			if !slices.Contains(listed, "echo") || slices.ContainsFunc(listed, func(n string) bool { return strings.Contains(n, "__") }) {
+				t.Errorf("%s: tools/list after removing ev-stdio = %q; want ev-sse's tools without prefix (echo, ...)", w.desc, listed)
+			}
+			t.Logf("%s: ev-stdio__echo gone after %d notifications/tools/list_changed", w.desc, n)
+		}
+	})
+
+	second := newMarker(t)
+	t.Run("re-add stdio upstream", func(t *testing.T) {
+		e.addStdio(t, "ev-stdio", second)
+		e.writeConfig(t)
+		e.waitConnected(t, "ev-sse", "ev-stdio")
+		out := runClient(t, "http", e.base+"/mcp", opCall("ev-stdio__get-env", map[string]any{}))
+		env := out.call(t, 0).env(t)
+		if got := markerEnvKey + "=" + env[markerEnvKey]; got != second {
+			t.Errorf("ev-stdio__get-env ran with %s; want %s (the re-added child)", got, second)
+		}
+		if pids := markedPIDs(second); len(pids) == 0 {
+			t.Errorf("no process carries %s although ev-stdio is connected", second)
+		}
+	})
+
+	t.Run("SIGTERM", func(t *testing.T) {
+		// Clients holding open streams (SSE GET, WebSocket) must not keep
+		// the hub from stopping.
+		for _, tr := range hubTransports {
+			startClient(t, tr.kind, tr.url(e.base), opUntilGone("ev-sse__echo")).waitReady(t)
+		}
+		start := time.Now()
+		if err := e.hub.signal(syscall.SIGTERM); err != nil {
+			t.Fatalf("SIGTERM hub: %v", err)
+		}
+		select {
+		case <-e.hub.done:
+		case <-time.After(exitTimeout):
+			t.Fatalf("hub still running %s after SIGTERM", exitTimeout)
+		}
+		t.Logf("hub exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+		if code := e.hub.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("hub exit code after SIGTERM = %d (%v); want 0", code, e.hub.err)
+		}
+		// The hub says it waits for its children; allow only for the kernel
+		// to finish reaping.
+		waitFor(t, 5*time.Second, "no stdio child to outlive the hub", func() (bool, string) {
+			pids := append(markedPIDs(first), markedPIDs(second)...)
+			return len(pids) == 0, fmt.Sprintf("still running: pids %v", pids)
+		})
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Test environment: reference servers, config file, hub.
+
+type env struct {
+	dir     string
+	cfgPath string
+	servers []serverCfg
+	markers []string
+	ups     map[string]*upstreamProc
+	hub     *proc
+	base    string // http://127.0.0.1:PORT
+}
+
+// serverCfg is one entry of the hub config's servers list.
+type serverCfg struct {
+	Name      string            `json:"name"`
+	URL       string            `json:"url,omitempty"`
+	Transport string            `json:"transport"`
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+}
+
+type upstreamProc struct {
+	*proc
+	mode string
+	port int
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{dir: t.TempDir(), ups: map[string]*upstreamProc{}}
+	e.cfgPath = filepath.Join(e.dir, "hub.yaml")
+	t.Cleanup(func() {
+		// After the hub's own cleanup (registered later, run earlier): no
+		// stdio child of this test may survive it, whatever went wrong.
+		// A child of a SIGKILLed hub gets a moment to take its Pdeathsig.
+		deadline := time.Now().Add(5 * time.Second)
+		for _, m := range e.markers {
+			pids := markedPIDs(m)
+			for len(pids) > 0 && time.Now().Before(deadline) {
+				time.Sleep(pollInterval)
+				pids = markedPIDs(m)
+			}
+			for _, pid := range pids {
+				t.Errorf("stdio child %d (%s) outlived the hub; killing it", pid, m)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return e
+}
+
+func (e *env) addHTTP(t *testing.T, name string) {
+	u := startEverything(t, name, "streamableHttp", 0, "1")
+	e.ups[name] = u
+	e.servers = append(e.servers, serverCfg{Name: name, Transport: "streamable-http", URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", u.port)})
+}
+
+func (e *env) addSSE(t *testing.T, name string) {
+	u := startEverything(t, name, "sse", 0, "1")
+	e.ups[name] = u
+	e.servers = append(e.servers, serverCfg{Name: name, Transport: "sse", URL: fmt.Sprintf("http://127.0.0.1:%d/sse", u.port)})
+}
+
+// addStdio adds an upstream the hub launches itself; marker ("KEY=VALUE")
+// goes into its environment so the test can find the child in /proc.
+func (e *env) addStdio(t *testing.T, name, marker string) {
+	k, v, _ := strings.Cut(marker, "=")
+	e.markers = append(e.markers, marker)
+	e.servers = append(e.servers, serverCfg{
+		Name: name, Transport: "stdio", Command: "node", Args: []string{everything, "stdio"},
+		Env: map[string]string{k: v, upstreamEnvKey: name, instanceEnvKey: "1"},
+	})
+}
+
+func (e *env) restartHTTP(t *testing.T, name, instance string) {
+	old := e.ups[name]
+	e.ups[name] = startEverything(t, name, old.mode, old.port, instance)
+}
+
+func (e *env) removeServer(t *testing.T, name string) {
+	e.servers = slices.DeleteFunc(e.servers, func(s serverCfg) bool { return s.Name == name })
+	e.writeConfig(t)
+}
+
+// writeConfig writes the config file in place, as an operator editing it
+// would; the hub watches it.
+func (e *env) writeConfig(t *testing.T) {
+	t.Helper()
+	cfg := map[string]any{
+		"naming": map[string]any{"prefix": "on-conflict", "separator": "__"},
+		// Fast health checks and reconnects keep the lifecycle tests short.
+		"upstream": map[string]any{
+			"pingInterval":   "1s",
+			"backoffMin":     "100ms",
+			"backoffMax":     "1s",
+			"breakerOpenFor": "1s",
+			"connectTimeout": "20s",
+		},
+		"shutdownGrace": "5s",
+		"servers":       e.servers,
+	}
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.cfgPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var listeningRE = regexp.MustCompile(`listening on http://(\S+)/mcp`)
+
+func (e *env) startHub(t *testing.T) {
+	t.Helper()
+	e.writeConfig(t)
+	addr := make(chan string, 1)
+	cmd := exec.Command(hubBin, "--listen", "127.0.0.1:0", "--config", e.cfgPath, "--log-level", "warn")
+	cmd.Dir = e.dir
+	cmd.Env = os.Environ()
+	var once sync.Once
+	cmd.Stdout = &lineWriter{f: func(line string) {
+		if m := listeningRE.FindStringSubmatch(line); m != nil {
+			once.Do(func() { addr <- m[1] })
+		}
+	}}
+	e.hub = startProc(t, "mcp-hub", cmd, func(p *proc) {
+		// Ask nicely first so the hub can stop its stdio children.
+		if p.signal(syscall.SIGTERM) == nil {
+			select {
+			case <-p.done:
+			case <-time.After(15 * time.Second):
+			}
+		}
+	})
+	select {
+	case a := <-addr:
+		e.base = "http://" + a
+	case <-e.hub.done:
+		t.Fatalf("hub exited before listening: %v", e.hub.err)
+	case <-time.After(startTimeout):
+		t.Fatalf("hub printed no listening address within %s", startTimeout)
+	}
+}
+
+func (e *env) waitConnected(t *testing.T, names ...string) {
+	t.Helper()
+	e.waitListing(t, startTimeout, fmt.Sprintf("%v connected with tools", names), func(l listing) bool {
+		for _, n := range names {
+			if sv, ok := l.server(n); !ok || sv.Status != "connected" || sv.ToolCount == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (e *env) waitListing(t *testing.T, timeout time.Duration, what string, ok func(listing) bool) {
+	t.Helper()
+	waitFor(t, timeout, what, func() (bool, string) {
+		if e.hub.exited() {
+			t.Fatalf("hub exited while waiting for %s: %v", what, e.hub.err)
+		}
+		l, err := getListing(e.base + "/api/mcp/tools?format=names")
+		if err != nil {
+			return false, err.Error()
+		}
+		return ok(l), l.summary()
+	})
+}
+
+func (e *env) listing(t *testing.T) listing {
+	t.Helper()
+	l, err := getListing(e.base + "/api/mcp/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (e *env) listingNames(t *testing.T) listing {
+	t.Helper()
+	l, err := getListing(e.base + "/api/mcp/tools?format=names")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// startEverything starts the reference server in mode (streamableHttp or
+// sse) on port, or on a free port when port is 0, and waits until it
+// accepts connections.
+func startEverything(t *testing.T, name, mode string, port int, instance string) *upstreamProc {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		p := port
+		if p == 0 {
+			p = freePort(t)
+		}
+		cmd := exec.Command("node", everything, mode)
+		cmd.Dir = testDir
+		// A small environment: get-env answers with all of it.
+		cmd.Env = []string{
+			"PATH=" + os.Getenv("PATH"),
+			"HOME=" + os.Getenv("HOME"),
+			"PORT=" + strconv.Itoa(p),
+			upstreamEnvKey + "=" + name,
+			instanceEnvKey + "=" + instance,
+		}
+		u := &upstreamProc{proc: startProc(t, fmt.Sprintf("%s (%s :%d #%s)", name, mode, p, instance), cmd, nil), mode: mode, port: p}
+		if lastErr = waitPort(p, u.proc); lastErr == nil {
+			return u
+		}
+		exited := u.exited()
+		u.kill()
+		if !exited {
+			break // alive but deaf: another try will not help
+		}
+		// Most likely the port was taken meanwhile (EADDRINUSE), or a
+		// restart on a fixed port came too early: try again.
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("start reference server %s (%s): %v", name, mode, lastErr)
+	return nil
+}
+
+func waitPort(port int, p *proc) error {
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		if p.exited() {
+			return fmt.Errorf("exited before listening on %d: %v\n%s", port, p.err, p.output())
+		}
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+		if err == nil {
+			c.Close()
+			if !p.exited() {
+				return nil
+			}
+		}
+		time.Sleep(pollInterval)
+	}
+	return fmt.Errorf("not listening on %d after %s", port, startTimeout)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func newMarker(t *testing.T) string {
+	return fmt.Sprintf("%s=%d-%d-%s", markerEnvKey, os.Getpid(), time.Now().UnixNano(), strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()))
+}
+
+// markedPIDs lists the live processes whose environment holds marker
+// ("KEY=VALUE"). Zombies have an empty environ and do not count.
+func markedPIDs(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, de := range entries {
+		pid, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", de.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for kv := range bytes.SplitSeq(data, []byte{0}) {
+			if string(kv) == marker {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// waitFor polls cond until it holds or timeout passes; detail says what was
+// seen last, for the failure message.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, detail)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Processes.
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error // Wait's result, once done is closed
+}
+
+// startProc starts cmd in a process group of its own. Cleanup runs stop
+// (if not nil), then kills the group and waits; on failure it logs the
+// process's output.
+func startProc(t *testing.T, name string, cmd *exec.Cmd, stop func(*proc)) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.Stdout == nil {
+		cmd.Stdout = p.out
+	} else {
+		cmd.Stdout = io.MultiWriter(cmd.Stdout, p.out)
+	}
+	cmd.Stderr = p.out
+	cmd.WaitDelay = 5 * time.Second // children holding the pipes
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if stop != nil && !p.exited() {
+			stop(p)
+		}
+		p.kill()
+		if t.Failed() {
+			t.Logf("--- output of %s (last %d bytes):\n%s", name, outputTailLength, p.output())
+		}
+	})
+	return p
+}
+
+func (p *proc) signal(sig syscall.Signal) error { return syscall.Kill(-p.cmd.Process.Pid, sig) }
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill SIGKILLs the process group and waits for the process.
+func (p *proc) kill() {
+	_ = p.signal(syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+	}
+}
+
+func (p *proc) output() string {
+	s := p.out.String()
+	if len(s) > outputTailLength {
+		s = "…" + s[len(s)-outputTailLength:]
+	}
+	return s
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// lineWriter is a writer that calls f with every complete line.
+type lineWriter struct {
+	f   func(string)
+	buf []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.f(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The JSON listing.
+
+type listing struct {
+	Servers    []listedServer `json:"servers"`
+	TotalTools int            `json:"totalTools"`
+}
+
+type listedServer struct {
+	Name      string          `json:"name"`
+	URL       string          `json:"url"`
+	Transport string          `json:"transport"`
+	Status    string          `json:"status"`
+	Error     string          `json:"error"`
+	ToolCount int             `json:"toolCount"`
+	Tools     json.RawMessage `json:"tools"`
+}
+
+type listedTool struct {
+	Name         string `json:"name"`
+	Server       string `json:"server"`
+	OriginalName string `json:"originalName"`
+}
+
+func (l listing) server(name string) (listedServer, bool) {
+	for _, s := range l.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return listedServer{}, false
+}
+
+func (l listing) summary() string {
+	parts := make([]string, 0, len(l.Servers))
+	for _, s := range l.Servers {
+		p := fmt.Sprintf("%s=%s/%d tools", s.Name, s.Status, s.ToolCount)
+		if s.Error != "" {
+			p += fmt.Sprintf(" (error %q)", s.Error)
+		}
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("[%s] totalTools=%d", strings.Join(parts, ", "), l.TotalTools)
+}
+
+func (s listedServer) toolObjects() ([]listedTool, error) {
+	var tools []listedTool
+	err := json.Unmarshal(s.Tools, &tools)
+	return tools, err
+}
+
+func (s listedServer) toolNames() ([]string, error) {
+	var names []string
+	err := json.Unmarshal(s.Tools, &names)
+	return names, err
+}
+
+func getListing(url string) (listing, error) {
+	code, body, err := httpGet(url)
+	if err != nil {
+		return listing{}, err
+	}
+	if code != http.StatusOK {
+		return listing{}, fmt.Errorf("GET %s: status %d: %s", url, code, body)
+	}
+	var l listing
+	if err := json.Unmarshal(body, &l); err != nil {
+		return listing{}, fmt.Errorf("GET %s: %v: %s", url, err, body)
+	}
+	return l, nil
+}
+
+func httpGet(url string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// ---------------------------------------------------------------------------
+// The SDK client (client.mjs).
+
+func opList() []string { return []string{"list"} }
+
+func opUntilGone(tool string) []string { return []string{"until-gone", tool} }
+
+func opCall(tool string, args map[string]any) []string {
+	b, err := json.Marshal(args)
+	if err != nil {
+		panic(err)
+	}
+	return []string{"call", tool, string(b)}
+}
+
+type clientOut struct {
+	Server struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"server"`
+	Results []json.RawMessage `json:"results"`
+}
+
+// clientRun is one run of client.mjs.
+type clientRun struct {
+	desc   string
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	stdout *syncBuffer
+	stderr *syncBuffer
+	ready  chan struct{} // closed when it prints {"ready":true}
+	done   chan struct{}
+	err    error
+	nOps   int
+}
+
+// startClient starts client.mjs with every op in order, over one session.
+func startClient(t *testing.T, kind, url string, ops ...[]string) *clientRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	args := []string{clientScript, kind, url}
+	if kind == "ws" {
+		args = append(slices.Clone(wsNodeFlags), args...)
+	}
+	for _, op := range ops {
+		args = append(args, op...)
+	}
+	r := &clientRun{
+		desc: "client.mjs " + kind + " " + url, cancel: cancel, nOps: len(ops),
+		stdout: &syncBuffer{}, stderr: &syncBuffer{},
+		ready: make(chan struct{}), done: make(chan struct{}),
+	}
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = testDir
+	var once sync.Once
+	cmd.Stdout = io.MultiWriter(r.stdout, &lineWriter{f: func(line string) {
+		if line == `{"ready":true}` {
+			once.Do(func() { close(r.ready) })
+		}
+	}})
+	cmd.Stderr = r.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("%s: %v", r.desc, err)
+	}
+	r.cmd = cmd
+	go func() {
+		r.err = cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+	})
+	return r
+}
+
+// runClient runs client.mjs once with every op in order, over one session.
+func runClient(t *testing.T, kind, url string, ops ...[]string) clientOut {
+	t.Helper()
+	return startClient(t, kind, url, ops...).wait(t)
+}
+
+// waitReady waits until the client printed {"ready":true}: until-gone
+// has listed once and is watching.
+func (r *clientRun) waitReady(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.ready:
+	case <-r.done:
+		t.Fatalf("%s ended before it was ready: %v\nstderr: %s\nstdout: %s", r.desc, r.err, r.stderr, r.stdout)
+	}
+}
+
+// wait waits for the client to finish and decodes its last output line.
+func (r *clientRun) wait(t *testing.T) clientOut {
+	t.Helper()
+	<-r.done
+	r.cancel()
+	if r.err != nil {
+		t.Fatalf("%s: %v\nstderr: %s\nstdout: %s", r.desc, r.err, r.stderr, r.stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout.String()), "\n")
+	var out clientOut
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil {
+		t.Fatalf("%s: bad output: %v\n%s", r.desc, err, r.stdout)
+	}
+	if len(out.Results) != r.nOps {
+		t.Fatalf("%s: %d results for %d ops", r.desc, len(out.Results), r.nOps)
+	}
+	return out
+}
+
+func (o clientOut) list(t *testing.T, i int) []string {
+	t.Helper()
+	tools, _ := o.watched(t, i)
+	return tools
+}
+
+// watched decodes a list or until-gone result: the tools last listed and
+// how many notifications/tools/list_changed came before.
+func (o clientOut) watched(t *testing.T, i int) ([]string, int) {
+	t.Helper()
+	var r struct {
+		Tools         []string `json:"tools"`
+		Notifications int      `json:"notifications"`
+	}
+	if err := json.Unmarshal(o.Results[i], &r); err != nil || r.Tools == nil {
+		t.Fatalf("result %d is not a tools list: %v: %s", i, err, o.Results[i])
+	}
+	return r.Tools, r.Notifications
+}
+
+func (o clientOut) call(t *testing.T, i int) callResult {
+	t.Helper()
+	var r callResult
+	if err := json.Unmarshal(o.Results[i], &r); err != nil {
+		t.Fatalf("result %d is not a tools/call result: %v: %s", i, err, o.Results[i])
+	}
+	r.raw = o.Results[i]
+	return r
+}
+
+type callResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Structured map[string]any `json:"structuredContent"`
+	IsError    bool           `json:"isError"`
+	Progress   int            `json:"progressNotifications"`
+	Error      *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	raw json.RawMessage
+}
+
+// failed reports a JSON-RPC error or a tool error.
+func (r callResult) failed() bool { return r.Error != nil || r.IsError }
+
+func (r callResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (r callResult) String() string {
+	s := string(r.raw)
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// env decodes get-env's answer: the upstream process's environment.
+func (r callResult) env(t *testing.T) map[string]string {
+	t.Helper()
+	var m map[string]string
+	if r.failed() {
+		t.Fatalf("get-env failed: %s", r)
+	}
+	if err := json.Unmarshal([]byte(r.text()), &m); err != nil {
+		t.Fatalf("get-env answer is not a JSON object: %v: %s", err, r)
+	}
+	return m
+}
