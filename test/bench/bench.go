@@ -51,15 +51,20 @@ type Result struct {
 	CallsPerSec float64 `json:"callsPerSec"`
 }
 
-// Comparison sets the hub against the direct baseline of the same run.
+// Comparison sets the hub against the direct baseline of the same run, and
+// against a bare reverse proxy (net/http/httputil): the cost of one more
+// HTTP hop on this machine, which no hub can go below.
 type Comparison struct {
-	Concurrency     int     `json:"concurrency"`
-	Direct          Result  `json:"direct"`
-	Hub             Result  `json:"hub"`
-	OverheadP50Ms   float64 `json:"overheadP50Ms"`
-	OverheadP99Ms   float64 `json:"overheadP99Ms"`
-	ThroughputRatio float64 `json:"throughputRatio"` // hub / direct
-	MeetsTargets    bool    `json:"meetsTargets"`
+	Concurrency          int     `json:"concurrency"`
+	Direct               Result  `json:"direct"`
+	Proxy                Result  `json:"proxy"`
+	Hub                  Result  `json:"hub"`
+	OverheadP50Ms        float64 `json:"overheadP50Ms"`
+	OverheadP99Ms        float64 `json:"overheadP99Ms"`
+	ThroughputRatio      float64 `json:"throughputRatio"`      // hub / direct
+	ProxyThroughputRatio float64 `json:"proxyThroughputRatio"` // proxy / direct
+	BeyondProxyP50Ms     float64 `json:"beyondProxyP50Ms"`     // hub p50 - proxy p50
+	MeetsTargets         bool    `json:"meetsTargets"`
 }
 
 // Report is the whole run.
@@ -107,6 +112,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("start upstream: %w", err)
 	}
 	defer up.stop()
+	proxyCmd := exec.Command(self)
+	proxyCmd.Env = append(os.Environ(), roleEnv+"=proxy", proxyTargetEnv+"="+strings.TrimSuffix(up.url, "/mcp"))
+	proxy, err := startProcess(ctx, proxyCmd, "http://")
+	if err != nil {
+		return nil, fmt.Errorf("start reference proxy: %w", err)
+	}
+	defer proxy.stop()
 	hubCmd := exec.Command(hubBin, "serve", "--listen", "127.0.0.1:0", "--log-level", "info")
 	hubCmd.Env = append(os.Environ(), `MCP_SERVERS=[{"name":"fast","url":"`+up.url+`"}]`)
 	hub, err := startProcess(ctx, hubCmd, "listening on ")
@@ -127,15 +139,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		progress("concurrency %d: through a bare reverse proxy", n)
+		viaProxy, err := measure(ctx, proxy.url, "proxy", n, cfg)
+		if err != nil {
+			return nil, err
+		}
 		progress("concurrency %d: through the hub", n)
 		viaHub, err := measure(ctx, hubURL, "hub", n, cfg)
 		if err != nil {
 			return nil, err
 		}
-		c := Comparison{Concurrency: n, Direct: direct, Hub: viaHub,
-			OverheadP50Ms: viaHub.P50Ms - direct.P50Ms, OverheadP99Ms: viaHub.P99Ms - direct.P99Ms}
+		c := Comparison{Concurrency: n, Direct: direct, Proxy: viaProxy, Hub: viaHub,
+			OverheadP50Ms: viaHub.P50Ms - direct.P50Ms, OverheadP99Ms: viaHub.P99Ms - direct.P99Ms,
+			BeyondProxyP50Ms: viaHub.P50Ms - viaProxy.P50Ms}
 		if direct.CallsPerSec > 0 {
 			c.ThroughputRatio = viaHub.CallsPerSec / direct.CallsPerSec
+			c.ProxyThroughputRatio = viaProxy.CallsPerSec / direct.CallsPerSec
 		}
 		c.MeetsTargets = c.OverheadP50Ms <= targetOverheadP50 && c.OverheadP99Ms <= targetOverheadP99 && c.ThroughputRatio >= targetThroughput
 		rep.Comparisons = append(rep.Comparisons, c)
@@ -148,14 +167,14 @@ func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%s (%d CPUs, %s, %s per scenario)\n\n", r.Benchmark, r.CPUs, r.GoVersion, r.Duration)
 	fmt.Fprintf(w, "%-5s %-7s %9s %9s %11s %7s\n", "conc", "target", "p50 ms", "p99 ms", "calls/s", "errors")
 	for _, c := range r.Comparisons {
-		for _, res := range []Result{c.Direct, c.Hub} {
+		for _, res := range []Result{c.Direct, c.Proxy, c.Hub} {
 			fmt.Fprintf(w, "%-5d %-7s %9.3f %9.3f %11.0f %7d\n", res.Concurrency, res.Target, res.P50Ms, res.P99Ms, res.CallsPerSec, res.Errors)
 		}
 	}
 	fmt.Fprintf(w, "\nhub overhead (hub - direct, same run); targets: p50 <= %.2f ms, p99 <= %.1f ms, throughput >= %.1fx\n", targetOverheadP50, targetOverheadP99, targetThroughput)
-	fmt.Fprintf(w, "%-5s %12s %12s %11s %6s\n", "conc", "p50 +ms", "p99 +ms", "throughput", "met")
+	fmt.Fprintf(w, "%-5s %9s %9s %11s %6s   %17s %17s\n", "conc", "p50 +ms", "p99 +ms", "throughput", "met", "proxy throughput", "hub-proxy p50 ms")
 	for _, c := range r.Comparisons {
-		fmt.Fprintf(w, "%-5d %12.3f %12.3f %10.2fx %6v\n", c.Concurrency, c.OverheadP50Ms, c.OverheadP99Ms, c.ThroughputRatio, c.MeetsTargets)
+		fmt.Fprintf(w, "%-5d %9.3f %9.3f %10.2fx %6v   %16.2fx %17.3f\n", c.Concurrency, c.OverheadP50Ms, c.OverheadP99Ms, c.ThroughputRatio, c.MeetsTargets, c.ProxyThroughputRatio, c.BeyondProxyP50Ms)
 	}
 }
 
@@ -267,8 +286,12 @@ func waitForTool(ctx context.Context, url, tool string) error {
 	return fmt.Errorf("the hub never served %s", tool)
 }
 
-// roleEnv makes the bench binary (or test binary) serve the upstream.
-const roleEnv = "MCPHUB_BENCH_ROLE"
+// roleEnv makes the bench binary (or test binary) serve the upstream or the
+// reference proxy; proxyTargetEnv is the proxy's upstream.
+const (
+	roleEnv        = "MCPHUB_BENCH_ROLE"
+	proxyTargetEnv = "MCPHUB_BENCH_PROXY_TARGET"
+)
 
 // upstreamHandler is the fast upstream: one cheap echo tool.
 func upstreamHandler() http.Handler {

@@ -10,8 +10,8 @@ import (
 
 // TestMain lets the test binary serve the bench's upstream when re-executed.
 func TestMain(m *testing.M) {
-	if os.Getenv(roleEnv) == "upstream" {
-		if err := serveUpstream("127.0.0.1:0"); err != nil {
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := serveRole(role); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -34,13 +34,13 @@ func TestBenchHarness(t *testing.T) {
 		t.Fatalf("%d comparisons, want 2", len(rep.Comparisons))
 	}
 	for _, c := range rep.Comparisons {
-		for _, r := range []Result{c.Direct, c.Hub} {
+		for _, r := range []Result{c.Direct, c.Proxy, c.Hub} {
 			if r.Calls == 0 || r.Errors != 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
 				t.Errorf("%s at %d sessions: %+v", r.Target, r.Concurrency, r)
 			}
 		}
-		if c.ThroughputRatio <= 0 {
-			t.Errorf("throughput ratio %v", c.ThroughputRatio)
+		if c.ThroughputRatio <= 0 || c.ProxyThroughputRatio <= 0 {
+			t.Errorf("throughput ratios %v, %v", c.ThroughputRatio, c.ProxyThroughputRatio)
 		}
 	}
 }

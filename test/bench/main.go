@@ -13,11 +13,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -27,9 +30,9 @@ func main() {
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
 	flag.Parse()
 
-	if os.Getenv(roleEnv) == "upstream" {
-		if err := serveUpstream("127.0.0.1:0"); err != nil {
-			fmt.Fprintln(os.Stderr, "upstream:", err)
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := serveRole(role); err != nil {
+			fmt.Fprintln(os.Stderr, role+":", err)
 			os.Exit(1)
 		}
 		return
@@ -61,12 +64,28 @@ func main() {
 	}
 }
 
-// serveUpstream serves the fast upstream and prints its URL on stdout.
-func serveUpstream(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+// serveRole serves the fast upstream, or a bare reverse proxy in front of
+// it, on a loopback port and prints its URL on stdout.
+func serveRole(role string) error {
+	var h http.Handler
+	switch role {
+	case "upstream":
+		h = upstreamHandler()
+	case "proxy":
+		target, err := url.Parse(os.Getenv(proxyTargetEnv))
+		if err != nil {
+			return err
+		}
+		rp := httputil.NewSingleHostReverseProxy(target)
+		rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
+		h = rp
+	default:
+		return fmt.Errorf("unknown role %q", role)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	return http.Serve(ln, upstreamHandler())
+	return http.Serve(ln, h)
 }
