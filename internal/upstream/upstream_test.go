@@ -95,20 +95,7 @@ func TestTransportFailureClassification(t *testing.T) {
 }
 
 func TestUnreachableServerReportsErrorAndFailsFast(t *testing.T) {
-	changes := make(chan struct{}, 100)
-	c := New(config.ServerSpec{Name: "gone", URL: "http://127.0.0.1:1/mcp", Transport: config.TransportStreamableHTTP},
-		Options{ConnectTimeout: time.Second, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Timeout: time.Second},
-		zerolog.Nop(), func() { changes <- struct{}{} })
-	c.Start(context.Background())
-	defer c.Stop()
-	deadline := time.After(5 * time.Second)
-	for c.Status().State != StateError {
-		select {
-		case <-changes:
-		case <-deadline:
-			t.Fatal("never reached error state")
-		}
-	}
+	c := startUnreachable(t, "http://127.0.0.1:1/mcp")
 	if st := c.Status(); !strings.Contains(st.Error, "connection refused") {
 		t.Errorf("error = %q, want the reason", st.Error)
 	}
@@ -118,6 +105,32 @@ func TestUnreachableServerReportsErrorAndFailsFast(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Server != "gone" || time.Since(start) > 100*time.Millisecond {
 		t.Fatalf("call on a down server = %v after %s", err, time.Since(start))
 	}
+}
+
+// startUnreachable starts a client of a URL where nothing listens and waits
+// for it to report the error state.
+func startUnreachable(t *testing.T, url string) *Client {
+	t.Helper()
+	changes := make(chan struct{}, 100)
+	c := New(config.ServerSpec{Name: "gone", URL: url, Transport: config.TransportStreamableHTTP},
+		Options{ConnectTimeout: time.Second, BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond, Timeout: time.Second},
+		zerolog.Nop(), func() {
+			select {
+			case changes <- struct{}{}:
+			default:
+			}
+		})
+	c.Start(context.Background())
+	t.Cleanup(c.Stop)
+	deadline := time.After(5 * time.Second)
+	for c.Status().State != StateError {
+		select {
+		case <-changes:
+		case <-deadline:
+			t.Fatal("never reached error state")
+		}
+	}
+	return c
 }
 
 // TestStdioChildKilledOnStop starts a stdio "server" that spawns a grandchild
@@ -169,20 +182,7 @@ func TestChildEnvIsMinimal(t *testing.T) {
 }
 
 func TestURLQueryRedactedFromErrors(t *testing.T) {
-	changes := make(chan struct{}, 100)
-	c := New(config.ServerSpec{Name: "q", URL: "http://127.0.0.1:1/mcp?api_key=sekret-value", Transport: config.TransportStreamableHTTP},
-		Options{ConnectTimeout: time.Second, BackoffMin: time.Second, BackoffMax: time.Second, Timeout: time.Second},
-		zerolog.Nop(), func() { changes <- struct{}{} })
-	c.Start(context.Background())
-	defer c.Stop()
-	deadline := time.After(5 * time.Second)
-	for c.Status().State != StateError {
-		select {
-		case <-changes:
-		case <-deadline:
-			t.Fatal("never reached error state")
-		}
-	}
+	c := startUnreachable(t, "http://127.0.0.1:1/mcp?api_key=sekret-value")
 	if st := c.Status(); strings.Contains(st.Error, "sekret") || !strings.Contains(st.Error, "[redacted]") {
 		t.Fatalf("status error = %q", st.Error)
 	}
