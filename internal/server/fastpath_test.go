@@ -6,6 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -78,4 +82,27 @@ func TestFastPathKeepsDNSRebindingProtection(t *testing.T) {
 	resp.Body.Close()
 	mustf(t, resp.StatusCode == http.StatusForbidden, "foreign Host on loopback got %s", resp.Status)
 	mustf(t, a.calls.Load() == 0, "the call reached the upstream")
+}
+
+func TestUpstreamJSONRPCErrorOverSSEFace(t *testing.T) {
+	h := newTestHub(t, []config.ServerSpec{chattyUpstream(t)})
+	h.waitConnected("chatty")
+	tr, err := transport.NewSSE(h.url("/sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "chatty_fail"
+	_, err = c.CallTool(ctx, req)
+	mustf(t, err != nil && strings.Contains(err.Error(), "kaboom in the handler"), "call over /sse: %v, want the upstream's JSON-RPC error", err)
 }

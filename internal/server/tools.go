@@ -44,7 +44,11 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	start := time.Now()
 	res, srv, err := s.reg.CallTool(ctx, req)
 	s.record(ctx, sessionID(ctx), req.Params.Name, srv, start, err == nil && res.IsError, err)
-	if err != nil {
+	var rpcErr *upstream.RPCError
+	switch {
+	case errors.As(err, &rpcErr):
+		return nil, rpcErr // the upstream's JSON-RPC error stays one
+	case err != nil:
 		res = mcp.NewToolResultError("ERROR: " + err.Error())
 	}
 	return res, nil
