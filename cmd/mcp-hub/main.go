@@ -53,8 +53,11 @@ Flags:
 
 // options are the command-line settings shared by serve and stdio.
 type options struct {
-	listen    string
-	pprof     string
+	listen        string
+	pprof         string
+	kubeconfig    string
+	namespaces    string
+	labelSelector string
 	config    string
 	logLevel  string
 	logFormat string
@@ -89,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.config, "config", "", "YAML config file (default: the embedded default config)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or console")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the Kubernetes source out of a cluster (also KUBECONFIG); in a cluster the ServiceAccount is used")
+	fs.StringVar(&o.namespaces, "namespaces", "", "namespaces to watch for MCPServers and the mcp-servers ConfigMap, comma-separated, * for all (default: the hub's own)")
+	fs.StringVar(&o.labelSelector, "label-selector", "", "only MCPServers matching this label selector")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -159,7 +165,7 @@ type hub struct {
 	sources []discovery.Source
 }
 
-func newHub(cfg *config.Config, o options, log zerolog.Logger) *hub {
+func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	httpClient := &http.Client{Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -186,7 +192,15 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) *hub {
 	if v, ok := os.LookupEnv("MCP_SERVERS"); ok && strings.TrimSpace(v) != "" {
 		sources = append(sources, envsource.New(v, log))
 	}
-	return &hub{reg: reg, srv: srv, sources: sources}
+	ks, err := kubeSource(o, cfg.Kubernetes, log)
+	if err != nil {
+		return nil, err
+	}
+	if ks != nil {
+		sources = append(sources, ks)
+		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
+	}
+	return &hub{reg: reg, srv: srv, sources: sources}, nil
 }
 
 // runRegistry runs the registry until ctx ends; the returned channel closes
@@ -201,7 +215,10 @@ func (h *hub) runRegistry(ctx context.Context) <-chan struct{} {
 }
 
 func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger, stdout io.Writer) error {
-	h := newHub(cfg, o, log)
+	h, err := newHub(cfg, o, log)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
@@ -230,10 +247,13 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 }
 
 func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger) error {
-	h := newHub(cfg, o, log)
+	h, err := newHub(cfg, o, log)
+	if err != nil {
+		return err
+	}
 	regCtx, cancelReg := context.WithCancel(context.Background())
 	regDone := h.runRegistry(regCtx)
-	err := h.srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+	err = h.srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	cancelReg()
 	<-regDone
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -50,6 +51,22 @@ type Config struct {
 	Catalog CatalogSettings `json:"catalog"`
 	// ShutdownGrace bounds how long in-flight calls may finish after SIGTERM.
 	ShutdownGrace Duration `json:"shutdownGrace"`
+	// Kubernetes configures the cluster source; it is off without a cluster.
+	Kubernetes KubeSettings `json:"kubernetes"`
+}
+
+// KubeSettings say what the Kubernetes source watches. Command-line flags
+// override them.
+type KubeSettings struct {
+	// Namespaces to watch; empty means the hub's own namespace in a cluster
+	// (or the kubeconfig context's namespace outside one).
+	Namespaces []string `json:"namespaces,omitempty"`
+	// AllNamespaces watches every namespace (needs a ClusterRole).
+	AllNamespaces bool `json:"allNamespaces,omitempty"`
+	// LabelSelector limits the MCPServer resources the hub picks up.
+	LabelSelector string `json:"labelSelector,omitempty"`
+	// ConfigMapName is Purko's "connect by URL" ConfigMap; default mcp-servers.
+	ConfigMapName string `json:"configMapName,omitempty"`
 }
 
 // Naming is the collision policy for tool names of different upstreams.
@@ -95,12 +112,37 @@ type ServerSpec struct {
 	Timeout Duration `json:"timeout,omitempty"`
 	// ProtocolVersion pins the MCP revision; empty negotiates.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ToolPolicy overrides the read-only/write classification of this
+	// server's tools (read by the autonomy rules).
+	ToolPolicy *ToolPolicy `json:"toolPolicy,omitempty"`
+
+	// Problem, when set by a source, says why the server cannot be used as
+	// found (a missing Secret, say): the hub lists it as error with this
+	// reason instead of connecting.
+	Problem string `json:"problem,omitempty"`
+	// Origin names the Kubernetes object the spec came from, so status can
+	// be written back to it.
+	Origin *Origin `json:"origin,omitempty"`
 
 	// BearerToken is the resolved token, filled by the source. It is a
 	// Secret so it cannot be printed or marshalled by accident.
 	BearerToken Secret `json:"-"`
 	// Source names the discovery source that produced this spec.
 	Source string `json:"-"`
+}
+
+// ToolPolicy lists tool names or glob patterns (path.Match) an operator
+// declares read-only or write, whatever the server says about them.
+type ToolPolicy struct {
+	ReadOnly []string `json:"readOnly,omitempty"`
+	Write    []string `json:"write,omitempty"`
+}
+
+// Origin is a Kubernetes object reference.
+type Origin struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // TokenRef says where a bearer token is read from.
@@ -216,6 +258,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Catalog.RouteCacheSize, 16384)
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
+	setDefault(&c.Kubernetes.ConfigMapName, "mcp-servers")
 }
 
 func setDefault[T comparable](p *T, v T) {
@@ -324,6 +367,15 @@ func (s *ServerSpec) Normalize() error {
 	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout: must not be negative")
+	}
+	if p := s.ToolPolicy; p != nil {
+		for field, list := range map[string][]string{"readOnly": p.ReadOnly, "write": p.Write} {
+			for _, pat := range list {
+				if _, err := path.Match(pat, ""); err != nil {
+					return fmt.Errorf("toolPolicy.%s: %q is not a valid pattern", field, pat)
+				}
+			}
+		}
 	}
 	return nil
 }

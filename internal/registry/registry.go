@@ -46,6 +46,7 @@ type ServerView struct {
 	URL       string // without credentials or query
 	Transport config.Transport
 	Source    string
+	Origin    *config.Origin // the Kubernetes object, when it came from one
 	Status    upstream.Status
 	Tools     []Tool // published tools, also when not connected (last known)
 	// Hidden are tools not published because another server owns the name
@@ -287,7 +288,7 @@ func (r *Registry) rebuild() {
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries))}
 	for _, e := range entries {
 		spec := e.c.Spec()
-		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Status: e.status}
+		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status}
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]

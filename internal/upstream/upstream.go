@@ -42,6 +42,7 @@ type Status struct {
 	Error    string // last error, when State is error
 	Protocol string // negotiated MCP revision
 	Since    time.Time
+	ListedAt time.Time // last successful tools/list
 }
 
 // Options are the connection settings shared by all upstreams.
@@ -182,6 +183,13 @@ func (c *Client) Stop() {
 }
 
 func (c *Client) run(ctx context.Context) {
+	if c.spec.Problem != "" {
+		// The source already knows this server cannot work as found; a
+		// corrected spec replaces this client.
+		c.setStatus(Status{State: StateError, Error: c.spec.Problem, Since: time.Now()}, nil, nil)
+		<-ctx.Done()
+		return
+	}
 	for attempt := 0; ; attempt++ {
 		cn, tools, err := c.connect(ctx)
 		if ctx.Err() != nil {
@@ -276,6 +284,7 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 			}
 			c.mu.Lock()
 			c.tools = tools
+			c.status.ListedAt = time.Now()
 			c.mu.Unlock()
 			c.log.Info().Int("tools", len(tools)).Msg("tools changed")
 			c.onChange()
@@ -317,10 +326,13 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 		s.Protocol = c.status.Protocol
 	}
 	changed := c.status.State != s.State || c.status.Error != s.Error || c.conn != cn
-	c.status, c.conn = s, cn
 	if cn != nil {
 		c.tools = tools
+		s.ListedAt = time.Now()
+	} else {
+		s.ListedAt = c.status.ListedAt
 	}
+	c.status, c.conn = s, cn
 	c.mu.Unlock()
 	if changed {
 		c.onChange()

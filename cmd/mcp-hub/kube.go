@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery/kube"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// kubeSource returns the Kubernetes source, or nil when no cluster is
+// configured: out of a cluster only an explicit --kubeconfig or KUBECONFIG
+// turns it on, so a laptop with a ~/.kube/config still runs without one.
+func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*kube.Source, error) {
+	var cfg *rest.Config
+	var ownNamespace string
+	kubeconfig := o.kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	switch {
+	case kubeconfig != "":
+		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+		if o.kubeconfig == "" {
+			rules = &clientcmd.ClientConfigLoadingRules{Precedence: strings.Split(kubeconfig, string(os.PathListSeparator))}
+		}
+		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+		var err error
+		if cfg, err = cc.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		}
+		ownNamespace, _, _ = cc.Namespace()
+	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
+		var err error
+		if cfg, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("in-cluster Kubernetes config: %w", err)
+		}
+		if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
+			ownNamespace = strings.TrimSpace(string(b))
+		}
+		if v := os.Getenv("POD_NAMESPACE"); v != "" {
+			ownNamespace = v
+		}
+	default:
+		return nil, nil
+	}
+
+	namespaces := settings.Namespaces
+	if o.namespaces != "" {
+		namespaces = splitComma(o.namespaces)
+	}
+	all := settings.AllNamespaces || (len(namespaces) == 1 && namespaces[0] == "*")
+	switch {
+	case all:
+		namespaces = []string{""}
+	case len(namespaces) == 0 && ownNamespace != "":
+		namespaces = []string{ownNamespace}
+	case len(namespaces) == 0:
+		namespaces = []string{"default"}
+	}
+	selector := settings.LabelSelector
+	if o.labelSelector != "" {
+		selector = o.labelSelector
+	}
+	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName}, log)
+}
+
+func splitComma(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// kubeStatuses turns the catalog into the reports written to MCPServers.
+func kubeStatuses(cat *registry.Catalog) []kube.Status {
+	var out []kube.Status
+	for _, sv := range cat.Servers {
+		if sv.Origin == nil {
+			continue
+		}
+		st := kube.Status{Origin: *sv.Origin, ToolCount: len(sv.Tools), ListedAt: sv.Status.ListedAt, Message: sv.Status.Error}
+		switch sv.Status.State {
+		case upstream.StateConnected:
+			st.Connected, st.Reason, st.Message = true, "Connected", fmt.Sprintf("%d tools over %s", len(sv.Tools), sv.Status.Protocol)
+		case upstream.StateConnecting:
+			st.Reason = "Connecting"
+		default:
+			st.Reason = "Unavailable"
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,327 @@
+// Package kube discovers upstream servers in a Kubernetes cluster: Purko's
+// MCPServer resources (purko.io/v1alpha1), the "connect by URL" ConfigMap
+// mcp-servers, and the Secrets both refer to for bearer tokens. It watches
+// with client-go informers (never polls), sends a full snapshot after every
+// change, and writes the hub's view back to each MCPServer's status.
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+)
+
+// SourceName is the name of this source in snapshots and listings.
+const SourceName = "kubernetes"
+
+// MCPServerGVR is Purko's MCPServer resource.
+var MCPServerGVR = schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "mcpservers"}
+
+// settle coalesces a burst of informer events into one snapshot.
+const settle = 20 * time.Millisecond
+
+// Options say what to watch.
+type Options struct {
+	// Namespaces to watch; a single "" watches all namespaces.
+	Namespaces []string
+	// LabelSelector limits the MCPServer resources considered.
+	LabelSelector string
+	// ConfigMapName is the "connect by URL" ConfigMap, mcp-servers by default.
+	ConfigMapName string
+}
+
+// Source watches one cluster.
+type Source struct {
+	opts   Options
+	client kubernetes.Interface
+	dyn    dynamic.Interface
+	log    zerolog.Logger
+
+	status *statusWriter
+}
+
+// New returns a source for the cluster behind cfg.
+func New(cfg *rest.Config, opts Options, log zerolog.Logger) (*Source, error) {
+	if len(opts.Namespaces) == 0 {
+		return nil, fmt.Errorf("kubernetes source: no namespace to watch")
+	}
+	if opts.ConfigMapName == "" {
+		opts.ConfigMapName = "mcp-servers"
+	}
+	if opts.LabelSelector != "" {
+		if _, err := metav1.ParseToLabelSelector(opts.LabelSelector); err != nil {
+			return nil, fmt.Errorf("kubernetes label selector %q: %w", opts.LabelSelector, err)
+		}
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "mcp-hub"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+	}
+	log = log.With().Str("source", SourceName).Logger()
+	return &Source{opts: opts, client: client, dyn: dyn, log: log, status: newStatusWriter(dyn, log)}, nil
+}
+
+// Name implements discovery.Source.
+func (s *Source) Name() string { return SourceName }
+
+// listers are the caches of one namespace (or of all).
+type listers struct {
+	mcpServers cache.GenericLister // nil when the CRD is not installed
+	configMaps cache.Indexer
+	secrets    cache.Indexer
+}
+
+// Run implements discovery.Source.
+func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	changed := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}
+
+	haveCRD := s.crdInstalled()
+	var all []listers
+	var synced []cache.InformerSynced
+	for _, ns := range s.opts.Namespaces {
+		f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns))
+		cms := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.opts.ConfigMapName).String()
+			}))
+		l := listers{}
+		sec := f.Core().V1().Secrets().Informer()
+		cm := cms.Core().V1().ConfigMaps().Informer()
+		for _, inf := range []cache.SharedIndexInformer{sec, cm} {
+			if _, err := inf.AddEventHandler(handler); err != nil {
+				s.log.Error().Err(err).Msg("add event handler")
+			}
+			synced = append(synced, inf.HasSynced)
+		}
+		l.secrets, l.configMaps = sec.GetIndexer(), cm.GetIndexer()
+		f.Start(ctx.Done())
+		cms.Start(ctx.Done())
+		if haveCRD {
+			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.dyn, 0, ns, func(o *metav1.ListOptions) {
+				o.LabelSelector = s.opts.LabelSelector
+			})
+			gi := df.ForResource(MCPServerGVR)
+			if _, err := gi.Informer().AddEventHandler(handler); err != nil {
+				s.log.Error().Err(err).Msg("add event handler")
+			}
+			synced = append(synced, gi.Informer().HasSynced)
+			l.mcpServers = gi.Lister()
+			df.Start(ctx.Done())
+		}
+		all = append(all, l)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return
+	}
+	s.log.Info().Strs("namespaces", s.opts.Namespaces).Bool("mcpservers", haveCRD).Msg("kubernetes caches synced")
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.status.run(ctx, all)
+	}()
+	defer wg.Wait()
+
+	var last []config.ServerSpec
+	first := true
+	for {
+		specs := s.build(all)
+		if first || !sameSpecs(last, specs) {
+			select {
+			case out <- discovery.Snapshot{Source: SourceName, Servers: specs}:
+			case <-ctx.Done():
+				return
+			}
+			last, first = specs, false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+		// Let a burst (a Secret and the object that names it) settle.
+		t := time.NewTimer(settle)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ReportStatus hands the hub's current view of its upstreams to the status
+// writer; only MCPServer origins are written. It never blocks.
+func (s *Source) ReportStatus(reports []Status) { s.status.report(reports) }
+
+// crdInstalled asks discovery once whether the cluster serves MCPServers.
+// Without the CRD the ConfigMap still works; installing the CRD later needs
+// a restart of the hub (or a rollout), which the Helm chart's CRD avoids.
+func (s *Source) crdInstalled() bool {
+	res, err := s.client.Discovery().ServerResourcesForGroupVersion(MCPServerGVR.GroupVersion().String())
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.log.Warn().Err(err).Msg("cannot ask the API server for MCPServer resources; watching the ConfigMap only")
+		} else {
+			s.log.Warn().Msg("the MCPServer CRD (purko.io/v1alpha1) is not installed; watching the ConfigMap only")
+		}
+		return false
+	}
+	for _, r := range res.APIResources {
+		if r.Name == MCPServerGVR.Resource {
+			return true
+		}
+	}
+	return false
+}
+
+// build makes the snapshot from the caches.
+func (s *Source) build(all []listers) []config.ServerSpec {
+	var found []config.ServerSpec
+	for _, l := range all {
+		if l.mcpServers != nil {
+			objs, err := l.mcpServers.List(everything)
+			if err != nil {
+				s.log.Error().Err(err).Msg("list MCPServers from cache")
+			}
+			for _, o := range objs {
+				u, ok := o.(*unstructured.Unstructured)
+				if !ok {
+					continue
+				}
+				spec, err := fromMCPServer(u, secretGetter(l.secrets))
+				if err != nil {
+					s.log.Error().Err(err).Str("mcpserver", u.GetNamespace()+"/"+u.GetName()).Msg("ignoring MCPServer")
+					continue
+				}
+				found = append(found, spec)
+			}
+		}
+		for _, o := range l.configMaps.List() {
+			cm, ok := o.(*corev1.ConfigMap)
+			if !ok || cm.Name != s.opts.ConfigMapName {
+				continue
+			}
+			specs, errs := fromConfigMap(cm, secretGetter(l.secrets))
+			for _, err := range errs {
+				s.log.Error().Err(err).Str("configmap", cm.Namespace+"/"+cm.Name).Msg("ignoring ConfigMap entry")
+			}
+			found = append(found, specs...)
+		}
+	}
+	return s.uniqueNames(found)
+}
+
+// uniqueNames keeps names bare where they are unique; a name used in several
+// namespaces becomes <namespace>.<name> for each of them. Within one
+// namespace an MCPServer wins over a ConfigMap entry of the same name.
+func (s *Source) uniqueNames(specs []config.ServerSpec) []config.ServerSpec {
+	sort.SliceStable(specs, func(i, j int) bool {
+		a, b := specs[i].Origin, specs[j].Origin
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Kind != b.Kind {
+			return a.Kind == kindMCPServer // MCPServer first
+		}
+		return specs[i].Name < specs[j].Name
+	})
+	namespaces := map[string]map[string]bool{}
+	for _, sp := range specs {
+		if namespaces[sp.Name] == nil {
+			namespaces[sp.Name] = map[string]bool{}
+		}
+		namespaces[sp.Name][sp.Origin.Namespace] = true
+	}
+	out := make([]config.ServerSpec, 0, len(specs))
+	taken := map[string]config.Origin{}
+	for _, sp := range specs {
+		if len(namespaces[sp.Name]) > 1 {
+			sp.Name = sp.Origin.Namespace + "." + sp.Name
+		}
+		if prev, dup := taken[sp.Name]; dup {
+			s.log.Warn().Str("server", sp.Name).Str("kept", prev.Kind+" "+prev.Namespace+"/"+prev.Name).
+				Str("ignored", sp.Origin.Kind+" "+sp.Origin.Namespace+"/"+sp.Origin.Name).Msg("two objects name the same server")
+			continue
+		}
+		if err := sp.Normalize(); err != nil {
+			s.log.Error().Str("object", sp.Origin.Kind+" "+sp.Origin.Namespace+"/"+sp.Origin.Name).Err(err).Msg("ignoring server")
+			continue
+		}
+		taken[sp.Name] = *sp.Origin
+		out = append(out, sp)
+	}
+	return out
+}
+
+func sameSpecs(a, b []config.ServerSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// secretToken reads the bearer token of a Secret from the cache. The error
+// is the reason shown for the server; it never holds the value.
+type secretToken func(namespace, name string) (config.Secret, error)
+
+func secretGetter(idx cache.Indexer) secretToken {
+	return func(namespace, name string) (config.Secret, error) {
+		o, ok, err := idx.GetByKey(namespace + "/" + name)
+		if err != nil || !ok {
+			return "", fmt.Errorf("Secret %s/%s not found", namespace, name)
+		}
+		sec, isSecret := o.(*corev1.Secret)
+		if !isSecret {
+			return "", fmt.Errorf("Secret %s/%s not readable", namespace, name)
+		}
+		v, has := sec.Data["token"]
+		if !has || len(strings.TrimSpace(string(v))) == 0 {
+			return "", fmt.Errorf("Secret %s/%s has no key \"token\"", namespace, name)
+		}
+		return config.Secret(strings.TrimSpace(string(v))), nil
+	}
+}

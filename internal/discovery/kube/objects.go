@@ -1,0 +1,187 @@
+package kube
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+var everything = labels.Everything()
+
+// Object kinds in config.Origin.
+const (
+	kindMCPServer = "MCPServer"
+	kindConfigMap = "ConfigMap"
+)
+
+// Annotations on an MCPServer for settings only the hub knows, so Purko's
+// stock CRD keeps working unchanged.
+const (
+	annotationPrefix = "mcp-hub.purko.io/"
+	// AnnotationPath is the endpoint path (default /mcp).
+	AnnotationPath = annotationPrefix + "path"
+	// AnnotationURL replaces the derived URL entirely.
+	AnnotationURL = annotationPrefix + "url"
+	// AnnotationTransport is streamable-http, sse or websocket.
+	AnnotationTransport = annotationPrefix + "transport"
+	// AnnotationTimeout is the per-call timeout, e.g. "30s".
+	AnnotationTimeout = annotationPrefix + "timeout"
+	// AnnotationReadOnlyTools lists tools (comma-separated names or globs)
+	// the autonomy rules treat as read-only.
+	AnnotationReadOnlyTools = annotationPrefix + "read-only-tools"
+	// AnnotationWriteTools lists tools the autonomy rules treat as writes.
+	AnnotationWriteTools = annotationPrefix + "write-tools"
+)
+
+// defaultPort is the MCPServer spec.port default of Purko's CRD.
+const defaultPort = 8000
+
+// fromMCPServer turns an MCPServer into a spec. A missing Secret is not an
+// error here: the spec carries it as its Problem, so the server is listed
+// as error with that reason and everything else keeps working.
+func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.ServerSpec, error) {
+	ns, name := u.GetNamespace(), u.GetName()
+	spec := config.ServerSpec{
+		Name:   name,
+		Source: SourceName,
+		Origin: &config.Origin{Kind: kindMCPServer, Namespace: ns, Name: name},
+	}
+	port, found, err := unstructured.NestedInt64(u.Object, "spec", "port")
+	if err != nil {
+		return spec, fmt.Errorf("spec.port: %w", err)
+	}
+	if !found || port == 0 {
+		port = defaultPort
+	}
+	if port < 1 || port > 65535 {
+		return spec, fmt.Errorf("spec.port: %d is not a port", port)
+	}
+	hostNetwork, _, _ := unstructured.NestedBool(u.Object, "spec", "hostNetwork")
+	auth, _, _ := unstructured.NestedString(u.Object, "spec", "auth")
+	secretRef, _, _ := unstructured.NestedString(u.Object, "spec", "secretRef")
+
+	ann := u.GetAnnotations()
+	path := ann[AnnotationPath]
+	if path == "" {
+		path = "/mcp"
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	host := fmt.Sprintf("%s.%s.svc", name, ns)
+	if hostNetwork {
+		host = "localhost"
+	}
+	spec.URL = "http://" + host + ":" + strconv.FormatInt(port, 10) + path
+	if v := ann[AnnotationURL]; v != "" {
+		spec.URL = v
+	}
+	spec.Transport = config.Transport(ann[AnnotationTransport])
+	if v := ann[AnnotationTimeout]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return spec, fmt.Errorf("annotation %s: %q is not a duration", AnnotationTimeout, v)
+		}
+		spec.Timeout = config.Duration(d)
+	}
+	readOnly, write := splitList(ann[AnnotationReadOnlyTools]), splitList(ann[AnnotationWriteTools])
+	if len(readOnly)+len(write) > 0 {
+		spec.ToolPolicy = &config.ToolPolicy{ReadOnly: readOnly, Write: write}
+	}
+	spec.Problem = resolveAuth(&spec, ns, auth, secretRef, token)
+	return spec, nil
+}
+
+// resolveAuth fills the bearer token for auth "bearer" and returns the
+// problem that keeps the server from working, if any.
+func resolveAuth(spec *config.ServerSpec, namespace, auth, secretRef string, token secretToken) string {
+	switch strings.ToLower(auth) {
+	case "", "none":
+		return ""
+	case "bearer":
+	default:
+		return fmt.Sprintf("auth %q is not one of none, bearer", auth)
+	}
+	if secretRef == "" {
+		return "auth is bearer but no secretRef names the Secret with the token"
+	}
+	tok, err := token(namespace, secretRef)
+	if err != nil {
+		return err.Error()
+	}
+	spec.BearerToken = tok
+	return ""
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// cmEntry is one element of Purko's "connect by URL" ConfigMap.
+type cmEntry struct {
+	Name      string           `json:"name"`
+	URL       string           `json:"url"`
+	Auth      string           `json:"auth"`
+	SecretRef string           `json:"secretRef"`
+	Icon      string           `json:"icon"`
+	Category  string           `json:"category"`
+	Transport config.Transport `json:"transport"` // hub extension
+}
+
+// fromConfigMap reads the servers key, JSON or YAML (Purko writes both).
+// Entries are decoded one by one, so a bad entry is reported by name and the
+// others still work.
+func fromConfigMap(cm *corev1.ConfigMap, token secretToken) ([]config.ServerSpec, []error) {
+	raw, ok := cm.Data["servers"]
+	if !ok || strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var items []any
+	if err := yaml.Unmarshal([]byte(raw), &items); err != nil {
+		return nil, []error{fmt.Errorf("key servers: not a JSON or YAML list: %w", err)}
+	}
+	var specs []config.ServerSpec
+	var errs []error
+	for i, item := range items {
+		b, err := yaml.Marshal(item)
+		var e cmEntry
+		if err == nil {
+			err = yaml.UnmarshalStrict(b, &e)
+		}
+		label := fmt.Sprintf("servers[%d]", i)
+		if m, isMap := item.(map[string]any); isMap {
+			if n, isString := m["name"].(string); isString && n != "" {
+				label += " (" + n + ")"
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", label, err))
+			continue
+		}
+		spec := config.ServerSpec{
+			Name: e.Name, URL: e.URL, Transport: e.Transport, Source: SourceName,
+			Origin: &config.Origin{Kind: kindConfigMap, Namespace: cm.Namespace, Name: cm.Name},
+		}
+		if err := spec.Normalize(); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%w", label, err))
+			continue
+		}
+		spec.Problem = resolveAuth(&spec, cm.Namespace, e.Auth, e.SecretRef, token)
+		specs = append(specs, spec)
+	}
+	return specs, errs
+}
