@@ -1,0 +1,540 @@
+// Package kube tests the hub against a real kube-apiserver + etcd: the
+// Helm chart's CRD and RBAC are applied, the hub binary runs as the chart's
+// ServiceAccount (impersonated), and MCPServers, the mcp-servers ConfigMap
+// and Secrets are created, changed and deleted while it runs.
+package kube
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/purko-io/mcp-hub/internal/kubetest"
+)
+
+const ns = "purko"
+
+var (
+	repoRoot string
+	hubBin   string
+	gvr      = schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "mcpservers"}
+)
+
+func TestMain(m *testing.M) {
+	wd, _ := os.Getwd()
+	repoRoot = filepath.Join(wd, "..", "..")
+	dir, err := os.MkdirTemp("", "mcp-hub-kube")
+	if err != nil {
+		panic(err)
+	}
+	hubBin = filepath.Join(dir, "mcp-hub")
+	build := exec.Command("go", "build", "-o", hubBin, "./cmd/mcp-hub")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build mcp-hub: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	kubetest.Main(m)
+}
+
+// upstream is an mcp-go server on loopback with one tool named after it;
+// it records the Authorization header it last saw.
+type upstream struct {
+	url  string
+	auth func() string
+}
+
+func startUpstream(t *testing.T, tool string) upstream {
+	t.Helper()
+	s := mcpserver.NewMCPServer(tool, "1")
+	s.AddTool(mcp.NewTool(tool), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("from " + tool), nil
+	})
+	h := mcpserver.NewStreamableHTTPServer(s)
+	var mu sync.Mutex
+	var last string
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		last = r.Header.Get("Authorization")
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	})}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return upstream{url: "http://" + ln.Addr().String() + "/mcp", auth: func() string { mu.Lock(); defer mu.Unlock(); return last }}
+}
+
+// renderChart renders the Helm chart for namespace ns.
+func renderChart(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	helmPath, err := exec.Command(filepath.Join(repoRoot, "hack", "helm.sh")).Output()
+	if err != nil {
+		t.Fatalf("hack/helm.sh: %v (run `make test-deps`)", err)
+	}
+	out, err := exec.Command(strings.TrimSpace(string(helmPath)), "template", "hub", filepath.Join(repoRoot, "charts", "mcp-hub"),
+		"--namespace", ns, "--include-crds").Output()
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	objs, err := kubetest.DecodeYAML(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+type hubProc struct {
+	base   string
+	stderr *bytes.Buffer
+	mu     *sync.Mutex
+}
+
+func (h hubProc) logs() string { h.mu.Lock(); defer h.mu.Unlock(); return h.stderr.String() }
+
+var listenLine = regexp.MustCompile(`listening on http://([0-9.:]+)/mcp`)
+
+func startHub(t *testing.T, kubeconfig string) hubProc {
+	t.Helper()
+	cmd := exec.Command(hubBin, "serve", "--listen", "127.0.0.1:0", "--kubeconfig", kubeconfig, "--namespaces", ns, "--log-level", "info")
+	cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, _ := cmd.StdoutPipe()
+	h := hubProc{stderr: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) { h.mu.Lock(); defer h.mu.Unlock(); return h.stderr.Write(p) })
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("hub log:\n%s", h.logs())
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		t.Fatalf("hub printed nothing\n%s", h.logs())
+	}
+	m := listenLine.FindStringSubmatch(sc.Text())
+	if m == nil {
+		t.Fatalf("unexpected first line %q", sc.Text())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	h.base = "http://" + m[1]
+	eventually(t, 30*time.Second, "hub ready", func() error {
+		resp, err := http.Get(h.base + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("readyz %d", resp.StatusCode)
+		}
+		return nil
+	})
+	return h
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// listing is the part of /api/mcp/tools the tests read.
+type listing struct {
+	Servers []struct {
+		Name, URL, Status, Error string
+		Tools                    []string
+	}
+}
+
+func (h hubProc) server(name string) (status, errMsg string, tools []string, ok bool) {
+	resp, err := http.Get(h.base + "/api/mcp/tools?format=names")
+	if err != nil {
+		return "", "", nil, false
+	}
+	defer resp.Body.Close()
+	var l listing
+	if json.NewDecoder(resp.Body).Decode(&l) != nil {
+		return "", "", nil, false
+	}
+	for _, s := range l.Servers {
+		if s.Name == name {
+			return s.Status, s.Error, s.Tools, true
+		}
+	}
+	return "", "", nil, false
+}
+
+func dialHub(t *testing.T, base string) (*client.Client, <-chan struct{}) {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion("2025-11-25"))
+	changed := make(chan struct{}, 64)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, changed
+}
+
+func callText(c *client.Client, tool string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", fmt.Errorf("empty result")
+	}
+	tc, _ := res.Content[0].(mcp.TextContent)
+	if res.IsError {
+		return "", fmt.Errorf("error result: %s", tc.Text)
+	}
+	return tc.Text, nil
+}
+
+func listed(c *client.Client, tool string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return false
+	}
+	for _, t := range res.Tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func mcpServerObj(name, url string, spec map[string]any) *unstructured.Unstructured {
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	spec["image"] = "example/mcp:1"
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "purko.io/v1alpha1", "kind": "MCPServer",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     spec,
+	}}
+	if url != "" {
+		u.SetAnnotations(map[string]string{"mcp-hub.purko.io/url": url})
+	}
+	return u
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func TestKubernetesDiscovery(t *testing.T) {
+	cluster := kubetest.Shared(t)
+	admin := cluster.AdminConfig()
+	kc := kubernetes.NewForConfigOrDie(admin)
+	dyn := dynamic.NewForConfigOrDie(admin)
+	ctx := context.Background()
+
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The chart's CRD, ServiceAccount and RBAC; nothing else is granted.
+	var saName string
+	var apply []byte
+	for _, o := range renderChart(t) {
+		switch o.GetKind() {
+		case "CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			b, err := json.Marshal(o.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply = append(append(apply, b...), []byte("\n---\n")...)
+			if o.GetKind() == "ServiceAccount" {
+				saName = o.GetName()
+			}
+		}
+	}
+	if saName == "" {
+		t.Fatal("the chart renders no ServiceAccount")
+	}
+	kubetest.ApplyYAML(t, admin, apply)
+	cluster.WaitForCRD(t, "mcpservers.purko.io")
+
+	a, b := startUpstream(t, "alpha_tool"), startUpstream(t, "beta_tool")
+	sec := startUpstream(t, "secure_tool")
+	hub := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(ns, saName)))
+	c, changed := dialHub(t, hub.base)
+	mcps := dyn.Resource(gvr).Namespace(ns)
+
+	create := func(u *unstructured.Unstructured) {
+		t.Helper()
+		if err := kubetest.Retry(ctx, 10*time.Second, func() error {
+			_, err := mcps.Create(ctx, u, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			t.Fatalf("create MCPServer %s: %v", u.GetName(), err)
+		}
+	}
+
+	t.Run("created MCPServer becomes callable and gets status", func(t *testing.T) {
+		create(mcpServerObj("alpha", a.url, nil))
+		eventually(t, 10*time.Second, "alpha_tool callable", func() error {
+			_, err := callText(c, "alpha_tool")
+			return err
+		})
+		eventually(t, 10*time.Second, "status written", func() error {
+			u, err := mcps.Get(ctx, "alpha", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n, _, _ := unstructured.NestedInt64(u.Object, "status", "toolCount")
+			last, _, _ := unstructured.NestedString(u.Object, "status", "lastDiscovery")
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			if n != 1 || last == "" || len(conds) != 1 {
+				return fmt.Errorf("status = %v", u.Object["status"])
+			}
+			cond := conds[0].(map[string]any)
+			if cond["type"] != "HubConnected" || cond["status"] != "True" || cond["reason"] != "Connected" {
+				return fmt.Errorf("condition = %v", cond)
+			}
+			return nil
+		})
+	})
+
+	t.Run("changed annotation reconnects", func(t *testing.T) {
+		eventually(t, 10*time.Second, "update", func() error {
+			u, err := mcps.Get(ctx, "alpha", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			u.SetAnnotations(map[string]string{"mcp-hub.purko.io/url": b.url})
+			_, err = mcps.Update(ctx, u, metav1.UpdateOptions{})
+			return err
+		})
+		eventually(t, 10*time.Second, "beta_tool callable through alpha", func() error {
+			got, err := callText(c, "beta_tool")
+			if err == nil && got != "from beta_tool" {
+				err = fmt.Errorf("got %q", got)
+			}
+			return err
+		})
+		eventually(t, 10*time.Second, "alpha_tool gone", func() error {
+			if listed(c, "alpha_tool") {
+				return fmt.Errorf("still listed")
+			}
+			return nil
+		})
+	})
+
+	t.Run("Secret token, rotation and a missing Secret", func(t *testing.T) {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "secure-token", Namespace: ns}, Data: map[string][]byte{"token": []byte("first-token")}}
+		if _, err := kc.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		create(mcpServerObj("secure", sec.url, map[string]any{"auth": "bearer", "secretRef": "secure-token"}))
+		eventually(t, 10*time.Second, "secure_tool with the first token", func() error {
+			if _, err := callText(c, "secure_tool"); err != nil {
+				return err
+			}
+			if got := sec.auth(); got != "Bearer first-token" {
+				return fmt.Errorf("upstream saw %q", got)
+			}
+			return nil
+		})
+		secret.Data["token"] = []byte("rotated-token")
+		if _, err := kc.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "rotated token used", func() error {
+			if _, err := callText(c, "secure_tool"); err != nil {
+				return err
+			}
+			if got := sec.auth(); got != "Bearer rotated-token" {
+				return fmt.Errorf("upstream saw %q", got)
+			}
+			return nil
+		})
+
+		create(mcpServerObj("nosecret", a.url, map[string]any{"auth": "bearer", "secretRef": "does-not-exist"}))
+		eventually(t, 10*time.Second, "nosecret in error", func() error {
+			status, msg, _, ok := hub.server("nosecret")
+			if !ok || status != "error" || !strings.Contains(msg, "Secret purko/does-not-exist not found") {
+				return fmt.Errorf("nosecret = %q %q", status, msg)
+			}
+			return nil
+		})
+		eventually(t, 10*time.Second, "nosecret condition", func() error {
+			u, err := mcps.Get(ctx, "nosecret", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			if len(conds) != 1 || conds[0].(map[string]any)["status"] != "False" || !strings.Contains(fmt.Sprint(conds[0].(map[string]any)["message"]), "does-not-exist") {
+				return fmt.Errorf("conditions = %v", conds)
+			}
+			return nil
+		})
+		if _, err := callText(c, "beta_tool"); err != nil {
+			t.Fatalf("another server broke while one had a missing Secret: %v", err)
+		}
+		for _, leak := range []string{"first-token", "rotated-token"} {
+			if strings.Contains(hub.logs(), leak) {
+				t.Fatalf("token %q in the hub's log", leak)
+			}
+		}
+	})
+
+	t.Run("ConfigMap in JSON then YAML", func(t *testing.T) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: ns}, Data: map[string]string{
+			"servers": `[{"name":"cm-alpha","url":"` + a.url + `","icon":"a","category":"dev"},{"name":"bad entry","url":"x"}]`,
+		}}
+		if _, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "cm-alpha from JSON", func() error {
+			status, _, tools, ok := hub.server("cm-alpha")
+			if !ok || status != "connected" || !slices.Contains(tools, "alpha_tool") {
+				return fmt.Errorf("cm-alpha = %q %v", status, tools)
+			}
+			return nil
+		})
+		cm.Data["servers"] = "- name: cm-beta\n  url: " + b.url + "\n  category: dev\n"
+		if _, err := kc.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "cm-beta from YAML replaces cm-alpha", func() error {
+			if _, _, _, ok := hub.server("cm-alpha"); ok {
+				return fmt.Errorf("cm-alpha still listed")
+			}
+			if status, _, _, ok := hub.server("cm-beta"); !ok || status != "connected" {
+				return fmt.Errorf("cm-beta = %q", status)
+			}
+			return nil
+		})
+		if !strings.Contains(hub.logs(), "bad entry") {
+			t.Error("the bad ConfigMap entry was not reported by name")
+		}
+	})
+
+	t.Run("deleted MCPServer leaves and sessions are told", func(t *testing.T) {
+		for len(changed) > 0 {
+			<-changed
+		}
+		if err := mcps.Delete(ctx, "secure", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "secure_tool gone", func() error {
+			if listed(c, "secure_tool") {
+				return fmt.Errorf("still listed")
+			}
+			return nil
+		})
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no tools/list_changed after the MCPServer was deleted")
+		}
+	})
+
+	t.Run("create-to-callable and delete-to-gone latency", func(t *testing.T) {
+		var up, down []time.Duration
+		for i := 0; i < 10; i++ {
+			name := fmt.Sprintf("lat-%d", i)
+			u := startUpstream(t, fmt.Sprintf("lat_tool_%d", i))
+			start := time.Now()
+			create(mcpServerObj(name, u.url, nil))
+			eventually(t, 10*time.Second, name+" callable", func() error {
+				_, err := callText(c, fmt.Sprintf("lat_tool_%d", i))
+				return err
+			})
+			up = append(up, time.Since(start))
+			start = time.Now()
+			if err := mcps.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, name+" gone", func() error {
+				if listed(c, fmt.Sprintf("lat_tool_%d", i)) {
+					return fmt.Errorf("still listed")
+				}
+				return nil
+			})
+			down = append(down, time.Since(start))
+		}
+		t.Logf("latency: MCPServer create -> tool callable: p50 %v p99 %v; delete -> tool gone: p50 %v p99 %v (10 each; target p99 < 2s)",
+			percentile(up, 50).Round(time.Millisecond), percentile(up, 99).Round(time.Millisecond),
+			percentile(down, 50).Round(time.Millisecond), percentile(down, 99).Round(time.Millisecond))
+	})
+
+	if logs := hub.logs(); strings.Contains(strings.ToLower(logs), "forbidden") {
+		t.Fatalf("the hub hit RBAC denials with the chart's permissions:\n%s", logs)
+	}
+}
