@@ -24,6 +24,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
+	"k8s.io/klog/v2"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
@@ -116,6 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// Libraries that log through log/slog end up in the same stream.
 	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log)))
+	klog.SetSlogLogger(slog.Default()) // client-go's watch errors, e.g. RBAC denials
 	cfg, err := loadConfig(o.config)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)

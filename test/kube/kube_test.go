@@ -125,6 +125,24 @@ var listenLine = regexp.MustCompile(`listening on http://([0-9.:]+)/mcp`)
 
 func startHub(t *testing.T, kubeconfig string) hubProc {
 	t.Helper()
+	h := launchHub(t, kubeconfig)
+	eventually(t, 30*time.Second, "hub ready", func() error {
+		resp, err := http.Get(h.base + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("readyz %d", resp.StatusCode)
+		}
+		return nil
+	})
+	return h
+}
+
+// launchHub starts the hub binary against the cluster without waiting.
+func launchHub(t *testing.T, kubeconfig string) hubProc {
+	t.Helper()
 	cmd := exec.Command(hubBin, "serve", "--listen", "127.0.0.1:0", "--kubeconfig", kubeconfig, "--namespaces", ns, "--log-level", "info")
 	cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -154,17 +172,6 @@ func startHub(t *testing.T, kubeconfig string) hubProc {
 		}
 	}()
 	h.base = "http://" + m[1]
-	eventually(t, 30*time.Second, "hub ready", func() error {
-		resp, err := http.Get(h.base + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("readyz %d", resp.StatusCode)
-		}
-		return nil
-	})
 	return h
 }
 
@@ -536,5 +543,32 @@ func TestKubernetesDiscovery(t *testing.T) {
 
 	if logs := hub.logs(); strings.Contains(strings.ToLower(logs), "forbidden") {
 		t.Fatalf("the hub hit RBAC denials with the chart's permissions:\n%s", logs)
+	}
+}
+
+// TestWithoutRBACNotReady: the RBAC check above can fail. A ServiceAccount
+// without the chart's Role cannot watch, the hub logs the denial and never
+// reports ready.
+func TestWithoutRBACNotReady(t *testing.T) {
+	cluster := kubetest.Shared(t)
+	kc := kubernetes.NewForConfigOrDie(cluster.AdminConfig())
+	const other = "no-rbac"
+	if _, err := kc.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hub := launchHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(other, "nobody")))
+	eventually(t, 20*time.Second, "denial logged", func() error {
+		if !strings.Contains(strings.ToLower(hub.logs()), "forbidden") {
+			return fmt.Errorf("no RBAC denial in the log yet")
+		}
+		return nil
+	})
+	resp, err := http.Get(hub.base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatal("the hub reports ready although it cannot watch anything")
 	}
 }
