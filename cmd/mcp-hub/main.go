@@ -59,9 +59,9 @@ type options struct {
 	kubeconfig    string
 	namespaces    string
 	labelSelector string
-	config    string
-	logLevel  string
-	logFormat string
+	config        string
+	logLevel      string
+	logFormat     string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
