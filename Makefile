@@ -29,8 +29,22 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: test-deps vet
+test: test-deps vet helm-test
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# The Helm chart: lint (strict, values.schema.json enforced) and render with
+# the default values and with ci/ha-values.yaml. helm is built once from the Go
+# module proxy into a cache outside the repo by hack/helm.sh. The rendered
+# manifests are checked in detail by charts/mcp-hub/chart_test.go (go test).
+CHART := charts/mcp-hub
+.PHONY: helm-test
+helm-test:
+	@set -e; helm=$$(hack/helm.sh); \
+	for v in "" "--values $(CHART)/ci/ha-values.yaml"; do \
+		echo "helm lint --strict $(CHART) $$v"; \
+		$$helm lint --strict --quiet $(CHART) $$v; \
+		$$helm template hub $(CHART) --namespace purko $$v >/dev/null; \
+	done
 
 bench: test-deps
 	$(GO) run ./test/bench -out bench-results.json

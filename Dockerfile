@@ -1,0 +1,20 @@
+# mcp-hub: a static binary on distroless, running as non-root 65532.
+#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) -t ghcr.io/purko-io/mcp-hub:dev .
+# The image holds only the hub: stdio upstreams (`command:` in the config)
+# need their runtime (node, python, ...) in an image of your own.
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/mcp-hub ./cmd/mcp-hub
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/mcp-hub /mcp-hub
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/mcp-hub"]
+CMD ["serve", "--listen", "0.0.0.0:8080"]
