@@ -701,7 +701,7 @@ func checkDeployment(t *testing.T, m manifests, cfg *config.Config) deployment {
 	}
 
 	// The serve command line.
-	wantHead := []string{"serve", "--listen", "0.0.0.0:8080", "--config", "/etc/mcp-hub/config.yaml"}
+	wantHead := []string{"serve", "--listen", "0.0.0.0:8080", "--config", "/etc/mcp-hub/config/config.yaml"}
 	if len(c.Args) < len(wantHead) || !slices.Equal(c.Args[:len(wantHead)], wantHead) {
 		t.Errorf("args %q, want them to start with %q", c.Args, wantHead)
 	}
@@ -717,7 +717,7 @@ func checkDeployment(t *testing.T, m manifests, cfg *config.Config) deployment {
 	mounts := map[string]string{}
 	for _, vm := range c.VolumeMounts {
 		mounts[vm.MountPath] = vm.Name
-		if vm.MountPath == "/etc/mcp-hub" && (vm.SubPath != "" || !vm.ReadOnly) {
+		if vm.MountPath == "/etc/mcp-hub/config" && (vm.SubPath != "" || !vm.ReadOnly) {
 			t.Errorf("config mount %+v: want the whole directory, read-only", vm)
 		}
 	}
@@ -725,8 +725,8 @@ func checkDeployment(t *testing.T, m manifests, cfg *config.Config) deployment {
 	for i, v := range ps.Volumes {
 		volumes[v.Name] = i
 	}
-	if i, ok := volumes[mounts["/etc/mcp-hub"]]; !ok || ps.Volumes[i].ConfigMap == nil || ps.Volumes[i].ConfigMap.Name != fullname {
-		t.Errorf("/etc/mcp-hub is not mounted from ConfigMap %s", fullname)
+	if i, ok := volumes[mounts["/etc/mcp-hub/config"]]; !ok || ps.Volumes[i].ConfigMap == nil || ps.Volumes[i].ConfigMap.Name != fullname {
+		t.Errorf("/etc/mcp-hub/config is not mounted from ConfigMap %s", fullname)
 	}
 	if i, ok := volumes[mounts["/tmp"]]; !ok || ps.Volumes[i].EmptyDir == nil {
 		t.Error("/tmp is not an emptyDir")
