@@ -19,7 +19,13 @@ run: build
 
 # Pinned npm packages (lockfile) for the interop tests: the official
 # reference server and the official TypeScript SDK client.
-test-deps: $(INTEROP)/node_modules/.installed
+test-deps: $(INTEROP)/node_modules/.installed kube-bins
+
+# kube-apiserver and etcd for the Kubernetes tests, built once from the Go
+# module proxy into ~/.cache/mcp-hub (10-20 min on a fresh 2-core machine).
+.PHONY: kube-bins
+kube-bins:
+	hack/kube-bins.sh >/dev/null
 
 $(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
@@ -48,6 +54,9 @@ helm-test:
 
 bench: test-deps
 	$(GO) run ./test/bench -out bench-results.json
+	@echo
+	@$(GO) test -count=1 -v -run 'TestKubernetesDiscovery$$' ./test/kube/ | grep -E 'latency:|^(ok|FAIL)'
+
 
 clean:
 	rm -rf bin $(INTEROP)/node_modules

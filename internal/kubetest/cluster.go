@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,8 +210,12 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
 
+	sweepStaleDirs()
 	dir, err := os.MkdirTemp("", "kubetest-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return nil, err
 	}
 	c := &Cluster{Dir: dir}
@@ -233,6 +238,28 @@ func StartCluster(ctx context.Context, opts Options) (*Cluster, error) {
 	c.StartupTime = time.Since(begin)
 	ok = true
 	return c, nil
+}
+
+const ownerFile = "owner.pid"
+
+// sweepStaleDirs removes the dirs of clusters whose test binary died without
+// stopping them (panic, -timeout: the servers die with it, see sysProcAttr, but
+// the dir stays).
+func sweepStaleDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "kubetest-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 // Ports are picked by binding :0 and closing, so another process can grab one
