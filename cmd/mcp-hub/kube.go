@@ -55,24 +55,30 @@ func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*k
 		return nil, nil
 	}
 
-	namespaces := settings.Namespaces
-	if o.namespaces != "" {
-		namespaces = splitComma(o.namespaces)
-	}
-	all := settings.AllNamespaces || (len(namespaces) == 1 && namespaces[0] == "*")
-	switch {
-	case all:
-		namespaces = []string{""}
-	case len(namespaces) == 0 && ownNamespace != "":
-		namespaces = []string{ownNamespace}
-	case len(namespaces) == 0:
-		namespaces = []string{"default"}
-	}
+	namespaces := watchNamespaces(o.namespaces, settings, ownNamespace)
 	selector := settings.LabelSelector
 	if o.labelSelector != "" {
 		selector = o.labelSelector
 	}
 	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName}, log)
+}
+
+// watchNamespaces decides what to watch: the flag over the config; "*" or
+// allNamespaces means all (""); nothing named means the hub's own namespace.
+func watchNamespaces(flag string, settings config.KubeSettings, own string) []string {
+	namespaces := settings.Namespaces
+	if flag != "" {
+		namespaces = splitComma(flag)
+	}
+	switch {
+	case settings.AllNamespaces && flag == "", len(namespaces) == 1 && namespaces[0] == "*":
+		return []string{""}
+	case len(namespaces) == 0 && own != "":
+		return []string{own}
+	case len(namespaces) == 0:
+		return []string{"default"}
+	}
+	return namespaces
 }
 
 func splitComma(v string) []string {
@@ -99,7 +105,7 @@ func kubeStatuses(cat *registry.Catalog) []kube.Status {
 		case upstream.StateConnecting:
 			st.Reason = "Connecting"
 		default:
-			st.Reason = "Unavailable"
+			st.Reason = kube.ReasonUnavailable
 		}
 		out = append(out, st)
 	}

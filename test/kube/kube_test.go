@@ -123,9 +123,9 @@ func (h hubProc) logs() string { h.mu.Lock(); defer h.mu.Unlock(); return h.stde
 
 var listenLine = regexp.MustCompile(`listening on http://([0-9.:]+)/mcp`)
 
-func startHub(t *testing.T, kubeconfig string) hubProc {
+func startHub(t *testing.T, kubeconfig string, args ...string) hubProc {
 	t.Helper()
-	h := launchHub(t, kubeconfig)
+	h := launchHub(t, kubeconfig, args...)
 	eventually(t, 30*time.Second, "hub ready", func() error {
 		resp, err := http.Get(h.base + "/readyz")
 		if err != nil {
@@ -141,9 +141,9 @@ func startHub(t *testing.T, kubeconfig string) hubProc {
 }
 
 // launchHub starts the hub binary against the cluster without waiting.
-func launchHub(t *testing.T, kubeconfig string) hubProc {
+func launchHub(t *testing.T, kubeconfig string, args ...string) hubProc {
 	t.Helper()
-	cmd := exec.Command(hubBin, "serve", "--listen", "127.0.0.1:0", "--kubeconfig", kubeconfig, "--namespaces", ns, "--log-level", "info")
+	cmd := exec.Command(hubBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--kubeconfig", kubeconfig, "--namespaces", ns, "--log-level", "info"}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, _ := cmd.StdoutPipe()
@@ -450,6 +450,18 @@ func TestKubernetesDiscovery(t *testing.T) {
 			}
 			return nil
 		})
+		eventually(t, 10*time.Second, "ConnectFailed event", func() error {
+			evs, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=nosecret"})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "ConnectFailed" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "does-not-exist") {
+					return nil
+				}
+			}
+			return fmt.Errorf("events: %d, none ConnectFailed", len(evs.Items))
+		})
 		if _, err := callText(c, "beta_tool"); err != nil {
 			t.Fatalf("another server broke while one had a missing Secret: %v", err)
 		}
@@ -509,6 +521,25 @@ func TestKubernetesDiscovery(t *testing.T) {
 		case <-changed:
 		case <-time.After(5 * time.Second):
 			t.Fatal("no tools/list_changed after the MCPServer was deleted")
+		}
+	})
+
+	t.Run("label selector", func(t *testing.T) {
+		labeled := mcpServerObj("labeled", a.url, nil)
+		labeled.SetLabels(map[string]string{"team": "a"})
+		create(labeled)
+		selective := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(ns, saName)), "--label-selector", "team=a")
+		eventually(t, 10*time.Second, "labeled server on the selective hub", func() error {
+			if status, _, _, ok := selective.server("labeled"); !ok || status != "connected" {
+				return fmt.Errorf("labeled = %q", status)
+			}
+			return nil
+		})
+		if _, _, _, ok := selective.server("alpha"); ok {
+			t.Fatal("the selective hub picked up an MCPServer without the label")
+		}
+		if err := mcps.Delete(ctx, "labeled", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	})
 

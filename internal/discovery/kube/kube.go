@@ -84,7 +84,7 @@ func New(cfg *rest.Config, opts Options, log zerolog.Logger) (*Source, error) {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
 	log = log.With().Str("source", SourceName).Logger()
-	return &Source{opts: opts, client: client, dyn: dyn, log: log, status: newStatusWriter(dyn, log)}, nil
+	return &Source{opts: opts, client: client, dyn: dyn, log: log, status: newStatusWriter(dyn, client.CoreV1(), log)}, nil
 }
 
 // Name implements discovery.Source.

@@ -7,16 +7,24 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
 // ConditionType is the condition the hub owns on an MCPServer.
 const ConditionType = "HubConnected"
+
+// ReasonUnavailable is the condition reason of a server the hub cannot use;
+// it also raises a Warning event.
+const ReasonUnavailable = "Unavailable"
 
 // Status is the hub's view of one upstream, as written to its MCPServer.
 type Status struct {
@@ -34,8 +42,9 @@ type Status struct {
 // only replace a pending set; the writer's own goroutine does the network
 // work, so the registry never waits on the API server.
 type statusWriter struct {
-	dyn dynamic.Interface
-	log zerolog.Logger
+	dyn    dynamic.Interface
+	events typedcorev1.EventsGetter
+	log    zerolog.Logger
 
 	mu      sync.Mutex
 	pending []Status
@@ -43,8 +52,8 @@ type statusWriter struct {
 	written map[config.Origin]Status // what the API server has, as last written
 }
 
-func newStatusWriter(dyn dynamic.Interface, log zerolog.Logger) *statusWriter {
-	return &statusWriter{dyn: dyn, log: log, wake: make(chan struct{}, 1), written: map[config.Origin]Status{}}
+func newStatusWriter(dyn dynamic.Interface, events typedcorev1.EventsGetter, log zerolog.Logger) *statusWriter {
+	return &statusWriter{dyn: dyn, events: events, log: log, wake: make(chan struct{}, 1), written: map[config.Origin]Status{}}
 }
 
 func (w *statusWriter) report(reports []Status) {
@@ -60,6 +69,12 @@ func (w *statusWriter) report(reports []Status) {
 // run writes until ctx ends. all gives the cached MCPServers, whose current
 // conditions the writer keeps.
 func (w *statusWriter) run(ctx context.Context, all []listers) {
+	// Events on an MCPServer tell `kubectl describe` readers when the hub
+	// loses or regains it; replicas' duplicates are folded by the recorder.
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "mcp-hub"})
 	for {
 		select {
 		case <-ctx.Done():
@@ -84,7 +99,16 @@ func (w *statusWriter) run(ctx context.Context, all []listers) {
 				w.log.Warn().Err(err).Str("mcpserver", st.Origin.Namespace+"/"+st.Origin.Name).Msg("cannot write status")
 				continue
 			}
+			before, known := w.written[st.Origin]
 			w.written[st.Origin] = st
+			ref := &corev1.ObjectReference{APIVersion: MCPServerGVR.GroupVersion().String(), Kind: kindMCPServer,
+				Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+			switch {
+			case st.Reason == ReasonUnavailable && (before.Reason != ReasonUnavailable || before.Message != st.Message):
+				recorder.Event(ref, corev1.EventTypeWarning, "ConnectFailed", truncate(st.Message, 1024))
+			case st.Connected && known && !before.Connected:
+				recorder.Event(ref, corev1.EventTypeNormal, "Connected", st.Message)
+			}
 		}
 	}
 }
