@@ -550,7 +550,10 @@ func TestKubernetesDiscovery(t *testing.T) {
 			u := startUpstream(t, fmt.Sprintf("lat_tool_%d", i))
 			start := time.Now()
 			create(mcpServerObj(name, u.url, nil))
-			eventually(t, 10*time.Second, name+" callable", func() error {
+			eventually(t, 10*time.Second, name+" listed and callable", func() error {
+				if !listed(c, fmt.Sprintf("lat_tool_%d", i)) {
+					return fmt.Errorf("not listed")
+				}
 				_, err := callText(c, fmt.Sprintf("lat_tool_%d", i))
 				return err
 			})
@@ -563,11 +566,14 @@ func TestKubernetesDiscovery(t *testing.T) {
 				if listed(c, fmt.Sprintf("lat_tool_%d", i)) {
 					return fmt.Errorf("still listed")
 				}
+				if _, err := callText(c, fmt.Sprintf("lat_tool_%d", i)); err == nil {
+					return fmt.Errorf("still callable")
+				}
 				return nil
 			})
 			down = append(down, time.Since(start))
 		}
-		t.Logf("latency: MCPServer create -> tool callable: p50 %v p99 %v; delete -> tool gone: p50 %v p99 %v (10 each; target p99 < 2s)",
+		t.Logf("latency: MCPServer create -> tool listed and callable: p50 %v p99 %v; delete -> tool gone from tools/list and calls: p50 %v p99 %v (10 each; target p99 < 2s)",
 			percentile(up, 50).Round(time.Millisecond), percentile(up, 99).Round(time.Millisecond),
 			percentile(down, 50).Round(time.Millisecond), percentile(down, 99).Round(time.Millisecond))
 	})
