@@ -522,6 +522,18 @@ func TestKubernetesDiscovery(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("no tools/list_changed after the MCPServer was deleted")
 		}
+		// Re-created under the same name, it gets its status written again.
+		create(mcpServerObj("secure", b.url, nil))
+		eventually(t, 10*time.Second, "status of the re-created MCPServer", func() error {
+			u, err := mcps.Get(ctx, "secure", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if n, _, _ := unstructured.NestedInt64(u.Object, "status", "toolCount"); n != 1 {
+				return fmt.Errorf("status = %v", u.Object["status"])
+			}
+			return nil
+		})
 	})
 
 	t.Run("label selector", func(t *testing.T) {

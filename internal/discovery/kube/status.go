@@ -49,11 +49,21 @@ type statusWriter struct {
 	mu      sync.Mutex
 	pending []Status
 	wake    chan struct{}
-	written map[config.Origin]Status // what the API server has, as last written
+	written map[config.Origin]written // what the API server has, as last written
+}
+
+// statusRetry is how long a failed status write waits for another try.
+const statusRetry = 2 * time.Second
+
+// written is the status last written to one object; a re-created object of
+// the same name (another UID) is written afresh.
+type written struct {
+	uid    types.UID
+	status Status
 }
 
 func newStatusWriter(dyn dynamic.Interface, events typedcorev1.EventsGetter, log zerolog.Logger) *statusWriter {
-	return &statusWriter{dyn: dyn, events: events, log: log, wake: make(chan struct{}, 1), written: map[config.Origin]Status{}}
+	return &statusWriter{dyn: dyn, events: events, log: log, wake: make(chan struct{}, 1), written: map[config.Origin]written{}}
 }
 
 func (w *statusWriter) report(reports []Status) {
@@ -75,32 +85,43 @@ func (w *statusWriter) run(ctx context.Context, all []listers) {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "mcp-hub"})
+	var retry <-chan time.Time // set while a failed write waits for another try
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.wake:
+		case <-retry:
 		}
+		retry = nil
 		w.mu.Lock()
 		reports := w.pending
 		w.mu.Unlock()
+		current := make(map[config.Origin]bool, len(reports))
 		for _, st := range reports {
-			if st.Origin.Kind != kindMCPServer || w.written[st.Origin] == st {
+			current[st.Origin] = true
+			if st.Origin.Kind != kindMCPServer {
 				continue
 			}
 			obj := lookup(all, st.Origin)
 			if obj == nil {
 				continue // deleted meanwhile, or filtered out
 			}
+			prev, known := w.written[st.Origin]
+			if known && prev.uid == obj.GetUID() && prev.status == st {
+				continue
+			}
 			if err := w.patch(ctx, obj, st); err != nil {
 				if ctx.Err() != nil {
 					return
 				}
-				w.log.Warn().Err(err).Str("mcpserver", st.Origin.Namespace+"/"+st.Origin.Name).Msg("cannot write status")
+				w.log.Warn().Err(err).Str("mcpserver", st.Origin.Namespace+"/"+st.Origin.Name).Msg("cannot write status; retrying")
+				retry = time.After(statusRetry)
 				continue
 			}
-			before, known := w.written[st.Origin]
-			w.written[st.Origin] = st
+			before := prev.status
+			known = known && prev.uid == obj.GetUID()
+			w.written[st.Origin] = written{uid: obj.GetUID(), status: st}
 			ref := &corev1.ObjectReference{APIVersion: MCPServerGVR.GroupVersion().String(), Kind: kindMCPServer,
 				Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
 			switch {
@@ -108,6 +129,11 @@ func (w *statusWriter) run(ctx context.Context, all []listers) {
 				recorder.Event(ref, corev1.EventTypeWarning, "ConnectFailed", truncate(st.Message, 1024))
 			case st.Connected && known && !before.Connected:
 				recorder.Event(ref, corev1.EventTypeNormal, "Connected", st.Message)
+			}
+		}
+		for o := range w.written {
+			if !current[o] {
+				delete(w.written, o)
 			}
 		}
 	}
