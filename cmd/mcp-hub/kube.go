@@ -18,12 +18,10 @@ import (
 // serviceAccountNamespace is where a pod finds its own namespace.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
-// kubeSource returns the Kubernetes source, or nil when no cluster is
-// configured: out of a cluster only an explicit --kubeconfig or KUBECONFIG
-// turns it on, so a laptop with a ~/.kube/config still runs without one.
-func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*kube.Source, error) {
-	var cfg *rest.Config
-	var ownNamespace string
+// clusterConfig finds the cluster: an explicit --kubeconfig or KUBECONFIG,
+// else the pod's ServiceAccount; nil when there is neither. It also returns
+// the namespace the hub runs in (or the kubeconfig context's).
+func clusterConfig(o options) (*rest.Config, string, error) {
 	kubeconfig := o.kubeconfig
 	if kubeconfig == "" {
 		kubeconfig = os.Getenv("KUBECONFIG")
@@ -35,26 +33,37 @@ func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*k
 			rules = &clientcmd.ClientConfigLoadingRules{Precedence: strings.Split(kubeconfig, string(os.PathListSeparator))}
 		}
 		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-		var err error
-		if cfg, err = cc.ClientConfig(); err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		cfg, err := cc.ClientConfig()
+		if err != nil {
+			return nil, "", fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
 		}
-		ownNamespace, _, _ = cc.Namespace()
+		ns, _, _ := cc.Namespace()
+		return cfg, ns, nil
 	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
-		var err error
-		if cfg, err = rest.InClusterConfig(); err != nil {
-			return nil, fmt.Errorf("in-cluster Kubernetes config: %w", err)
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, "", fmt.Errorf("in-cluster Kubernetes config: %w", err)
 		}
+		ns := ""
 		if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
-			ownNamespace = strings.TrimSpace(string(b))
+			ns = strings.TrimSpace(string(b))
 		}
 		if v := os.Getenv("POD_NAMESPACE"); v != "" {
-			ownNamespace = v
+			ns = v
 		}
-	default:
-		return nil, nil
+		return cfg, ns, nil
 	}
+	return nil, "", nil
+}
 
+// kubeSource returns the Kubernetes source, or nil when no cluster is
+// configured: out of a cluster only an explicit --kubeconfig or KUBECONFIG
+// turns it on, so a laptop with a ~/.kube/config still runs without one.
+func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*kube.Source, error) {
+	cfg, ownNamespace, err := clusterConfig(o)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
 	namespaces := watchNamespaces(o.namespaces, settings, ownNamespace)
 	selector := settings.LabelSelector
 	if o.labelSelector != "" {

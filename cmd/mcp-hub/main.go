@@ -54,14 +54,15 @@ Flags:
 
 // options are the command-line settings shared by serve and stdio.
 type options struct {
-	listen        string
-	pprof         string
-	kubeconfig    string
-	namespaces    string
-	labelSelector string
-	config        string
-	logLevel      string
-	logFormat     string
+	listen              string
+	pprof               string
+	kubeconfig          string
+	namespaces          string
+	labelSelector       string
+	authServiceAccounts bool
+	config              string
+	logLevel            string
+	logFormat           string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -96,6 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the Kubernetes source out of a cluster (also KUBECONFIG); in a cluster the ServiceAccount is used")
 	fs.StringVar(&o.namespaces, "namespaces", "", "namespaces to watch for MCPServers and the mcp-servers ConfigMap, comma-separated, * for all (default: the hub's own)")
 	fs.StringVar(&o.labelSelector, "label-selector", "", "only MCPServers matching this label selector")
+	fs.BoolVar(&o.authServiceAccounts, "auth-service-accounts", false, "admit pods by their ServiceAccount token (TokenReview) with their Agent's autonomy (also auth.serviceAccounts.enabled)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -182,10 +184,15 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
 		Upstream:       upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version}),
 	}, log)
+	auth, err := buildAuth(cfg, o, o.listen, log)
+	if err != nil {
+		return nil, err
+	}
 	srv := server.New(reg, server.Options{
 		Name:         "mcp-hub",
 		Version:      version,
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
+		Auth:         auth,
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {
@@ -249,13 +256,17 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 }
 
 func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger) error {
+	level, err := stdioLevel()
+	if err != nil {
+		return err
+	}
 	h, err := newHub(cfg, o, log)
 	if err != nil {
 		return err
 	}
 	regCtx, cancelReg := context.WithCancel(context.Background())
 	regDone := h.runRegistry(regCtx)
-	err = h.srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+	err = h.srv.ServeStdio(ctx, os.Stdin, os.Stdout, level)
 	cancelReg()
 	<-regDone
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -217,6 +217,7 @@ func TestInvalidConfigFailsStartWithFileAndField(t *testing.T) {
 		{[]string{"stdio", "--config", path}, []string{path, "servers[0] (gh).transport"}},
 		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, []string{"missing.yaml", "no such file"}},
 		{[]string{"serve", "--log-level", "loud"}, []string{`--log-level: "loud"`}},
+		{[]string{"serve", "--listen", "0.0.0.0:0"}, []string{"not a loopback address", "no credentials configured"}},
 	}
 	for _, tc := range cases {
 		cmd := exec.Command(hubBin, tc.args...)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 )
 
 // Transport is how the hub speaks to one upstream MCP server.
@@ -53,6 +55,57 @@ type Config struct {
 	ShutdownGrace Duration `json:"shutdownGrace"`
 	// Kubernetes configures the cluster source; it is off without a cluster.
 	Kubernetes KubeSettings `json:"kubernetes"`
+	// Auth says who may call the hub and at which autonomy level at most.
+	Auth AuthSettings `json:"auth"`
+}
+
+// AuthSettings are the hub's callers. With none configured, the hub serves
+// anonymous callers only on a loopback address (a laptop) and refuses to
+// start on any other.
+type AuthSettings struct {
+	// Tokens are inbound bearer tokens, each naming one caller.
+	Tokens []CallerToken `json:"tokens,omitempty"`
+	// Anonymous, when set, admits requests without credentials.
+	Anonymous *AnonymousAccess `json:"anonymous,omitempty"`
+	// ServiceAccounts admits pods by their projected ServiceAccount token
+	// (TokenReview), with the ceiling of their purko.io/agent Agent.
+	ServiceAccounts ServiceAccountAuth `json:"serviceAccounts"`
+}
+
+// CallerToken is one inbound bearer token.
+type CallerToken struct {
+	// Name identifies the caller in audit lines.
+	Name string `json:"name"`
+	// Token says where the token is read from (env or file).
+	Token TokenRef `json:"token"`
+	// MaxLevel is the caller's ceiling: manual, restricted, supervised, full
+	// (or shu, ha, ri).
+	MaxLevel string `json:"maxLevel"`
+	// Tools, when not empty, are the only tools the caller may see and run
+	// (published or original names).
+	Tools []string `json:"tools,omitempty"`
+
+	// Value is the resolved token.
+	Value Secret `json:"-"`
+}
+
+// AnonymousAccess admits callers without credentials up to MaxLevel.
+type AnonymousAccess struct {
+	Enabled  bool   `json:"enabled"`
+	MaxLevel string `json:"maxLevel"`
+}
+
+// ServiceAccountAuth configures TokenReview-based callers.
+type ServiceAccountAuth struct {
+	Enabled bool `json:"enabled"`
+	// Audiences the token must be issued for; empty accepts the API
+	// server's default audience.
+	Audiences []string `json:"audiences,omitempty"`
+}
+
+// Configured reports whether any way to authenticate is set up.
+func (a AuthSettings) Configured() bool {
+	return len(a.Tokens) > 0 || a.Anonymous != nil || a.ServiceAccounts.Enabled
 }
 
 // KubeSettings say what the Kubernetes source watches. Command-line flags
@@ -115,6 +168,10 @@ type ServerSpec struct {
 	// ToolPolicy overrides the read-only/write classification of this
 	// server's tools (read by the autonomy rules).
 	ToolPolicy *ToolPolicy `json:"toolPolicy,omitempty"`
+	// TrustAnnotations lets the server's own readOnlyHint/destructiveHint
+	// decide when no operator rule does; off by default, since a server
+	// describes itself.
+	TrustAnnotations bool `json:"trustAnnotations,omitempty"`
 
 	// Problem, when set by a source, says why the server cannot be used as
 	// found (a missing Secret, say): the hub lists it as error with this
@@ -225,6 +282,14 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
+	for i := range c.Auth.Tokens {
+		t := &c.Auth.Tokens[i]
+		v, err := t.Token.read()
+		if err != nil {
+			return nil, fmt.Errorf("config %s: auth.tokens[%d] (%s).token: %w", name, i, t.Name, err)
+		}
+		t.Value = v
+	}
 	for i := range c.Servers {
 		s := &c.Servers[i]
 		s.Source = "file"
@@ -288,6 +353,9 @@ func (c *Config) validate() error {
 	}
 	if c.Catalog.RouteCacheSize < 0 {
 		return fmt.Errorf("catalog.routeCacheSize: must not be negative")
+	}
+	if err := c.Auth.validate(); err != nil {
+		return err
 	}
 	seen := make(map[string]int, len(c.Servers))
 	for i := range c.Servers {
@@ -401,23 +469,56 @@ func (s *ServerSpec) ResolveToken() error {
 	if s.Token == nil {
 		return nil
 	}
+	v, err := s.Token.read()
+	s.BearerToken = v
+	return err
+}
+
+// read returns the token from its env variable or file.
+func (t TokenRef) read() (Secret, error) {
 	switch {
-	case s.Token.Env != "":
-		v, ok := os.LookupEnv(s.Token.Env)
-		if !ok || v == "" {
-			return fmt.Errorf("env: variable %s is not set", s.Token.Env)
+	case t.Env != "":
+		v, ok := os.LookupEnv(t.Env)
+		if !ok || strings.TrimSpace(v) == "" {
+			return "", fmt.Errorf("env: variable %s is not set", t.Env)
 		}
-		s.BearerToken = Secret(strings.TrimSpace(v))
-	case s.Token.File != "":
-		b, err := os.ReadFile(s.Token.File)
+		return Secret(strings.TrimSpace(v)), nil
+	case t.File != "":
+		b, err := os.ReadFile(t.File)
 		if err != nil {
-			return fmt.Errorf("file: %w", err)
+			return "", fmt.Errorf("file: %w", err)
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			return fmt.Errorf("file: %s is empty", s.Token.File)
+			return "", fmt.Errorf("file: %s is empty", t.File)
 		}
-		s.BearerToken = Secret(v)
+		return Secret(v), nil
+	}
+	return "", fmt.Errorf("set env or file")
+}
+
+func (a AuthSettings) validate() error {
+	names := map[string]bool{}
+	for i, t := range a.Tokens {
+		where := fmt.Sprintf("auth.tokens[%d]%s", i, nameHint(t.Name))
+		if t.Name == "" {
+			return fmt.Errorf("%s.name: is required", where)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("%s.name: %q is used twice", where, t.Name)
+		}
+		names[t.Name] = true
+		if (t.Token.Env == "") == (t.Token.File == "") {
+			return fmt.Errorf("%s.token: set exactly one of env or file", where)
+		}
+		if _, err := autonomy.ParseLevel(t.MaxLevel); err != nil {
+			return fmt.Errorf("%s.maxLevel: %w", where, err)
+		}
+	}
+	if an := a.Anonymous; an != nil && an.Enabled {
+		if _, err := autonomy.ParseLevel(an.MaxLevel); err != nil {
+			return fmt.Errorf("auth.anonymous.maxLevel: %w", err)
+		}
 	}
 	return nil
 }

@@ -45,6 +45,11 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"separator", "naming: {separator: '.'}\n", `naming.separator: "." must be`},
 		{"backoff", "upstream: {backoffMin: 10s, backoffMax: 1s}\n", "upstream.backoffMax"},
 		{"not yaml", "servers: [\n", "config test.yaml:"},
+		{"auth level", "auth:\n  tokens:\n  - name: bot\n    token: {env: HOME}\n    maxLevel: godmode\n", `auth.tokens[0] (bot).maxLevel: `},
+		{"auth token source", "auth:\n  tokens:\n  - name: bot\n    maxLevel: full\n", "auth.tokens[0] (bot).token: set exactly one of env or file"},
+		{"auth name", "auth:\n  tokens:\n  - token: {env: HOME}\n    maxLevel: full\n", "auth.tokens[0].name: is required"},
+		{"anonymous level", "auth:\n  anonymous: {enabled: true, maxLevel: most}\n", "auth.anonymous.maxLevel"},
+		{"tool policy pattern", "servers:\n- name: a\n  url: http://x/mcp\n  toolPolicy: {write: ['[']}\n", `toolPolicy.write: "[" is not a valid pattern`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +61,23 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 				t.Fatalf("error %q\nwant it to start with the file and contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestAuthTokensResolved(t *testing.T) {
+	t.Setenv("MCPHUB_TEST_CALLER", "caller-secret")
+	c, err := Parse("t.yaml", []byte("auth:\n  tokens:\n  - name: bot\n    token: {env: MCPHUB_TEST_CALLER}\n    maxLevel: Ha\n    tools: [get_issue]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := c.Auth.Tokens[0]; tok.Value.Reveal() != "caller-secret" || !c.Auth.Configured() {
+		t.Fatalf("token %+v", tok)
+	}
+	if js, _ := json.Marshal(c); strings.Contains(string(js), "caller-secret") {
+		t.Fatal("caller token marshalled")
+	}
+	if d, _ := Default(); d.Auth.Configured() {
+		t.Fatal("the embedded default must configure no auth (anonymous on loopback only)")
 	}
 }
 

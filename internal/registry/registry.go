@@ -6,7 +6,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/upstream"
@@ -38,6 +38,16 @@ type Catalog struct {
 	Gen     uint64
 	Servers []ServerView // sorted by name
 	Tools   []Tool       // published tools of connected servers, sorted by name
+	index   map[string]int
+}
+
+// Tool returns the published tool called name, if it can be called now.
+func (c *Catalog) Tool(name string) (Tool, bool) {
+	i, ok := c.index[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return c.Tools[i], true
 }
 
 // ServerView is one upstream as listed.
@@ -60,13 +70,17 @@ type Tool struct {
 	Original string   // name at the upstream
 	Server   string   // owning server
 	Def      mcp.Tool // definition with Name set to the published name
-	client   *upstream.Client
+	// Class says whether the tool is read-only, and why; the same value
+	// decides both what a session lists and what it may call.
+	Class  autonomy.Class
+	client *upstream.Client
 }
 
 // Route says where a published tool goes.
 type Route struct {
 	Client   *upstream.Client
 	Original string
+	Class    autonomy.Class
 }
 
 type route struct {
@@ -284,6 +298,7 @@ func (r *Registry) rebuild() {
 		}
 	}
 	names, hidden := publishNames(keys, r.opts.Naming)
+	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries))}
 	for _, e := range entries {
@@ -301,7 +316,9 @@ func (r *Registry) rebuild() {
 			}
 			def := t
 			def.Name = name
-			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, client: e.c}
+			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
+				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
+			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, client: e.c}
 			sv.Tools = append(sv.Tools, pt)
 			if e.status.State == upstream.StateConnected {
 				cat.Tools = append(cat.Tools, pt)
@@ -313,7 +330,33 @@ func (r *Registry) rebuild() {
 		cat.Servers = append(cat.Servers, sv)
 	}
 	sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Name < cat.Tools[j].Name })
+	cat.index = make(map[string]int, len(cat.Tools))
+	for i, t := range cat.Tools {
+		cat.index[t.Name] = i
+	}
 	r.catalog.Store(cat)
+}
+
+// classifierFor builds the read-only classifier from the servers' specs:
+// operator rules from the hub config and from MCPServer annotations, and the
+// servers whose own annotations are trusted.
+func classifierFor(clients []*upstream.Client) *autonomy.Classifier {
+	cfg := autonomy.Config{ConfigOverrides: map[string]autonomy.Overrides{}, AnnotationOverrides: map[string]autonomy.Overrides{}}
+	for _, c := range clients {
+		spec := c.Spec()
+		if p := spec.ToolPolicy; p != nil {
+			o := autonomy.Overrides{ReadOnly: p.ReadOnly, Write: p.Write}
+			if spec.Origin != nil {
+				cfg.AnnotationOverrides[spec.Name] = o
+			} else {
+				cfg.ConfigOverrides[spec.Name] = o
+			}
+		}
+		if spec.TrustAnnotations {
+			cfg.TrustedServers = append(cfg.TrustedServers, spec.Name)
+		}
+	}
+	return autonomy.NewClassifier(cfg)
 }
 
 // displayURL is what listings show: no user info, no query (either may hold
@@ -352,34 +395,10 @@ func (r *Registry) Lookup(name string) (Route, error) {
 				}
 				return Route{}, &upstream.UnavailableError{Server: sv.Name, Reason: reason}
 			}
-			rt := Route{Client: t.client, Original: t.Original}
+			rt := Route{Client: t.client, Original: t.Original, Class: t.Class}
 			r.routes.Add(name, route{gen: cat.Gen, Route: rt})
 			return rt, nil
 		}
 	}
 	return Route{}, &UnknownToolError{Name: name}
-}
-
-// CallTool routes a tools/call to the owning upstream under ctx and returns
-// the result and the server's name. The request reaches the upstream with the
-// tool's original name and everything else (arguments, _meta with the
-// progress token) unchanged.
-func (r *Registry) CallTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, string, error) {
-	rt, err := r.Lookup(req.Params.Name)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := rt.Client.CallTool(ctx, rt.Original, req)
-	return res, rt.Client.Name(), err
-}
-
-// CallRaw is CallTool for callers that hold the params as JSON: they reach
-// the upstream, and its result comes back, without being decoded.
-func (r *Registry) CallRaw(ctx context.Context, name string, params json.RawMessage) (json.RawMessage, string, error) {
-	rt, err := r.Lookup(name)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := rt.Client.CallRaw(ctx, rt.Original, params)
-	return res, rt.Client.Name(), err
 }

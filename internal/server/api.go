@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -36,29 +37,53 @@ type toolListing struct {
 	Annotations  *mcp.ToolAnnotation `json:"annotations,omitempty"`
 	Server       string              `json:"server"`
 	OriginalName string              `json:"originalName,omitempty"`
+	ReadOnly     bool                `json:"readOnly"`
+	Reason       string              `json:"readOnlyReason"`
 }
 
 // handleTools lists every server with its status and tools. With
-// ?format=names, tools is a list of names (Purko's dashboard shape).
-// Only servers' tools that can be called count in totalTools.
+// ?format=names, tools is a list of names (Purko's dashboard shape); with
+// ?autonomy=<level>, only the tools a caller at that level sees. Only
+// servers' tools that can be called count in totalTools.
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	cat := s.reg.Catalog()
-	namesOnly := r.URL.Query().Get("format") == "names"
-	out := listing{Servers: make([]serverListing, 0, len(cat.Servers)), TotalTools: len(cat.Tools)}
+	q := r.URL.Query()
+	namesOnly := q.Get("format") == "names"
+	keep := func(registry.Tool) bool { return true }
+	if v := q.Get("autonomy"); v != "" {
+		lvl, err := autonomy.ParseLevel(v)
+		if err != nil {
+			http.Error(w, "autonomy: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		keep = func(t registry.Tool) bool { return visible(Caller{Level: lvl}, t) }
+	}
+	out := listing{Servers: make([]serverListing, 0, len(cat.Servers))}
+	for _, t := range cat.Tools {
+		if keep(t) {
+			out.TotalTools++
+		}
+	}
 	for _, sv := range cat.Servers {
+		var tools []registry.Tool
+		for _, t := range sv.Tools {
+			if keep(t) {
+				tools = append(tools, t)
+			}
+		}
 		sl := serverListing{
 			Name: sv.Name, URL: sv.URL, Transport: string(sv.Transport), Source: sv.Source,
 			Status: string(sv.Status.State), Error: sv.Status.Error, Protocol: sv.Status.Protocol,
-			ToolCount: len(sv.Tools), Hidden: sv.Hidden,
+			ToolCount: len(tools), Hidden: sv.Hidden,
 		}
 		if namesOnly {
-			names := make([]string, len(sv.Tools))
-			for i, t := range sv.Tools {
+			names := make([]string, len(tools))
+			for i, t := range tools {
 				names[i] = t.Name
 			}
 			sl.Tools = names
 		} else {
-			sl.Tools = toolListings(sv.Tools)
+			sl.Tools = toolListings(tools)
 		}
 		out.Servers = append(out.Servers, sl)
 	}
@@ -71,7 +96,8 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 func toolListings(tools []registry.Tool) []toolListing {
 	out := make([]toolListing, len(tools))
 	for i, t := range tools {
-		tl := toolListing{Name: t.Name, Description: t.Def.Description, InputSchema: t.Def.InputSchema, Server: t.Server}
+		tl := toolListing{Name: t.Name, Description: t.Def.Description, InputSchema: t.Def.InputSchema, Server: t.Server,
+			ReadOnly: t.Class.ReadOnly, Reason: t.Class.Reason}
 		if t.Def.RawInputSchema != nil {
 			tl.InputSchema = t.Def.RawInputSchema
 		}

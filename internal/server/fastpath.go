@@ -84,7 +84,8 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	if n := r.Header.Get(mcp.HeaderName); n != "" && n != head.Name {
 		return false
 	}
-	if _, err := s.reg.Lookup(head.Name); err != nil {
+	rt, err := s.reg.Lookup(head.Name)
+	if err != nil {
 		return false // unknown or down: mcp-go answers as for any other call
 	}
 
@@ -92,13 +93,24 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	defer s.calls.done()
 	start := time.Now()
 	ctx := r.Context()
-	result, srv, err := s.reg.CallRaw(ctx, head.Name, env.Params)
-	toolError := err == nil && isErrorResult(result)
-	s.record(ctx, r.Header.Get("Mcp-Session-Id"), head.Name, srv, start, toolError, err)
-
-	out := make([]byte, 0, len(result)+len(env.ID)+48)
+	caller := callerFrom(ctx)
+	session := r.Header.Get("Mcp-Session-Id")
+	var result json.RawMessage
+	out := make([]byte, 0, 512)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, env.ID...)
+	if denial := decide(caller, head.Name, rt); denial != "" {
+		s.recordDenial(session, caller, head.Name, rt, denial)
+		res, _ := json.Marshal(mcp.NewToolResultError(denial))
+		out = append(append(append(out, `,"result":`...), res...), '}')
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+		return true
+	}
+	result, err = rt.Client.CallRaw(ctx, rt.Original, env.Params)
+	toolError := err == nil && isErrorResult(result)
+	s.record(ctx, session, caller, head.Name, rt.Client.Name(), start, toolError, err)
+
 	var rpcErr *upstream.RPCError
 	switch {
 	case err == nil:

@@ -169,6 +169,12 @@ type hubOption func(*registry.Options)
 
 func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *testHub {
 	t.Helper()
+	return newTestHubAuth(t, specs, nil, opts...)
+}
+
+// newTestHubAuth is newTestHub with an authenticator (nil: everyone full).
+func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ...hubOption) *testHub {
+	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +195,7 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	reg := registry.New(ro, log)
-	srv := New(reg, Options{Name: "mcp-hub", Version: "test"}, log)
+	srv := New(reg, Options{Name: "mcp-hub", Version: "test", Auth: auth}, log)
 	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec)}}
 	ctx, cancel := context.WithCancel(context.Background())
 	regDone := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -26,11 +27,14 @@ type Options struct {
 	Name, Version string
 	// Instructions are sent in the initialize result.
 	Instructions string
+	// Auth admits callers; nil admits everyone with full autonomy (tests).
+	Auth *Auth
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
 	reg     *registry.Registry
+	auth    *Auth
 	log     zerolog.Logger
 	mcp     *server.MCPServer
 	metrics *metrics
@@ -46,10 +50,16 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, log: log.With().Str("component", "server").Logger()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger()}
+	if s.auth == nil {
+		s.auth = AnonymousOnly(autonomy.Full)
+	}
 	s.metrics = newMetrics(reg)
+	hooks := &server.Hooks{}
+	hooks.AddAfterListTools(s.filterList)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version,
 		server.WithToolCapabilities(true),
+		server.WithHooks(hooks),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
 	)
@@ -71,10 +81,10 @@ func (s *Server) MCP() *server.MCPServer { return s.mcp }
 // Handler returns every HTTP route of the hub.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", s.serveMCP)
-	mux.Handle("/sse", s.sse)
-	mux.Handle("/messages", s.sse)
-	mux.Handle("/ws", s.ws)
+	mux.Handle("/mcp", s.requireCaller(http.HandlerFunc(s.serveMCP)))
+	mux.Handle("/sse", s.requireCaller(s.sse))
+	mux.Handle("/messages", s.requireCaller(s.sse))
+	mux.Handle("/ws", s.requireCaller(s.ws))
 	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
@@ -141,7 +151,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 }
 
 // ServeStdio serves the catalog over stdin/stdout until ctx ends or stdin
-// closes, for IDE clients that only launch stdio servers.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return server.NewStdioServer(s.mcp).Listen(ctx, in, out)
+// closes, for IDE clients that only launch stdio servers. Whoever can start
+// the process is the local user: level is its autonomy.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level) error {
+	caller := Caller{Name: "stdio", Ceiling: level, Level: level}
+	ss := server.NewStdioServer(s.mcp)
+	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })
+	return ss.Listen(withCaller(ctx, caller), in, out)
 }

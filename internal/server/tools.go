@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
@@ -32,18 +34,34 @@ const (
 	outcomeUnknown     = "unknown_tool"
 	outcomeCanceled    = "canceled"
 	outcomeRPCError    = "rpc_error"
+	outcomeDenied      = "denied"
 	outcomeError       = "error"
 )
 
-// callTool is the handler of every published tool: route, call, measure,
-// audit. Failures come back as an error result whose text starts with
-// "ERROR:", which Purko's executor treats as failure and a model can read.
+// callTool is the handler of every published tool: route, decide, call,
+// measure, audit. Failures come back as an error result whose text starts
+// with "ERROR:" (or "BLOCKED:" for a denial), which Purko's executor treats
+// as failure and a model can read.
 func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
-	res, srv, err := s.reg.CallTool(ctx, req)
-	s.record(ctx, sessionID(ctx), req.Params.Name, srv, start, err == nil && res.IsError, err)
+	caller := callerFrom(ctx)
+	name := req.Params.Name
+	rt, err := s.reg.Lookup(name)
+	if err == nil {
+		if denial := decide(caller, name, rt); denial != "" {
+			s.recordDenial(sessionID(ctx), caller, name, rt, denial)
+			return mcp.NewToolResultError(denial), nil
+		}
+	}
+	var res *mcp.CallToolResult
+	srv := ""
+	if err == nil {
+		srv = rt.Client.Name()
+		res, err = rt.Client.CallTool(ctx, rt.Original, req)
+	}
+	s.record(ctx, sessionID(ctx), caller, name, srv, start, err == nil && res.IsError, err)
 	var rpcErr *upstream.RPCError
 	switch {
 	case errors.As(err, &rpcErr):
@@ -54,9 +72,40 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	return res, nil
 }
 
+// decide is the one decision for listing and calling: it returns Purko's
+// BLOCKED text when caller may not run the tool, or "".
+func decide(caller Caller, published string, rt registry.Route) string {
+	if !autonomy.Allowed(caller.Level, rt.Class) {
+		return autonomy.Denial(caller.Level, published)
+	}
+	if caller.Allow != nil && !caller.Allow.Permits(published, rt.Original) {
+		return fmt.Sprintf("BLOCKED: tool '%s' is not in the tool list of %s.", published, caller.Name)
+	}
+	return ""
+}
+
+// visible reports whether caller's tools/list shows t.
+func visible(caller Caller, t registry.Tool) bool {
+	return decide(caller, t.Name, registry.Route{Original: t.Original, Class: t.Class}) == ""
+}
+
+// filterList is the AfterListTools hook: each session lists only what it
+// may run, decided by the same function as calls.
+func (s *Server) filterList(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+	caller := callerFrom(ctx)
+	cat := s.reg.Catalog()
+	kept := res.Tools[:0]
+	for _, t := range res.Tools {
+		if ct, ok := cat.Tool(t.Name); ok && visible(caller, ct) {
+			kept = append(kept, t)
+		}
+	}
+	res.Tools = kept
+}
+
 // record writes the metrics and the audit line of one call (never its
 // arguments: they may hold secrets).
-func (s *Server) record(ctx context.Context, session, tool, srv string, start time.Time, toolError bool, err error) {
+func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error) {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	s.metrics.observeCall(srv, tool, outcome, elapsed)
@@ -64,8 +113,17 @@ func (s *Server) record(ctx context.Context, session, tool, srv string, start ti
 	if outcome != outcomeOK && outcome != outcomeToolError {
 		ev = s.log.Warn().Str("error", err.Error())
 	}
-	ev.Str("audit", "tools/call").Str("session", session).Str("tool", tool).Str("server", srv).
+	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
 		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
+}
+
+// recordDenial writes the audit line and metric of a refused call.
+func (s *Server) recordDenial(session string, caller Caller, tool string, rt registry.Route, reason string) {
+	s.metrics.observeCall(rt.Client.Name(), tool, outcomeDenied, 0)
+	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+		Str("tool", tool).Str("server", rt.Client.Name()).Str("decision", "denied").Str("reason", reason).
+		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Msg("tool call denied")
 }
 
 func outcomeOf(ctx context.Context, toolError bool, err error) string {

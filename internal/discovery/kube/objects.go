@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
@@ -39,6 +40,9 @@ const (
 	AnnotationReadOnlyTools = annotationPrefix + "read-only-tools"
 	// AnnotationWriteTools lists tools the autonomy rules treat as writes.
 	AnnotationWriteTools = annotationPrefix + "write-tools"
+	// AnnotationTrustAnnotations "true" lets the server's own readOnlyHint
+	// and destructiveHint count when no operator rule decides.
+	AnnotationTrustAnnotations = annotationPrefix + "trust-annotations"
 )
 
 // defaultPort is the MCPServer spec.port default of Purko's CRD.
@@ -93,8 +97,20 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 		spec.Timeout = config.Duration(d)
 	}
 	readOnly, write := splitList(ann[AnnotationReadOnlyTools]), splitList(ann[AnnotationWriteTools])
+	for key, list := range map[string][]string{AnnotationReadOnlyTools: readOnly, AnnotationWriteTools: write} {
+		if err := autonomy.ValidatePatterns(list); err != nil {
+			return spec, fmt.Errorf("annotation %s: %w", key, err)
+		}
+	}
 	if len(readOnly)+len(write) > 0 {
 		spec.ToolPolicy = &config.ToolPolicy{ReadOnly: readOnly, Write: write}
+	}
+	if v := ann[AnnotationTrustAnnotations]; v != "" {
+		trust, err := strconv.ParseBool(v)
+		if err != nil {
+			return spec, fmt.Errorf("annotation %s: %q is not true or false", AnnotationTrustAnnotations, v)
+		}
+		spec.TrustAnnotations = trust
 	}
 	spec.Problem = resolveAuth(&spec, ns, auth, secretRef, token)
 	return spec, nil

@@ -60,6 +60,8 @@ func TestFromMCPServer(t *testing.T) {
 		{name: "bearer without secretRef", obj: mcpServer("gh", map[string]any{"auth": "bearer"}, nil), url: "http://gh.purko.svc:8000/mcp", problem: "no secretRef"},
 		{name: "bad port", obj: mcpServer("gh", map[string]any{"port": int64(70000)}, nil), err: "spec.port: 70000"},
 		{name: "bad timeout", obj: mcpServer("gh", nil, map[string]string{AnnotationTimeout: "soon"}), err: AnnotationTimeout},
+		{name: "bad pattern", obj: mcpServer("gh", nil, map[string]string{AnnotationWriteTools: "run_[x"}), err: AnnotationWriteTools},
+		{name: "bad trust flag", obj: mcpServer("gh", nil, map[string]string{AnnotationTrustAnnotations: "maybe"}), err: AnnotationTrustAnnotations},
 		{name: "tool policy and timeout", obj: mcpServer("gh", nil, map[string]string{
 			AnnotationReadOnlyTools: "get_*, list_issues", AnnotationWriteTools: "run_query", AnnotationTimeout: "30s"}),
 			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeauth"
+	"github.com/purko-io/mcp-hub/internal/server"
+)
+
+// buildAuth turns the auth settings into the hub's authenticator. With no
+// auth configured the hub admits anonymous callers with full autonomy only
+// when it listens on a loopback address (a laptop); anywhere else it refuses
+// to start rather than serve every tool to whoever connects.
+func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger) (*server.Auth, error) {
+	a := cfg.Auth
+	var tokens []server.TokenCaller
+	for _, t := range a.Tokens {
+		lvl, err := autonomy.ParseLevel(t.MaxLevel)
+		if err != nil {
+			return nil, fmt.Errorf("auth.tokens (%s).maxLevel: %w", t.Name, err)
+		}
+		tokens = append(tokens, server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools})
+	}
+	var anonymous *autonomy.Level
+	switch {
+	case a.Anonymous != nil && a.Anonymous.Enabled:
+		lvl, err := autonomy.ParseLevel(a.Anonymous.MaxLevel)
+		if err != nil {
+			return nil, fmt.Errorf("auth.anonymous.maxLevel: %w", err)
+		}
+		anonymous = &lvl
+	case !a.Configured() && !o.authServiceAccounts:
+		if listen != "" && !isLoopbackAddr(listen) {
+			return nil, fmt.Errorf("listening on %s, which is not a loopback address, with no credentials configured: "+
+				"set auth.tokens, auth.serviceAccounts or auth.anonymous in the config file", listen)
+		}
+		full := autonomy.Full
+		anonymous = &full
+		log.Warn().Msg("no auth configured: anonymous callers get full autonomy (loopback only)")
+	}
+	var reviewer server.TokenReviewer
+	if a.ServiceAccounts.Enabled || o.authServiceAccounts {
+		rc, _, err := clusterConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		if rc == nil {
+			return nil, fmt.Errorf("auth.serviceAccounts needs a cluster: run in one, or pass --kubeconfig")
+		}
+		r, err := kubeauth.New(rc, kubeauth.Options{Audiences: a.ServiceAccounts.Audiences})
+		if err != nil {
+			return nil, fmt.Errorf("ServiceAccount auth: %w", err)
+		}
+		reviewer = clusterReviewer{r}
+	}
+	return server.NewAuth(tokens, anonymous, reviewer), nil
+}
+
+// clusterReviewer adapts kubeauth to the server's interface.
+type clusterReviewer struct{ r *kubeauth.Reviewer }
+
+func (c clusterReviewer) Review(ctx context.Context, token string) (server.ClusterIdentity, error) {
+	id, err := c.r.Review(ctx, token)
+	if err != nil {
+		return server.ClusterIdentity{}, err
+	}
+	return server.ClusterIdentity{Caller: id.Caller, Level: id.Level, Tools: id.Tools}, nil
+}
+
+// stdioLevel is the autonomy of the stdio face's local user: the executor's
+// AUTONOMY_LEVEL when set, else full.
+func stdioLevel() (autonomy.Level, error) {
+	v, ok := os.LookupEnv("AUTONOMY_LEVEL")
+	if !ok || v == "" {
+		return autonomy.Full, nil
+	}
+	lvl, err := autonomy.ParseLevel(v)
+	if err != nil {
+		return 0, fmt.Errorf("AUTONOMY_LEVEL: %w", err)
+	}
+	return lvl, nil
+}
+
+func isLoopbackAddr(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+)
+
+// HeaderAutonomyLevel lets a caller ask for a lower level than its ceiling
+// (Purko's executor sends its AUTONOMY_LEVEL this way).
+const HeaderAutonomyLevel = "X-Autonomy-Level"
+
+// Caller is who makes a request and what it may do.
+type Caller struct {
+	// Name identifies the caller in audit lines (never a token).
+	Name string
+	// Ceiling is the most the caller may do; Level is what this request
+	// does (the lower of the ceiling and what it asked for).
+	Ceiling, Level autonomy.Level
+	// Allow, when not nil, limits the tools the caller may see and run.
+	Allow *autonomy.Allowlist
+}
+
+type callerKey struct{}
+
+// withCaller attaches the caller to a request's context.
+func withCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// callerFrom returns the request's caller. A context without one (which the
+// HTTP faces never produce) gets no tools at all: fail closed.
+func callerFrom(ctx context.Context) Caller {
+	if c, ok := ctx.Value(callerKey{}).(Caller); ok {
+		return c
+	}
+	return Caller{Name: "unauthenticated", Ceiling: autonomy.Manual, Level: autonomy.Manual}
+}
+
+// TokenCaller is one configured inbound token.
+type TokenCaller struct {
+	Name    string
+	Token   string
+	Ceiling autonomy.Level
+	Tools   []string
+}
+
+// ClusterIdentity is what the cluster says about a ServiceAccount token.
+type ClusterIdentity struct {
+	Caller string
+	Level  string // the Agent's spec.autonomyLevel, unparsed
+	Tools  []string
+}
+
+// TokenReviewer checks ServiceAccount tokens with the API server.
+type TokenReviewer interface {
+	Review(ctx context.Context, token string) (ClusterIdentity, error)
+}
+
+// Auth decides who a request comes from.
+type Auth struct {
+	tokens    []tokenEntry
+	anonymous *Caller
+	reviewer  TokenReviewer
+}
+
+type tokenEntry struct {
+	hash   [sha256.Size]byte
+	caller Caller
+}
+
+// NewAuth builds the authenticator. anonymous, when not nil, is the ceiling
+// of callers without credentials; reviewer may be nil.
+func NewAuth(tokens []TokenCaller, anonymous *autonomy.Level, reviewer TokenReviewer) *Auth {
+	a := &Auth{reviewer: reviewer}
+	for _, t := range tokens {
+		a.tokens = append(a.tokens, tokenEntry{
+			hash:   sha256.Sum256([]byte(t.Token)),
+			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools)},
+		})
+	}
+	if anonymous != nil {
+		a.anonymous = &Caller{Name: "anonymous", Ceiling: *anonymous}
+	}
+	return a
+}
+
+// AnonymousOnly admits everyone up to ceiling: the hub on a laptop, and
+// the stdio face (whoever can start the process is the local user).
+func AnonymousOnly(ceiling autonomy.Level) *Auth { return NewAuth(nil, &ceiling, nil) }
+
+func allowlist(tools []string) *autonomy.Allowlist {
+	if len(tools) == 0 {
+		return nil
+	}
+	return autonomy.NewAllowlist(tools)
+}
+
+// authError is a refused request: status and a message for the caller.
+type authError struct {
+	status int
+	msg    string
+}
+
+func (e *authError) Error() string { return e.msg }
+
+// authenticate finds the caller of r and its effective level.
+func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
+	var c Caller
+	token, hasToken := bearer(r.Header.Get("Authorization"))
+	switch {
+	case hasToken:
+		var found bool
+		c, found = a.lookupToken(token)
+		if !found && a.reviewer != nil {
+			id, err := a.reviewer.Review(r.Context(), token)
+			if err != nil {
+				return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: " + err.Error()}
+			}
+			ceiling, err := autonomy.ParseLevel(id.Level)
+			if err != nil {
+				return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
+			}
+			c, found = Caller{Name: id.Caller, Ceiling: ceiling, Allow: allowlist(id.Tools)}, true
+		}
+		if !found {
+			return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: not a token of this hub"}
+		}
+	case a.anonymous != nil:
+		c = *a.anonymous
+	default:
+		return Caller{}, &authError{http.StatusUnauthorized, "credentials required: send Authorization: Bearer <token>"}
+	}
+	c.Level = c.Ceiling
+	if asked := strings.TrimSpace(r.Header.Get(HeaderAutonomyLevel)); asked != "" {
+		lvl, err := autonomy.ParseLevel(asked)
+		if err != nil {
+			return Caller{}, &authError{http.StatusBadRequest, HeaderAutonomyLevel + ": " + err.Error()}
+		}
+		if lvl > c.Ceiling {
+			return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: %s may use at most %s autonomy, asked for %s", HeaderAutonomyLevel, c.Name, c.Ceiling, lvl)}
+		}
+		c.Level = lvl
+	}
+	return c, nil
+}
+
+// lookupToken compares in constant time against every configured token.
+func (a *Auth) lookupToken(token string) (Caller, bool) {
+	h := sha256.Sum256([]byte(token))
+	var found Caller
+	ok := 0
+	for _, e := range a.tokens {
+		if subtle.ConstantTimeCompare(h[:], e.hash[:]) == 1 {
+			found, ok = e.caller, 1
+		}
+	}
+	return found, ok == 1
+}
+
+func bearer(header string) (string, bool) {
+	const prefix = "bearer "
+	if len(header) > len(prefix) && strings.EqualFold(header[:len(prefix)], prefix) {
+		return strings.TrimSpace(header[len(prefix):]), true
+	}
+	return "", false
+}
+
+// requireCaller authenticates every request of an MCP face and refuses the
+// ones without a valid caller before any MCP processing.
+func (s *Server) requireCaller(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.auth.authenticate(r)
+		if err != nil {
+			s.log.Warn().Str("audit", "auth").Str("path", r.URL.Path).Str("remote", r.RemoteAddr).
+				Int("status", err.status).Str("reason", err.msg).Msg("request refused")
+			if err.status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub"`)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(err.status)
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+				"error": map[string]any{"code": -32001, "message": err.msg}})
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
+	})
+}
