@@ -69,12 +69,13 @@ type Comparison struct {
 
 // Report is the whole run.
 type Report struct {
-	Benchmark   string       `json:"benchmark"`
-	When        time.Time    `json:"when"`
-	CPUs        int          `json:"cpus"`
-	GoVersion   string       `json:"goVersion"`
-	Duration    string       `json:"durationPerScenario"`
-	Comparisons []Comparison `json:"comparisons"`
+	Benchmark   string        `json:"benchmark"`
+	When        time.Time     `json:"when"`
+	CPUs        int           `json:"cpus"`
+	GoVersion   string        `json:"goVersion"`
+	Duration    string        `json:"durationPerScenario"`
+	Comparisons []Comparison  `json:"comparisons"`
+	Autonomy    *AutonomyCost `json:"autonomy"`
 }
 
 // Run starts the upstream and the hub as processes, measures every
@@ -127,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer hub.stop()
 	hubURL := strings.Fields(strings.SplitN(hub.url, "listening on ", 2)[1])[0]
-	if err := waitForTool(ctx, hubURL, "echo"); err != nil {
+	if err := waitForTool(ctx, hubURL, benchTool); err != nil {
 		return nil, err
 	}
 
@@ -159,7 +160,40 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		c.MeetsTargets = c.OverheadP50Ms <= targetOverheadP50 && c.OverheadP99Ms <= targetOverheadP99 && c.ThroughputRatio >= targetThroughput
 		rep.Comparisons = append(rep.Comparisons, c)
 	}
+
+	// The autonomy decision is made when the catalog changes, so a
+	// restricted session should cost what a full one costs.
+	n := cfg.Concurrency[len(cfg.Concurrency)/2]
+	progress("concurrency %d: hub, full and restricted sessions", n)
+	full, err := measure(ctx, hubURL, "full", n, cfg, "X-Autonomy-Level", "full")
+	if err != nil {
+		return nil, err
+	}
+	restricted, err := measure(ctx, hubURL, "restricted", n, cfg, "X-Autonomy-Level", "restricted")
+	if err != nil {
+		return nil, err
+	}
+	a := &AutonomyCost{Concurrency: n, Full: full, Restricted: restricted, P50DeltaMs: restricted.P50Ms - full.P50Ms}
+	for _, c := range rep.Comparisons {
+		if c.Concurrency == n && c.OverheadP50Ms > 0 {
+			a.ShareOfHubOverhead = a.P50DeltaMs / c.OverheadP50Ms
+		}
+	}
+	if full.CallsPerSec > 0 {
+		a.ThroughputRatio = restricted.CallsPerSec / full.CallsPerSec
+	}
+	rep.Autonomy = a
 	return rep, nil
+}
+
+// AutonomyCost compares restricted and full sessions through the hub.
+type AutonomyCost struct {
+	Concurrency        int     `json:"concurrency"`
+	Full               Result  `json:"full"`
+	Restricted         Result  `json:"restricted"`
+	P50DeltaMs         float64 `json:"p50DeltaMs"`         // restricted - full
+	ShareOfHubOverhead float64 `json:"shareOfHubOverhead"` // P50DeltaMs / the hub's p50 overhead
+	ThroughputRatio    float64 `json:"throughputRatio"`    // restricted / full
 }
 
 // WriteTable prints the report for people.
@@ -176,15 +210,19 @@ func (r *Report) WriteTable(w io.Writer) {
 	for _, c := range r.Comparisons {
 		fmt.Fprintf(w, "%-5d %9.3f %9.3f %10.2fx %6v   %16.2fx %17.3f\n", c.Concurrency, c.OverheadP50Ms, c.OverheadP99Ms, c.ThroughputRatio, c.MeetsTargets, c.ProxyThroughputRatio, c.BeyondProxyP50Ms)
 	}
+	if a := r.Autonomy; a != nil {
+		fmt.Fprintf(w, "\nautonomy at %d sessions: full p50 %.3f ms, restricted p50 %.3f ms (delta %+.3f ms = %+.1f%% of the hub's overhead; target < 5%%), restricted/full throughput %.2fx\n",
+			a.Concurrency, a.Full.P50Ms, a.Restricted.P50Ms, a.P50DeltaMs, 100*a.ShareOfHubOverhead, a.ThroughputRatio)
+	}
 }
 
 // measure runs n sessions calling echo back to back on url.
-func measure(ctx context.Context, url, target string, n int, cfg Config) (Result, error) {
+func measure(ctx context.Context, url, target string, n int, cfg Config, headers ...string) (Result, error) {
 	httpClient := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
 	defer httpClient.CloseIdleConnections()
 	clients := make([]*client.Client, n)
 	for i := range clients {
-		c, err := dial(ctx, url, httpClient)
+		c, err := dial(ctx, url, httpClient, headers...)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s session %d: %w", target, i, err)
 		}
@@ -207,7 +245,7 @@ func measure(ctx context.Context, url, target string, n int, cfg Config) (Result
 			lat := make([]time.Duration, 0, 4096)
 			bad := 0
 			req := mcp.CallToolRequest{}
-			req.Params.Name = "echo"
+			req.Params.Name = benchTool
 			req.Params.Arguments = map[string]any{"text": "ping"}
 			for ctx.Err() == nil {
 				t0 := time.Now()
@@ -247,8 +285,14 @@ func measure(ctx context.Context, url, target string, n int, cfg Config) (Result
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func dial(ctx context.Context, url string, hc *http.Client) (*client.Client, error) {
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc))
+// dial opens an initialized session; headers are name, value pairs sent on
+// every request.
+func dial(ctx context.Context, url string, hc *http.Client, headers ...string) (*client.Client, error) {
+	h := map[string]string{}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
+	}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc), transport.WithHTTPHeaders(h))
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +330,10 @@ func waitForTool(ctx context.Context, url, tool string) error {
 	return fmt.Errorf("the hub never served %s", tool)
 }
 
+// benchTool is the upstream's cheap tool; its name reads as read-only, so a
+// restricted session may call it too.
+const benchTool = "get_echo"
+
 // roleEnv makes the bench binary (or test binary) serve the upstream or the
 // reference proxy; proxyTargetEnv is the proxy's upstream.
 const (
@@ -296,7 +344,7 @@ const (
 // upstreamHandler is the fast upstream: one cheap echo tool.
 func upstreamHandler() http.Handler {
 	s := server.NewMCPServer("fast", "1", server.WithToolCapabilities(false))
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(mcp.NewTool(benchTool, mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(r.GetString("text", "")), nil
 	})
 	return server.NewStreamableHTTPServer(s)

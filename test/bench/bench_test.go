@@ -33,6 +33,9 @@ func TestBenchHarness(t *testing.T) {
 	if len(rep.Comparisons) != 2 {
 		t.Fatalf("%d comparisons, want 2", len(rep.Comparisons))
 	}
+	if a := rep.Autonomy; a == nil || a.Full.Calls == 0 || a.Restricted.Calls == 0 || a.Full.Errors+a.Restricted.Errors != 0 {
+		t.Fatalf("autonomy comparison: %+v", rep.Autonomy)
+	}
 	for _, c := range rep.Comparisons {
 		for _, r := range []Result{c.Direct, c.Proxy, c.Hub} {
 			if r.Calls == 0 || r.Errors != 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
