@@ -43,6 +43,17 @@ var leastPrivilege = []string{
 	"purko.io/mcpservers/status get", "purko.io/mcpservers/status patch",
 }
 
+// serviceAccountAuth is what auth.serviceAccounts.enabled adds in a watched
+// namespace: the pod a caller's token is bound to and its Agent, get only.
+var serviceAccountAuth = []string{"/pods get", "purko.io/agents get"}
+
+// tokenReview is all the extra ClusterRole of auth.serviceAccounts.enabled grants.
+var tokenReview = []string{"authentication.k8s.io/tokenreviews create"}
+
+// tokenReviewName names that ClusterRole and its binding (cluster-scoped, so
+// prefixed with the release namespace).
+const tokenReviewName = namespace + "-" + fullname + "-tokenreview"
+
 var (
 	helmOnce sync.Once
 	helmPath string
@@ -323,6 +334,9 @@ func TestTemplate(t *testing.T) {
 		sessionAffinity      string
 		servers              int // servers in the rendered config
 		serviceMonitor       bool
+		// auth.serviceAccounts.enabled: the --auth-service-accounts flag,
+		// pods/agents get in the watched namespaces, tokenreviews create.
+		saAuth bool
 	}{
 		{
 			name:            "defaults",
@@ -385,6 +399,39 @@ config:
 			sessionAffinity: "None",
 			servers:         2,
 		},
+		{
+			name: "service-account auth, listed namespaces",
+			values: `
+auth: {serviceAccounts: {enabled: true}}
+watch: {namespaces: [purko, team-a]}
+`,
+			roleNamespaces:  []string{namespace, "team-a"},
+			nsFlag:          "purko,team-a",
+			replicas:        1,
+			affinity:        true,
+			sessionAffinity: "None",
+			saAuth:          true,
+		},
+		{
+			name:            "service-account auth, all namespaces",
+			values:          "auth: {serviceAccounts: {enabled: true}}\nwatch: {allNamespaces: true}\n",
+			clusterRole:     true,
+			nsFlag:          "*",
+			replicas:        1,
+			affinity:        true,
+			sessionAffinity: "None",
+			saAuth:          true,
+		},
+		{
+			name:            "service-account auth without RBAC",
+			values:          "auth: {serviceAccounts: {enabled: true}}\nrbac: {create: false}\n",
+			noRBAC:          true,
+			nsFlag:          namespace,
+			replicas:        1,
+			affinity:        true,
+			sessionAffinity: "None",
+			saAuth:          true,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -417,7 +464,7 @@ config:
 				}
 			}
 
-			checkRBAC(t, m, tc.roleNamespaces, tc.clusterRole, tc.noRBAC)
+			checkRBAC(t, m, tc.roleNamespaces, tc.clusterRole, tc.noRBAC, tc.saAuth)
 			cfg := checkConfig(t, m, tc.servers)
 			d := checkDeployment(t, m, cfg)
 			c := d.Spec.Template.Spec.Containers[0]
@@ -428,6 +475,9 @@ config:
 			}
 			if got := flagValue(c.Args, "--label-selector"); got != tc.selectorFlag {
 				t.Errorf("--label-selector %q, want %q", got, tc.selectorFlag)
+			}
+			if got := slices.Contains(c.Args, "--auth-service-accounts"); got != tc.saAuth {
+				t.Errorf("--auth-service-accounts in args: %v, want %v (args %q)", got, tc.saAuth, c.Args)
 			}
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.replicas {
 				t.Errorf("replicas %v, want %d", d.Spec.Replicas, tc.replicas)
@@ -513,10 +563,15 @@ config:
 	}
 }
 
-// checkRBAC: each Role (or the ClusterRole) grants exactly leastPrivilege, and
-// each binding gives it to the hub's ServiceAccount.
-func checkRBAC(t *testing.T, m manifests, roleNamespaces []string, clusterRole, none bool) {
+// checkRBAC: each Role (or the ClusterRole) grants exactly leastPrivilege
+// (plus serviceAccountAuth with saAuth), and each binding gives it to the hub's
+// ServiceAccount. With saAuth (and RBAC) one more ClusterRole grants exactly
+// tokenReview, bound to the hub's ServiceAccount.
+func checkRBAC(t *testing.T, m manifests, roleNamespaces []string, clusterRole, none, saAuth bool) {
 	t.Helper()
+	if saAuth && !none {
+		m = checkTokenReviewRBAC(t, m)
+	}
 	wantRoleKind, wantBindingKind := "Role", "RoleBinding"
 	if clusterRole {
 		wantRoleKind, wantBindingKind = "ClusterRole", "ClusterRoleBinding"
@@ -541,25 +596,12 @@ func checkRBAC(t *testing.T, m manifests, roleNamespaces []string, clusterRole, 
 		if !clusterRole {
 			namespaces = append(namespaces, o.Metadata.Namespace)
 		}
-		var grants []string
-		for _, rule := range r.Rules {
-			if len(rule.ResourceNames) > 0 || len(rule.NonResourceURLs) > 0 {
-				t.Errorf("%s: rule with resourceNames/nonResourceURLs: %+v", o.key(), rule)
-			}
-			for _, g := range rule.APIGroups {
-				for _, res := range rule.Resources {
-					for _, v := range rule.Verbs {
-						grants = append(grants, g+"/"+res+" "+v)
-					}
-				}
-			}
-		}
-		sort.Strings(grants)
+		grants := ruleGrants(t, o.key(), r.Rules)
 		want := slices.Clone(leastPrivilege)
-		sort.Strings(want)
-		if !slices.Equal(grants, want) {
-			t.Errorf("%s grants\n  %s\nwant exactly\n  %s", o.key(), strings.Join(grants, "\n  "), strings.Join(want, "\n  "))
+		if saAuth {
+			want = append(want, serviceAccountAuth...)
 		}
+		checkGrants(t, o.key(), grants, want)
 	}
 	if clusterRole {
 		if len(roles) != 1 {
@@ -588,6 +630,68 @@ func checkRBAC(t *testing.T, m manifests, roleNamespaces []string, clusterRole, 
 	if bindings != len(roles) {
 		t.Errorf("%d bindings for %d roles", bindings, len(roles))
 	}
+}
+
+func checkGrants(t *testing.T, what string, grants, want []string) {
+	t.Helper()
+	grants, want = slices.Clone(grants), slices.Clone(want)
+	sort.Strings(grants)
+	sort.Strings(want)
+	if !slices.Equal(grants, want) {
+		t.Errorf("%s grants\n  %s\nwant exactly\n  %s", what, strings.Join(grants, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func ruleGrants(t *testing.T, what string, rules []policyRule) []string {
+	t.Helper()
+	var grants []string
+	for _, rule := range rules {
+		if len(rule.ResourceNames) > 0 || len(rule.NonResourceURLs) > 0 {
+			t.Errorf("%s: rule with resourceNames/nonResourceURLs: %+v", what, rule)
+		}
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				for _, v := range rule.Verbs {
+					grants = append(grants, g+"/"+res+" "+v)
+				}
+			}
+		}
+	}
+	return grants
+}
+
+// checkTokenReviewRBAC checks the ClusterRole and ClusterRoleBinding of
+// auth.serviceAccounts.enabled and returns m without them.
+func checkTokenReviewRBAC(t *testing.T, m manifests) manifests {
+	t.Helper()
+	var rest []object
+	var roles, bindings int
+	for _, o := range m.all {
+		if o.Metadata.Name != tokenReviewName || (o.Kind != "ClusterRole" && o.Kind != "ClusterRoleBinding") {
+			rest = append(rest, o)
+			continue
+		}
+		if o.Kind == "ClusterRole" {
+			roles++
+			var r role
+			o.decode(t, &r)
+			checkGrants(t, o.key(), ruleGrants(t, o.key(), r.Rules), tokenReview)
+			continue
+		}
+		bindings++
+		var b binding
+		o.decode(t, &b)
+		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.APIGroup != "rbac.authorization.k8s.io" || b.RoleRef.Name != tokenReviewName {
+			t.Errorf("%s: roleRef %+v, want ClusterRole %s", o.key(), b.RoleRef, tokenReviewName)
+		}
+		if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != fullname || b.Subjects[0].Namespace != namespace {
+			t.Errorf("%s: subjects %+v, want only ServiceAccount %s/%s", o.key(), b.Subjects, namespace, fullname)
+		}
+	}
+	if roles != 1 || bindings != 1 {
+		t.Errorf("%d ClusterRoles and %d ClusterRoleBindings named %s, want 1 each", roles, bindings, tokenReviewName)
+	}
+	return index(rest)
 }
 
 // checkConfig: the ConfigMap's config.yaml is a config the hub accepts.
@@ -765,6 +869,8 @@ func TestTemplateRejects(t *testing.T) {
 		{"created tokens without data", "tokens: {create: true}\n", "data"},
 		{"both tokens sources", "tokens: {create: true, existingSecret: x, data: {a: b}}\n", "exclusive"},
 		{"bad naming prefix", "config: {naming: {prefix: sometimes}}\n", "prefix"},
+		{"string service-account auth", "auth: {serviceAccounts: {enabled: \"yes\"}}\n", "enabled"},
+		{"unknown auth value", "auth: {tokens: {enabled: true}}\n", "tokens"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 
 	"github.com/rs/zerolog"
@@ -68,8 +70,13 @@ type clusterReviewer struct{ r *kubeauth.Reviewer }
 
 func (c clusterReviewer) Review(ctx context.Context, token string) (server.ClusterIdentity, error) {
 	id, err := c.r.Review(ctx, token)
-	if err != nil {
-		return server.ClusterIdentity{}, err
+	switch {
+	case errors.Is(err, kubeauth.ErrUnauthenticated):
+		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusUnauthorized, Err: err}
+	case errors.Is(err, kubeauth.ErrNotAgent):
+		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusForbidden, Err: err}
+	case err != nil:
+		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
 	return server.ClusterIdentity{Caller: id.Caller, Level: id.Level, Tools: id.Tools}, nil
 }

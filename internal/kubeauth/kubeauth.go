@@ -141,11 +141,15 @@ type okEntry struct {
 	until time.Time // the token's expiry, when before the cache TTL
 }
 
+type result struct {
+	id  Identity
+	err error
+}
+
 // call is a review in progress; concurrent Reviews of one token share it.
 type call struct {
 	done chan struct{}
-	id   Identity
-	err  error
+	result
 }
 
 // New returns a Reviewer that talks to the API server of cfg. It needs to
@@ -203,17 +207,17 @@ func (r *Reviewer) Review(ctx context.Context, token string) (Identity, error) {
 		return Identity{}, fmt.Errorf("kubeauth: review token: %w: empty token", ErrUnauthenticated)
 	}
 	key := sha256.Sum256([]byte(token))
-	if id, err, ok := r.cached(key); ok {
-		return id, err
+	if res, ok := r.cached(key); ok {
+		return res.id, res.err
 	}
 
 	r.mu.Lock()
 	c := r.inflight[key]
 	if c == nil {
 		// A review may have finished between the lookup and the lock.
-		if id, err, ok := r.cached(key); ok {
+		if res, ok := r.cached(key); ok {
 			r.mu.Unlock()
-			return id, err
+			return res.id, res.err
 		}
 		c = &call{done: make(chan struct{})}
 		r.inflight[key] = c
@@ -232,17 +236,18 @@ func (r *Reviewer) Review(ctx context.Context, token string) (Identity, error) {
 	}
 }
 
-func (r *Reviewer) cached(key [sha256.Size]byte) (Identity, error, bool) {
+// cached returns the cached review of the token with this key, if any.
+func (r *Reviewer) cached(key [sha256.Size]byte) (result, bool) {
 	if e, ok := r.ok.Get(key); ok {
 		if e.until.IsZero() || r.now().Before(e.until) {
-			return cloneIdentity(e.id), nil, true
+			return result{id: cloneIdentity(e.id)}, true
 		}
-		r.ok.Remove(key)
+		r.ok.Remove(key) // the token expired before the cache entry
 	}
 	if err, ok := r.failed.Get(key); ok {
-		return Identity{}, err, true
+		return result{err: err}, true
 	}
-	return Identity{}, nil, false
+	return result{}, false
 }
 
 func (r *Reviewer) run(ctx context.Context, key [sha256.Size]byte, token string, c *call) {
@@ -347,10 +352,10 @@ func agentSpec(obj *unstructured.Unstructured) (level string, tools []string, er
 	case nil:
 		return "", nil, errors.New("no spec.autonomyLevel")
 	case string:
-		level = strings.TrimSpace(v)
-		if level == "" {
+		if strings.TrimSpace(v) == "" {
 			return "", nil, errors.New("empty spec.autonomyLevel")
 		}
+		level = v // raw: the hub parses it
 	default:
 		return "", nil, fmt.Errorf("spec.autonomyLevel is a %T, not a string", v)
 	}

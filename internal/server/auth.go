@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -62,6 +63,17 @@ type ClusterIdentity struct {
 type TokenReviewer interface {
 	Review(ctx context.Context, token string) (ClusterIdentity, error)
 }
+
+// ReviewError says how a refused review answers the caller: 401 for a token
+// that proves nothing, 403 for a valid token of something that is not an
+// agent, 503 when the hub could not ask.
+type ReviewError struct {
+	Status int
+	Err    error
+}
+
+func (e *ReviewError) Error() string { return e.Err.Error() }
+func (e *ReviewError) Unwrap() error { return e.Err }
 
 // Auth decides who a request comes from.
 type Auth struct {
@@ -121,7 +133,12 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 		if !found && a.reviewer != nil {
 			id, err := a.reviewer.Review(r.Context(), token)
 			if err != nil {
-				return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: " + err.Error()}
+				status := http.StatusUnauthorized
+				var re *ReviewError
+				if errors.As(err, &re) {
+					status = re.Status
+				}
+				return Caller{}, &authError{status, "bearer token refused: " + err.Error()}
 			}
 			ceiling, err := autonomy.ParseLevel(id.Level)
 			if err != nil {

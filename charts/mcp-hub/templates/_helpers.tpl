@@ -68,10 +68,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* "true" when callers may authenticate with their pod's ServiceAccount token (auth.serviceAccounts.enabled), else "". */}}
+{{- define "mcp-hub.serviceAccountAuth" -}}
+{{- if dig "auth" "serviceAccounts" "enabled" false .Values.AsMap }}true{{ end }}
+{{- end }}
+
 {{/*
 What the hub reads and writes in a watched namespace, and nothing more:
 MCPServer resources and their status, the `mcp-servers` ConfigMap, the Secrets
-holding bearer tokens they reference, and Events about them.
+holding bearer tokens they reference, and Events about them. With
+auth.serviceAccounts.enabled also the pod a caller's token is bound to and the
+Agent its purko.io/agent label names (get only: no list, no watch).
 */}}
 {{- define "mcp-hub.rbacRules" -}}
 - apiGroups: ["purko.io"]
@@ -89,4 +96,12 @@ holding bearer tokens they reference, and Events about them.
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- if include "mcp-hub.serviceAccountAuth" . }}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get"]
+- apiGroups: ["purko.io"]
+  resources: ["agents"]
+  verbs: ["get"]
+{{- end }}
 {{- end }}

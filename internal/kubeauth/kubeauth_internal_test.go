@@ -1,0 +1,107 @@
+package kubeauth
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestAgentSpec(t *testing.T) {
+	cases := []struct {
+		name  string
+		spec  any // nil: no spec
+		level string
+		tools []string
+		err   string
+	}{
+		{name: "level and both tool shapes", spec: map[string]any{
+			"autonomyLevel": "supervised",
+			"tools":         []any{"read_file", map[string]any{"name": "search", "server": "docs"}, " read_file "},
+		}, level: "supervised", tools: []string{"read_file", "search"}},
+		{name: "no tools: all", spec: map[string]any{"autonomyLevel": "ha"}, level: "ha"},
+		{name: "empty tools: all", spec: map[string]any{"autonomyLevel": "ri", "tools": []any{}}, level: "ri"},
+		{name: "level kept raw", spec: map[string]any{"autonomyLevel": "Full"}, level: "Full"},
+		{name: "no spec", err: "no spec.autonomyLevel"},
+		{name: "no level", spec: map[string]any{"tools": []any{"x"}}, err: "no spec.autonomyLevel"},
+		{name: "empty level", spec: map[string]any{"autonomyLevel": " "}, err: "empty spec.autonomyLevel"},
+		{name: "numeric level", spec: map[string]any{"autonomyLevel": int64(2)}, err: "spec.autonomyLevel is a int64"},
+		{name: "tools not a list", spec: map[string]any{"autonomyLevel": "full", "tools": "read_file"}, err: "spec.tools is a string"},
+		{name: "object without a name", spec: map[string]any{"autonomyLevel": "full", "tools": []any{"a", map[string]any{"server": "x"}}}, err: "spec.tools[1]"},
+		{name: "empty name", spec: map[string]any{"autonomyLevel": "full", "tools": []any{""}}, err: "spec.tools[0]"},
+		{name: "number item", spec: map[string]any{"autonomyLevel": "full", "tools": []any{int64(1)}}, err: "spec.tools[0]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{}}
+			if tc.spec != nil {
+				obj.Object["spec"] = tc.spec
+			}
+			level, tools, err := agentSpec(obj)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || level != tc.level || !slices.Equal(tools, tc.tools) {
+				t.Errorf("= %q %q %v, want %q %q", level, tools, err, tc.level, tc.tools)
+			}
+		})
+	}
+}
+
+func TestServiceAccountUser(t *testing.T) {
+	for user, want := range map[string]string{
+		"system:serviceaccount:purko:executor": "purko/executor",
+		"system:serviceaccount:purko":          "",
+		"system:serviceaccount::executor":      "",
+		"system:serviceaccount:purko:":         "",
+		"system:serviceaccount:a:b:c":          "",
+		"admin":                                "",
+		"system:node:n1":                       "",
+	} {
+		ns, name, ok := serviceAccount(user)
+		got := ""
+		if ok {
+			got = ns + "/" + name
+		}
+		if got != want {
+			t.Errorf("serviceAccount(%q) = %q, want %q", user, got, want)
+		}
+	}
+}
+
+func TestJWTExpiry(t *testing.T) {
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	exp := time.Now().Add(time.Hour).Truncate(time.Second)
+	tok := enc(`{"alg":"RS256"}`) + "." + enc(fmt.Sprintf(`{"exp":%d,"sub":"x"}`, exp.Unix())) + ".sig"
+	if got, ok := jwtExpiry(tok); !ok || !got.Equal(exp) {
+		t.Errorf("jwtExpiry = %v %v, want %v", got, ok, exp)
+	}
+	for _, bad := range []string{"", "opaque-token", "a.b", "a.!!!.c", "a." + enc(`{"sub":"x"}`) + ".c", "a." + enc("not json") + ".c"} {
+		if got, ok := jwtExpiry(bad); ok {
+			t.Errorf("jwtExpiry(%q) = %v, want none", bad, got)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	const token = "secret-token-value"
+	err := redact(fmt.Errorf("kubeauth: %w: server said %s", ErrUnauthenticated, token), token)
+	if strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "server said <token>") {
+		t.Errorf("redacted: %v", err)
+	}
+	if !errors.Is(err, ErrUnauthenticated) || errors.Is(err, ErrNotAgent) {
+		t.Errorf("redacted error lost or changed its class: %v", err)
+	}
+	plain := errors.New("nothing to hide")
+	if redact(plain, token) != plain {
+		t.Error("an error without the token was replaced")
+	}
+}
