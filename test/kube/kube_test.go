@@ -97,12 +97,18 @@ func startUpstream(t *testing.T, tool string) upstream {
 // renderChart renders the Helm chart for namespace ns.
 func renderChart(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
+	return renderChartIn(t, ns)
+}
+
+// renderChartIn renders the Helm chart into namespace with extra helm args.
+func renderChartIn(t *testing.T, namespace string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
 	helmPath, err := exec.Command(filepath.Join(repoRoot, "hack", "helm.sh")).Output()
 	if err != nil {
 		t.Fatalf("hack/helm.sh: %v (run `make test-deps`)", err)
 	}
-	out, err := exec.Command(strings.TrimSpace(string(helmPath)), "template", "hub", filepath.Join(repoRoot, "charts", "mcp-hub"),
-		"--namespace", ns, "--include-crds").Output()
+	out, err := exec.Command(strings.TrimSpace(string(helmPath)), append([]string{"template", "hub", filepath.Join(repoRoot, "charts", "mcp-hub"),
+		"--namespace", namespace, "--include-crds"}, args...)...).Output()
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
@@ -222,7 +228,17 @@ func (h hubProc) server(name string) (status, errMsg string, tools []string, ok 
 
 func dialHub(t *testing.T, base string) (*client.Client, <-chan struct{}) {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithContinuousListening())
+	return dialHubWith(t, base, "")
+}
+
+// dialHubWith opens a session, with a bearer token when token is set.
+func dialHubWith(t *testing.T, base, token string) (*client.Client, <-chan struct{}) {
+	t.Helper()
+	headers := map[string]string{}
+	if token != "" {
+		headers["Authorization"] = "Bearer " + token
+	}
+	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithContinuousListening(), transport.WithHTTPHeaders(headers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +281,21 @@ func callText(c *client.Client, tool string) (string, error) {
 		return "", fmt.Errorf("error result: %s", tc.Text)
 	}
 	return tc.Text, nil
+}
+
+func toolNamesOf(t *testing.T, c *client.Client) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
 }
 
 func listed(c *client.Client, tool string) bool {

@@ -1,0 +1,147 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/purko-io/mcp-hub/internal/kubetest"
+)
+
+// TestServiceAccountCallers: an executor pod calls the hub with its own
+// projected ServiceAccount token and no hub token; the hub reviews it, finds
+// the pod's Agent and enforces that Agent's autonomy and tool list. The hub
+// runs with the chart's RBAC for auth.serviceAccounts.enabled.
+func TestServiceAccountCallers(t *testing.T) {
+	const agentsNS = "agents"
+	cluster := kubetest.Shared(t)
+	admin := cluster.AdminConfig()
+	kc := kubernetes.NewForConfigOrDie(admin)
+	dyn := dynamic.NewForConfigOrDie(admin)
+	ctx := context.Background()
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentsNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var saName string
+	var apply []byte
+	for _, o := range renderChartIn(t, agentsNS, "--set", "auth.serviceAccounts.enabled=true") {
+		switch o.GetKind() {
+		case "CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			b, _ := json.Marshal(o.Object)
+			apply = append(append(apply, b...), []byte("\n---\n")...)
+			if o.GetKind() == "ServiceAccount" {
+				saName = o.GetName()
+			}
+		}
+	}
+	kubetest.ApplyYAML(t, admin, apply)
+	kubetest.ApplyYAML(t, admin, filepath.Join(repoRoot, "internal", "kubeauth", "testdata", "agents.purko.io.yaml"))
+	cluster.WaitForCRD(t, "mcpservers.purko.io")
+	cluster.WaitForCRD(t, "agents.purko.io")
+
+	// The executor: ServiceAccount, pod labelled with its Agent, the Agent.
+	if _, err := kc.CoreV1().ServiceAccounts(agentsNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "executor"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := kc.CoreV1().Pods(agentsNS).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "run-1-step-1", Labels: map[string]string{"purko.io/agent": "reviewer"}},
+		Spec: corev1.PodSpec{ServiceAccountName: "executor", Containers: []corev1.Container{{Name: "executor", Image: "example/executor:1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := dyn.Resource(schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "agents"}).Namespace(agentsNS)
+	agent := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "purko.io/v1alpha1", "kind": "Agent", "metadata": map[string]any{"name": "reviewer"},
+		"spec": map[string]any{"autonomyLevel": "Shu", "tools": []any{"issue_read", map[string]any{"name": "create_issue"}}},
+	}}
+	if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := agents.Create(ctx, agent, metav1.CreateOptions{}); return err }); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := kc.CoreV1().ServiceAccounts(agentsNS).CreateToken(ctx, "executor", &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{
+		BoundObjectRef: &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	up := startUpstream(t, "issue_read")
+	upWrite := startUpstream(t, "create_issue")
+	mcps := dyn.Resource(gvr).Namespace(agentsNS)
+	for name, u := range map[string]upstream{"issues": up, "writer": upWrite} {
+		obj := mcpServerObj(name, u.url, nil)
+		obj.SetNamespace(agentsNS)
+		if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := mcps.Create(ctx, obj, metav1.CreateOptions{}); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(t.TempDir(), "hub.yaml")
+	if err := os.WriteFile(cfgPath, []byte("auth:\n  serviceAccounts: {enabled: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hub := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(agentsNS, saName)),
+		"--namespaces", agentsNS, "--config", cfgPath)
+	eventually(t, 15*time.Second, "both servers connected", func() error {
+		for _, n := range []string{"issues", "writer"} {
+			if status, _, _, ok := hub.server(n); !ok || status != "connected" {
+				return fmt.Errorf("%s = %q", n, status)
+			}
+		}
+		return nil
+	})
+
+	post := func(token, body string) (int, string) {
+		req, _ := http.NewRequest("POST", hub.base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	if status, _ := post("", list); status != http.StatusUnauthorized {
+		t.Fatalf("no credentials: HTTP %d", status)
+	}
+	if status, _ := post("not-a-token", list); status != http.StatusUnauthorized {
+		t.Fatalf("garbage token: HTTP %d", status)
+	}
+	c, _ := dialHubWith(t, hub.base, tr.Status.Token)
+	// The session lists the Agent's view once the catalog is published.
+	eventually(t, 10*time.Second, "the agent's view", func() error {
+		if tools := toolNamesOf(t, c); strings.Join(tools, ",") != "issue_read" {
+			return fmt.Errorf("the restricted agent with tools [issue_read create_issue] lists %v, want [issue_read]", tools)
+		}
+		return nil
+	})
+	if got, err := callText(c, "issue_read"); err != nil || got != "from issue_read" {
+		t.Fatalf("issue_read = %q, %v", got, err)
+	}
+	_, err = callText(c, "create_issue")
+	if err == nil || !strings.Contains(err.Error(), "BLOCKED: Restricted autonomy — write tool 'create_issue' not allowed.") {
+		t.Fatalf("create_issue by a restricted agent: %v", err)
+	}
+	if strings.Contains(hub.logs(), tr.Status.Token) {
+		t.Fatal("the ServiceAccount token is in the hub's log")
+	}
+}
