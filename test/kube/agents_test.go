@@ -60,7 +60,7 @@ func TestServiceAccountCallers(t *testing.T) {
 	}
 	pod, err := kc.CoreV1().Pods(agentsNS).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "run-1-step-1", Labels: map[string]string{"purko.io/agent": "reviewer"}},
-		Spec: corev1.PodSpec{ServiceAccountName: "executor", Containers: []corev1.Container{{Name: "executor", Image: "example/executor:1"}}},
+		Spec:       corev1.PodSpec{ServiceAccountName: "executor", Containers: []corev1.Container{{Name: "executor", Image: "example/executor:1"}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
