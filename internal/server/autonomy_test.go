@@ -16,6 +16,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // countingUpstream serves the given tool names; every call is counted, so a
@@ -294,5 +295,23 @@ func TestRestrictedNeverReachesAWrite(t *testing.T) {
 				t.Fatalf("round %d: read-only tool %s never ran: the test exercised nothing", round, tool.Name)
 			}
 		}
+	}
+}
+
+// BenchmarkDecide measures the per-call decision for a full and a
+// restricted caller: it is a table lookup made when the catalog changed, so
+// both cost the same few nanoseconds.
+func BenchmarkDecide(b *testing.B) {
+	rt := registry.Route{Original: "get_issue", Class: autonomy.Class{ReadOnly: true, Reason: "read verb"}}
+	for _, lvl := range []autonomy.Level{autonomy.Full, autonomy.Restricted} {
+		caller := Caller{Name: "bench", Ceiling: lvl, Level: lvl}
+		b.Run(lvl.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if decide(caller, "get_issue", rt) != "" {
+					b.Fatal("denied")
+				}
+			}
+		})
 	}
 }

@@ -165,14 +165,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// restricted session should cost what a full one costs.
 	n := cfg.Concurrency[len(cfg.Concurrency)/2]
 	progress("concurrency %d: hub, full and restricted sessions", n)
-	full, err := measure(ctx, hubURL, "full", n, cfg, "X-Autonomy-Level", "full")
-	if err != nil {
-		return nil, err
+	// Alternate the order (full, restricted, restricted, full) so neither
+	// side always runs on a warmer or busier machine.
+	var fulls, restricteds []Result
+	for _, first := range []string{"full", "restricted"} {
+		for _, level := range []string{first, map[string]string{"full": "restricted", "restricted": "full"}[first]} {
+			res, err := measure(ctx, hubURL, level, n, cfg, "X-Autonomy-Level", level)
+			if err != nil {
+				return nil, err
+			}
+			if level == "full" {
+				fulls = append(fulls, res)
+			} else {
+				restricteds = append(restricteds, res)
+			}
+		}
 	}
-	restricted, err := measure(ctx, hubURL, "restricted", n, cfg, "X-Autonomy-Level", "restricted")
-	if err != nil {
-		return nil, err
-	}
+	full, restricted := mean(fulls), mean(restricteds)
 	a := &AutonomyCost{Concurrency: n, Full: full, Restricted: restricted, P50DeltaMs: restricted.P50Ms - full.P50Ms}
 	for _, c := range rep.Comparisons {
 		if c.Concurrency == n && c.OverheadP50Ms > 0 {
@@ -184,6 +193,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Autonomy = a
 	return rep, nil
+}
+
+// mean averages runs of one target: latencies and rates are averaged, counts
+// added.
+func mean(rs []Result) Result {
+	out := Result{Target: rs[0].Target, Concurrency: rs[0].Concurrency}
+	for _, r := range rs {
+		out.Calls += r.Calls
+		out.Errors += r.Errors
+		out.P50Ms += r.P50Ms / float64(len(rs))
+		out.P99Ms += r.P99Ms / float64(len(rs))
+		out.CallsPerSec += r.CallsPerSec / float64(len(rs))
+	}
+	return out
 }
 
 // AutonomyCost compares restricted and full sessions through the hub.
