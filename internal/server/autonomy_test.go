@@ -10,12 +10,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -314,4 +318,52 @@ func BenchmarkDecide(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestAutonomyOnEveryFace: the SSE and WebSocket faces authenticate and
+// filter exactly like /mcp.
+func TestAutonomyOnEveryFace(t *testing.T) {
+	gh := newCountingUpstream(t, "github", githubTools...)
+	h := newTestHubAuth(t, []config.ServerSpec{gh.spec}, authFor(TokenCaller{Name: "reader", Token: "tok-r", Ceiling: autonomy.Restricted}))
+	h.waitConnected("github")
+	auth := map[string]string{"Authorization": "Bearer tok-r"}
+	faces := map[string]func() transport.Interface{
+		"sse": func() transport.Interface {
+			tr, err := transport.NewSSE(h.url("/sse"), transport.WithHeaders(auth))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		},
+		"websocket": func() transport.Interface {
+			return mcpws.NewClientTransport(strings.Replace(h.url("/ws"), "http://", "ws://", 1), http.Header{"Authorization": {"Bearer tok-r"}})
+		},
+	}
+	for face, tr := range faces {
+		t.Run(face, func(t *testing.T) {
+			c := client.NewClient(tr())
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			names := toolNames(t, c)
+			mustf(t, strings.Join(names, ",") == "get_issue,list_pull_requests,search_code", "%s lists %v", face, names)
+			got, isErr := call(t, c, "create_issue", nil)
+			mustf(t, isErr && strings.HasPrefix(got, "BLOCKED: Restricted autonomy"), "%s create_issue = %q", face, got)
+		})
+	}
+	mustf(t, gh.count("create_issue") == 0, "a denied call reached the upstream")
+
+	// Without the token the faces refuse to open.
+	resp, err := http.Get(h.url("/sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mustf(t, resp.StatusCode == http.StatusUnauthorized, "/sse without a token: %d", resp.StatusCode)
 }
