@@ -27,3 +27,17 @@ type Source interface {
 	// after every change, until ctx is done. It must not close out.
 	Run(ctx context.Context, out chan<- Snapshot)
 }
+
+// SameServers reports whether two snapshots' server lists are equal, so a
+// source sends a snapshot only when something changed.
+func SameServers(a, b []config.ServerSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,19 +36,7 @@ func TestServiceAccountCallers(t *testing.T) {
 	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentsNS}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var saName string
-	var apply []byte
-	for _, o := range renderChartIn(t, agentsNS, "--set", "auth.serviceAccounts.enabled=true") {
-		switch o.GetKind() {
-		case "CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
-			b, _ := json.Marshal(o.Object)
-			apply = append(append(apply, b...), []byte("\n---\n")...)
-			if o.GetKind() == "ServiceAccount" {
-				saName = o.GetName()
-			}
-		}
-	}
-	kubetest.ApplyYAML(t, admin, apply)
+	saName := applyChartAccess(t, admin, agentsNS, "--set", "auth.serviceAccounts.enabled=true")
 	kubetest.ApplyYAML(t, admin, filepath.Join(repoRoot, "internal", "kubeauth", "testdata", "agents.purko.io.yaml"))
 	cluster.WaitForCRD(t, "mcpservers.purko.io")
 	cluster.WaitForCRD(t, "agents.purko.io")

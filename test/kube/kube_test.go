@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
@@ -94,10 +95,31 @@ func startUpstream(t *testing.T, tool string) upstream {
 	return upstream{url: "http://" + ln.Addr().String() + "/mcp", auth: func() string { mu.Lock(); defer mu.Unlock(); return last }}
 }
 
-// renderChart renders the Helm chart for namespace ns.
-func renderChart(t *testing.T) []*unstructured.Unstructured {
+// applyChartAccess applies the chart's CRD, ServiceAccount and RBAC
+// rendered into namespace (with extra helm args) and returns the
+// ServiceAccount's name: the hub then runs with exactly these permissions.
+func applyChartAccess(t *testing.T, admin *rest.Config, namespace string, helmArgs ...string) string {
 	t.Helper()
-	return renderChartIn(t, ns)
+	var saName string
+	var apply []byte
+	for _, o := range renderChartIn(t, namespace, helmArgs...) {
+		switch o.GetKind() {
+		case "CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
+			b, err := json.Marshal(o.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply = append(append(apply, b...), []byte("\n---\n")...)
+			if o.GetKind() == "ServiceAccount" {
+				saName = o.GetName()
+			}
+		}
+	}
+	if saName == "" {
+		t.Fatal("the chart renders no ServiceAccount")
+	}
+	kubetest.ApplyYAML(t, admin, apply)
+	return saName
 }
 
 // renderChartIn renders the Helm chart into namespace with extra helm args.
@@ -346,25 +368,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The chart's CRD, ServiceAccount and RBAC; nothing else is granted.
-	var saName string
-	var apply []byte
-	for _, o := range renderChart(t) {
-		switch o.GetKind() {
-		case "CustomResourceDefinition", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding":
-			b, err := json.Marshal(o.Object)
-			if err != nil {
-				t.Fatal(err)
-			}
-			apply = append(append(apply, b...), []byte("\n---\n")...)
-			if o.GetKind() == "ServiceAccount" {
-				saName = o.GetName()
-			}
-		}
-	}
-	if saName == "" {
-		t.Fatal("the chart renders no ServiceAccount")
-	}
-	kubetest.ApplyYAML(t, admin, apply)
+	saName := applyChartAccess(t, admin, ns)
 	cluster.WaitForCRD(t, "mcpservers.purko.io")
 
 	a, b := startUpstream(t, "alpha_tool"), startUpstream(t, "beta_tool")

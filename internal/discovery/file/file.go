@@ -98,7 +98,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 				s.log.Error().Err(err).Msg("config edit rejected; the last good config stays in force")
 				continue
 			}
-			if sameServers(last.Servers, cfg.Servers) {
+			if discovery.SameServers(last.Servers, cfg.Servers) {
 				continue
 			}
 			last = cfg
@@ -127,18 +127,6 @@ func (s *Source) watchDirs(cfg *config.Config) map[string]bool {
 		}
 	}
 	return dirs
-}
-
-func sameServers(a, b []config.ServerSpec) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].Equal(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func send(ctx context.Context, out chan<- discovery.Snapshot, cfg *config.Config) bool {

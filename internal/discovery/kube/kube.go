@@ -164,7 +164,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	first := true
 	for {
 		specs := s.build(all)
-		if first || !sameSpecs(last, specs) {
+		if first || !discovery.SameServers(last, specs) {
 			select {
 			case out <- discovery.Snapshot{Source: SourceName, Servers: specs}:
 			case <-ctx.Done():
@@ -290,18 +290,6 @@ func (s *Source) uniqueNames(specs []config.ServerSpec) []config.ServerSpec {
 		out = append(out, sp)
 	}
 	return out
-}
-
-func sameSpecs(a, b []config.ServerSpec) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].Equal(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // secretToken reads the bearer token of a Secret from the cache. The error
