@@ -78,7 +78,7 @@ func (c clusterReviewer) Review(ctx context.Context, token string) (server.Clust
 	case err != nil:
 		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
-	return server.ClusterIdentity{Caller: id.Caller, Level: id.Level, Tools: id.Tools}, nil
+	return server.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools}, nil
 }
 
 // stdioLevel is the autonomy of the stdio face's local user: the executor's

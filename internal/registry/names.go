@@ -26,7 +26,10 @@ type toolKey struct {
 // the order: names must not change between replicas or restarts. Tools that
 // the policy cannot publish (policy never, name taken by an earlier server)
 // are returned in hidden with the server that keeps the name.
-func publishNames(keys []toolKey, naming config.Naming) (names map[toolKey]string, hidden map[toolKey]string) {
+//
+// reserved are names the hub's own tools hold: an upstream tool never gets
+// one (it is prefixed, hidden or hashed as if another server offered it).
+func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (names map[toolKey]string, hidden map[toolKey]string) {
 	sorted := append([]toolKey(nil), keys...)
 	sort.Slice(sorted, func(i, j int) bool {
 		if sorted[i].Server != sorted[j].Server {
@@ -45,9 +48,21 @@ func publishNames(keys []toolKey, naming config.Naming) (names map[toolKey]strin
 		offered[bare][k.Server] = true
 	}
 
+	// The hub's own tools count as one more server offering their names.
+	const hub = "\x00hub"
+	for _, r := range reserved {
+		if offered[r] == nil {
+			offered[r] = map[string]bool{}
+		}
+		offered[r][hub] = true
+	}
+
 	names = make(map[toolKey]string, len(sorted))
 	hidden = map[toolKey]string{}
-	owner := make(map[string]toolKey, len(sorted))
+	owner := make(map[string]toolKey, len(sorted)+len(reserved))
+	for _, r := range reserved {
+		owner[r] = toolKey{Server: "hub", Original: r}
+	}
 	for _, k := range sorted {
 		bare := sanitize(k.Original)
 		var name string
@@ -74,9 +89,12 @@ func publishNames(keys []toolKey, naming config.Naming) (names map[toolKey]strin
 	// Names can still meet: sanitizing maps "a.b" and "a_b" together, and
 	// a prefix can equal another server's bare name. Every name taken more
 	// than once becomes a hashed name of its own.
-	count := make(map[string]int, len(names))
+	count := make(map[string]int, len(names)+len(reserved))
 	for _, n := range names {
 		count[n]++
+	}
+	for _, r := range reserved {
+		count[r]++
 	}
 	for k, n := range names {
 		if count[n] > 1 {

@@ -127,3 +127,22 @@ func TestSanitizeCollisionsStayUnique(t *testing.T) {
 		t.Fatalf("published %d of %d tools", len(names), len(keys))
 	}
 }
+
+func TestReservedNamesStayWithTheHub(t *testing.T) {
+	keys := []toolKey{{"lint", "static-analysis"}, {"static", "analysis"}, {"gh", "get_issue"}}
+	for _, n := range []config.Naming{
+		{Prefix: config.PrefixOnConflict, Separator: "__"},
+		{Prefix: config.PrefixAlways, Separator: "-"},
+		{Prefix: config.PrefixNever, Separator: "__"},
+	} {
+		names, hidden := publishNames(keys, n, "static-analysis", "trigger-workflow")
+		for k, name := range names {
+			if name == "static-analysis" || name == "trigger-workflow" {
+				t.Errorf("%s: upstream tool %v published under the hub's name %q", n.Prefix, k, name)
+			}
+		}
+		if n.Prefix == config.PrefixNever && hidden[toolKey{"lint", "static-analysis"}] != "hub" {
+			t.Errorf("never: lint's static-analysis should be hidden by the hub, hidden = %v", hidden)
+		}
+	}
+}

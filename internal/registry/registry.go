@@ -30,7 +30,28 @@ type Options struct {
 	RouteCacheSize int
 	NotifyDebounce time.Duration
 	Upstream       upstream.Options
+	// Local are the hub's own tools: builtins and api tools.
+	Local []LocalTool
 }
+
+// LocalTool is a tool the hub runs itself. Routing tries builtins first,
+// then upstream tools, then api tools; a local tool keeps its name, and an
+// upstream tool of the same name is prefixed (or hidden) instead.
+type LocalTool struct {
+	Def  mcp.Tool
+	Kind autonomy.Kind // Builtin or API
+	// Method is an api tool's HTTP method (it decides read-only).
+	Method string
+	// Run executes a call: the model's arguments and the trusted bindings
+	// (caller, agent, workflow, step). Failures are error results.
+	Run func(ctx context.Context, args map[string]any, bindings map[string]string) *mcp.CallToolResult
+}
+
+// Names of the pseudo-servers that list the hub's own tools.
+const (
+	ServerBuiltin = "hub"
+	ServerAPI     = "api"
+)
 
 // Catalog is an immutable view of every upstream and every published tool.
 // A new Catalog replaces the old one on every change.
@@ -74,13 +95,29 @@ type Tool struct {
 	// decides both what a session lists and what it may call.
 	Class  autonomy.Class
 	client *upstream.Client
+	local  *LocalTool
 }
 
-// Route says where a published tool goes.
+// Route says where a published tool goes: an upstream client, or one of
+// the hub's own tools (Local).
 type Route struct {
 	Client   *upstream.Client
+	Local    *LocalTool
 	Original string
 	Class    autonomy.Class
+}
+
+// Server names the route's owner for metrics and audit lines.
+func (r Route) Server() string {
+	switch {
+	case r.Client != nil:
+		return r.Client.Name()
+	case r.Local != nil && r.Local.Kind == autonomy.Builtin:
+		return ServerBuiltin
+	case r.Local != nil:
+		return ServerAPI
+	}
+	return ""
 }
 
 type route struct {
@@ -297,10 +334,23 @@ func (r *Registry) rebuild() {
 			keys = append(keys, toolKey{Server: c.Name(), Original: t.Name})
 		}
 	}
-	names, hidden := publishNames(keys, r.opts.Naming)
+	reserved := make([]string, len(r.opts.Local))
+	for i, l := range r.opts.Local {
+		reserved[i] = l.Def.Name
+	}
+	names, hidden := publishNames(keys, r.opts.Naming, reserved...)
 	classifier := classifierFor(clients)
 
-	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries))}
+	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
+	builtins, apis := r.localViews(classifier)
+	for _, sv := range []*ServerView{builtins, apis} {
+		if sv != nil {
+			cat.Tools = append(cat.Tools, sv.Tools...)
+		}
+	}
+	if builtins != nil {
+		cat.Servers = append(cat.Servers, *builtins)
+	}
 	for _, e := range entries {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status}
@@ -329,12 +379,43 @@ func (r *Registry) rebuild() {
 		}
 		cat.Servers = append(cat.Servers, sv)
 	}
+	if apis != nil {
+		cat.Servers = append(cat.Servers, *apis)
+	}
 	sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Name < cat.Tools[j].Name })
 	cat.index = make(map[string]int, len(cat.Tools))
 	for i, t := range cat.Tools {
 		cat.index[t.Name] = i
 	}
 	r.catalog.Store(cat)
+}
+
+// localViews lists the hub's own tools as two always-connected
+// pseudo-servers, builtins and api tools (nil when there are none).
+func (r *Registry) localViews(classifier *autonomy.Classifier) (builtins, apis *ServerView) {
+	views := map[autonomy.Kind]*ServerView{
+		autonomy.Builtin: {Name: ServerBuiltin, Transport: "builtin", Source: "hub"},
+		autonomy.API:     {Name: ServerAPI, Transport: "http", Source: "config"},
+	}
+	for i := range r.opts.Local {
+		l := &r.opts.Local[i]
+		sv := views[l.Kind]
+		if sv == nil {
+			continue
+		}
+		class := classifier.Classify(autonomy.Tool{Server: sv.Name, Name: l.Def.Name, Kind: l.Kind, Method: l.Method})
+		sv.Tools = append(sv.Tools, Tool{Name: l.Def.Name, Original: l.Def.Name, Server: sv.Name, Def: l.Def, Class: class, local: l})
+	}
+	for _, sv := range views {
+		sv.Status = upstream.Status{State: upstream.StateConnected}
+	}
+	if len(views[autonomy.Builtin].Tools) > 0 {
+		builtins = views[autonomy.Builtin]
+	}
+	if len(views[autonomy.API].Tools) > 0 {
+		apis = views[autonomy.API]
+	}
+	return builtins, apis
 }
 
 // classifierFor builds the read-only classifier from the servers' specs:
@@ -381,12 +462,18 @@ func (r *Registry) Lookup(name string) (Route, error) {
 	if rt, ok := r.routes.Get(name); ok && rt.gen == cat.Gen {
 		return rt.Route, nil
 	}
+	// Servers are ordered builtins, upstreams, api tools: the routing order.
 	for i := range cat.Servers {
 		sv := &cat.Servers[i]
 		for j := range sv.Tools {
 			t := &sv.Tools[j]
 			if t.Name != name {
 				continue
+			}
+			if t.local != nil {
+				rt := Route{Local: t.local, Original: t.Original, Class: t.Class}
+				r.routes.Add(name, route{gen: cat.Gen, Route: rt})
+				return rt, nil
 			}
 			if sv.Status.State != upstream.StateConnected {
 				reason := string(sv.Status.State)

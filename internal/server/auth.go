@@ -26,6 +26,22 @@ type Caller struct {
 	Ceiling, Level autonomy.Level
 	// Allow, when not nil, limits the tools the caller may see and run.
 	Allow *autonomy.Allowlist
+	// Agent, Workflow and Step are the trusted context api tools may bind
+	// into requests: the agent from the caller's identity (or the
+	// X-Purko-Agent header), workflow and step from the executor's headers.
+	Agent, Workflow, Step string
+}
+
+// Headers a Purko executor sets to tell the hub which run a call belongs to.
+const (
+	HeaderAgent    = "X-Purko-Agent"
+	HeaderWorkflow = "X-Purko-Workflow"
+	HeaderStep     = "X-Purko-Step"
+)
+
+// bindings are the values api tools may map into their requests.
+func (c Caller) bindings() map[string]string {
+	return map[string]string{"caller": c.Name, "agent": c.Agent, "workflow": c.Workflow, "step": c.Step}
 }
 
 type callerKey struct{}
@@ -55,6 +71,7 @@ type TokenCaller struct {
 // ClusterIdentity is what the cluster says about a ServiceAccount token.
 type ClusterIdentity struct {
 	Caller string
+	Agent  string // namespace/name of the Agent
 	Level  string // the Agent's spec.autonomyLevel, unparsed
 	Tools  []string
 }
@@ -144,7 +161,7 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 			if err != nil {
 				return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
-			c, found = Caller{Name: id.Caller, Ceiling: ceiling, Allow: allowlist(id.Tools)}, true
+			c, found = Caller{Name: id.Caller, Agent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools)}, true
 		}
 		if !found {
 			return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: not a token of this hub"}
@@ -155,6 +172,10 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 		return Caller{}, &authError{http.StatusUnauthorized, "credentials required: send Authorization: Bearer <token>"}
 	}
 	c.Level = c.Ceiling
+	if c.Agent == "" {
+		c.Agent = r.Header.Get(HeaderAgent)
+	}
+	c.Workflow, c.Step = r.Header.Get(HeaderWorkflow), r.Header.Get(HeaderStep)
 	if asked := strings.TrimSpace(r.Header.Get(HeaderAutonomyLevel)); asked != "" {
 		lvl, err := autonomy.ParseLevel(asked)
 		if err != nil {

@@ -113,8 +113,13 @@ func (e *executor) tools() []string {
 	if status != 200 {
 		e.t.Fatalf("tools/list: HTTP %d %v", status, res)
 	}
+	result, ok := res["result"].(map[string]any)
+	if !ok {
+		e.t.Fatalf("tools/list answered %v", res)
+	}
 	var names []string
-	for _, tl := range res["result"].(map[string]any)["tools"].([]any) {
+	tools, _ := result["tools"].([]any) // null when there are none
+	for _, tl := range tools {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
 	return names

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -107,9 +109,13 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
 		_, _ = w.Write(out)
 		return true
 	}
-	result, err = rt.Client.CallRaw(ctx, rt.Original, env.Params)
+	if rt.Local != nil {
+		result, err = runLocal(ctx, rt, env.Params, caller)
+	} else {
+		result, err = rt.Client.CallRaw(ctx, rt.Original, env.Params)
+	}
 	toolError := err == nil && isErrorResult(result)
-	s.record(ctx, session, caller, head.Name, rt.Client.Name(), start, toolError, err)
+	s.record(ctx, session, caller, head.Name, rt.Server(), start, toolError, err)
 
 	var rpcErr *upstream.RPCError
 	switch {
@@ -129,6 +135,17 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
 	return true
+}
+
+// runLocal runs one of the hub's own tools on raw params.
+func runLocal(ctx context.Context, rt registry.Route, params json.RawMessage, caller Caller) (json.RawMessage, error) {
+	var p struct {
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &upstream.RPCError{Code: mcp.INVALID_PARAMS, Message: "arguments: " + err.Error()}
+	}
+	return json.Marshal(rt.Local.Run(ctx, p.Arguments, caller.bindings()))
 }
 
 // isErrorResult reads only the isError member of a raw result.

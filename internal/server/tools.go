@@ -57,8 +57,12 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	}
 	var res *mcp.CallToolResult
 	srv := ""
-	if err == nil {
-		srv = rt.Client.Name()
+	switch {
+	case err == nil && rt.Local != nil:
+		srv = rt.Server()
+		res = rt.Local.Run(ctx, req.GetArguments(), caller.bindings())
+	case err == nil:
+		srv = rt.Server()
 		res, err = rt.Client.CallTool(ctx, rt.Original, req)
 	}
 	s.record(ctx, sessionID(ctx), caller, name, srv, start, err == nil && res.IsError, err)
@@ -120,9 +124,9 @@ func (s *Server) record(ctx context.Context, session string, caller Caller, tool
 
 // recordDenial writes the audit line and metric of a refused call.
 func (s *Server) recordDenial(session string, caller Caller, tool string, rt registry.Route, reason string) {
-	s.metrics.observeCall(rt.Client.Name(), tool, outcomeDenied, 0)
+	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
 	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
-		Str("tool", tool).Str("server", rt.Client.Name()).Str("decision", "denied").Str("reason", reason).
+		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
 		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Msg("tool call denied")
 }
 
