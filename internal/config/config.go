@@ -57,6 +57,42 @@ type Config struct {
 	Kubernetes KubeSettings `json:"kubernetes"`
 	// Auth says who may call the hub and at which autonomy level at most.
 	Auth AuthSettings `json:"auth"`
+	// Builtins configures the hub's own tools.
+	Builtins BuiltinSettings `json:"builtins"`
+}
+
+// BuiltinSettings configure the builtin tools.
+type BuiltinSettings struct {
+	StaticAnalysis  Toggle          `json:"staticAnalysis"`
+	TriggerWorkflow TriggerSettings `json:"triggerWorkflow"`
+}
+
+// Toggle turns a builtin on or off; on when Enabled is omitted.
+type Toggle struct {
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// On reports whether the toggle is on (the default).
+func (t Toggle) On() bool { return t.Enabled == nil || *t.Enabled }
+
+// TriggerSettings configure trigger-workflow, which starts Purko workflows
+// through the Purko dashboard.
+type TriggerSettings struct {
+	Toggle
+	// DashboardURL is the dashboard's base URL; in a cluster it defaults to
+	// http://purko-operator.<hub namespace>.svc:8082. Without one (and out
+	// of a cluster) the tool is not offered.
+	DashboardURL string `json:"dashboardURL,omitempty"`
+	// Namespace is the workflows' default namespace (the hub's own in a
+	// cluster).
+	Namespace string `json:"namespace,omitempty"`
+	// Token is an optional bearer token for the dashboard.
+	Token *TokenRef `json:"token,omitempty"`
+	// Timeout bounds one trigger; default 30s.
+	Timeout Duration `json:"timeout,omitempty"`
+
+	// TokenValue is the resolved token.
+	TokenValue Secret `json:"-"`
 }
 
 // AuthSettings are the hub's callers. With none configured, the hub serves
@@ -282,6 +318,13 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
+	if tr := &c.Builtins.TriggerWorkflow; tr.Token != nil {
+		v, err := tr.Token.read()
+		if err != nil {
+			return nil, fmt.Errorf("config %s: builtins.triggerWorkflow.token: %w", name, err)
+		}
+		tr.TokenValue = v
+	}
 	for i := range c.Auth.Tokens {
 		t := &c.Auth.Tokens[i]
 		v, err := t.Token.read()
@@ -356,6 +399,14 @@ func (c *Config) validate() error {
 	}
 	if err := c.Auth.validate(); err != nil {
 		return err
+	}
+	if u := c.Builtins.TriggerWorkflow.DashboardURL; u != "" {
+		if pu, err := url.Parse(u); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+			return fmt.Errorf("builtins.triggerWorkflow.dashboardURL: %q is not an absolute http(s) URL", u)
+		}
+	}
+	if t := c.Builtins.TriggerWorkflow.Token; t != nil && (t.Env == "") == (t.File == "") {
+		return fmt.Errorf("builtins.triggerWorkflow.token: set exactly one of env or file")
 	}
 	seen := make(map[string]int, len(c.Servers))
 	for i := range c.Servers {
