@@ -9,8 +9,12 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/mcp-hub ./cmd/mcp-hub
+# cgo for tree-sitter (static-analysis), linked statically so the image
+# still needs no libc; netgo/osusergo keep name and user lookups in Go.
+RUN CGO_ENABLED=1 GOFLAGS=-buildvcs=false \
+    go build -trimpath -tags netgo,osusergo \
+      -ldflags "-s -w -X main.version=${VERSION} -linkmode external -extldflags -static" \
+      -o /out/mcp-hub ./cmd/mcp-hub
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/mcp-hub /mcp-hub

@@ -12,7 +12,7 @@ INTEROP := test/interop
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcp-hub ./cmd/mcp-hub
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcp-hub ./cmd/mcp-hub
 
 run: build
 	./bin/mcp-hub serve --listen $(LISTEN) --log-format console $(ARGS)

@@ -178,7 +178,12 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   true,
 	}}
+	local, err := localTools(context.Background(), cfg, o, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	reg := registry.New(registry.Options{
+		Local:          local,
 		Naming:         cfg.Naming,
 		RouteCacheSize: cfg.Catalog.RouteCacheSize,
 		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),

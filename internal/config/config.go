@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/purko-io/mcp-hub/internal/apitools"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 )
 
@@ -59,6 +60,19 @@ type Config struct {
 	Auth AuthSettings `json:"auth"`
 	// Builtins configures the hub's own tools.
 	Builtins BuiltinSettings `json:"builtins"`
+	// APITools are api-type tools: one HTTP request per call, credentials
+	// attached by the hub.
+	APITools []apitools.EndpointSpec `json:"apiTools,omitempty"`
+	// OpenAPI imports api tools from OpenAPI 3 documents.
+	OpenAPI []OpenAPIImport `json:"openapi,omitempty"`
+}
+
+// OpenAPIImport turns every operation of an OpenAPI 3 document into an api
+// tool; Base supplies what the document does not say (credentials,
+// headers, bindings, a server URL).
+type OpenAPIImport struct {
+	File string                 `json:"file"`
+	Base apitools.EndpointSpec `json:"base"`
 }
 
 // BuiltinSettings configure the builtin tools.
@@ -403,6 +417,16 @@ func (c *Config) validate() error {
 	if u := c.Builtins.TriggerWorkflow.DashboardURL; u != "" {
 		if pu, err := url.Parse(u); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
 			return fmt.Errorf("builtins.triggerWorkflow.dashboardURL: %q is not an absolute http(s) URL", u)
+		}
+	}
+	for i, spec := range c.APITools {
+		if err := spec.Validate(); err != nil {
+			return fmt.Errorf("apiTools[%d]%s.%w", i, nameHint(spec.Name), err)
+		}
+	}
+	for i, imp := range c.OpenAPI {
+		if imp.File == "" {
+			return fmt.Errorf("openapi[%d].file: is required", i)
 		}
 	}
 	if t := c.Builtins.TriggerWorkflow.Token; t != nil && (t.Env == "") == (t.File == "") {

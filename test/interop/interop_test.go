@@ -511,6 +511,8 @@ func (e *env) writeConfig(t *testing.T) {
 	t.Helper()
 	cfg := map[string]any{
 		"naming": map[string]any{"prefix": "on-conflict", "separator": "__"},
+		// Only the upstreams' tools: these tests measure transparency.
+		"builtins": map[string]any{"staticAnalysis": map[string]any{"enabled": false}},
 		// Fast health checks and reconnects keep the lifecycle tests short.
 		"upstream": map[string]any{
 			"pingInterval":   "1s",

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/purko-io/mcp-hub/internal/apitools"
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/builtin"
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// localTools builds the hub's own tools: the builtins, the config's api
+// tools and those imported from OpenAPI documents. A missing credential
+// fails start-up with the tool and field named.
+func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *http.Client) ([]registry.LocalTool, error) {
+	var out []registry.LocalTool
+	if cfg.Builtins.StaticAnalysis.On() {
+		def, run := builtin.StaticAnalysis(builtin.StaticOptions{})
+		out = append(out, registry.LocalTool{Def: def, Kind: autonomy.Builtin,
+			Run: func(ctx context.Context, args map[string]any, _ map[string]string) *mcp.CallToolResult {
+				return run(ctx, args)
+			}})
+	}
+	rc, ownNamespace, err := clusterConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if tr := cfg.Builtins.TriggerWorkflow; tr.On() {
+		url, ns := tr.DashboardURL, tr.Namespace
+		if ns == "" {
+			ns = ownNamespace
+		}
+		if url == "" && ownNamespace != "" {
+			url = fmt.Sprintf("http://purko-operator.%s.svc:8082", ownNamespace)
+		}
+		if url != "" {
+			def, run := builtin.TriggerWorkflow(builtin.TriggerOptions{DashboardURL: url, DefaultNamespace: ns,
+				Token: tr.TokenValue.Reveal(), HTTPClient: httpClient, Timeout: tr.Timeout.D()})
+			out = append(out, registry.LocalTool{Def: def, Kind: autonomy.Builtin, Run: run})
+		}
+	}
+	specs := append([]apitools.EndpointSpec(nil), cfg.APITools...)
+	for i, imp := range cfg.OpenAPI {
+		doc, err := os.ReadFile(imp.File)
+		if err != nil {
+			return nil, fmt.Errorf("openapi[%d].file: %w", i, err)
+		}
+		imported, _, err := apitools.ImportOpenAPI(ctx, doc, imp.Base)
+		if err != nil {
+			return nil, fmt.Errorf("openapi[%d] (%s): %w", i, imp.File, err)
+		}
+		specs = append(specs, imported...)
+	}
+	var kc kubernetes.Interface
+	for _, spec := range specs {
+		cred, err := credential(ctx, spec, rc, &kc, ownNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("api tool %s: credentials: %w", spec.Name, err)
+		}
+		def, run, err := apitools.New(spec, cred, httpClient)
+		if err != nil {
+			return nil, fmt.Errorf("api tool %s: %w", spec.Name, err)
+		}
+		out = append(out, registry.LocalTool{Def: def, Kind: autonomy.API, Method: spec.EffectiveMethod(), Run: run})
+	}
+	seen := map[string]bool{}
+	for _, l := range out {
+		if seen[l.Def.Name] {
+			return nil, fmt.Errorf("tool name %q is used by two of the hub's own tools (builtins and api tools must differ)", l.Def.Name)
+		}
+		seen[l.Def.Name] = true
+	}
+	return out, nil
+}
+
+// credential resolves an api tool's credential from an env variable, a file
+// or a Kubernetes Secret (read once at start-up).
+func credential(ctx context.Context, spec apitools.EndpointSpec, rc *rest.Config, kc *kubernetes.Interface, ownNamespace string) (string, error) {
+	c := spec.Credential
+	switch {
+	case c.Env != "":
+		v := strings.TrimSpace(os.Getenv(c.Env))
+		if v == "" {
+			return "", fmt.Errorf("env: variable %s is not set", c.Env)
+		}
+		return v, nil
+	case c.File != "":
+		b, err := os.ReadFile(c.File)
+		if err != nil {
+			return "", fmt.Errorf("file: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	case c.SecretRef != nil:
+		return secretValue(ctx, c.SecretRef, rc, kc, ownNamespace)
+	}
+	return "", nil
+}
+
+// secretValue reads one key of a Secret; the namespace defaults to the
+// hub's own.
+func secretValue(ctx context.Context, ref *apitools.SecretKeyRef, rc *rest.Config, kc *kubernetes.Interface, ownNamespace string) (string, error) {
+	if rc == nil {
+		return "", fmt.Errorf("secretRef %s needs a cluster: run in one, or pass --kubeconfig", ref.Name)
+	}
+	if *kc == nil {
+		c, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return "", err
+		}
+		*kc = c
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = ownNamespace
+	}
+	sec, err := (*kc).CoreV1().Secrets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("secretRef %s/%s: %w", ns, ref.Name, err)
+	}
+	v := strings.TrimSpace(string(sec.Data[ref.Key]))
+	if v == "" {
+		return "", fmt.Errorf("secretRef %s/%s has no key %q", ns, ref.Name, ref.Key)
+	}
+	return v, nil
+}

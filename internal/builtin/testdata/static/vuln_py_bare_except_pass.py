@@ -1,0 +1,9 @@
+import json
+
+
+def parse(text):
+    try:
+        return json.loads(text)
+    except:
+        pass
+    return None
