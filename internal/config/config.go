@@ -71,7 +71,7 @@ type Config struct {
 // tool; Base supplies what the document does not say (credentials,
 // headers, bindings, a server URL).
 type OpenAPIImport struct {
-	File string                 `json:"file"`
+	File string                `json:"file"`
 	Base apitools.EndpointSpec `json:"base"`
 }
 
