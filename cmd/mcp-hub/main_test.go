@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,5 +326,116 @@ func TestStdioFace(t *testing.T) {
 	}
 	if tc, ok := res.Content[0].(mcp.TextContent); !ok || tc.Text != "echo:stdio" {
 		t.Fatalf("echo over stdio = %+v", res.Content)
+	}
+}
+
+// TestHubToolsEndToEnd: the builtins and a config api tool appear next to an
+// upstream's tools and run over /mcp, with credentials attached by the hub
+// and never shown.
+func TestHubToolsEndToEnd(t *testing.T) {
+	upURL, _ := startUpstream(t)
+	var mu sync.Mutex
+	var seen []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+r.Header.Get("X-Trigger-Source"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"run":"run-42","namespace":"purko","ok":true}`)
+	}))
+	defer api.Close()
+	cfg := filepath.Join(t.TempDir(), "hub.yaml")
+	body := fmt.Sprintf(`
+builtins:
+  triggerWorkflow: {dashboardURL: %q, namespace: purko}
+apiTools:
+  - name: create_ticket
+    url: %s/tickets/{project}
+    method: POST
+    authScheme: Bearer
+    credentials: {env: MCPHUB_TEST_API_KEY}
+`, api.URL, api.URL)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, []string{"MCPHUB_TEST_API_KEY=api-key-secret-9", `MCP_SERVERS=[{"name":"up","url":"` + upURL + `"}]`}, "--config", cfg)
+	h.waitStatus(t, "up", "connected")
+
+	tr, err := transport.NewStreamableHTTP(h.base + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = names[:0]
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		if len(names) == 4 {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "create_ticket,echo,static-analysis,trigger-workflow" {
+		t.Fatalf("tools/list = %v", names)
+	}
+	callText := func(name string, args map[string]any) string {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.IsError {
+			t.Fatalf("%s: error result %v", name, res.Content)
+		}
+		return res.Content[0].(mcp.TextContent).Text
+	}
+	if out := callText("static-analysis", map[string]any{"code": "import os\nos.system(cmd)\n", "language": "python"}); !strings.Contains(out, `"rule":"PY007"`) {
+		t.Fatalf("static-analysis = %s", out)
+	}
+	if out := callText("create_ticket", map[string]any{"project": "ops", "title": "disk full"}); !strings.Contains(out, "run-42") || strings.Contains(out, "api-key-secret-9") {
+		t.Fatalf("create_ticket = %s", out)
+	}
+	if out := callText("trigger-workflow", map[string]any{"workflow": "nightly", "payload": "rebuild"}); !strings.Contains(out, "run-42") {
+		t.Fatalf("trigger-workflow = %s", out)
+	}
+	mu.Lock()
+	got := strings.Join(seen, "\n")
+	mu.Unlock()
+	for _, want := range []string{"POST /tickets/ops Bearer api-key-secret-9 ", "POST /api/trigger/purko/nightly  mcp-hub"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("requests seen:\n%s\nwant a line %q", got, want)
+		}
+	}
+	var listing struct {
+		Servers []struct{ Name string }
+	}
+	resp, err := http.Get(h.base + "/api/mcp/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_ = json.Unmarshal(raw, &listing)
+	if len(listing.Servers) != 3 || listing.Servers[0].Name != "hub" || listing.Servers[2].Name != "api" || bytes.Contains(raw, []byte("api-key-secret-9")) {
+		t.Fatalf("listing servers %+v (or it holds the credential)", listing.Servers)
+	}
+	h.terminate(t)
+	if strings.Contains(h.stderr.String(), "api-key-secret-9") {
+		t.Fatal("the api tool's credential is in the hub's log")
 	}
 }
