@@ -240,13 +240,19 @@ func TestInvalidConfigFailsStartWithFileAndField(t *testing.T) {
 
 func TestServeDefaultAndGracefulShutdown(t *testing.T) {
 	h := startHub(t, nil)
-	resp, err := http.Get(h.base + "/readyz")
-	if err != nil {
-		t.Fatal(err)
+	// Ready follows the listening line as soon as the (empty) set of
+	// sources has synced.
+	status := 0
+	for deadline := time.Now().Add(10 * time.Second); status != 200 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(h.base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		status = resp.StatusCode
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("/readyz = %d on the embedded default", resp.StatusCode)
+	if status != 200 {
+		t.Fatalf("/readyz = %d on the embedded default", status)
 	}
 	// The embedded default has no upstreams; the hub's own static-analysis
 	// builtin is there (trigger-workflow needs a dashboard, which a laptop
