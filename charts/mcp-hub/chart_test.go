@@ -41,11 +41,13 @@ var leastPrivilege = []string{
 	"events.k8s.io/events create", "events.k8s.io/events patch",
 	"purko.io/mcpservers get", "purko.io/mcpservers list", "purko.io/mcpservers watch",
 	"purko.io/mcpservers/status get", "purko.io/mcpservers/status patch",
+	"purko.io/agents get", "purko.io/agents list", "purko.io/agents watch",
 }
 
 // serviceAccountAuth is what auth.serviceAccounts.enabled adds in a watched
-// namespace: the pod a caller's token is bound to and its Agent, get only.
-var serviceAccountAuth = []string{"/pods get", "purko.io/agents get"}
+// namespace: the pod a caller's token is bound to, get only (Agents are
+// always readable).
+var serviceAccountAuth = []string{"/pods get"}
 
 // tokenReview is all the extra ClusterRole of auth.serviceAccounts.enabled grants.
 var tokenReview = []string{"authentication.k8s.io/tokenreviews create"}

@@ -67,6 +67,19 @@ type Config struct {
 	OpenAPI []OpenAPIImport `json:"openapi,omitempty"`
 }
 
+// AgentTool is an api tool declared in a Purko Agent's spec.tools: only
+// that agent's callers see and run it.
+type AgentTool struct {
+	// Agent is namespace/name of the Agent.
+	Agent string
+	Spec  apitools.EndpointSpec
+	// Credential is the resolved credential (from the Agent's namespace).
+	Credential Secret
+	// Problem, when set, makes every call fail with this reason (a missing
+	// Secret, say) instead of sending the request.
+	Problem string
+}
+
 // OpenAPIImport turns every operation of an OpenAPI 3 document into an api
 // tool; Base supplies what the document does not say (credentials,
 // headers, bindings, a server URL).

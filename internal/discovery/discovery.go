@@ -17,6 +17,8 @@ type Snapshot struct {
 	Source string
 	// Servers are validated specs with their tokens resolved.
 	Servers []config.ServerSpec
+	// AgentTools are api tools of Purko Agents (Kubernetes source only).
+	AgentTools []config.AgentTool
 }
 
 // Source finds upstream servers.

@@ -9,13 +9,17 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/purko-io/mcp-hub/internal/apitools"
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
@@ -45,6 +49,9 @@ type LocalTool struct {
 	// Run executes a call: the model's arguments and the trusted bindings
 	// (caller, agent, workflow, step). Failures are error results.
 	Run func(ctx context.Context, args map[string]any, bindings map[string]string) *mcp.CallToolResult
+	// Agent, when set (namespace/name), limits the tool to callers that
+	// are that Purko Agent: it was declared in the Agent's spec.tools.
+	Agent string
 }
 
 // Names of the pseudo-servers that list the hub's own tools.
@@ -93,7 +100,9 @@ type Tool struct {
 	Def      mcp.Tool // definition with Name set to the published name
 	// Class says whether the tool is read-only, and why; the same value
 	// decides both what a session lists and what it may call.
-	Class  autonomy.Class
+	Class autonomy.Class
+	// Agent, when set, is the only Purko Agent whose callers may use it.
+	Agent  string
 	client *upstream.Client
 	local  *LocalTool
 }
@@ -137,12 +146,14 @@ type Registry struct {
 	opts Options
 	log  zerolog.Logger
 
-	mu      sync.Mutex
-	order   []string                       // source priority: first wins a name
-	sources map[string][]config.ServerSpec // last snapshot of each source
-	clients map[string]*upstream.Client
-	gen     uint64
-	stops   sync.WaitGroup // clients being stopped
+	mu         sync.Mutex
+	order      []string                       // source priority: first wins a name
+	sources    map[string][]config.ServerSpec // last snapshot of each source
+	clients    map[string]*upstream.Client
+	agentSpecs map[string][]config.AgentTool // agent api tools of each source
+	agentTools []LocalTool                   // built from agentSpecs
+	gen        uint64
+	stops      sync.WaitGroup // clients being stopped
 
 	catalog atomic.Pointer[Catalog]
 	routes  *lru.Cache[string, route]
@@ -160,12 +171,13 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	}
 	routes, _ := lru.New[string, route](size) // only fails for size <= 0
 	r := &Registry{
-		opts:    opts,
-		log:     log.With().Str("component", "registry").Logger(),
-		sources: map[string][]config.ServerSpec{},
-		clients: map[string]*upstream.Client{},
-		routes:  routes,
-		dirty:   make(chan struct{}, 1),
+		opts:       opts,
+		log:        log.With().Str("component", "registry").Logger(),
+		sources:    map[string][]config.ServerSpec{},
+		clients:    map[string]*upstream.Client{},
+		agentSpecs: map[string][]config.AgentTool{},
+		routes:     routes,
+		dirty:      make(chan struct{}, 1),
 	}
 	r.catalog.Store(&Catalog{})
 	return r
@@ -253,6 +265,10 @@ func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sources[snap.Source] = snap.Servers
+	if !reflect.DeepEqual(r.agentSpecs[snap.Source], snap.AgentTools) {
+		r.agentSpecs[snap.Source] = snap.AgentTools
+		r.agentTools = r.buildAgentTools()
+	}
 
 	want := map[string]config.ServerSpec{}
 	for _, src := range r.order {
@@ -288,6 +304,58 @@ func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 		r.log.Info().Str("server", name).Str("transport", string(spec.Transport)).Str("source", spec.Source).Msg("server added")
 	}
 	r.markDirty()
+}
+
+// buildAgentTools makes LocalTools of the agents' api tools (no network: a
+// tool is an HTTP request waiting to be sent). A tool that cannot work
+// answers every call with the reason.
+func (r *Registry) buildAgentTools() []LocalTool {
+	var out []LocalTool
+	for _, src := range r.order {
+		for _, at := range r.agentSpecs[src] {
+			at := at
+			def, run, err := apitools.New(at.Spec, at.Credential.Reveal(), r.opts.Upstream.HTTPClient)
+			problem := at.Problem
+			if err != nil {
+				problem = err.Error()
+				def = mcp.NewTool(at.Spec.Name, mcp.WithDescription(at.Spec.Description))
+			}
+			if problem != "" {
+				msg := fmt.Sprintf("ERROR: api tool %s of agent %s cannot run: %s", at.Spec.Name, at.Agent, problem)
+				run = func(context.Context, map[string]any, map[string]string) *mcp.CallToolResult {
+					return mcp.NewToolResultError(msg)
+				}
+			}
+			out = append(out, LocalTool{Def: def, Kind: autonomy.API, Method: at.Spec.EffectiveMethod(), Run: run, Agent: at.Agent})
+		}
+	}
+	return agentToolNames(out, r.opts.Local, r.opts.Naming.Separator)
+}
+
+// agentToolNames keeps an agent tool's own name unless another hub tool or
+// another agent's tool has it; then it becomes <agent><sep><name>.
+func agentToolNames(tools, static []LocalTool, sep string) []LocalTool {
+	count := map[string]int{}
+	for _, l := range static {
+		count[l.Def.Name]++
+	}
+	for _, l := range tools {
+		count[l.Def.Name]++
+	}
+	for i := range tools {
+		if count[tools[i].Def.Name] > 1 {
+			agent := tools[i].Agent[strings.LastIndex(tools[i].Agent, "/")+1:]
+			tools[i].Def.Name = sanitize(agent) + sep + tools[i].Def.Name
+		}
+	}
+	return tools
+}
+
+// local returns every hub tool: the static ones and the agents'.
+func (r *Registry) local() []LocalTool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(append([]LocalTool(nil), r.opts.Local...), r.agentTools...)
 }
 
 func (r *Registry) stopAsync(c *upstream.Client) {
@@ -334,15 +402,16 @@ func (r *Registry) rebuild() {
 			keys = append(keys, toolKey{Server: c.Name(), Original: t.Name})
 		}
 	}
-	reserved := make([]string, len(r.opts.Local))
-	for i, l := range r.opts.Local {
+	local := r.local()
+	reserved := make([]string, len(local))
+	for i, l := range local {
 		reserved[i] = l.Def.Name
 	}
 	names, hidden := publishNames(keys, r.opts.Naming, reserved...)
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
-	builtins, apis := r.localViews(classifier)
+	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
 			cat.Tools = append(cat.Tools, sv.Tools...)
@@ -392,19 +461,19 @@ func (r *Registry) rebuild() {
 
 // localViews lists the hub's own tools as two always-connected
 // pseudo-servers, builtins and api tools (nil when there are none).
-func (r *Registry) localViews(classifier *autonomy.Classifier) (builtins, apis *ServerView) {
+func localViews(local []LocalTool, classifier *autonomy.Classifier) (builtins, apis *ServerView) {
 	views := map[autonomy.Kind]*ServerView{
 		autonomy.Builtin: {Name: ServerBuiltin, Transport: "builtin", Source: "hub"},
 		autonomy.API:     {Name: ServerAPI, Transport: "http", Source: "config"},
 	}
-	for i := range r.opts.Local {
-		l := &r.opts.Local[i]
+	for i := range local {
+		l := &local[i]
 		sv := views[l.Kind]
 		if sv == nil {
 			continue
 		}
 		class := classifier.Classify(autonomy.Tool{Server: sv.Name, Name: l.Def.Name, Kind: l.Kind, Method: l.Method})
-		sv.Tools = append(sv.Tools, Tool{Name: l.Def.Name, Original: l.Def.Name, Server: sv.Name, Def: l.Def, Class: class, local: l})
+		sv.Tools = append(sv.Tools, Tool{Name: l.Def.Name, Original: l.Def.Name, Server: sv.Name, Def: l.Def, Class: class, Agent: l.Agent, local: l})
 	}
 	for _, sv := range views {
 		sv.Status = upstream.Status{State: upstream.StateConnected}

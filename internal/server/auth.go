@@ -30,6 +30,9 @@ type Caller struct {
 	// into requests: the agent from the caller's identity (or the
 	// X-Purko-Agent header), workflow and step from the executor's headers.
 	Agent, Workflow, Step string
+	// verifiedAgent is the Agent proven by the caller's identity (never a
+	// header): only it unlocks an agent's own api tools.
+	verifiedAgent string
 }
 
 // Headers a Purko executor sets to tell the hub which run a call belongs to.
@@ -161,7 +164,7 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 			if err != nil {
 				return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
-			c, found = Caller{Name: id.Caller, Agent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools)}, true
+			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools)}, true
 		}
 		if !found {
 			return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: not a token of this hub"}

@@ -79,10 +79,22 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 // decide is the one decision for listing and calling: it returns Purko's
 // BLOCKED text when caller may not run the tool, or "".
 func decide(caller Caller, published string, rt registry.Route) string {
-	if !autonomy.Allowed(caller.Level, rt.Class) {
+	agent := ""
+	if rt.Local != nil {
+		agent = rt.Local.Agent
+	}
+	return decideTool(caller, published, rt.Original, rt.Class, agent)
+}
+
+func decideTool(caller Caller, published, original string, class autonomy.Class, agent string) string {
+	if agent != "" && agent != caller.verifiedAgent {
+		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
+	}
+	if !autonomy.Allowed(caller.Level, class) {
 		return autonomy.Denial(caller.Level, published)
 	}
-	if caller.Allow != nil && !caller.Allow.Permits(published, rt.Original) {
+	// An agent's own api tool is in its tool list by definition.
+	if agent == "" && caller.Allow != nil && !caller.Allow.Permits(published, original) {
 		return fmt.Sprintf("BLOCKED: tool '%s' is not in the tool list of %s.", published, caller.Name)
 	}
 	return ""
@@ -90,7 +102,7 @@ func decide(caller Caller, published string, rt registry.Route) string {
 
 // visible reports whether caller's tools/list shows t.
 func visible(caller Caller, t registry.Tool) bool {
-	return decide(caller, t.Name, registry.Route{Original: t.Original, Class: t.Class}) == ""
+	return decideTool(caller, t.Name, t.Original, t.Class, t.Agent) == ""
 }
 
 // filterList is the AfterListTools hook: each session lists only what it

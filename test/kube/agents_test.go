@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,19 +55,47 @@ func TestServiceAccountCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents := dyn.Resource(schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "agents"}).Namespace(agentsNS)
-	agent := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "purko.io/v1alpha1", "kind": "Agent", "metadata": map[string]any{"name": "reviewer"},
-		"spec": map[string]any{"autonomyLevel": "Shu", "tools": []any{"issue_read", map[string]any{"name": "create_issue"}}},
-	}}
-	if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := agents.Create(ctx, agent, metav1.CreateOptions{}); return err }); err != nil {
+	// The agent's own api tool: a GET with a Bearer credential from a Secret.
+	var ticketAuth atomic.Value
+	tickets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ticketAuth.Store(r.Method + " " + r.URL.Path + " " + r.Header.Get("Authorization"))
+		_, _ = io.WriteString(w, `{"ticket":"T-7","state":"open"}`)
+	}))
+	defer tickets.Close()
+	if _, err := kc.CoreV1().Secrets(agentsNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ticket-cred"},
+		Data: map[string][]byte{"token": []byte("ticket-secret-5")}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := kc.CoreV1().ServiceAccounts(agentsNS).CreateToken(ctx, "executor", &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{
-		BoundObjectRef: &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}}}, metav1.CreateOptions{})
+	agents := dyn.Resource(schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "agents"}).Namespace(agentsNS)
+	newAgent := func(name, level string, tools []any) {
+		agent := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "purko.io/v1alpha1", "kind": "Agent", "metadata": map[string]any{"name": name},
+			"spec": map[string]any{"autonomyLevel": level, "tools": tools},
+		}}
+		if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := agents.Create(ctx, agent, metav1.CreateOptions{}); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newAgent("reviewer", "Shu", []any{"issue_read", map[string]any{"name": "create_issue"},
+		map[string]any{"name": "lookup_ticket", "type": "api", "credentialsSecretRef": "ticket-cred",
+			"endpoint": map[string]any{"url": tickets.URL + "/tickets/{id}", "method": "GET", "authScheme": "Bearer"}}})
+	newAgent("other", "full", nil)
+	other, err := kc.CoreV1().Pods(agentsNS).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "run-2-step-1", Labels: map[string]string{"purko.io/agent": "other"}},
+		Spec:       corev1.PodSpec{ServiceAccountName: "executor", Containers: []corev1.Container{{Name: "executor", Image: "example/executor:1"}}},
+	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	podToken := func(p *corev1.Pod) string {
+		tr, err := kc.CoreV1().ServiceAccounts(agentsNS).CreateToken(ctx, "executor", &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{
+			BoundObjectRef: &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	reviewerToken, otherToken := podToken(pod), podToken(other)
 
 	up := startUpstream(t, "issue_read")
 	upWrite := startUpstream(t, "create_issue")
@@ -113,11 +144,11 @@ func TestServiceAccountCallers(t *testing.T) {
 	if status, _ := post("not-a-token", list); status != http.StatusUnauthorized {
 		t.Fatalf("garbage token: HTTP %d", status)
 	}
-	c, _ := dialHubWith(t, hub.base, tr.Status.Token)
+	c, _ := dialHubWith(t, hub.base, reviewerToken)
 	// The session lists the Agent's view once the catalog is published.
 	eventually(t, 10*time.Second, "the agent's view", func() error {
-		if tools := toolNamesOf(t, c); strings.Join(tools, ",") != "issue_read" {
-			return fmt.Errorf("the restricted agent with tools [issue_read create_issue] lists %v, want [issue_read]", tools)
+		if tools := toolNamesOf(t, c); strings.Join(tools, ",") != "issue_read,lookup_ticket" {
+			return fmt.Errorf("the restricted agent with tools [issue_read create_issue lookup_ticket] lists %v, want [issue_read lookup_ticket]", tools)
 		}
 		return nil
 	})
@@ -128,7 +159,27 @@ func TestServiceAccountCallers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "BLOCKED: Restricted autonomy — write tool 'create_issue' not allowed.") {
 		t.Fatalf("create_issue by a restricted agent: %v", err)
 	}
-	if strings.Contains(hub.logs(), tr.Status.Token) {
-		t.Fatal("the ServiceAccount token is in the hub's log")
+	// The agent's api tool runs with the credential the hub attaches.
+	if got, err := callText(c, "lookup_ticket", map[string]any{"id": "T-7"}); err != nil || !strings.Contains(got, `"ticket":"T-7"`) || strings.Contains(got, "ticket-secret-5") {
+		t.Fatalf("lookup_ticket = %q, %v", got, err)
+	}
+	if got := ticketAuth.Load(); got != "GET /tickets/T-7 Bearer ticket-secret-5" {
+		t.Fatalf("the ticket API saw %v", got)
+	}
+	// Another agent neither sees nor runs it.
+	oc, _ := dialHubWith(t, hub.base, otherToken)
+	eventually(t, 10*time.Second, "the other agent's view", func() error {
+		if tools := toolNamesOf(t, oc); !slices.Contains(tools, "create_issue") || slices.Contains(tools, "lookup_ticket") {
+			return fmt.Errorf("the other agent lists %v, want create_issue and not the reviewer's lookup_ticket", tools)
+		}
+		return nil
+	})
+	if _, err := callText(oc, "lookup_ticket", map[string]any{"id": "T-7"}); err == nil || !strings.Contains(err.Error(), "belongs to agent agents/reviewer") {
+		t.Fatalf("lookup_ticket by another agent: %v", err)
+	}
+	for _, secret := range []string{reviewerToken, "ticket-secret-5"} {
+		if strings.Contains(hub.logs(), secret) {
+			t.Fatal("a secret is in the hub's log")
+		}
 	}
 }

@@ -286,11 +286,14 @@ func dialHubWith(t *testing.T, base, token string) (*client.Client, <-chan struc
 	return c, changed
 }
 
-func callText(c *client.Client, tool string) (string, error) {
+func callText(c *client.Client, tool string, args ...map[string]any) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
+	if len(args) > 0 {
+		req.Params.Arguments = args[0]
+	}
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
 		return "", err

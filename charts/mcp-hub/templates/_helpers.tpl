@@ -76,9 +76,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/*
 What the hub reads and writes in a watched namespace, and nothing more:
 MCPServer resources and their status, the `mcp-servers` ConfigMap, the Secrets
-holding bearer tokens they reference, and Events about them. With
-auth.serviceAccounts.enabled also the pod a caller's token is bound to and the
-Agent its purko.io/agent label names (get only: no list, no watch).
+holding bearer tokens they reference, Agents (their api tools, and the autonomy
+of ServiceAccount callers), and Events about them. With
+auth.serviceAccounts.enabled also the pod a caller's token is bound to (get
+only: no list, no watch).
 */}}
 {{- define "mcp-hub.rbacRules" -}}
 - apiGroups: ["purko.io"]
@@ -87,6 +88,9 @@ Agent its purko.io/agent label names (get only: no list, no watch).
 - apiGroups: ["purko.io"]
   resources: ["mcpservers/status"]
   verbs: ["get", "patch"]
+- apiGroups: ["purko.io"]
+  resources: ["agents"]
+  verbs: ["get", "list", "watch"]
 - apiGroups: [""]
   resources: ["configmaps", "secrets"]
   verbs: ["get", "list", "watch"]
@@ -99,9 +103,6 @@ Agent its purko.io/agent label names (get only: no list, no watch).
 {{- if include "mcp-hub.serviceAccountAuth" . }}
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get"]
-- apiGroups: ["purko.io"]
-  resources: ["agents"]
   verbs: ["get"]
 {{- end }}
 {{- end }}

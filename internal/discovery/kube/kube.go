@@ -8,6 +8,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -93,6 +94,7 @@ func (s *Source) Name() string { return SourceName }
 // listers are the caches of one namespace (or of all).
 type listers struct {
 	mcpServers cache.GenericLister // nil when the CRD is not installed
+	agents     cache.GenericLister // nil when the Agent CRD is not installed
 	configMaps cache.Indexer
 	secrets    cache.Indexer
 }
@@ -112,7 +114,8 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 		DeleteFunc: func(any) { poke() },
 	}
 
-	haveCRD := s.crdInstalled()
+	haveCRD := s.crdInstalled(MCPServerGVR)
+	haveAgents := s.crdInstalled(AgentGVR)
 	var all []listers
 	var synced []cache.InformerSynced
 	for _, ns := range s.opts.Namespaces {
@@ -145,12 +148,22 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 			l.mcpServers = gi.Lister()
 			df.Start(ctx.Done())
 		}
+		if haveAgents {
+			af := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.dyn, 0, ns, nil)
+			ai := af.ForResource(AgentGVR)
+			if _, err := ai.Informer().AddEventHandler(handler); err != nil {
+				s.log.Error().Err(err).Msg("add event handler")
+			}
+			synced = append(synced, ai.Informer().HasSynced)
+			l.agents = ai.Lister()
+			af.Start(ctx.Done())
+		}
 		all = append(all, l)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
-	s.log.Info().Strs("namespaces", s.opts.Namespaces).Bool("mcpservers", haveCRD).Msg("kubernetes caches synced")
+	s.log.Info().Strs("namespaces", s.opts.Namespaces).Bool("mcpservers", haveCRD).Bool("agents", haveAgents).Msg("kubernetes caches synced")
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -160,17 +173,17 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	}()
 	defer wg.Wait()
 
-	var last []config.ServerSpec
+	var last discovery.Snapshot
 	first := true
 	for {
-		specs := s.build(all)
-		if first || !discovery.SameServers(last, specs) {
+		snap := discovery.Snapshot{Source: SourceName, Servers: s.build(all), AgentTools: s.agentTools(all)}
+		if first || !discovery.SameServers(last.Servers, snap.Servers) || !reflect.DeepEqual(last.AgentTools, snap.AgentTools) {
 			select {
-			case out <- discovery.Snapshot{Source: SourceName, Servers: specs}:
+			case out <- snap:
 			case <-ctx.Done():
 				return
 			}
-			last, first = specs, false
+			last, first = snap, false
 		}
 		select {
 		case <-ctx.Done():
@@ -192,25 +205,52 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 // writer; only MCPServer origins are written. It never blocks.
 func (s *Source) ReportStatus(reports []Status) { s.status.report(reports) }
 
-// crdInstalled asks discovery once whether the cluster serves MCPServers.
-// Without the CRD the ConfigMap still works; installing the CRD later needs
-// a restart of the hub (or a rollout), which the Helm chart's CRD avoids.
-func (s *Source) crdInstalled() bool {
-	res, err := s.client.Discovery().ServerResourcesForGroupVersion(MCPServerGVR.GroupVersion().String())
-	if err != nil {
-		if !apierrors.IsNotFound(err) {
-			s.log.Warn().Err(err).Msg("cannot ask the API server for MCPServer resources; watching the ConfigMap only")
-		} else {
-			s.log.Warn().Msg("the MCPServer CRD (purko.io/v1alpha1) is not installed; watching the ConfigMap only")
+// crdInstalled asks discovery once whether the cluster serves a resource.
+// Without the MCPServer CRD the ConfigMap still works, and without the
+// Agent CRD there are no agent api tools; installing a CRD later needs a
+// restart of the hub (or a rollout), which the Helm chart's CRD avoids.
+func (s *Source) crdInstalled(gvr schema.GroupVersionResource) bool {
+	res, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err == nil {
+		for _, r := range res.APIResources {
+			if r.Name == gvr.Resource {
+				return true
+			}
 		}
-		return false
 	}
-	for _, r := range res.APIResources {
-		if r.Name == MCPServerGVR.Resource {
-			return true
-		}
+	if err != nil && !apierrors.IsNotFound(err) {
+		s.log.Warn().Err(err).Str("resource", gvr.Resource).Msg("cannot ask the API server for the resource; not watching it")
+	} else {
+		s.log.Warn().Str("resource", gvr.Resource+"."+gvr.Group).Msg("the CRD is not installed; not watching it")
 	}
 	return false
+}
+
+// agentTools collects the api tools of every cached Agent.
+func (s *Source) agentTools(all []listers) []config.AgentTool {
+	var out []config.AgentTool
+	for _, l := range all {
+		if l.agents == nil {
+			continue
+		}
+		objs, err := l.agents.List(everything)
+		if err != nil {
+			s.log.Error().Err(err).Msg("list Agents from cache")
+		}
+		for _, o := range objs {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			tools, errs := fromAgent(u, secretGetter(l.secrets))
+			for _, err := range errs {
+				s.log.Error().Err(err).Msg("ignoring agent api tool")
+			}
+			out = append(out, tools...)
+		}
+	}
+	sortAgentTools(out)
+	return out
 }
 
 // build makes the snapshot from the caches.
@@ -294,10 +334,10 @@ func (s *Source) uniqueNames(specs []config.ServerSpec) []config.ServerSpec {
 
 // secretToken reads the bearer token of a Secret from the cache. The error
 // is the reason shown for the server; it never holds the value.
-type secretToken func(namespace, name string) (config.Secret, error)
+type secretToken func(namespace, name, key string) (config.Secret, error)
 
 func secretGetter(idx cache.Indexer) secretToken {
-	return func(namespace, name string) (config.Secret, error) {
+	return func(namespace, name, key string) (config.Secret, error) {
 		o, ok, err := idx.GetByKey(namespace + "/" + name)
 		if err != nil || !ok {
 			return "", fmt.Errorf("Secret %s/%s not found", namespace, name)
@@ -306,9 +346,9 @@ func secretGetter(idx cache.Indexer) secretToken {
 		if !isSecret {
 			return "", fmt.Errorf("Secret %s/%s not readable", namespace, name)
 		}
-		v, has := sec.Data["token"]
+		v, has := sec.Data[key]
 		if !has || len(strings.TrimSpace(string(v))) == 0 {
-			return "", fmt.Errorf("Secret %s/%s has no key \"token\"", namespace, name)
+			return "", fmt.Errorf("Secret %s/%s has no key %q", namespace, name, key)
 		}
 		return config.Secret(strings.TrimSpace(string(v))), nil
 	}

@@ -129,7 +129,7 @@ func resolveAuth(spec *config.ServerSpec, namespace, auth, secretRef string, tok
 	if secretRef == "" {
 		return "auth is bearer but no secretRef names the Secret with the token"
 	}
-	tok, err := token(namespace, secretRef)
+	tok, err := token(namespace, secretRef, "token")
 	if err != nil {
 		return err.Error()
 	}

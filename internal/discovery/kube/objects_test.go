@@ -15,7 +15,7 @@ import (
 
 // tokens is a fake Secret cache: "ns/name" -> token; "" means no token key.
 func tokens(m map[string]string) secretToken {
-	return func(ns, name string) (config.Secret, error) {
+	return func(ns, name, key string) (config.Secret, error) {
 		v, ok := m[ns+"/"+name]
 		switch {
 		case !ok:

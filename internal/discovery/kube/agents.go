@@ -1,0 +1,105 @@
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/purko-io/mcp-hub/internal/apitools"
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// AgentGVR is Purko's Agent resource.
+var AgentGVR = schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "agents"}
+
+// agentToolEntry is one spec.tools item of an Agent that is an api tool:
+// `type: api`, or an `endpoint`. The endpoint fields may sit in `endpoint`
+// or on the entry itself.
+type agentToolEntry struct {
+	Name                 string          `json:"name"`
+	Type                 string          `json:"type"`
+	Description          string          `json:"description"`
+	Endpoint             json.RawMessage `json:"endpoint"`
+	CredentialsSecretRef json.RawMessage `json:"credentialsSecretRef"`
+}
+
+// fromAgent returns the Agent's api tools. Entries that are not api tools
+// (plain names, MCP tools) are skipped; a broken api entry is an error
+// naming it, and the Agent's other tools still count.
+func fromAgent(u *unstructured.Unstructured, token secretToken) ([]config.AgentTool, []error) {
+	items, _, _ := unstructured.NestedSlice(u.Object, "spec", "tools")
+	agent := u.GetNamespace() + "/" + u.GetName()
+	var out []config.AgentTool
+	var errs []error
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		raw, _ := json.Marshal(m)
+		var e agentToolEntry
+		_ = json.Unmarshal(raw, &e)
+		if e.Type != "api" && len(e.Endpoint) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("Agent %s spec.tools[%d] (%s)", agent, i, e.Name)
+		var spec apitools.EndpointSpec
+		src := raw
+		if len(e.Endpoint) > 0 {
+			src = e.Endpoint
+		}
+		if err := json.Unmarshal(src, &spec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			continue
+		}
+		spec.Name, spec.Description = e.Name, e.Description
+		tool := config.AgentTool{Agent: agent, Spec: spec}
+		if ref, key := secretRef(e.CredentialsSecretRef); ref != "" {
+			spec.Credential = apitools.CredentialRef{SecretRef: &apitools.SecretKeyRef{Name: ref, Key: key, Namespace: u.GetNamespace()}}
+			tool.Spec = spec
+			if tok, err := token(u.GetNamespace(), ref, key); err != nil {
+				tool.Problem = err.Error()
+			} else {
+				tool.Credential = tok
+			}
+		}
+		if err := tool.Spec.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+			continue
+		}
+		out = append(out, tool)
+	}
+	return out, errs
+}
+
+// secretRef reads credentialsSecretRef: a Secret name (key "token") or
+// {name, key}.
+func secretRef(raw json.RawMessage) (name, key string) {
+	if len(raw) == 0 {
+		return "", ""
+	}
+	if json.Unmarshal(raw, &name) == nil {
+		return name, "token"
+	}
+	var ref struct{ Name, Key string }
+	if json.Unmarshal(raw, &ref) == nil && ref.Name != "" {
+		if ref.Key == "" {
+			ref.Key = "token"
+		}
+		return ref.Name, ref.Key
+	}
+	return "", ""
+}
+
+// sortAgentTools keeps snapshots comparable.
+func sortAgentTools(tools []config.AgentTool) {
+	sort.Slice(tools, func(i, j int) bool {
+		if tools[i].Agent != tools[j].Agent {
+			return tools[i].Agent < tools[j].Agent
+		}
+		return tools[i].Spec.Name < tools[j].Spec.Name
+	})
+}
