@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,13 +53,13 @@ func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *
 	}
 	specs := append([]apitools.EndpointSpec(nil), cfg.APITools...)
 	for i, imp := range cfg.OpenAPI {
-		doc, err := os.ReadFile(imp.File)
+		doc, where, err := openAPIDocument(ctx, imp, httpClient)
 		if err != nil {
-			return nil, fmt.Errorf("openapi[%d].file: %w", i, err)
+			return nil, fmt.Errorf("openapi[%d]: %w", i, err)
 		}
 		imported, _, err := apitools.ImportOpenAPI(ctx, doc, imp.Base)
 		if err != nil {
-			return nil, fmt.Errorf("openapi[%d] (%s): %w", i, imp.File, err)
+			return nil, fmt.Errorf("openapi[%d] (%s): %w", i, where, err)
 		}
 		specs = append(specs, imported...)
 	}
@@ -132,4 +134,32 @@ func secretValue(ctx context.Context, ref *apitools.SecretKeyRef, rc *rest.Confi
 		return "", fmt.Errorf("secretRef %s/%s has no key %q", ns, ref.Name, ref.Key)
 	}
 	return v, nil
+}
+
+// openAPIDocument reads an OpenAPI document from its file or URL (fetched
+// once at start-up, bounded to 10 s and 8 MiB).
+func openAPIDocument(ctx context.Context, imp config.OpenAPIImport, hc *http.Client) ([]byte, string, error) {
+	if imp.File != "" {
+		b, err := os.ReadFile(imp.File)
+		if err != nil {
+			return nil, imp.File, fmt.Errorf("file: %w", err)
+		}
+		return b, imp.File, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, imp.URL, nil)
+	if err != nil {
+		return nil, imp.URL, fmt.Errorf("url: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, imp.URL, fmt.Errorf("url: fetch: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, imp.URL, fmt.Errorf("url: fetch: HTTP %s", resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	return b, imp.URL, err
 }

@@ -343,6 +343,10 @@ func TestHubToolsEndToEnd(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/openapi.yaml" {
+			_, _ = io.WriteString(w, openAPIDoc)
+			return
+		}
 		mu.Lock()
 		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+r.Header.Get("X-Trigger-Source"))
 		mu.Unlock()
@@ -360,7 +364,10 @@ apiTools:
     method: POST
     authScheme: Bearer
     credentials: {env: MCPHUB_TEST_API_KEY}
-`, api.URL, api.URL)
+openapi:
+  - url: %s/openapi.yaml
+    base: {url: %s}
+`, api.URL, api.URL, api.URL, api.URL)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -391,11 +398,11 @@ apiTools:
 		for _, tl := range res.Tools {
 			names = append(names, tl.Name)
 		}
-		if len(names) == 4 {
+		if len(names) == 5 {
 			break
 		}
 	}
-	if strings.Join(names, ",") != "create_ticket,echo,static-analysis,trigger-workflow" {
+	if strings.Join(names, ",") != "create_ticket,echo,listPets,static-analysis,trigger-workflow" {
 		t.Fatalf("tools/list = %v", names)
 	}
 	callText := func(name string, args map[string]any) string {
@@ -419,10 +426,11 @@ apiTools:
 	if out := callText("trigger-workflow", map[string]any{"workflow": "nightly", "payload": "rebuild"}); !strings.Contains(out, "run-42") {
 		t.Fatalf("trigger-workflow = %s", out)
 	}
+	callText("listPets", map[string]any{"limit": 2})
 	mu.Lock()
 	got := strings.Join(seen, "\n")
 	mu.Unlock()
-	for _, want := range []string{"POST /tickets/ops Bearer api-key-secret-9 ", "POST /api/trigger/purko/nightly  mcp-hub"} {
+	for _, want := range []string{"POST /tickets/ops Bearer api-key-secret-9 ", "POST /api/trigger/purko/nightly  mcp-hub", "GET /pets  "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("requests seen:\n%s\nwant a line %q", got, want)
 		}
@@ -445,3 +453,15 @@ apiTools:
 		t.Fatal("the api tool's credential is in the hub's log")
 	}
 }
+
+// openAPIDoc is a one-operation OpenAPI document served by the test.
+const openAPIDoc = `openapi: 3.0.3
+info: {title: pets, version: "1"}
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      parameters:
+        - {name: limit, in: query, schema: {type: integer}}
+      responses: {"200": {description: ok}}
+`

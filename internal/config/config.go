@@ -84,7 +84,10 @@ type AgentTool struct {
 // tool; Base supplies what the document does not say (credentials,
 // headers, bindings, a server URL).
 type OpenAPIImport struct {
-	File string                `json:"file"`
+	// File or URL of the document (exactly one); a URL is fetched once at
+	// start-up.
+	File string                `json:"file,omitempty"`
+	URL  string                `json:"url,omitempty"`
 	Base apitools.EndpointSpec `json:"base"`
 }
 
@@ -438,8 +441,8 @@ func (c *Config) validate() error {
 		}
 	}
 	for i, imp := range c.OpenAPI {
-		if imp.File == "" {
-			return fmt.Errorf("openapi[%d].file: is required", i)
+		if (imp.File == "") == (imp.URL == "") {
+			return fmt.Errorf("openapi[%d].file: set exactly one of file or url", i)
 		}
 	}
 	if t := c.Builtins.TriggerWorkflow.Token; t != nil && (t.Env == "") == (t.File == "") {
