@@ -42,7 +42,9 @@ func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *
 		if ns == "" {
 			ns = ownNamespace
 		}
-		if url == "" && ownNamespace != "" {
+		// The default dashboard is a cluster-internal name: only inside a
+		// cluster can it resolve.
+		if url == "" && ownNamespace != "" && os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
 			url = fmt.Sprintf("http://purko-operator.%s.svc:8082", ownNamespace)
 		}
 		if url != "" {
