@@ -30,15 +30,13 @@ import (
 // the pod's Agent and enforces that Agent's autonomy and tool list. The hub
 // runs with the chart's RBAC for auth.serviceAccounts.enabled.
 func TestServiceAccountCallers(t *testing.T) {
-	const agentsNS = "agents"
+	var agentsNS string
 	cluster := kubetest.Shared(t)
 	admin := cluster.AdminConfig()
 	kc := kubernetes.NewForConfigOrDie(admin)
 	dyn := dynamic.NewForConfigOrDie(admin)
 	ctx := context.Background()
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentsNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	agentsNS = freshNamespace(t, kc, "agents")
 	saName := applyChartAccess(t, admin, agentsNS, "--set", "auth.serviceAccounts.enabled=true")
 	kubetest.ApplyYAML(t, admin, filepath.Join(repoRoot, "internal", "kubeauth", "testdata", "agents.purko.io.yaml"))
 	cluster.WaitForCRD(t, "mcpservers.purko.io")
@@ -174,7 +172,7 @@ func TestServiceAccountCallers(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := callText(oc, "lookup_ticket", map[string]any{"id": "T-7"}); err == nil || !strings.Contains(err.Error(), "belongs to agent agents/reviewer") {
+	if _, err := callText(oc, "lookup_ticket", map[string]any{"id": "T-7"}); err == nil || !strings.Contains(err.Error(), "belongs to agent "+agentsNS+"/reviewer") {
 		t.Fatalf("lookup_ticket by another agent: %v", err)
 	}
 	for _, secret := range []string{reviewerToken, "ticket-secret-5"} {

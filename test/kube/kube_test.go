@@ -28,6 +28,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,7 +39,9 @@ import (
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
 
-const ns = "purko"
+// ns is the namespace of TestKubernetesDiscovery's objects; each run gets
+// a fresh one (a namespace cannot be deleted without a controller-manager).
+var ns = "purko"
 
 var (
 	repoRoot string
@@ -201,6 +204,25 @@ func launchHub(t *testing.T, kubeconfig string, args ...string) hubProc {
 	}()
 	h.base = "http://" + m[1]
 	return h
+}
+
+// freshNamespace creates base, or base-2, base-3, ... when a namespace of an
+// earlier run (go test -count=N shares the cluster) has the name.
+func freshNamespace(t *testing.T, kc kubernetes.Interface, base string) string {
+	t.Helper()
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		_, err := kc.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err == nil {
+			return name
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
 }
 
 type writerFunc func([]byte) (int, error)
@@ -367,9 +389,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 	dyn := dynamic.NewForConfigOrDie(admin)
 	ctx := context.Background()
 
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ns = freshNamespace(t, kc, "purko")
 	// The chart's CRD, ServiceAccount and RBAC; nothing else is granted.
 	saName := applyChartAccess(t, admin, ns)
 	cluster.WaitForCRD(t, "mcpservers.purko.io")
@@ -472,7 +492,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 		create(mcpServerObj("nosecret", a.url, map[string]any{"auth": "bearer", "secretRef": "does-not-exist"}))
 		eventually(t, 10*time.Second, "nosecret in error", func() error {
 			status, msg, _, ok := hub.server("nosecret")
-			if !ok || status != "error" || !strings.Contains(msg, "Secret purko/does-not-exist not found") {
+			if !ok || status != "error" || !strings.Contains(msg, "Secret "+ns+"/does-not-exist not found") {
 				return fmt.Errorf("nosecret = %q %q", status, msg)
 			}
 			return nil
@@ -639,10 +659,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 func TestWithoutRBACNotReady(t *testing.T) {
 	cluster := kubetest.Shared(t)
 	kc := kubernetes.NewForConfigOrDie(cluster.AdminConfig())
-	const other = "no-rbac"
-	if _, err := kc.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	other := freshNamespace(t, kc, "no-rbac")
 	hub := launchHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(other, "nobody")))
 	eventually(t, 20*time.Second, "denial logged", func() error {
 		if !strings.Contains(strings.ToLower(hub.logs()), "forbidden") {
