@@ -77,7 +77,7 @@ func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*k
 func watchNamespaces(flag string, settings config.KubeSettings, own string) []string {
 	namespaces := settings.Namespaces
 	if flag != "" {
-		namespaces = splitComma(flag)
+		namespaces = config.SplitList(flag)
 	}
 	switch {
 	case settings.AllNamespaces && flag == "", len(namespaces) == 1 && namespaces[0] == "*":
@@ -88,16 +88,6 @@ func watchNamespaces(flag string, settings config.KubeSettings, own string) []st
 		return []string{"default"}
 	}
 	return namespaces
-}
-
-func splitComma(v string) []string {
-	var out []string
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // kubeStatuses turns the catalog into the reports written to MCPServers.

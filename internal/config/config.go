@@ -634,3 +634,15 @@ func (s ServerSpec) Equal(o ServerSpec) bool {
 	b, _ := json.Marshal(o)
 	return string(a) == string(b) && s.BearerToken == o.BearerToken
 }
+
+// SplitList splits a comma-separated setting (a flag, an annotation) into
+// its trimmed, non-empty items.
+func SplitList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -115,31 +115,6 @@ func Binaries() (kubeAPIServer, etcd string, err error) {
 	return kubeAPIServer, etcd, nil
 }
 
-// Start starts a private cluster for t and stops it in t.Cleanup. It fails t
-// (never skips) when the binaries are missing or the cluster does not start.
-// Prefer Shared unless the test needs a cluster of its own.
-func Start(t testing.TB, opts ...Options) *Cluster {
-	t.Helper()
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	c, err := StartCluster(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("kubetest: cluster %s started in %v", c.Host, c.StartupTime.Round(time.Millisecond))
-	t.Cleanup(func() {
-		if t.Failed() {
-			c.logTails(t)
-		}
-		if err := c.Stop(); err != nil {
-			t.Errorf("kubetest: stop: %v", err)
-		}
-	})
-	return c
-}
-
 var shared struct {
 	once    sync.Once
 	mu      sync.Mutex
@@ -489,13 +464,6 @@ func (c *Cluster) PIDs() (apiserver, etcd int) {
 		etcd = c.etcd.pid()
 	}
 	return apiserver, etcd
-}
-
-func (c *Cluster) logTails(t testing.TB) {
-	t.Helper()
-	var b strings.Builder
-	c.printLogTails(&b)
-	t.Log(b.String())
 }
 
 func (c *Cluster) printLogTails(w io.Writer) {

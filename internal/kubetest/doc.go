@@ -18,6 +18,6 @@
 //	}
 //
 // Tests sharing a cluster should use their own namespaces (and unique names for
-// cluster-scoped objects). Start gives a test a private cluster that is stopped by
-// t.Cleanup; StartCluster is the variant without testing.TB.
+// cluster-scoped objects). StartCluster starts a private cluster, which the
+// caller stops with Stop.
 package kubetest

@@ -140,8 +140,6 @@ type authError struct {
 	msg    string
 }
 
-func (e *authError) Error() string { return e.msg }
-
 // authenticate finds the caller of r and its effective level.
 func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 	var c Caller

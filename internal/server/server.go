@@ -75,9 +75,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	return s
 }
 
-// MCP returns the MCP server, for the stdio face.
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
-
 // Handler returns every HTTP route of the hub.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()

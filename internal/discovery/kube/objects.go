@@ -96,7 +96,7 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 		}
 		spec.Timeout = config.Duration(d)
 	}
-	readOnly, write := splitList(ann[AnnotationReadOnlyTools]), splitList(ann[AnnotationWriteTools])
+	readOnly, write := config.SplitList(ann[AnnotationReadOnlyTools]), config.SplitList(ann[AnnotationWriteTools])
 	for key, list := range map[string][]string{AnnotationReadOnlyTools: readOnly, AnnotationWriteTools: write} {
 		if err := autonomy.ValidatePatterns(list); err != nil {
 			return spec, fmt.Errorf("annotation %s: %w", key, err)
@@ -135,16 +135,6 @@ func resolveAuth(spec *config.ServerSpec, namespace, auth, secretRef string, tok
 	}
 	spec.BearerToken = tok
 	return ""
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // cmEntry is one element of Purko's "connect by URL" ConfigMap.
