@@ -372,3 +372,31 @@ func TestAutonomyOnEveryFace(t *testing.T) {
 	resp.Body.Close()
 	mustf(t, resp.StatusCode == http.StatusUnauthorized, "/sse without a token: %d", resp.StatusCode)
 }
+
+// TestRepliesStayJSONDuringCatalogChanges: Purko's executor reads only the
+// first data: line of an SSE reply, so a request without a progress token
+// must get its answer as JSON even while list_changed notifications are
+// being broadcast to every session.
+func TestRepliesStayJSONDuringCatalogChanges(t *testing.T) {
+	gh := newCountingUpstream(t, "github", githubTools...)
+	h := newTestHub(t, []config.ServerSpec{gh.spec})
+	h.waitConnected("github")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				h.srv.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	ex := &executor{t: t, url: h.url("/mcp")}
+	for i := 0; i < 100; i++ {
+		mustf(t, len(ex.tools()) == len(githubTools), "round %d: tools/list did not answer with the tools", i)
+	}
+}

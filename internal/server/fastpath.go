@@ -50,22 +50,35 @@ type callHead struct {
 
 // serveMCP is the /mcp handler: the fast path, else mcp-go.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost && s.fastCall(w, r) {
+	if r.Method != http.MethodPost {
+		s.streamable.ServeHTTP(w, r)
 		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err == nil && len(body) <= maxRequestBytes && s.fastCall(w, r, body) {
+		return
+	}
+	// A request without a progress token gets its answer as plain JSON:
+	// mcp-go would otherwise turn the reply into an SSE stream as soon as
+	// any notification (a catalog's list_changed, say) lands on the session,
+	// and Purko's executor reads only the first data: line of a stream.
+	if !bytes.Contains(body, []byte(`"progressToken"`)) {
+		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(w, r)
 }
 
-// fastCall answers r if it is a plain tools/call of a tool in the catalog
-// and reports whether it did. When it declines, r is left as it came.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request) bool {
+// jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may
+// become a stream; without it the reply is one JSON message.
+type jsonOnly struct{ http.ResponseWriter }
+
+// fastCall answers r (whose body is body) if it is a plain tools/call of a
+// tool in the catalog and reports whether it did. When it declines, r is
+// left as it came.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" ||
 		!acceptsJSON(r.Header.Get("Accept")) || !hostAllowed(r) {
-		return false
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || len(body) > maxRequestBytes {
 		return false
 	}
 	var env envelope
