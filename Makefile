@@ -6,6 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 LISTEN ?= 127.0.0.1:8080
 INTEROP := test/interop
+CONFORMANCE := test/conformance
 
 .PHONY: all build run test test-deps vet bench clean
 
@@ -18,8 +19,10 @@ run: build
 	./bin/mcp-hub serve --listen $(LISTEN) --log-format console $(ARGS)
 
 # Pinned npm packages (lockfile) for the interop tests: the official
-# reference server and the official TypeScript SDK client.
-test-deps: $(INTEROP)/node_modules/.installed kube-bins
+# reference server and the official TypeScript SDK client; and for the
+# conformance tests: the official MCP conformance suite with the Node 22 it
+# needs, plus go-sdk's conformance everything-server.
+test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server
 
 # kube-apiserver and etcd for the Kubernetes tests, built once from the Go
 # module proxy into ~/.cache/mcp-hub (10-20 min on a fresh 2-core machine).
@@ -30,6 +33,16 @@ kube-bins:
 $(INTEROP)/node_modules/.installed: $(INTEROP)/package.json $(INTEROP)/package-lock.json
 	cd $(INTEROP) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+$(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# go-sdk's conformance everything-server, built once from the Go module proxy
+# into ~/.cache/mcp-hub (~40 s on a fresh 2-core machine).
+.PHONY: everything-server
+everything-server:
+	hack/everything-server.sh >/dev/null
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi

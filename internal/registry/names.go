@@ -30,6 +30,12 @@ type toolKey struct {
 // reserved are names the hub's own tools hold: an upstream tool never gets
 // one (it is prefixed, hidden or hashed as if another server offered it).
 func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (names map[toolKey]string, hidden map[toolKey]string) {
+	return assignNames(keys, naming, sanitize, reserved...)
+}
+
+// assignNames is publishNames with clean as the rule for what a name may
+// hold (prompt names are kept as they are).
+func assignNames(keys []toolKey, naming config.Naming, clean func(string) string, reserved ...string) (names map[toolKey]string, hidden map[toolKey]string) {
 	sorted := append([]toolKey(nil), keys...)
 	sort.Slice(sorted, func(i, j int) bool {
 		if sorted[i].Server != sorted[j].Server {
@@ -41,7 +47,7 @@ func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (nam
 	// How many distinct servers offer each bare name.
 	offered := make(map[string]map[string]bool, len(sorted))
 	for _, k := range sorted {
-		bare := sanitize(k.Original)
+		bare := clean(k.Original)
 		if offered[bare] == nil {
 			offered[bare] = map[string]bool{}
 		}
@@ -64,7 +70,7 @@ func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (nam
 		owner[r] = toolKey{Server: "hub", Original: r}
 	}
 	for _, k := range sorted {
-		bare := sanitize(k.Original)
+		bare := clean(k.Original)
 		var name string
 		switch {
 		case naming.Prefix == config.PrefixAlways,

@@ -67,6 +67,9 @@ type Catalog struct {
 	Servers []ServerView // sorted by name
 	Tools   []Tool       // published tools of connected servers, sorted by name
 	index   map[string]int
+	// Features are the resources, templates and prompts of connected
+	// servers.
+	Features Features
 }
 
 // Tool returns the published tool called name, if it can be called now.
@@ -161,6 +164,7 @@ type Registry struct {
 
 	dirty     chan struct{}
 	listeners []func(*Catalog)
+	updated   []func(server string, params map[string]any)
 }
 
 // New returns an empty registry.
@@ -186,6 +190,20 @@ func New(opts Options, log zerolog.Logger) *Registry {
 // OnChange registers fn to receive every new catalog, debounced. Register
 // before Run.
 func (r *Registry) OnChange(fn func(*Catalog)) { r.listeners = append(r.listeners, fn) }
+
+// OnResourceUpdated registers fn to receive every upstream's
+// notifications/resources/updated (params as sent, the upstream's own URI).
+// Register before Run; fn must not block.
+func (r *Registry) OnResourceUpdated(fn func(server string, params map[string]any)) {
+	r.updated = append(r.updated, fn)
+}
+
+// ResourceUpdated implements upstream.Events.
+func (r *Registry) ResourceUpdated(server string, params map[string]any) {
+	for _, fn := range r.updated {
+		fn(server, params)
+	}
+}
 
 // Catalog returns the current catalog.
 func (r *Registry) Catalog() *Catalog { return r.catalog.Load() }
@@ -298,7 +316,9 @@ func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 		if _, ok := r.clients[name]; ok {
 			continue
 		}
-		c := upstream.New(spec, r.opts.Upstream, r.log, r.markDirty)
+		opts := r.opts.Upstream
+		opts.Events = r
+		c := upstream.New(spec, opts, r.log, r.markDirty)
 		r.clients[name] = c
 		c.Start(ctx)
 		r.log.Info().Str("server", name).Str("transport", string(spec.Transport)).Str("source", spec.Source).Msg("server added")
@@ -456,6 +476,7 @@ func (r *Registry) rebuild() {
 	for i, t := range cat.Tools {
 		cat.index[t.Name] = i
 	}
+	cat.Features = buildFeatures(clients, r.opts.Naming)
 	r.catalog.Store(cat)
 }
 

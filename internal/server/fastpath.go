@@ -59,11 +59,13 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if err == nil && len(body) <= maxRequestBytes && s.fastCall(w, r, body) {
 		return
 	}
-	// A request without a progress token gets its answer as plain JSON:
-	// mcp-go would otherwise turn the reply into an SSE stream as soon as
-	// any notification (a catalog's list_changed, say) lands on the session,
-	// and Purko's executor reads only the first data: line of a stream.
-	if !bytes.Contains(body, []byte(`"progressToken"`)) {
+	// A request without a progress token from a plain session gets its
+	// answer as plain JSON: mcp-go would otherwise turn the reply into an
+	// SSE stream as soon as any notification (a catalog's list_changed, say)
+	// lands on the session, and Purko's executor reads only the first data:
+	// line of a stream. Sessions that take server requests or asked for log
+	// messages get their stream.
+	if !bytes.Contains(body, []byte(`"progressToken"`)) && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) {
 		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(w, r)
@@ -102,6 +104,9 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, body []byte) b
 	rt, err := s.reg.Lookup(head.Name)
 	if err != nil {
 		return false // unknown or down: mcp-go answers as for any other call
+	}
+	if s.needsRelay(r.Header.Get("Mcp-Session-Id")) {
+		return false // the upstream may send requests or log messages for this caller
 	}
 
 	s.calls.start()

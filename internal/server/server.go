@@ -43,6 +43,7 @@ type Server struct {
 	sse        *server.SSEServer
 	ws         http.Handler
 
+	feat     *features
 	calls    inflight
 	draining atomic.Bool
 }
@@ -50,19 +51,20 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures()}
 	if s.auth == nil {
 		s.auth = AnonymousOnly(autonomy.Full)
 	}
 	s.metrics = newMetrics(reg)
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.filterList)
-	s.mcp = server.NewMCPServer(opts.Name, opts.Version,
+	mcpOpts := append(s.serverOptions(hooks),
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
 	)
+	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp)
 	s.sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint("/sse"),
@@ -72,6 +74,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	)
 	s.ws = mcpws.NewHandler(s.mcp)
 	reg.OnChange(s.publish)
+	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
 }
 

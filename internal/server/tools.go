@@ -23,6 +23,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 		tools[i] = server.ServerTool{Tool: t.Def, Handler: s.callTool}
 	}
 	s.mcp.SetTools(tools...)
+	s.publishFeatures(cat)
 	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(tools)).Msg("catalog published")
 }
 
@@ -63,7 +64,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		res = rt.Local.Run(ctx, req.GetArguments(), caller.bindings())
 	case err == nil:
 		srv = rt.Server()
-		res, err = rt.Client.CallTool(ctx, rt.Original, req)
+		res, err = rt.Client.CallTool(upstream.WithRelay(ctx, s.relayFor(ctx)), rt.Original, req)
 	}
 	s.record(ctx, sessionID(ctx), caller, name, srv, start, err == nil && res.IsError, err)
 	var rpcErr *upstream.RPCError

@@ -106,10 +106,12 @@ func (d *direct) rewriteParams(original string, params json.RawMessage) (json.Ra
 		}
 	}
 	var meta map[string]json.RawMessage
+	var callerCaps json.RawMessage
 	if raw, ok := fields["_meta"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &meta); err != nil {
 			return nil, fmt.Errorf("params._meta: %w", err)
 		}
+		callerCaps = meta[mcp.MetaKeyClientCapabilities]
 		for _, k := range perRequestProtocolMeta {
 			delete(meta, k)
 		}
@@ -120,6 +122,12 @@ func (d *direct) rewriteParams(original string, params json.RawMessage) (json.Ra
 		}
 		for k, v := range d.meta {
 			meta[k] = v
+		}
+		// A 2026-07-28 caller's capabilities tell a 2026-07-28 upstream
+		// whether it may answer with input requests (sampling, elicitation,
+		// roots), which then pass through to the caller as they are.
+		if callerCaps != nil {
+			meta[mcp.MetaKeyClientCapabilities] = callerCaps
 		}
 	}
 	out := make([]byte, 0, len(params)+len(original)+256)
@@ -190,13 +198,47 @@ func (c *Client) post(ctx context.Context, cn *conn, original string, params jso
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	body2 := io.LimitReader(resp.Body, maxResultBytes)
 	if ct == "text/event-stream" {
-		return readSSEResponse(body2, id)
+		return readSSEResponse(body2, id, func(reqID json.RawMessage, method string) {
+			c.refuseRequest(ctx, cn, reqID, method)
+		})
 	}
 	raw, err := io.ReadAll(body2)
 	if err != nil {
 		return nil, transport.NewError(err)
 	}
 	return parseResponse(raw, id)
+}
+
+// refuseRequest answers a request the upstream sent on the stream of a call
+// that came without a way back to its caller (the fast path serves callers
+// that cannot take server requests): an error, so the upstream's tool fails
+// at once with the reason instead of waiting for an answer that never comes.
+func (c *Client) refuseRequest(ctx context.Context, cn *conn, reqID json.RawMessage, method string) {
+	d := cn.direct.Load()
+	msg, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      reqID,
+		"error": map[string]any{
+			"code":    mcp.METHOD_NOT_FOUND,
+			"message": fmt.Sprintf("mcp-hub: this caller cannot receive %s (it did not declare the capability, or its protocol revision has no server requests)", method),
+		},
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url, bytes.NewReader(msg))
+	if err != nil {
+		return
+	}
+	req.Header = d.header.Clone()
+	hc := c.opts.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		c.log.Debug().Err(err).Str("method", method).Msg("refusing an upstream request")
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
 
 type rpcResponse struct {
@@ -229,9 +271,10 @@ func sameID(raw json.RawMessage, id string) bool {
 }
 
 // readSSEResponse reads an SSE reply until the event that answers id.
-// Events before it (progress, log messages) are not the caller's business on
-// this path: it serves only requests without a progress token.
-func readSSEResponse(r io.Reader, id string) (json.RawMessage, error) {
+// Notifications before it (log messages) are not the caller's business on
+// this path: it serves only requests without a progress token from callers
+// that take no server requests. A server request is passed to refuse.
+func readSSEResponse(r io.Reader, id string, refuse func(id json.RawMessage, method string)) (json.RawMessage, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxResultBytes)
 	var data []byte
@@ -241,8 +284,13 @@ func readSSEResponse(r io.Reader, id string) (json.RawMessage, error) {
 		case len(line) == 0:
 			if len(data) > 0 {
 				var probe rpcResponse
-				if json.Unmarshal(data, &probe) == nil && probe.Method == "" && sameID(probe.ID, id) {
-					return parseResponse(data, id)
+				if json.Unmarshal(data, &probe) == nil {
+					switch {
+					case probe.Method == "" && sameID(probe.ID, id):
+						return parseResponse(data, id)
+					case probe.Method != "" && len(probe.ID) > 0 && string(probe.ID) != "null":
+						refuse(probe.ID, probe.Method)
+					}
 				}
 				data = data[:0]
 			}

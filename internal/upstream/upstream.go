@@ -59,6 +59,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// ClientInfo is what the hub calls itself in handshakes.
 	ClientInfo mcp.Implementation
+	// Events receives resource updates; nil drops them.
+	Events Events
 }
 
 // OptionsFrom builds Options from the config defaults.
@@ -89,17 +91,20 @@ type Client struct {
 	onChange func()
 	breaker  *gobreaker.CircuitBreaker[any]
 
-	mu     sync.RWMutex
-	status Status
-	tools  []mcp.Tool
-	conn   *conn
+	mu       sync.RWMutex
+	status   Status
+	tools    []mcp.Tool
+	features Features
+	conn     *conn
+
+	relays relays
 
 	// legacy remembers that the server does not speak 2026-07-28, so a
 	// reconnect goes straight to initialize instead of probing again.
 	legacy bool
 
 	kick    chan struct{} // a call saw a transport error: check health now
-	refresh chan struct{} // tools/list_changed arrived
+	refresh chan struct{} // a tools, resources or prompts list_changed arrived
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -110,6 +115,7 @@ type conn struct {
 	ctx      context.Context // ends when the session is over
 	cancel   context.CancelCauseFunc
 	protocol string
+	features Features // as listed when the session was made
 	// direct, when set, sends tools/call as a plain POST (streamable HTTP);
 	// it is replaced when the tool list changes.
 	direct atomic.Pointer[direct]
@@ -279,14 +285,17 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				c.log.Warn().Err(err).Msg("refresh tools after list_changed failed")
 				continue
 			}
+			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
+			features := c.listFeatures(lctx, cn)
+			cancel()
 			if cn.direct.Load() != nil {
 				cn.direct.Store(c.newDirect(cn, tools))
 			}
 			c.mu.Lock()
-			c.tools = tools
+			c.tools, c.features = tools, features
 			c.status.ListedAt = time.Now()
 			c.mu.Unlock()
-			c.log.Info().Int("tools", len(tools)).Msg("tools changed")
+			c.log.Info().Int("tools", len(tools)).Int("resources", len(features.Resources)).Int("prompts", len(features.Prompts)).Msg("lists changed")
 			c.onChange()
 		}
 	}
@@ -327,7 +336,7 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 	}
 	changed := c.status.State != s.State || c.status.Error != s.Error || c.conn != cn
 	if cn != nil {
-		c.tools = tools
+		c.tools, c.features = tools, cn.features
 		s.ListedAt = time.Now()
 	} else {
 		s.ListedAt = c.status.ListedAt
@@ -352,6 +361,17 @@ func (c *Client) connect(ctx context.Context) (*conn, []mcp.Tool, error) {
 	legacy := c.legacy
 	c.mu.RUnlock()
 	cn, tools, err := c.dial(ctx, legacy)
+	var unsupported mcp.UnsupportedProtocolVersionError
+	if err != nil && !legacy && errors.As(err, &unsupported) {
+		// Some servers answer server/discover without supporting
+		// 2026-07-28 (go-sdk v1.8.0 lists only older revisions there) and
+		// refuse the next request: they are legacy servers.
+		c.log.Debug().Err(err).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
+		c.mu.Lock()
+		c.legacy = true
+		c.mu.Unlock()
+		return c.dial(ctx, true)
+	}
 	if err != nil || legacy || cn.protocol == "" || mcp.IsModernProtocol(cn.protocol) {
 		return cn, tools, err
 	}
@@ -384,6 +404,10 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if c.opts.DiscoverTimeout > 0 {
 		opts = append(opts, client.WithDiscoverTimeout(c.opts.DiscoverTimeout))
 	}
+	// The hub answers sampling, elicitation and roots requests for the
+	// caller whose call caused them (see features.go).
+	h := handlers{c}
+	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
 	mc := client.NewClient(tr, opts...)
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
@@ -395,14 +419,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if err := mc.Start(sessCtx); err != nil {
 		return fail("start transport", err)
 	}
-	mc.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			select {
-			case c.refresh <- struct{}{}:
-			default:
-			}
-		}
-	})
+	mc.OnNotification(c.notification)
 	mc.OnConnectionLost(func(err error) { cancel(fmt.Errorf("transport: %w", err)) })
 
 	hctx, hcancel := context.WithTimeout(sessCtx, c.opts.ConnectTimeout)
@@ -421,10 +438,11 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if err != nil {
 		return fail("list tools", err)
 	}
-	if mcp.IsModernProtocol(cn.protocol) && res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
+	cn.features = c.listFeatures(hctx, cn)
+	if filter := listenFilter(res.Capabilities); mcp.IsModernProtocol(cn.protocol) && !filter.IsEmpty() {
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
 		go func() {
-			err := mc.Listen(sessCtx, mcp.SubscriptionFilter{ToolsListChanged: true})
+			err := mc.Listen(sessCtx, filter)
 			if err != nil && sessCtx.Err() == nil {
 				c.log.Debug().Err(err).Msg("subscriptions/listen ended")
 			}
@@ -434,6 +452,15 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		cn.direct.Store(d)
 	}
 	return cn, lres.Tools, nil
+}
+
+// listenFilter subscribes to every list change the server announces.
+func listenFilter(caps mcp.ServerCapabilities) mcp.SubscriptionFilter {
+	var f mcp.SubscriptionFilter
+	f.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
+	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
+	f.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
+	return f
 }
 
 func (c *Client) timeout() time.Duration {
@@ -448,6 +475,9 @@ func (c *Client) timeout() time.Duration {
 func (c *Client) CallTool(ctx context.Context, original string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	res, err := c.call(ctx, original, func(ctx context.Context, cn *conn) (any, error) {
 		fwd := forwardable(req, original)
+		if r := relayFrom(ctx); r != nil {
+			return c.callRelayed(ctx, cn, r, fwd)
+		}
 		if cn.direct.Load() == nil {
 			return cn.mc.CallTool(ctx, fwd)
 		}
@@ -483,8 +513,7 @@ func (c *Client) CallRaw(ctx context.Context, original string, params json.RawMe
 		if err != nil {
 			return nil, err
 		}
-		b, err := json.Marshal(res)
-		return json.RawMessage(b), err
+		return rawResult(res)
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,543 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// MCP beyond tools, on the caller's side: resources, templates and prompts
+// from the catalog, completions, resource subscriptions, logging, and the
+// relay that brings an upstream's progress, log messages, sampling,
+// elicitation and roots requests to the caller whose call caused them.
+//
+// Resources, prompts and completions are reads: every level but manual
+// may use them (manual is "the agent does nothing on its own").
+
+// maxSessions bounds the per-session state the hub remembers.
+const maxSessions = 1 << 16
+
+// sessionState is what the hub remembers of a downstream session. It is
+// kept per replica; a session that moves to another replica is treated as
+// a plain one (fast path, no relayed server requests) until it initializes
+// there again.
+type sessionState struct {
+	// rich sessions take server requests (sampling, elicitation, roots):
+	// their calls go through the relay instead of the fast path.
+	rich bool
+	mu   sync.Mutex
+	// level is the session's logging/setLevel, "" when never set.
+	level mcp.LoggingLevel
+}
+
+func (st *sessionState) logLevel() mcp.LoggingLevel {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.level
+}
+
+// features holds the server's state for MCP beyond tools.
+type features struct {
+	sessions *lru.Cache[string, *sessionState]
+
+	mu        sync.Mutex
+	published registry.Features // what mcp-go serves now
+	level     mcp.LoggingLevel  // the most verbose level any session asked for
+	subs      map[subKey]map[string]bool
+}
+
+// subKey is one upstream resource subscribed to.
+type subKey struct{ server, uri string }
+
+func newFeatures() *features {
+	sessions, _ := lru.New[string, *sessionState](maxSessions)
+	return &features{sessions: sessions, subs: map[subKey]map[string]bool{}}
+}
+
+// serverOptions are the mcp-go options for everything besides tools. The
+// capabilities are all switched on so mcp-go routes the methods; what a
+// session is told is pared down to what the upstreams offer (advertise).
+func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
+	hooks.AddAfterInitialize(s.afterInitialize)
+	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		s.advertise(callerFrom(ctx), &res.Capabilities)
+	})
+	hooks.AddAfterSetLevel(s.afterSetLevel)
+	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
+		s.subscribe(ctx, req.Params.URI, true)
+	})
+	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
+		s.subscribe(ctx, req.Params.URI, false)
+	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.dropSession(cs.SessionID()) })
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		if !featuresAllowed(callerFrom(ctx)) {
+			res.Resources = []mcp.Resource{}
+		}
+	})
+	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+		if !featuresAllowed(callerFrom(ctx)) {
+			res.ResourceTemplates = []mcp.ResourceTemplate{}
+		}
+	})
+	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
+		if !featuresAllowed(callerFrom(ctx)) {
+			res.Prompts = []mcp.Prompt{}
+		}
+	})
+	return []server.ServerOption{
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{s}),
+		server.WithResourceCompletionProvider(completer{s}),
+	}
+}
+
+func featuresAllowed(c Caller) bool { return c.Level != autonomy.Manual }
+
+var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts allowed")
+
+// advertise pares the capabilities down to what the connected upstreams
+// offer and the caller may use.
+func (s *Server) advertise(caller Caller, caps *mcp.ServerCapabilities) {
+	have := s.reg.Catalog().Features.Caps
+	allowed := featuresAllowed(caller)
+	if !have.Resources || !allowed {
+		caps.Resources = nil
+	} else if !have.Subscribe && caps.Resources != nil {
+		caps.Resources.Subscribe = false
+	}
+	if !have.Prompts || !allowed {
+		caps.Prompts = nil
+	}
+	if !have.Completions || !allowed {
+		caps.Completions = nil
+	}
+	if !have.Logging {
+		caps.Logging = nil
+	}
+}
+
+func (s *Server) afterInitialize(ctx context.Context, _ any, req *mcp.InitializeRequest, res *mcp.InitializeResult) {
+	s.advertise(callerFrom(ctx), &res.Capabilities)
+	id := sessionID(ctx)
+	if id == "" {
+		return
+	}
+	caps := req.Params.Capabilities
+	st := &sessionState{rich: caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil}
+	s.feat.sessions.Add(id, st)
+}
+
+// session returns what the hub remembers of a session, or nil.
+func (s *Server) session(id string) *sessionState {
+	if id == "" {
+		return nil
+	}
+	st, _ := s.feat.sessions.Get(id)
+	return st
+}
+
+// needsRelay reports whether calls of the session must go through the
+// relay: it takes server requests or asked for log messages.
+func (s *Server) needsRelay(id string) bool {
+	st := s.session(id)
+	return st != nil && (st.rich || st.logLevel() != "")
+}
+
+func (s *Server) dropSession(id string) {
+	s.feat.sessions.Remove(id)
+	s.feat.mu.Lock()
+	var gone []subKey
+	for k, set := range s.feat.subs {
+		if set[id] {
+			delete(set, id)
+			if len(set) == 0 {
+				delete(s.feat.subs, k)
+				gone = append(gone, k)
+			}
+		}
+	}
+	s.feat.mu.Unlock()
+	for _, k := range gone {
+		s.unsubscribeUpstream(k)
+	}
+}
+
+// afterSetLevel remembers the session's level and passes the most verbose
+// level any session asked for to the upstreams: one upstream session serves
+// every caller, and each caller gets only what its own level admits.
+func (s *Server) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+	level := req.Params.Level
+	if id := sessionID(ctx); id != "" {
+		st := s.session(id)
+		if st == nil {
+			st = &sessionState{}
+			s.feat.sessions.Add(id, st)
+		}
+		st.mu.Lock()
+		st.level = level
+		st.mu.Unlock()
+	}
+	s.feat.mu.Lock()
+	if s.feat.level != "" && !moreVerbose(level, s.feat.level) {
+		s.feat.mu.Unlock()
+		return
+	}
+	s.feat.level = level
+	s.feat.mu.Unlock()
+	s.forwardLevel(ctx, level)
+}
+
+// forwardLevel sets level on every connected upstream that offers logging.
+func (s *Server) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range s.upstreams() {
+		wg.Go(func() {
+			if err := c.SetLogLevel(ctx, level); err != nil {
+				s.log.Warn().Err(err).Str("server", c.Name()).Msg("forward logging/setLevel")
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// upstreams returns the connected upstream clients.
+func (s *Server) upstreams() []*upstream.Client {
+	seen := map[*upstream.Client]bool{}
+	var out []*upstream.Client
+	cat := s.reg.Catalog()
+	for _, t := range cat.Tools {
+		if rt, err := s.reg.Lookup(t.Name); err == nil && rt.Client != nil && !seen[rt.Client] {
+			seen[rt.Client] = true
+			out = append(out, rt.Client)
+		}
+	}
+	f := &cat.Features
+	for _, c := range f.Clients() {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+var levelRank = map[mcp.LoggingLevel]int{
+	mcp.LoggingLevelDebug: 0, mcp.LoggingLevelInfo: 1, mcp.LoggingLevelNotice: 2, mcp.LoggingLevelWarning: 3,
+	mcp.LoggingLevelError: 4, mcp.LoggingLevelCritical: 5, mcp.LoggingLevelAlert: 6, mcp.LoggingLevelEmergency: 7,
+}
+
+func moreVerbose(a, b mcp.LoggingLevel) bool { return levelRank[a] < levelRank[b] }
+
+// admits reports whether a session at level wants a message at msg.
+func admits(level, msg mcp.LoggingLevel) bool {
+	return level == "" || levelRank[msg] >= levelRank[level]
+}
+
+// publishFeatures hands the catalog's resources, templates and prompts to
+// mcp-go when they changed (mcp-go then sends list_changed).
+func (s *Server) publishFeatures(cat *registry.Catalog) {
+	f := cat.Features
+	s.feat.mu.Lock()
+	old := s.feat.published
+	s.feat.published = f
+	s.feat.mu.Unlock()
+	if !sameResources(old.Resources, f.Resources) {
+		rs := make([]server.ServerResource, len(f.Resources))
+		for i, r := range f.Resources {
+			rs[i] = server.ServerResource{Resource: r.Def, Handler: s.readResource(r.URI, r.Original, r.Client)}
+		}
+		s.mcp.SetResources(rs...)
+	}
+	if !sameTemplates(old.Templates, f.Templates) {
+		ts := make([]server.ServerResourceTemplate, len(f.Templates))
+		for i, t := range f.Templates {
+			prefix := strings.TrimSuffix(t.URITemplate, t.Original)
+			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return s.read(ctx, prefix, strings.TrimPrefix(req.Params.URI, prefix), t.Client, req)
+			}}
+		}
+		s.mcp.SetResourceTemplates(ts...)
+	}
+	if !samePrompts(old.Prompts, f.Prompts) {
+		ps := make([]server.ServerPrompt, len(f.Prompts))
+		for i, p := range f.Prompts {
+			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				if !featuresAllowed(callerFrom(ctx)) {
+					return nil, errManual
+				}
+				return p.Client.GetPrompt(ctx, p.Original, req)
+			}}
+		}
+		s.mcp.SetPrompts(ps...)
+	}
+}
+
+func (s *Server) readResource(published, original string, c *upstream.Client) server.ResourceHandlerFunc {
+	prefix := strings.TrimSuffix(published, original)
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return s.read(ctx, prefix, original, c, req)
+	}
+}
+
+// read reads the upstream's uri and gives the contents the caller's URIs
+// (prefix in front of each, when the naming policy added one).
+func (s *Server) read(ctx context.Context, prefix, uri string, c *upstream.Client, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	if !featuresAllowed(callerFrom(ctx)) {
+		return nil, errManual
+	}
+	res, err := c.ReadResource(upstream.WithRelay(ctx, s.relayFor(ctx)), uri, req)
+	if err != nil {
+		return nil, err
+	}
+	if prefix != "" {
+		for i, rc := range res.Contents {
+			switch v := rc.(type) {
+			case mcp.TextResourceContents:
+				v.URI = prefix + v.URI
+				res.Contents[i] = v
+			case mcp.BlobResourceContents:
+				v.URI = prefix + v.URI
+				res.Contents[i] = v
+			}
+		}
+	}
+	return res.Contents, nil
+}
+
+func sameResources(a, b []registry.Resource) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Client != b[i].Client || !reflect.DeepEqual(a[i].Def, b[i].Def) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameTemplates(a, b []registry.Template) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Client != b[i].Client || a[i].URITemplate != b[i].URITemplate || a[i].Def.Name != b[i].Def.Name ||
+			a[i].Def.Description != b[i].Def.Description || a[i].Def.MIMEType != b[i].Def.MIMEType {
+			return false
+		}
+	}
+	return true
+}
+
+func samePrompts(a, b []registry.Prompt) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Client != b[i].Client || !reflect.DeepEqual(a[i].Def, b[i].Def) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveURI finds the upstream and its own URI for a published URI: a
+// listed resource, else the first template whose prefix it carries.
+func (s *Server) resolveURI(uri string) (c *upstream.Client, server, original, prefix string, ok bool) {
+	f := &s.reg.Catalog().Features
+	if r, found := f.Resource(uri); found {
+		return r.Client, r.Server, r.Original, strings.TrimSuffix(r.URI, r.Original), true
+	}
+	for _, t := range f.Templates {
+		p := strings.TrimSuffix(t.URITemplate, t.Original)
+		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
+			return t.Client, t.Server, strings.TrimPrefix(uri, p), p, true
+		}
+	}
+	return nil, "", "", "", false
+}
+
+// subscribe adds (on) or removes the caller's session from the subscribers
+// of uri; the upstream is subscribed while anyone is.
+func (s *Server) subscribe(ctx context.Context, uri string, on bool) {
+	id := sessionID(ctx)
+	c, srv, original, _, ok := s.resolveURI(uri)
+	if !ok || id == "" || !featuresAllowed(callerFrom(ctx)) {
+		s.log.Debug().Str("uri", uri).Bool("subscribe", on).Msg("subscription to a resource no upstream lists")
+		return
+	}
+	k := subKey{server: srv, uri: original}
+	s.feat.mu.Lock()
+	set := s.feat.subs[k]
+	first := len(set) == 0
+	switch {
+	case on:
+		if set == nil {
+			set = map[string]bool{}
+			s.feat.subs[k] = set
+		}
+		set[id] = true
+	case set != nil:
+		delete(set, id)
+		if len(set) == 0 {
+			delete(s.feat.subs, k)
+		}
+	}
+	last := len(s.feat.subs[k]) == 0
+	s.feat.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	switch {
+	case on && first:
+		if err := c.Subscribe(cctx, original); err != nil {
+			s.log.Warn().Err(err).Str("server", srv).Str("uri", original).Msg("subscribe upstream")
+		}
+	case !on && last && !first:
+		s.unsubscribeUpstream(k)
+	}
+}
+
+func (s *Server) unsubscribeUpstream(k subKey) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, c := range s.upstreams() {
+		if c.Name() == k.server {
+			if err := c.Unsubscribe(ctx, k.uri); err != nil {
+				s.log.Debug().Err(err).Str("server", k.server).Str("uri", k.uri).Msg("unsubscribe upstream")
+			}
+		}
+	}
+}
+
+// resourceUpdated delivers an upstream's notifications/resources/updated to
+// the sessions subscribed to it, with the URI they know.
+func (s *Server) resourceUpdated(srv string, params map[string]any) {
+	uri, _ := params["uri"].(string)
+	s.feat.mu.Lock()
+	var ids []string
+	for id := range s.feat.subs[subKey{server: srv, uri: uri}] {
+		ids = append(ids, id)
+	}
+	s.feat.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		out[k] = v
+	}
+	out["uri"] = s.publishedURI(srv, uri)
+	for _, id := range ids {
+		if err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), out); err != nil {
+			s.log.Debug().Err(err).Str("session", id).Msg("deliver resources/updated")
+		}
+	}
+}
+
+// publishedURI maps an upstream's URI to the one its callers know.
+func (s *Server) publishedURI(srv, uri string) string {
+	f := &s.reg.Catalog().Features
+	for _, r := range f.Resources {
+		if r.Server == srv && r.Original == uri {
+			return r.URI
+		}
+	}
+	for _, t := range f.Templates {
+		if t.Server == srv {
+			return strings.TrimSuffix(t.URITemplate, t.Original) + uri
+		}
+	}
+	return uri
+}
+
+// completer answers completion/complete from the upstream that owns the
+// prompt or template.
+type completer struct{ s *Server }
+
+func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	if !featuresAllowed(callerFrom(ctx)) {
+		return nil, errManual
+	}
+	p, ok := c.s.reg.Catalog().Features.Prompt(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown prompt %q: no server in the catalog offers it", name)
+	}
+	return p.Client.Complete(ctx, mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
+}
+
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	if !featuresAllowed(callerFrom(ctx)) {
+		return nil, errManual
+	}
+	f := &c.s.reg.Catalog().Features
+	if t, ok := f.Template(uri); ok {
+		return t.Client.Complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
+	}
+	if r, ok := f.Resource(uri); ok {
+		return r.Client.Complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
+	}
+	return nil, fmt.Errorf("unknown resource or template %q: no server in the catalog offers it", uri)
+}
+
+// relay brings what an upstream sends during a call to the caller's session.
+type relay struct {
+	s   *Server
+	ctx context.Context // the caller's request: it names the session
+}
+
+func (s *Server) relayFor(ctx context.Context) upstream.Relay { return &relay{s: s, ctx: ctx} }
+
+func (r *relay) Notify(method string, params map[string]any) {
+	if method == string(mcp.MethodNotificationMessage) {
+		lvl, _ := params["level"].(string)
+		if st := r.s.session(sessionID(r.ctx)); st != nil && !admits(st.logLevel(), mcp.LoggingLevel(lvl)) {
+			return
+		}
+	}
+	if err := r.s.mcp.SendNotificationToClient(r.ctx, method, params); err != nil {
+		r.s.log.Debug().Err(err).Str("method", method).Msg("relay notification")
+	}
+}
+
+// within runs under the caller's session and ends with either side.
+func (r *relay) within(ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(r.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	return out, func() { stop(); cancel() }
+}
+
+func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ctx, cancel := r.within(ctx)
+	defer cancel()
+	return r.s.mcp.RequestSampling(ctx, req)
+}
+
+func (r *relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	ctx, cancel := r.within(ctx)
+	defer cancel()
+	return r.s.mcp.RequestElicitation(ctx, req)
+}
+
+func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	ctx, cancel := r.within(ctx)
+	defer cancel()
+	return r.s.mcp.RequestRoots(ctx, req)
+}

@@ -1,0 +1,375 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Everything of MCP besides tools: resources, prompts, completions, logging,
+// and what an upstream sends back while it serves one caller (progress, log
+// messages, sampling, elicitation, roots).
+//
+// One upstream session serves every caller (plain tool calls, reads and
+// lists need nothing per caller). What must reach one caller travels with
+// the request's context as a Relay:
+//   - progress: the caller's token is swapped for a hub-wide unique one on
+//     the way up and swapped back on the way down, so two callers using the
+//     same token on one upstream never see each other's progress;
+//   - sampling, elicitation and roots: mcp-go's client calls its handlers
+//     with the context of the call that caused them, both for the
+//     2026-07-28 multi round-trip results and for legacy requests sent on a
+//     call's stream, so the handler finds the caller's Relay there;
+//   - log messages carry no request id: they go to the caller whose call is
+//     in flight on this upstream when there is exactly one, else to the
+//     hub's own log (never to a caller they may not belong to).
+// Resource subscriptions are shared as well: the server package counts the
+// sessions per URI and subscribes upstream once.
+
+// Relay delivers what an upstream sends during one caller's request.
+type Relay interface {
+	// Notify sends a notification (progress with the caller's own token,
+	// or a log message) to the caller.
+	Notify(method string, params map[string]any)
+	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+	ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
+}
+
+type relayKey struct{}
+
+// WithRelay returns ctx carrying r: calls made under it relay the
+// upstream's messages for this caller to r.
+func WithRelay(ctx context.Context, r Relay) context.Context {
+	return context.WithValue(ctx, relayKey{}, r)
+}
+
+func relayFrom(ctx context.Context) Relay {
+	r, _ := ctx.Value(relayKey{}).(Relay)
+	return r
+}
+
+// Features is what an upstream offers besides tools, as last listed.
+type Features struct {
+	Capabilities mcp.ServerCapabilities
+	Resources    []mcp.Resource
+	Templates    []mcp.ResourceTemplate
+	Prompts      []mcp.Prompt
+}
+
+// Events receives what upstreams announce to everyone: resource updates.
+// It is called from the upstream's reader; it must not block.
+type Events interface {
+	ResourceUpdated(server string, params map[string]any)
+}
+
+// relays tracks the relays of the calls in flight on one client.
+type relays struct {
+	mu       sync.Mutex
+	inflight map[*relayCall]struct{}
+	progress sync.Map // hub token -> *relayCall
+	next     atomic.Uint64
+}
+
+type relayCall struct {
+	relay Relay
+	token any // the caller's progress token
+}
+
+// begin registers a call under relay and returns its hub progress token
+// when the caller asked for progress.
+func (rs *relays) begin(server string, r Relay, token any) (*relayCall, string) {
+	rc := &relayCall{relay: r, token: token}
+	rs.mu.Lock()
+	if rs.inflight == nil {
+		rs.inflight = map[*relayCall]struct{}{}
+	}
+	rs.inflight[rc] = struct{}{}
+	rs.mu.Unlock()
+	if token == nil {
+		return rc, ""
+	}
+	hub := "hub-" + server + "-" + strconv.FormatUint(rs.next.Add(1), 10)
+	rs.progress.Store(hub, rc)
+	return rc, hub
+}
+
+func (rs *relays) end(rc *relayCall, hubToken string) {
+	rs.mu.Lock()
+	delete(rs.inflight, rc)
+	rs.mu.Unlock()
+	if hubToken != "" {
+		rs.progress.Delete(hubToken)
+	}
+}
+
+// only returns the relay of the single call in flight, or nil.
+func (rs *relays) only() Relay {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if len(rs.inflight) != 1 {
+		return nil
+	}
+	for rc := range rs.inflight {
+		return rc.relay
+	}
+	return nil
+}
+
+// notification handles what the upstream's session delivers outside of a
+// response: list changes, resource updates, progress and log messages.
+func (c *Client) notification(n mcp.JSONRPCNotification) {
+	switch mcp.MCPMethod(n.Method) {
+	case mcp.MethodNotificationToolsListChanged,
+		mcp.MethodNotificationResourcesListChanged,
+		mcp.MethodNotificationPromptsListChanged:
+		select {
+		case c.refresh <- struct{}{}:
+		default:
+		}
+	case mcp.MethodNotificationResourceUpdated:
+		if c.opts.Events != nil {
+			c.opts.Events.ResourceUpdated(c.spec.Name, n.Params.AdditionalFields)
+		}
+	case mcp.MethodNotificationProgress:
+		token := fmt.Sprint(n.Params.AdditionalFields["progressToken"])
+		v, ok := c.relays.progress.Load(token)
+		if !ok {
+			return
+		}
+		rc := v.(*relayCall)
+		params := make(map[string]any, len(n.Params.AdditionalFields))
+		for k, v := range n.Params.AdditionalFields {
+			params[k] = v
+		}
+		params["progressToken"] = rc.token
+		rc.relay.Notify(n.Method, params)
+	case mcp.MethodNotificationMessage:
+		if r := c.relays.only(); r != nil {
+			r.Notify(n.Method, n.Params.AdditionalFields)
+			return
+		}
+		c.log.Debug().Interface("message", n.Params.AdditionalFields).Msg("upstream log message with no single caller to deliver it to")
+	}
+}
+
+// handlers answers the upstream's requests to the client on behalf of the
+// caller whose call caused them.
+type handlers struct{ c *Client }
+
+var (
+	_ client.SamplingHandler    = handlers{}
+	_ client.ElicitationHandler = handlers{}
+	_ client.RootsHandler       = handlers{}
+)
+
+func (h handlers) relay(ctx context.Context, method string) (Relay, error) {
+	if r := relayFrom(ctx); r != nil {
+		return r, nil
+	}
+	if r := h.c.relays.only(); r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("mcp-hub cannot tell which caller %s of %s is for: it arrived outside of a single caller's request", method, h.c.spec.Name)
+}
+
+func (h handlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	r, err := h.relay(ctx, string(mcp.MethodSamplingCreateMessage))
+	if err != nil {
+		return nil, err
+	}
+	return r.CreateMessage(ctx, req)
+}
+
+func (h handlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	r, err := h.relay(ctx, string(mcp.MethodElicitationCreate))
+	if err != nil {
+		return nil, err
+	}
+	return r.Elicit(ctx, req)
+}
+
+func (h handlers) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	r, err := h.relay(ctx, string(mcp.MethodListRoots))
+	if err != nil {
+		return nil, err
+	}
+	return r.ListRoots(ctx, req)
+}
+
+// Features returns what the server offers besides tools, as last listed
+// (kept while it is down, like its tools).
+func (c *Client) Features() Features {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.features
+}
+
+// listFeatures lists resources, templates and prompts as the server's
+// capabilities announce them. A server that fails one list keeps the rest.
+func (c *Client) listFeatures(ctx context.Context, cn *conn) Features {
+	f := Features{Capabilities: cn.mc.GetServerCapabilities()}
+	if f.Capabilities.Resources != nil {
+		if res, err := cn.mc.ListResources(ctx, mcp.ListResourcesRequest{}); err == nil {
+			f.Resources = res.Resources
+		} else {
+			c.log.Warn().Err(err).Msg("list resources")
+		}
+		if res, err := cn.mc.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err == nil {
+			f.Templates = res.ResourceTemplates
+		} else {
+			c.log.Debug().Err(err).Msg("list resource templates")
+		}
+	}
+	if f.Capabilities.Prompts != nil {
+		if res, err := cn.mc.ListPrompts(ctx, mcp.ListPromptsRequest{}); err == nil {
+			f.Prompts = res.Prompts
+		} else {
+			c.log.Warn().Err(err).Msg("list prompts")
+		}
+	}
+	return f
+}
+
+// ReadResource reads uri (the upstream's own URI) for a caller.
+func (c *Client) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	res, err := c.call(ctx, "resources/read "+uri, func(ctx context.Context, cn *conn) (any, error) {
+		fwd := mcp.ReadResourceRequest{}
+		fwd.Params.URI = uri
+		fwd.Params.Arguments = req.Params.Arguments
+		return cn.mc.ReadResource(ctx, fwd)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.ReadResourceResult), nil
+}
+
+// GetPrompt gets the upstream's prompt called name for a caller.
+func (c *Client) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	res, err := c.call(ctx, "prompts/get "+name, func(ctx context.Context, cn *conn) (any, error) {
+		fwd := mcp.GetPromptRequest{}
+		fwd.Params.Name = name
+		fwd.Params.Arguments = req.Params.Arguments
+		return cn.mc.GetPrompt(ctx, fwd)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*mcp.GetPromptResult), nil
+}
+
+// Complete asks the upstream for completions; ref already names the
+// upstream's own prompt or URI template.
+func (c *Client) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	res, err := c.call(ctx, "completion/complete", func(ctx context.Context, cn *conn) (any, error) {
+		req := mcp.CompleteRequest{}
+		req.Params.Ref = ref
+		req.Params.Argument = arg
+		req.Params.Context = cctx
+		return cn.mc.Complete(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res.(*mcp.CompleteResult).Completion, nil
+}
+
+// Subscribe asks the upstream for notifications/resources/updated of uri.
+func (c *Client) Subscribe(ctx context.Context, uri string) error {
+	_, err := c.call(ctx, "resources/subscribe "+uri, func(ctx context.Context, cn *conn) (any, error) {
+		req := mcp.SubscribeRequest{}
+		req.Params.URI = uri
+		return nil, cn.mc.Subscribe(ctx, req)
+	})
+	return err
+}
+
+// Unsubscribe ends the subscription to uri.
+func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
+	_, err := c.call(ctx, "resources/unsubscribe "+uri, func(ctx context.Context, cn *conn) (any, error) {
+		req := mcp.UnsubscribeRequest{}
+		req.Params.URI = uri
+		return nil, cn.mc.Unsubscribe(ctx, req)
+	})
+	return err
+}
+
+// SetLogLevel forwards logging/setLevel when the server offers logging.
+func (c *Client) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	if c.Features().Capabilities.Logging == nil {
+		return nil
+	}
+	_, err := c.call(ctx, "logging/setLevel", func(ctx context.Context, cn *conn) (any, error) {
+		req := mcp.SetLevelRequest{}
+		req.Params.Level = level
+		return nil, cn.mc.SetLevel(ctx, req)
+	})
+	return err
+}
+
+// callRelayed runs a tools/call through mcp-go's client with the caller's
+// relay: its progress token is mapped, and sampling, elicitation and roots
+// requests reach the caller.
+func (c *Client) callRelayed(ctx context.Context, cn *conn, r Relay, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var token any
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	rc, hubToken := c.relays.begin(c.spec.Name, r, token)
+	defer c.relays.end(rc, hubToken)
+	if hubToken != "" {
+		meta := *req.Params.Meta
+		meta.ProgressToken = hubToken
+		req.Params.Meta = &meta
+	}
+	res, err := cn.mc.CallTool(ctx, req)
+	if err != nil && ctx.Err() == nil && !isTransportFailure(err) {
+		return nil, asRPCError(err)
+	}
+	return res, err
+}
+
+// rpcSentinels are the errors mcp-go's client makes of JSON-RPC error codes.
+var rpcSentinels = []struct {
+	err  error
+	code int
+}{
+	{mcp.ErrParseError, mcp.PARSE_ERROR},
+	{mcp.ErrInvalidRequest, mcp.INVALID_REQUEST},
+	{mcp.ErrMethodNotFound, mcp.METHOD_NOT_FOUND},
+	{mcp.ErrInvalidParams, mcp.INVALID_PARAMS},
+	{mcp.ErrInternalError, mcp.INTERNAL_ERROR},
+	{mcp.ErrRequestInterrupted, mcp.REQUEST_INTERRUPTED},
+	{mcp.ErrResourceNotFound, mcp.RESOURCE_NOT_FOUND},
+}
+
+// asRPCError turns the error mcp-go's client made of an upstream's JSON-RPC
+// error back into one, so it reaches the caller as the upstream's error
+// (the code survives for the codes mcp-go knows, the message always).
+func asRPCError(err error) error {
+	msg := err.Error()
+	for _, s := range rpcSentinels {
+		if errors.Is(err, s.err) {
+			if m := strings.TrimPrefix(msg, s.err.Error()+": "); m != msg {
+				msg = m
+			}
+			return &RPCError{Code: s.code, Message: msg}
+		}
+	}
+	return &RPCError{Code: mcp.INTERNAL_ERROR, Message: msg}
+}
+
+// rawResult encodes a result for CallRaw's callers.
+func rawResult(res *mcp.CallToolResult) (json.RawMessage, error) {
+	b, err := json.Marshal(res)
+	return json.RawMessage(b), err
+}
