@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -55,15 +56,21 @@ type features struct {
 	mu        sync.Mutex
 	published registry.Features // what mcp-go serves now
 	level     mcp.LoggingLevel  // the most verbose level any session asked for
-	subs      map[subKey]map[string]bool
+	// subs are the subscribers of each upstream resource: a legacy
+	// session (by id) or a 2026-07-28 listen stream, each with the way to
+	// reach it.
+	subs map[subKey]map[string]deliverFunc
 }
+
+// deliverFunc sends a notifications/resources/updated to one subscriber.
+type deliverFunc func(params map[string]any) error
 
 // subKey is one upstream resource subscribed to.
 type subKey struct{ server, uri string }
 
 func newFeatures() *features {
 	sessions, _ := lru.New[string, *sessionState](maxSessions)
-	return &features{sessions: sessions, subs: map[subKey]map[string]bool{}}
+	return &features{sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
 }
 
 // serverOptions are the mcp-go options for everything besides tools. The
@@ -76,11 +83,15 @@ func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
 	})
 	hooks.AddAfterSetLevel(s.afterSetLevel)
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
-		s.subscribe(ctx, req.Params.URI, true)
+		id := sessionID(ctx)
+		s.subscribe(ctx, id, req.Params.URI, func(params map[string]any) error {
+			return s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
+		})
 	})
 	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
-		s.subscribe(ctx, req.Params.URI, false)
+		s.subscribe(ctx, sessionID(ctx), req.Params.URI, nil)
 	})
+	hooks.AddBeforeSubscriptionsListen(s.listen)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.dropSession(cs.SessionID()) })
 	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 		if !featuresAllowed(callerFrom(ctx)) {
@@ -161,11 +172,16 @@ func (s *Server) needsRelay(id string) bool {
 
 func (s *Server) dropSession(id string) {
 	s.feat.sessions.Remove(id)
+	s.unsubscribeAll(id)
+}
+
+// unsubscribeAll removes subscriber from every subscription.
+func (s *Server) unsubscribeAll(subscriber string) {
 	s.feat.mu.Lock()
 	var gone []subKey
 	for k, set := range s.feat.subs {
-		if set[id] {
-			delete(set, id)
+		if _, ok := set[subscriber]; ok {
+			delete(set, subscriber)
 			if len(set) == 0 {
 				delete(s.feat.subs, k)
 				gone = append(gone, k)
@@ -283,7 +299,7 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 				if !featuresAllowed(callerFrom(ctx)) {
 					return nil, errManual
 				}
-				return p.Client.GetPrompt(ctx, p.Original, req)
+				return p.Client.GetPrompt(upstream.WithRelay(ctx, s.relayFor(ctx)), p.Original, req)
 			}}
 		}
 		s.mcp.SetPrompts(ps...)
@@ -375,44 +391,70 @@ func (s *Server) resolveURI(uri string) (c *upstream.Client, server, original, p
 	return nil, "", "", "", false
 }
 
-// subscribe adds (on) or removes the caller's session from the subscribers
-// of uri; the upstream is subscribed while anyone is.
-func (s *Server) subscribe(ctx context.Context, uri string, on bool) {
-	id := sessionID(ctx)
+// subscribe adds subscriber to the subscribers of uri (deliver reaches it),
+// or removes it (deliver nil); the upstream is subscribed while anyone is.
+func (s *Server) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
 	c, srv, original, _, ok := s.resolveURI(uri)
-	if !ok || id == "" || !featuresAllowed(callerFrom(ctx)) {
-		s.log.Debug().Str("uri", uri).Bool("subscribe", on).Msg("subscription to a resource no upstream lists")
+	if !ok || subscriber == "" || !featuresAllowed(callerFrom(ctx)) {
+		s.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
 		return
 	}
 	k := subKey{server: srv, uri: original}
+	if deliver != nil {
+		// The subscriber hears of the resource by the URI it used.
+		send := deliver
+		deliver = func(params map[string]any) error {
+			out := make(map[string]any, len(params))
+			for k, v := range params {
+				out[k] = v
+			}
+			out["uri"] = uri
+			return send(out)
+		}
+	}
 	s.feat.mu.Lock()
 	set := s.feat.subs[k]
-	first := len(set) == 0
-	switch {
-	case on:
+	before := len(set)
+	if deliver != nil {
 		if set == nil {
-			set = map[string]bool{}
+			set = map[string]deliverFunc{}
 			s.feat.subs[k] = set
 		}
-		set[id] = true
-	case set != nil:
-		delete(set, id)
+		set[subscriber] = deliver
+	} else if set != nil {
+		delete(set, subscriber)
 		if len(set) == 0 {
 			delete(s.feat.subs, k)
 		}
 	}
-	last := len(s.feat.subs[k]) == 0
+	after := len(s.feat.subs[k])
 	s.feat.mu.Unlock()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	switch {
-	case on && first:
+	case before == 0 && after > 0:
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
 		if err := c.Subscribe(cctx, original); err != nil {
 			s.log.Warn().Err(err).Str("server", srv).Str("uri", original).Msg("subscribe upstream")
 		}
-	case !on && last && !first:
+	case before > 0 && after == 0:
 		s.unsubscribeUpstream(k)
 	}
+}
+
+// listen subscribes a 2026-07-28 subscriptions/listen stream to the
+// resources in its filter, for as long as the stream is open.
+func (s *Server) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+	uris := req.Params.Notifications.ResourceSubscriptions
+	if len(uris) == 0 {
+		return
+	}
+	subscriber := fmt.Sprintf("listen-%p", req)
+	for _, uri := range uris {
+		s.subscribe(ctx, subscriber, uri, func(params map[string]any) error {
+			return s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), params)
+		})
+	}
+	context.AfterFunc(ctx, func() { s.unsubscribeAll(subscriber) })
 }
 
 func (s *Server) unsubscribeUpstream(k subKey) {
@@ -428,44 +470,20 @@ func (s *Server) unsubscribeUpstream(k subKey) {
 }
 
 // resourceUpdated delivers an upstream's notifications/resources/updated to
-// the sessions subscribed to it, with the URI they know.
+// the subscribers of that resource, with the URI they know.
 func (s *Server) resourceUpdated(srv string, params map[string]any) {
 	uri, _ := params["uri"].(string)
 	s.feat.mu.Lock()
-	var ids []string
-	for id := range s.feat.subs[subKey{server: srv, uri: uri}] {
-		ids = append(ids, id)
+	var targets []deliverFunc
+	for _, d := range s.feat.subs[subKey{server: srv, uri: uri}] {
+		targets = append(targets, d)
 	}
 	s.feat.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	out := make(map[string]any, len(params))
-	for k, v := range params {
-		out[k] = v
-	}
-	out["uri"] = s.publishedURI(srv, uri)
-	for _, id := range ids {
-		if err := s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), out); err != nil {
-			s.log.Debug().Err(err).Str("session", id).Msg("deliver resources/updated")
+	for _, deliver := range targets {
+		if err := deliver(params); err != nil {
+			s.log.Debug().Err(err).Str("uri", uri).Msg("deliver resources/updated")
 		}
 	}
-}
-
-// publishedURI maps an upstream's URI to the one its callers know.
-func (s *Server) publishedURI(srv, uri string) string {
-	f := &s.reg.Catalog().Features
-	for _, r := range f.Resources {
-		if r.Server == srv && r.Original == uri {
-			return r.URI
-		}
-	}
-	for _, t := range f.Templates {
-		if t.Server == srv {
-			return strings.TrimSuffix(t.URITemplate, t.Original) + uri
-		}
-	}
-	return uri
 }
 
 // completer answers completion/complete from the upstream that owns the
@@ -499,11 +517,12 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 
 // relay brings what an upstream sends during a call to the caller's session.
 type relay struct {
-	s   *Server
-	ctx context.Context // the caller's request: it names the session
+	s    *Server
+	ctx  context.Context // the caller's request: it names the session
+	sent atomic.Int64
 }
 
-func (s *Server) relayFor(ctx context.Context) upstream.Relay { return &relay{s: s, ctx: ctx} }
+func (s *Server) relayFor(ctx context.Context) *relay { return &relay{s: s, ctx: ctx} }
 
 func (r *relay) Notify(method string, params map[string]any) {
 	if method == string(mcp.MethodNotificationMessage) {
@@ -512,6 +531,7 @@ func (r *relay) Notify(method string, params map[string]any) {
 			return
 		}
 	}
+	r.sent.Add(1)
 	if err := r.s.mcp.SendNotificationToClient(r.ctx, method, params); err != nil {
 		r.s.log.Debug().Err(err).Str("method", method).Msg("relay notification")
 	}
@@ -527,17 +547,48 @@ func (r *relay) within(ctx context.Context) (context.Context, context.CancelFunc
 func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
-	return r.s.mcp.RequestSampling(ctx, req)
+	res, err := r.s.mcp.RequestSampling(ctx, req)
+	return res, r.unbridged(mcp.MethodSamplingCreateMessage, err)
 }
 
 func (r *relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
-	return r.s.mcp.RequestElicitation(ctx, req)
+	res, err := r.s.mcp.RequestElicitation(ctx, req)
+	return res, r.unbridged(mcp.MethodElicitationCreate, err)
 }
 
 func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
-	return r.s.mcp.RequestRoots(ctx, req)
+	res, err := r.s.mcp.RequestRoots(ctx, req)
+	return res, r.unbridged(mcp.MethodListRoots, err)
+}
+
+// unbridged explains why a server request could not reach the caller: the
+// upstream's tool reports it, and the caller reads it in the tool's error.
+func (r *relay) unbridged(method mcp.MCPMethod, err error) error {
+	if err == nil || r.ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("mcp-hub could not pass %s to the caller (its transport or protocol revision may not take server requests: "+
+		"2026-07-28 callers get them as input requests from 2026-07-28 upstreams only, and the HTTP+SSE endpoint takes none; use /mcp or /ws): %w", method, err)
+}
+
+// flush waits until what the relay sent is written to the caller: mcp-go
+// writes notifications from its own goroutine, and one it holds when the
+// response is ready can be lost.
+func (r *relay) flush() {
+	if r.sent.Load() == 0 {
+		return
+	}
+	cs := server.ClientSessionFromContext(r.ctx)
+	if cs == nil {
+		return
+	}
+	ch := cs.NotificationChannel()
+	for i := 0; i < 100 && len(ch) > 0; i++ {
+		time.Sleep(100 * time.Microsecond)
+	}
+	time.Sleep(time.Millisecond)
 }

@@ -65,7 +65,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
-	s.streamable = server.NewStreamableHTTPServer(s.mcp)
+	s.streamable = server.NewStreamableHTTPServer(s.mcp, server.WithEventStore(newEventStore()))
 	s.sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint("/sse"),
 		server.WithMessageEndpoint("/messages"),

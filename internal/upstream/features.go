@@ -84,34 +84,36 @@ type relayCall struct {
 	token any // the caller's progress token
 }
 
-// begin registers a call under relay and returns its hub progress token
-// when the caller asked for progress.
-func (rs *relays) begin(server string, r Relay, token any) (*relayCall, string) {
-	rc := &relayCall{relay: r, token: token}
+// begin registers a request in flight on the session, with the caller's
+// relay (nil when the caller takes nothing back).
+func (rs *relays) begin(r Relay) *relayCall {
+	rc := &relayCall{relay: r}
 	rs.mu.Lock()
 	if rs.inflight == nil {
 		rs.inflight = map[*relayCall]struct{}{}
 	}
 	rs.inflight[rc] = struct{}{}
 	rs.mu.Unlock()
-	if token == nil {
-		return rc, ""
-	}
-	hub := "hub-" + server + "-" + strconv.FormatUint(rs.next.Add(1), 10)
-	rs.progress.Store(hub, rc)
-	return rc, hub
+	return rc
 }
 
-func (rs *relays) end(rc *relayCall, hubToken string) {
+func (rs *relays) end(rc *relayCall) {
 	rs.mu.Lock()
 	delete(rs.inflight, rc)
 	rs.mu.Unlock()
-	if hubToken != "" {
-		rs.progress.Delete(hubToken)
-	}
 }
 
-// only returns the relay of the single call in flight, or nil.
+// mapProgress registers the caller's progress token and returns the
+// hub-wide unique token the upstream gets instead.
+func (rs *relays) mapProgress(server string, r Relay, token any) (string, func()) {
+	hub := "hub-" + server + "-" + strconv.FormatUint(rs.next.Add(1), 10)
+	rs.progress.Store(hub, &relayCall{relay: r, token: token})
+	return hub, func() { rs.progress.Delete(hub) }
+}
+
+// only returns the relay of the request in flight when it is the only one
+// on the session: a message that came outside of any request's stream can
+// belong to no other. Nil when there are several, or the one takes nothing.
 func (rs *relays) only() Relay {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -133,6 +135,11 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 		mcp.MethodNotificationPromptsListChanged:
 		select {
 		case c.refresh <- struct{}{}:
+		default:
+		}
+	case mcp.MethodNotificationSubscriptionsAcknowledged:
+		select {
+		case c.acked <- struct{}{}:
 		default:
 		}
 	case mcp.MethodNotificationResourceUpdated:
@@ -178,7 +185,8 @@ func (h handlers) relay(ctx context.Context, method string) (Relay, error) {
 	if r := h.c.relays.only(); r != nil {
 		return r, nil
 	}
-	return nil, fmt.Errorf("mcp-hub cannot tell which caller %s of %s is for: it arrived outside of a single caller's request", method, h.c.spec.Name)
+	return nil, fmt.Errorf("mcp-hub cannot pass %s from %s to a caller: it arrived outside the stream of the request it belongs to, "+
+		"and that request's caller takes no server requests or other requests were in flight", method, h.c.spec.Name)
 }
 
 func (h handlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -284,23 +292,80 @@ func (c *Client) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument
 }
 
 // Subscribe asks the upstream for notifications/resources/updated of uri.
+// The hub remembers it and subscribes again after a reconnect.
 func (c *Client) Subscribe(ctx context.Context, uri string) error {
+	c.mu.Lock()
+	if c.subscribed == nil {
+		c.subscribed = map[string]bool{}
+	}
+	c.subscribed[uri] = true
+	c.mu.Unlock()
 	_, err := c.call(ctx, "resources/subscribe "+uri, func(ctx context.Context, cn *conn) (any, error) {
-		req := mcp.SubscribeRequest{}
-		req.Params.URI = uri
-		return nil, cn.mc.Subscribe(ctx, req)
+		return nil, c.subscribe(ctx, cn, uri, true)
 	})
 	return err
 }
 
 // Unsubscribe ends the subscription to uri.
 func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
+	c.mu.Lock()
+	delete(c.subscribed, uri)
+	c.mu.Unlock()
 	_, err := c.call(ctx, "resources/unsubscribe "+uri, func(ctx context.Context, cn *conn) (any, error) {
-		req := mcp.UnsubscribeRequest{}
-		req.Params.URI = uri
-		return nil, cn.mc.Unsubscribe(ctx, req)
+		return nil, c.subscribe(ctx, cn, uri, false)
 	})
 	return err
+}
+
+// subscribe sends resources/subscribe (or unsubscribe) on cn. On 2026-07-28
+// a subscription is part of the subscriptions/listen filter, so the listen
+// stream is opened again with the new filter (it replaces the old one).
+func (c *Client) subscribe(ctx context.Context, cn *conn, uri string, on bool) error {
+	var err error
+	if on {
+		req := mcp.SubscribeRequest{}
+		req.Params.URI = uri
+		err = cn.mc.Subscribe(ctx, req)
+	} else {
+		req := mcp.UnsubscribeRequest{}
+		req.Params.URI = uri
+		err = cn.mc.Unsubscribe(ctx, req)
+	}
+	if err == nil && mcp.IsModernProtocol(cn.protocol) {
+		f := cn.mc.PendingSubscriptionFilter()
+		base := listenFilter(cn.mc.GetServerCapabilities())
+		f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged = base.ToolsListChanged, base.PromptsListChanged, base.ResourcesListChanged
+		// Wait for the new stream to be in place, so an update sent after
+		// Subscribe returns is not missed.
+		select {
+		case <-c.acked:
+		default:
+		}
+		c.listen(cn, f)
+		select {
+		case <-c.acked:
+		case <-ctx.Done():
+			return fmt.Errorf("subscriptions/listen not acknowledged: %w", ctx.Err())
+		}
+	}
+	return err
+}
+
+// resubscribe renews the remembered subscriptions on a new session.
+func (c *Client) resubscribe(cn *conn) {
+	c.mu.RLock()
+	uris := make([]string, 0, len(c.subscribed))
+	for u := range c.subscribed {
+		uris = append(uris, u)
+	}
+	c.mu.RUnlock()
+	for _, u := range uris {
+		ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
+		if err := c.subscribe(ctx, cn, u, true); err != nil {
+			c.log.Warn().Err(err).Str("uri", u).Msg("subscribe again after reconnect")
+		}
+		cancel()
+	}
 }
 
 // SetLogLevel forwards logging/setLevel when the server offers logging.
@@ -320,13 +385,9 @@ func (c *Client) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 // relay: its progress token is mapped, and sampling, elicitation and roots
 // requests reach the caller.
 func (c *Client) callRelayed(ctx context.Context, cn *conn, r Relay, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var token any
-	if req.Params.Meta != nil {
-		token = req.Params.Meta.ProgressToken
-	}
-	rc, hubToken := c.relays.begin(c.spec.Name, r, token)
-	defer c.relays.end(rc, hubToken)
-	if hubToken != "" {
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		hubToken, done := c.relays.mapProgress(c.spec.Name, r, req.Params.Meta.ProgressToken)
+		defer done()
 		meta := *req.Params.Meta
 		meta.ProgressToken = hubToken
 		req.Params.Meta = &meta

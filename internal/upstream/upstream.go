@@ -96,6 +96,8 @@ type Client struct {
 	tools    []mcp.Tool
 	features Features
 	conn     *conn
+	// subscribed are the resource URIs callers are subscribed to.
+	subscribed map[string]bool
 
 	relays relays
 
@@ -105,6 +107,7 @@ type Client struct {
 
 	kick    chan struct{} // a call saw a transport error: check health now
 	refresh chan struct{} // a tools, resources or prompts list_changed arrived
+	acked   chan struct{} // a 2026-07-28 subscriptions/listen was acknowledged
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -133,6 +136,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),
 		refresh:  make(chan struct{}, 1),
+		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
 	failures := uint32(max(opts.BreakerFailures, 1))
@@ -215,6 +219,7 @@ func (c *Client) run(ctx context.Context) {
 		}
 		attempt = -1
 		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Since: time.Now()}, cn, tools)
+		c.resubscribe(cn)
 		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
 		err = c.serve(ctx, cn)
 		c.closeConn(cn, err)
@@ -441,17 +446,23 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	cn.features = c.listFeatures(hctx, cn)
 	if filter := listenFilter(res.Capabilities); mcp.IsModernProtocol(cn.protocol) && !filter.IsEmpty() {
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
-		go func() {
-			err := mc.Listen(sessCtx, filter)
-			if err != nil && sessCtx.Err() == nil {
-				c.log.Debug().Err(err).Msg("subscriptions/listen ended")
-			}
-		}()
+		c.listen(cn, filter)
 	}
 	if d := c.newDirect(cn, lres.Tools); d != nil {
 		cn.direct.Store(d)
 	}
 	return cn, lres.Tools, nil
+}
+
+// listen opens the 2026-07-28 subscriptions/listen stream with filter; it
+// replaces the session's previous stream and ends with the session.
+func (c *Client) listen(cn *conn, filter mcp.SubscriptionFilter) {
+	go func() {
+		err := cn.mc.Listen(cn.ctx, filter)
+		if err != nil && cn.ctx.Err() == nil {
+			c.log.Debug().Err(err).Msg("subscriptions/listen ended")
+		}
+	}()
 }
 
 // listenFilter subscribes to every list change the server announces.
@@ -539,6 +550,8 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	defer cancel()
 	stop := context.AfterFunc(cn.ctx, cancel)
 	defer stop()
+	rc := c.relays.begin(relayFrom(ctx))
+	defer c.relays.end(rc)
 
 	res, err := c.breaker.Execute(func() (any, error) {
 		res, err := op(callCtx, cn)

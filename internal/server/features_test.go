@@ -1,0 +1,571 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// richUpstream is a real mcp-go server with everything besides tools:
+// resources (docs://<name>/readme, template docs://<name>/pages/{id}), a
+// prompt greet_<name> with completions, logging, and tools that send
+// progress, log messages, resource updates, and ask the client for a
+// sampling (written once in the multi round-trip style, which mcp-go turns
+// into a server request for a legacy session).
+type richUpstream struct {
+	name     string
+	url      string
+	canceled chan struct{}
+	asked    atomic.Int64
+}
+
+func newRichUpstream(t *testing.T, name string) *richUpstream {
+	t.Helper()
+	u := &richUpstream{name: name, canceled: make(chan struct{})}
+	readme := "docs://" + name + "/readme"
+	// mcp-go leaves the fan-out of resources/updated to the server: record
+	// who subscribed, a legacy session by id or a 2026-07-28 listen stream
+	// by its context.
+	var subMu sync.Mutex
+	legacySubs := map[string]bool{}
+	var listenSubs []context.Context
+	hooks := &mcpserver.Hooks{}
+	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, r *mcp.SubscribeRequest) {
+		subMu.Lock()
+		defer subMu.Unlock()
+		if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil && r.Params.URI == readme {
+			legacySubs[cs.SessionID()] = true
+		}
+	})
+	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, r *mcp.UnsubscribeRequest) {
+		subMu.Lock()
+		defer subMu.Unlock()
+		if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil {
+			delete(legacySubs, cs.SessionID())
+		}
+	})
+	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, r *mcp.SubscriptionsListenRequest) {
+		subMu.Lock()
+		defer subMu.Unlock()
+		for _, uri := range r.Params.Notifications.ResourceSubscriptions {
+			if uri == readme {
+				listenSubs = append(listenSubs, ctx)
+			}
+		}
+	})
+	s := mcpserver.NewMCPServer(name, "1.0.0",
+		mcpserver.WithHooks(hooks),
+		mcpserver.WithToolCapabilities(true),
+		mcpserver.WithResourceCapabilities(true, true),
+		mcpserver.WithPromptCapabilities(true),
+		mcpserver.WithLogging(),
+		mcpserver.WithCompletions(),
+		mcpserver.WithPromptCompletionProvider(prefixCompleter{"alice", "alina", "bob"}),
+	)
+	s.AddResource(mcp.NewResource(readme, "readme", mcp.WithMIMEType("text/plain")),
+		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: r.Params.URI, MIMEType: "text/plain", Text: "readme of " + name}}, nil
+		})
+	s.AddResourceTemplate(mcp.NewResourceTemplate("docs://"+name+"/pages/{id}", "page"),
+		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := strings.TrimPrefix(r.Params.URI, "docs://"+name+"/pages/")
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: r.Params.URI, Text: "page " + id + " of " + name}}, nil
+		})
+	s.AddPrompt(mcp.NewPrompt("greet_"+name, mcp.WithArgument("who", mcp.RequiredArgument())),
+		func(ctx context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("greeting", []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Hello "+r.Params.Arguments["who"]+" from "+name)),
+			}), nil
+		})
+	s.AddTool(mcp.NewTool("touch_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		subMu.Lock()
+		defer subMu.Unlock()
+		params := map[string]any{"uri": readme}
+		for id := range legacySubs {
+			_ = s.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
+		}
+		for _, lctx := range listenSubs {
+			if lctx.Err() == nil {
+				_ = s.SendNotificationToClient(lctx, string(mcp.MethodNotificationResourceUpdated), params)
+			}
+		}
+		return mcp.NewToolResultText("touched"), nil
+	})
+	s.AddTool(mcp.NewTool("progress_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r.Params.Meta == nil || r.Params.Meta.ProgressToken == nil {
+			return mcp.NewToolResultError("no progress token reached the upstream"), nil
+		}
+		for i := 1; i <= 3; i++ {
+			_ = s.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+				"progressToken": r.Params.Meta.ProgressToken, "progress": i, "total": 3,
+			})
+		}
+		// mcp-go can drop a notification sent just before the result
+		// (its reply stream's forwarder races the response); a real tool
+		// works between its last progress report and its result.
+		time.Sleep(5 * time.Millisecond)
+		return mcp.NewToolResultText(fmt.Sprint("token seen upstream: ", r.Params.Meta.ProgressToken)), nil
+	})
+	s.AddTool(mcp.NewTool("chatty_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for _, lvl := range []mcp.LoggingLevel{mcp.LoggingLevelDebug, mcp.LoggingLevelInfo, mcp.LoggingLevelError} {
+			_ = s.SendNotificationToClient(ctx, string(mcp.MethodNotificationMessage), map[string]any{
+				"level": lvl, "logger": name, "data": string(lvl) + " from " + name,
+			})
+		}
+		time.Sleep(5 * time.Millisecond) // see progress_
+		return mcp.NewToolResultText("chatted"), nil
+	})
+	s.AddTool(mcp.NewTool("ask_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if answer := mcpserver.SamplingResponse(r.Params.InputResponses, "llm"); answer != nil {
+			// The answer's content arrives decoded as a map on one path and
+			// as TextContent on the other.
+			raw, _ := json.Marshal(answer.Content)
+			var text mcp.TextContent
+			_ = json.Unmarshal(raw, &text)
+			return mcp.NewToolResultText("the model said: " + text.Text), nil
+		}
+		u.asked.Add(1)
+		return mcpserver.NewInputRequestBuilder("asked").Sample("llm", mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("question from " + name)}},
+			MaxTokens: 10,
+		}).ToolResult(), nil
+	})
+	var once sync.Once
+	s.AddTool(mcp.NewTool("slow_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-time.After(20 * time.Second):
+			return mcp.NewToolResultText("done"), nil
+		case <-ctx.Done():
+			once.Do(func() { close(u.canceled) })
+			return nil, ctx.Err()
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	u.url = "http://" + ln.Addr().String() + "/mcp"
+	return u
+}
+
+func (u *richUpstream) spec(protocol string) config.ServerSpec {
+	return config.ServerSpec{Name: u.name, URL: u.url, Transport: config.TransportStreamableHTTP, Source: "test", ProtocolVersion: protocol}
+}
+
+type prefixCompleter []string
+
+func (p prefixCompleter) CompletePromptArgument(_ context.Context, _ string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	var out []string
+	for _, v := range p {
+		if strings.HasPrefix(v, arg.Value) {
+			out = append(out, v)
+		}
+	}
+	return &mcp.Completion{Values: out}, nil
+}
+
+// session is a downstream client of the hub that records what reaches it.
+type session struct {
+	c        *client.Client
+	mu       sync.Mutex
+	notes    []mcp.JSONRPCNotification
+	sampled  atomic.Int64
+	noteSeen chan struct{}
+}
+
+type sampler struct{ s *session }
+
+func (sp sampler) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	sp.s.sampled.Add(1)
+	q := ""
+	if len(req.Messages) > 0 {
+		raw, _ := json.Marshal(req.Messages[0].Content)
+		var tc mcp.TextContent
+		_ = json.Unmarshal(raw, &tc)
+		q = tc.Text
+	}
+	return &mcp.CreateMessageResult{
+		SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("answer to " + q)},
+		Model:           "test-model",
+		StopReason:      "endTurn",
+	}, nil
+}
+
+// dialSession connects to the hub's /mcp at protocol (""= newest), with a
+// sampling handler when canSample.
+func (h *testHub) dialSession(protocol string, canSample bool) *session {
+	h.t.Helper()
+	s := &session{noteSeen: make(chan struct{}, 64)}
+	opts := []transport.StreamableHTTPCOption{}
+	if protocol != "" && !mcp.IsModernProtocol(protocol) {
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(h.url("/mcp"), opts...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var copts []client.ClientOption
+	if protocol != "" {
+		copts = append(copts, client.WithProtocolVersion(protocol))
+	}
+	if canSample {
+		copts = append(copts, client.WithSamplingHandler(sampler{s}))
+	}
+	s.c = client.NewClient(tr, copts...)
+	s.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		s.mu.Lock()
+		s.notes = append(s.notes, n)
+		s.mu.Unlock()
+		select {
+		case s.noteSeen <- struct{}{}:
+		default:
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.c.Start(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		h.t.Fatalf("initialize through hub: %v", err)
+	}
+	h.t.Cleanup(func() { _ = s.c.Close() })
+	return s
+}
+
+// notifications returns what reached the session with that method.
+func (s *session) notifications(method string) []mcp.JSONRPCNotification {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []mcp.JSONRPCNotification
+	for _, n := range s.notes {
+		if n.Method == method {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func ctx10(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestResourcesPromptsCompletions: both upstreams' resources, templates and
+// prompts are listed under their own names, and reads, prompts/get and
+// completion/complete reach the upstream that owns them.
+func TestResourcesPromptsCompletions(t *testing.T) {
+	a, b := newRichUpstream(t, "alpha"), newRichUpstream(t, "beta")
+	h := newTestHub(t, []config.ServerSpec{a.spec(""), b.spec("")})
+	h.waitConnected("alpha", "beta")
+	s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+	ctx := ctx10(t)
+
+	res, err := s.c.ListResources(ctx, mcp.ListResourcesRequest{})
+	mustf(t, err == nil, "resources/list: %v", err)
+	var uris []string
+	for _, r := range res.Resources {
+		uris = append(uris, r.URI)
+	}
+	mustf(t, len(uris) == 2 && contains(uris, "docs://alpha/readme") && contains(uris, "docs://beta/readme"), "resources: %v", uris)
+
+	for _, tc := range []struct{ uri, want string }{
+		{"docs://alpha/readme", "readme of alpha"},
+		{"docs://beta/readme", "readme of beta"},
+		{"docs://beta/pages/42", "page 42 of beta"},
+	} {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = tc.uri
+		rr, err := s.c.ReadResource(ctx, req)
+		mustf(t, err == nil && len(rr.Contents) == 1, "read %s: %v %+v", tc.uri, err, rr)
+		tc2, _ := rr.Contents[0].(mcp.TextResourceContents)
+		mustf(t, tc2.Text == tc.want && tc2.URI == tc.uri, "read %s = %+v, want %q", tc.uri, rr.Contents[0], tc.want)
+	}
+
+	tpl, err := s.c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	mustf(t, err == nil && len(tpl.ResourceTemplates) == 2, "templates: %v %+v", err, tpl)
+
+	pr, err := s.c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	mustf(t, err == nil && len(pr.Prompts) == 2, "prompts: %v %+v", err, pr)
+	gp := mcp.GetPromptRequest{}
+	gp.Params.Name = "greet_beta"
+	gp.Params.Arguments = map[string]string{"who": "bob"}
+	got, err := s.c.GetPrompt(ctx, gp)
+	mustf(t, err == nil && len(got.Messages) == 1, "prompts/get: %v", err)
+	text, _ := got.Messages[0].Content.(mcp.TextContent)
+	mustf(t, text.Text == "Hello bob from beta", "prompt text %q", text.Text)
+
+	cr := mcp.CompleteRequest{}
+	cr.Params.Ref = mcp.PromptReference{Type: "ref/prompt", Name: "greet_alpha"}
+	cr.Params.Argument = mcp.CompleteArgument{Name: "who", Value: "al"}
+	comp, err := s.c.Complete(ctx, cr)
+	mustf(t, err == nil && strings.Join(comp.Completion.Values, ",") == "alice,alina", "completion: %v %+v", err, comp)
+
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "docs://gamma/readme"
+	_, err = s.c.ReadResource(ctx, req)
+	mustf(t, err != nil, "reading a resource no upstream lists succeeded")
+}
+
+// TestSubscriptionAndSamplingReachTheRightSessions is the scenario:
+// one session is subscribed to a resource of alpha while another session's
+// call to beta asks for a sampling. The update reaches only the subscriber,
+// the sampling request only the caller, on a 2026-07-28 upstream connection
+// (multi round-trip) and on a 2025-11-25 one (server request on the call's
+// stream).
+func TestSubscriptionAndSamplingReachTheRightSessions(t *testing.T) {
+	for _, protocol := range []string{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		t.Run("upstream="+cmpOr(protocol, "2026-07-28"), func(t *testing.T) {
+			a, b := newRichUpstream(t, "alpha"), newRichUpstream(t, "beta")
+			h := newTestHub(t, []config.ServerSpec{a.spec(protocol), b.spec(protocol)})
+			h.waitConnected("alpha", "beta")
+			watcher := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+			asker := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, true)
+			ctx := ctx10(t)
+
+			sub := mcp.SubscribeRequest{}
+			sub.Params.URI = "docs://alpha/readme"
+			mustf(t, watcher.c.Subscribe(ctx, sub) == nil, "subscribe")
+
+			var wg sync.WaitGroup
+			var askText string
+			var askErr error
+			wg.Go(func() {
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "ask_beta"
+				res, err := asker.c.CallTool(ctx, req)
+				askErr = err
+				if err == nil {
+					askText = resultText(res)
+				}
+			})
+			text, isErr := call(t, watcher.c, "touch_alpha", nil)
+			mustf(t, !isErr && text == "touched", "touch: %q", text)
+			wg.Wait()
+
+			mustf(t, askErr == nil && askText == "the model said: answer to question from beta", "ask_beta = %q, %v", askText, askErr)
+			mustf(t, asker.sampled.Load() == 1 && watcher.sampled.Load() == 0, "sampling reached asker %d times, watcher %d times", asker.sampled.Load(), watcher.sampled.Load())
+			waitFor(t, "resources/updated at the watcher", func() bool {
+				return len(watcher.notifications(string(mcp.MethodNotificationResourceUpdated))) == 1
+			})
+			n := watcher.notifications(string(mcp.MethodNotificationResourceUpdated))[0]
+			mustf(t, n.Params.AdditionalFields["uri"] == "docs://alpha/readme", "updated %+v", n.Params.AdditionalFields)
+			mustf(t, len(asker.notifications(string(mcp.MethodNotificationResourceUpdated))) == 0, "the update reached the session that did not subscribe")
+
+			// After unsubscribing, an update reaches no one.
+			unsub := mcp.UnsubscribeRequest{}
+			unsub.Params.URI = "docs://alpha/readme"
+			mustf(t, watcher.c.Unsubscribe(ctx, unsub) == nil, "unsubscribe")
+			call(t, watcher.c, "touch_alpha", nil)
+			call(t, watcher.c, "touch_alpha", nil) // a round trip after the update was sent
+			mustf(t, len(watcher.notifications(string(mcp.MethodNotificationResourceUpdated))) == 1, "update after unsubscribe")
+		})
+	}
+}
+
+// TestProgressAndLogsReachTheCaller: progress notifications carry the
+// caller's own token (the upstream sees the hub's), and log messages reach
+// the calling session filtered by its own logging/setLevel.
+func TestProgressAndLogsReachTheCaller(t *testing.T) {
+	a := newRichUpstream(t, "alpha")
+	h := newTestHub(t, []config.ServerSpec{a.spec("")})
+	h.waitConnected("alpha")
+	s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+	other := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+	ctx := ctx10(t)
+
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "progress_alpha"
+	req.Params.Meta = &mcp.Meta{ProgressToken: "my-token"}
+	res, err := s.c.CallTool(ctx, req)
+	mustf(t, err == nil && !res.IsError, "progress call: %v %+v", err, res)
+	upstreamToken := strings.TrimPrefix(resultText(res), "token seen upstream: ")
+	mustf(t, upstreamToken != "my-token" && upstreamToken != "", "the upstream saw the caller's own token %q", upstreamToken)
+	waitFor(t, "3 progress notifications", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationProgress))) == 3
+	})
+	for i, n := range s.notifications(string(mcp.MethodNotificationProgress)) {
+		mustf(t, n.Params.AdditionalFields["progressToken"] == "my-token", "progress %d token %v", i, n.Params.AdditionalFields["progressToken"])
+	}
+
+	lv := mcp.SetLevelRequest{}
+	lv.Params.Level = mcp.LoggingLevelInfo
+	mustf(t, s.c.SetLevel(ctx, lv) == nil, "setLevel")
+	text, isErr := call(t, s.c, "chatty_alpha", nil)
+	mustf(t, !isErr && text == "chatted", "chatty: %q", text)
+	waitFor(t, "2 log messages at info and above", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationMessage))) == 2
+	})
+	for _, n := range s.notifications(string(mcp.MethodNotificationMessage)) {
+		mustf(t, n.Params.AdditionalFields["level"] != string(mcp.LoggingLevelDebug), "a debug message passed the session's info level")
+	}
+	mustf(t, len(other.notifications(string(mcp.MethodNotificationMessage))) == 0 &&
+		len(other.notifications(string(mcp.MethodNotificationProgress))) == 0, "another session got the caller's notifications")
+}
+
+// TestCancellationStopsUpstreamWork: a caller that cancels a slow call
+// (notifications/cancelled) stops the upstream's handler, on a plain
+// session and on one that goes through the relay.
+func TestCancellationStopsUpstreamWork(t *testing.T) {
+	for _, canSample := range []bool{false, true} {
+		t.Run(fmt.Sprint("relayed=", canSample), func(t *testing.T) {
+			a := newRichUpstream(t, "alpha")
+			h := newTestHub(t, []config.ServerSpec{a.spec("")})
+			h.waitConnected("alpha")
+			s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, canSample)
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "slow_alpha"
+			_, err := s.c.CallTool(ctx, req)
+			mustf(t, err != nil, "the slow call returned")
+			select {
+			case <-a.canceled:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the upstream never saw the cancellation")
+			}
+		})
+	}
+}
+
+// TestModernCallerSampling: a 2026-07-28 caller gets the upstream's input
+// request as a multi round-trip result and answers it itself; without the
+// sampling capability it gets a clear error, never a hang.
+func TestModernCallerSampling(t *testing.T) {
+	a := newRichUpstream(t, "alpha")
+	h := newTestHub(t, []config.ServerSpec{a.spec("")})
+	h.waitConnected("alpha")
+
+	s := h.dialSession("", true)
+	text, isErr := call(t, s.c, "ask_alpha", nil)
+	mustf(t, !isErr && text == "the model said: answer to question from alpha", "ask_alpha = %q", text)
+	mustf(t, s.sampled.Load() == 1, "sampled %d times", s.sampled.Load())
+
+	plain := h.dialSession("", false)
+	ctx := ctx10(t)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "ask_alpha"
+	res, err := plain.c.CallTool(ctx, req)
+	mustf(t, err != nil || res.IsError, "a caller without sampling got %+v", res)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// TestAcrossRevisions: a 2024-11-05 SSE client, a 2025-11-25 session client
+// and a 2026-07-28 stateless client each read resources, get prompts, get
+// their progress, and answer a sampling request through the hub, from an
+// upstream the hub speaks 2026-07-28 to and from one it speaks 2025-11-25 to.
+func TestAcrossRevisions(t *testing.T) {
+	a, b := newRichUpstream(t, "alpha"), newRichUpstream(t, "beta")
+	h := newTestHub(t, []config.ServerSpec{a.spec(""), b.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION)})
+	h.waitConnected("alpha", "beta")
+	for _, tc := range []struct {
+		name string
+		dial func() *session
+		// sampling lists the upstreams whose sampling requests can reach
+		// this caller; the others must fail with the reason.
+		sampling map[string]bool
+	}{
+		// mcp-go's HTTP+SSE server sessions take no server requests.
+		{"sse-2024-11-05", func() *session { return h.dialSSE(true) }, map[string]bool{}},
+		{"streamable-2025-11-25", func() *session { return h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, true) },
+			map[string]bool{"alpha": true, "beta": true}},
+		// A 2026-07-28 caller takes input requests, which only a 2026-07-28
+		// upstream makes; a legacy upstream's server request has no way to it.
+		{"stateless-2026-07-28", func() *session { return h.dialSession("", true) }, map[string]bool{"alpha": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.dial()
+			ctx := ctx10(t)
+			for _, up := range []string{"alpha", "beta"} {
+				req := mcp.ReadResourceRequest{}
+				req.Params.URI = "docs://" + up + "/pages/7"
+				rr, err := s.c.ReadResource(ctx, req)
+				mustf(t, err == nil && len(rr.Contents) == 1, "read from %s: %v", up, err)
+
+				gp := mcp.GetPromptRequest{}
+				gp.Params.Name = "greet_" + up
+				gp.Params.Arguments = map[string]string{"who": "eve"}
+				_, err = s.c.GetPrompt(ctx, gp)
+				mustf(t, err == nil, "prompts/get from %s: %v", up, err)
+
+				areq := mcp.CallToolRequest{}
+				areq.Params.Name = "ask_" + up
+				ares, err := s.c.CallTool(ctx, areq)
+				if tc.sampling[up] {
+					mustf(t, err == nil && !ares.IsError && resultText(ares) == "the model said: answer to question from "+up, "ask_%s = %+v, %v", up, ares, err)
+				} else {
+					why := fmt.Sprint(err)
+					if err == nil {
+						why = resultText(ares)
+					}
+					mustf(t, (err != nil || ares.IsError) && strings.Contains(why, "pass sampling/createMessage"), "ask_%s without a way to sample = %q", up, why)
+				}
+
+				before := len(s.notifications(string(mcp.MethodNotificationProgress)))
+				preq := mcp.CallToolRequest{}
+				preq.Params.Name = "progress_" + up
+				preq.Params.Meta = &mcp.Meta{ProgressToken: "p-" + up}
+				res, err := s.c.CallTool(ctx, preq)
+				mustf(t, err == nil && !res.IsError, "progress call on %s: %v %+v", up, err, res)
+				waitFor(t, "progress from "+up, func() bool {
+					return len(s.notifications(string(mcp.MethodNotificationProgress))) == before+3
+				})
+			}
+			mustf(t, s.sampled.Load() == int64(len(tc.sampling)), "sampled %d times, want %d", s.sampled.Load(), len(tc.sampling))
+		})
+	}
+}
+
+// dialSSE connects to the hub's legacy HTTP+SSE face (2024-11-05).
+func (h *testHub) dialSSE(canSample bool) *session {
+	h.t.Helper()
+	s := &session{noteSeen: make(chan struct{}, 64)}
+	tr, err := transport.NewSSE(h.url("/sse"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	copts := []client.ClientOption{client.WithProtocolVersion("2024-11-05")}
+	if canSample {
+		copts = append(copts, client.WithSamplingHandler(sampler{s}))
+	}
+	s.c = client.NewClient(tr, copts...)
+	s.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		s.mu.Lock()
+		s.notes = append(s.notes, n)
+		s.mu.Unlock()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.c.Start(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := s.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		h.t.Fatalf("initialize over SSE: %v", err)
+	}
+	h.t.Cleanup(func() { _ = s.c.Close() })
+	return s
+}
