@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
@@ -31,6 +32,7 @@ type richUpstream struct {
 	url      string
 	canceled chan struct{}
 	asked    atomic.Int64
+	level    atomic.Value // the last logging/setLevel it got
 }
 
 func newRichUpstream(t *testing.T, name string) *richUpstream {
@@ -58,6 +60,9 @@ func newRichUpstream(t *testing.T, name string) *richUpstream {
 			delete(legacySubs, cs.SessionID())
 		}
 	})
+	hooks.AddAfterSetLevel(func(_ context.Context, _ any, r *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		u.level.Store(r.Params.Level)
+	})
 	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, r *mcp.SubscriptionsListenRequest) {
 		subMu.Lock()
 		defer subMu.Unlock()
@@ -80,6 +85,21 @@ func newRichUpstream(t *testing.T, name string) *richUpstream {
 		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{mcp.TextResourceContents{URI: r.Params.URI, MIMEType: "text/plain", Text: "readme of " + name}}, nil
 		})
+	// Every rich upstream offers shared://info and the prompt common: the
+	// hub must tell them apart.
+	s.AddResource(mcp.NewResource("shared://info", "info"),
+		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: r.Params.URI, Text: "info of " + name}}, nil
+		})
+	s.AddPrompt(mcp.NewPrompt("common"), func(ctx context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("common", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("common of "+name))}), nil
+	})
+	s.AddTool(mcp.NewTool("grow_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddResource(mcp.NewResource("docs://"+name+"/new", "new"), func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: r.Params.URI, Text: "new"}}, nil
+		})
+		return mcp.NewToolResultText("grown"), nil
+	})
 	s.AddResourceTemplate(mcp.NewResourceTemplate("docs://"+name+"/pages/{id}", "page"),
 		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 			id := strings.TrimPrefix(r.Params.URI, "docs://"+name+"/pages/")
@@ -144,6 +164,28 @@ func newRichUpstream(t *testing.T, name string) *richUpstream {
 			MaxTokens: 10,
 		}).ToolResult(), nil
 	})
+	s.AddTool(mcp.NewTool("confirm_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if answer := mcpserver.ElicitationResponse(r.Params.InputResponses, "ok"); answer != nil {
+			raw, _ := json.Marshal(answer.Content)
+			return mcp.NewToolResultText(fmt.Sprintf("%s %s", answer.Action, raw)), nil
+		}
+		return mcpserver.NewInputRequestBuilder("confirm").Elicit("ok", mcp.ElicitationParams{
+			Mode: mcp.ElicitationModeForm, Message: "proceed on " + name + "?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"color": map[string]any{"type": "string", "enum": []string{"red", "blue"}, "default": "red"},
+			}},
+		}).ToolResult(), nil
+	})
+	s.AddTool(mcp.NewTool("roots_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if answer := mcpserver.RootsResponse(r.Params.InputResponses, "roots"); answer != nil {
+			var uris []string
+			for _, root := range answer.Roots {
+				uris = append(uris, root.URI)
+			}
+			return mcp.NewToolResultText(strings.Join(uris, ",")), nil
+		}
+		return mcpserver.NewInputRequestBuilder("roots").Roots("roots").ToolResult(), nil
+	})
 	var once sync.Once
 	s.AddTool(mcp.NewTool("slow_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
@@ -183,6 +225,7 @@ func (p prefixCompleter) CompletePromptArgument(_ context.Context, _ string, arg
 
 // session is a downstream client of the hub that records what reaches it.
 type session struct {
+	name     string
 	c        *client.Client
 	mu       sync.Mutex
 	notes    []mcp.JSONRPCNotification
@@ -191,6 +234,27 @@ type session struct {
 }
 
 type sampler struct{ s *session }
+
+// Elicit accepts with the schema's enum default echoed back; ListRoots
+// names the session's one root.
+func (sp sampler) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	sp.s.sampled.Add(1)
+	raw, _ := json.Marshal(req.Params.RequestedSchema)
+	var schema struct {
+		Properties map[string]struct {
+			Default string `json:"default"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &schema)
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"color": schema.Properties["color"].Default},
+	}}, nil
+}
+
+func (sp sampler) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	sp.s.sampled.Add(1)
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///work/" + sp.s.name, Name: "work"}}}, nil
+}
 
 func (sp sampler) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	sp.s.sampled.Add(1)
@@ -226,7 +290,7 @@ func (h *testHub) dialSession(protocol string, canSample bool) *session {
 		copts = append(copts, client.WithProtocolVersion(protocol))
 	}
 	if canSample {
-		copts = append(copts, client.WithSamplingHandler(sampler{s}))
+		copts = append(copts, client.WithSamplingHandler(sampler{s}), client.WithElicitationHandler(sampler{s}), client.WithRootsHandler(sampler{s}))
 	}
 	s.c = client.NewClient(tr, copts...)
 	s.c.OnNotification(func(n mcp.JSONRPCNotification) {
@@ -285,12 +349,17 @@ func TestResourcesPromptsCompletions(t *testing.T) {
 	for _, r := range res.Resources {
 		uris = append(uris, r.URI)
 	}
-	mustf(t, len(uris) == 2 && contains(uris, "docs://alpha/readme") && contains(uris, "docs://beta/readme"), "resources: %v", uris)
+	mustf(t, len(uris) == 4 && contains(uris, "docs://alpha/readme") && contains(uris, "docs://beta/readme") &&
+		contains(uris, "alpha+shared://info") && contains(uris, "beta+shared://info"), "resources: %v", uris)
 
 	for _, tc := range []struct{ uri, want string }{
 		{"docs://alpha/readme", "readme of alpha"},
 		{"docs://beta/readme", "readme of beta"},
 		{"docs://beta/pages/42", "page 42 of beta"},
+		// The same URI on two upstreams: each is published with its server
+		// in front of the scheme and mapped back exactly.
+		{"alpha+shared://info", "info of alpha"},
+		{"beta+shared://info", "info of beta"},
 	} {
 		req := mcp.ReadResourceRequest{}
 		req.Params.URI = tc.uri
@@ -304,7 +373,17 @@ func TestResourcesPromptsCompletions(t *testing.T) {
 	mustf(t, err == nil && len(tpl.ResourceTemplates) == 2, "templates: %v %+v", err, tpl)
 
 	pr, err := s.c.ListPrompts(ctx, mcp.ListPromptsRequest{})
-	mustf(t, err == nil && len(pr.Prompts) == 2, "prompts: %v %+v", err, pr)
+	var prompts []string
+	for _, p := range pr.Prompts {
+		prompts = append(prompts, p.Name)
+	}
+	mustf(t, err == nil && strings.Join(prompts, ",") == "alpha__common,beta__common,greet_alpha,greet_beta", "prompts: %v %v", err, prompts)
+	gc := mcp.GetPromptRequest{}
+	gc.Params.Name = "beta__common"
+	gotc, err := s.c.GetPrompt(ctx, gc)
+	mustf(t, err == nil && len(gotc.Messages) == 1, "prompts/get beta__common: %v", err)
+	ctext, _ := gotc.Messages[0].Content.(mcp.TextContent)
+	mustf(t, ctext.Text == "common of beta", "beta__common text %q", ctext.Text)
 	gp := mcp.GetPromptRequest{}
 	gp.Params.Name = "greet_beta"
 	gp.Params.Arguments = map[string]string{"who": "bob"}
@@ -323,6 +402,15 @@ func TestResourcesPromptsCompletions(t *testing.T) {
 	req.Params.URI = "docs://gamma/readme"
 	_, err = s.c.ReadResource(ctx, req)
 	mustf(t, err != nil, "reading a resource no upstream lists succeeded")
+
+	// A resource added upstream reaches the session as list_changed.
+	grown, _ := call(t, s.c, "grow_alpha", nil)
+	mustf(t, grown == "grown", "grow_alpha = %q", grown)
+	waitFor(t, "resources/list_changed", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationResourcesListChanged))) > 0
+	})
+	res, err = s.c.ListResources(ctx, mcp.ListResourcesRequest{})
+	mustf(t, err == nil && len(res.Resources) == 5, "resources after grow: %v %d", err, len(res.Resources))
 }
 
 // TestSubscriptionAndSamplingReachTheRightSessions is the issue's scenario:
@@ -568,4 +656,86 @@ func (h *testHub) dialSSE(canSample bool) *session {
 	}
 	h.t.Cleanup(func() { _ = s.c.Close() })
 	return s
+}
+
+// TestCapabilitiesAndLevels: the hub advertises what its upstreams offer
+// (nothing beyond tools for a tools-only upstream), manual callers get no
+// resources or prompts, and logging/setLevel reaches a legacy upstream.
+func TestCapabilitiesAndLevels(t *testing.T) {
+	plain := newFakeUpstream(t, "plain")
+	h := newTestHub(t, []config.ServerSpec{plain.spec()})
+	h.waitConnected("plain")
+	caps := h.initializeCaps(t, nil)
+	mustf(t, caps.Tools != nil && caps.Resources == nil && caps.Prompts == nil && caps.Logging == nil && caps.Completions == nil,
+		"tools-only upstream, advertised %+v", caps)
+
+	a := newRichUpstream(t, "alpha")
+	h.set(plain.spec(), a.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	h.waitConnected("plain", "alpha")
+	caps = h.initializeCaps(t, nil)
+	mustf(t, caps.Resources != nil && caps.Resources.Subscribe && caps.Prompts != nil && caps.Logging != nil && caps.Completions != nil,
+		"rich upstream, advertised %+v", caps)
+
+	s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+	lv := mcp.SetLevelRequest{}
+	lv.Params.Level = mcp.LoggingLevelDebug
+	mustf(t, s.c.SetLevel(ctx10(t), lv) == nil, "setLevel")
+	waitFor(t, "the upstream's log level", func() bool { return a.level.Load() == mcp.LoggingLevelDebug })
+
+	manual := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, AnonymousOnly(autonomy.Manual))
+	manual.waitConnected("alpha")
+	caps = manual.initializeCaps(t, nil)
+	mustf(t, caps.Resources == nil && caps.Prompts == nil, "manual caller, advertised %+v", caps)
+	ms := manual.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+	res, err := ms.c.ListResources(ctx10(t), mcp.ListResourcesRequest{})
+	mustf(t, err == nil && len(res.Resources) == 0, "manual resources/list: %v %+v", err, res)
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "docs://alpha/readme"
+	_, err = ms.c.ReadResource(ctx10(t), req)
+	mustf(t, err != nil && strings.Contains(err.Error(), "BLOCKED"), "manual read: %v", err)
+}
+
+// initializeCaps sends a raw 2025-11-25 initialize and returns the
+// capabilities the hub announced.
+func (h *testHub) initializeCaps(t *testing.T, header http.Header) mcp.ServerCapabilities {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, h.url("/mcp"), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result mcp.InitializeResult `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return out.Result.Capabilities
+}
+
+// TestElicitationAndRootsReachTheCaller: an upstream's elicitation (with a
+// schema's enum and default intact) and roots/list reach the session that
+// made the call, on both upstream revisions.
+func TestElicitationAndRootsReachTheCaller(t *testing.T) {
+	for _, protocol := range []string{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		t.Run("upstream="+cmpOr(protocol, "2026-07-28"), func(t *testing.T) {
+			a := newRichUpstream(t, "alpha")
+			h := newTestHub(t, []config.ServerSpec{a.spec(protocol)})
+			h.waitConnected("alpha")
+			s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, true)
+			s.name = "s1"
+			text, isErr := call(t, s.c, "confirm_alpha", nil)
+			mustf(t, !isErr && text == `accept {"color":"red"}`, "confirm_alpha = %q", text)
+			text, isErr = call(t, s.c, "roots_alpha", nil)
+			mustf(t, !isErr && text == "file:///work/s1", "roots_alpha = %q", text)
+			mustf(t, s.sampled.Load() == 2, "the session answered %d requests, want 2", s.sampled.Load())
+		})
+	}
 }

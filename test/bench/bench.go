@@ -38,6 +38,9 @@ type Config struct {
 	Concurrency []int
 	HubBin      string    // built when empty
 	Progress    io.Writer // progress lines; nil for none
+	// NotifyCalls is how many calls the notification latency benchmark
+	// makes per target: defaultNotifyCalls when 0, none when negative.
+	NotifyCalls int
 }
 
 // Result is one target at one concurrency.
@@ -76,6 +79,9 @@ type Report struct {
 	Duration    string        `json:"durationPerScenario"`
 	Comparisons []Comparison  `json:"comparisons"`
 	Autonomy    *AutonomyCost `json:"autonomy"`
+	// Notifications is the latency of progress and log messages an
+	// upstream sends during a call; nil when not measured.
+	Notifications *NotifyLatency `json:"notifications,omitempty"`
 }
 
 // Run starts the upstream and the hub as processes, measures every
@@ -192,6 +198,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		a.ThroughputRatio = restricted.CallsPerSec / full.CallsPerSec
 	}
 	rep.Autonomy = a
+
+	// Last: setting a log level makes the hub's sessions with the upstream
+	// carry log messages, which the tool-call figures above should not see.
+	if calls := cfg.NotifyCalls; calls >= 0 {
+		if calls == 0 {
+			calls = defaultNotifyCalls
+		}
+		if rep.Notifications, err = runNotify(ctx, calls, up.url, proxy.url, hubURL, progress); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 
@@ -236,6 +253,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	if a := r.Autonomy; a != nil {
 		fmt.Fprintf(w, "\nautonomy at %d sessions: full p50 %.3f ms, restricted p50 %.3f ms (delta %+.3f ms = %+.1f%% of the hub's overhead; target < 5%%), restricted/full throughput %.2fx\n",
 			a.Concurrency, a.Full.P50Ms, a.Restricted.P50Ms, a.P50DeltaMs, 100*a.ShareOfHubOverhead, a.ThroughputRatio)
+	}
+	if r.Notifications != nil {
+		r.Notifications.writeTable(w)
 	}
 }
 
@@ -364,12 +384,14 @@ const (
 	proxyTargetEnv = "MCPHUB_BENCH_PROXY_TARGET"
 )
 
-// upstreamHandler is the fast upstream: one cheap echo tool.
+// upstreamHandler is the fast upstream: one cheap echo tool, and one that
+// sends progress and log messages while it runs (notify.go).
 func upstreamHandler() http.Handler {
-	s := server.NewMCPServer("fast", "1", server.WithToolCapabilities(false))
+	s := server.NewMCPServer("fast", "1", server.WithToolCapabilities(false), server.WithLogging())
 	s.AddTool(mcp.NewTool(benchTool, mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(r.GetString("text", "")), nil
 	})
+	addNotifyTool(s)
 	return server.NewStreamableHTTPServer(s)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 func TestBenchHarness(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Concurrency: []int{1, 4}})
+	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Concurrency: []int{1, 4}, NotifyCalls: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,5 +46,32 @@ func TestBenchHarness(t *testing.T) {
 		if c.ThroughputRatio <= 0 || c.ProxyThroughputRatio <= 0 {
 			t.Errorf("throughput ratios %v, %v", c.ThroughputRatio, c.ProxyThroughputRatio)
 		}
+	}
+	// Notifications: progress (with the caller's token) and log messages
+	// reach the caller directly, through the proxy and through the hub, and
+	// their latencies are computed. Losses are logged, not failed: one late
+	// notification on a loaded machine is the benchmark's to report.
+	n := rep.Notifications
+	if n == nil {
+		t.Fatal("no notification latency")
+	}
+	for _, r := range []NotifyResult{n.Direct, n.Proxy, n.Hub} {
+		if r.Calls != 20 || r.Errors != 0 || r.Stray != 0 {
+			t.Errorf("%s notifications: %+v", r.Target, r)
+		}
+		for kind, st := range map[string]NotifyStats{"progress": r.Progress, "log": r.Log} {
+			if st.Expected != 20*10 || st.Received == 0 || st.Received+st.Lost != st.Expected ||
+				st.P50Ms <= 0 || st.P99Ms < st.P50Ms || st.MaxMs < st.P99Ms {
+				t.Errorf("%s %s notifications: %+v", r.Target, kind, st)
+			}
+			if st.Lost != 0 || st.Duplicates != 0 {
+				t.Logf("%s %s notifications: %d lost, %d duplicated", r.Target, kind, st.Lost, st.Duplicates)
+			}
+		}
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	if !strings.Contains(table.String(), "notification latency") {
+		t.Errorf("the table has no notification latency:\n%s", table.String())
 	}
 }

@@ -3,7 +3,7 @@
 // and every figure is reported against that direct baseline. The hub and the
 // upstream run as separate processes on loopback, as in production.
 //
-//	go run ./test/bench [-duration 3s] [-concurrency 1,16,64] [-out bench-results.json]
+//	go run ./test/bench [-duration 3s] [-concurrency 1,16,64] [-notify-calls 200] [-out bench-results.json]
 package main
 
 import (
@@ -28,6 +28,7 @@ func main() {
 	conc := flag.String("concurrency", "1,16,64", "concurrent sessions per scenario")
 	out := flag.String("out", "", "write the results as JSON to this file")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
+	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
 	flag.Parse()
 
 	if role := os.Getenv(roleEnv); role != "" {
@@ -48,7 +49,10 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr})
+	if *notifyCalls <= 0 {
+		*notifyCalls = -1 // Config: negative skips, 0 is the default
+	}
+	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr, NotifyCalls: *notifyCalls})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
