@@ -18,14 +18,19 @@ type listing struct {
 }
 
 type serverListing struct {
-	Name      string            `json:"name"`
-	URL       string            `json:"url"`
-	Transport string            `json:"transport"`
-	Source    string            `json:"source,omitempty"`
-	Status    string            `json:"status"`
-	Error     string            `json:"error,omitempty"`
-	Protocol  string            `json:"protocolVersion,omitempty"`
-	ToolCount int               `json:"toolCount"`
+	Name      string `json:"name"`
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+	Source    string `json:"source,omitempty"`
+	Status    string `json:"status"`
+	Error     string `json:"error,omitempty"`
+	Protocol  string `json:"protocolVersion,omitempty"`
+	ToolCount int    `json:"toolCount"`
+	// Resources, templates and prompts count what the server publishes
+	// through the hub (connected servers only).
+	Resources int               `json:"resourceCount,omitempty"`
+	Templates int               `json:"resourceTemplateCount,omitempty"`
+	Prompts   int               `json:"promptCount,omitempty"`
 	Tools     any               `json:"tools"`
 	Hidden    map[string]string `json:"hiddenTools,omitempty"`
 }
@@ -75,6 +80,21 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 			Name: sv.Name, URL: sv.URL, Transport: string(sv.Transport), Source: sv.Source,
 			Status: string(sv.Status.State), Error: sv.Status.Error, Protocol: sv.Status.Protocol,
 			ToolCount: len(tools), Hidden: sv.Hidden,
+		}
+		for _, res := range cat.Features.Resources {
+			if res.Server == sv.Name {
+				sl.Resources++
+			}
+		}
+		for _, tpl := range cat.Features.Templates {
+			if tpl.Server == sv.Name {
+				sl.Templates++
+			}
+		}
+		for _, p := range cat.Features.Prompts {
+			if p.Server == sv.Name {
+				sl.Prompts++
+			}
 		}
 		if namesOnly {
 			names := make([]string, len(tools))

@@ -411,6 +411,20 @@ func TestResourcesPromptsCompletions(t *testing.T) {
 	})
 	res, err = s.c.ListResources(ctx, mcp.ListResourcesRequest{})
 	mustf(t, err == nil && len(res.Resources) == 5, "resources after grow: %v %d", err, len(res.Resources))
+
+	var l struct {
+		Servers []struct {
+			Name      string `json:"name"`
+			Resources int    `json:"resourceCount"`
+			Templates int    `json:"resourceTemplateCount"`
+			Prompts   int    `json:"promptCount"`
+		} `json:"servers"`
+	}
+	getJSON(t, h.url("/api/mcp/tools"), &l)
+	for _, sv := range l.Servers {
+		want := map[string][3]int{"alpha": {3, 1, 2}, "beta": {2, 1, 2}}[sv.Name]
+		mustf(t, [3]int{sv.Resources, sv.Templates, sv.Prompts} == want, "listing of %s: %+v, want %v", sv.Name, sv, want)
+	}
 }
 
 // TestSubscriptionAndSamplingReachTheRightSessions is the issue's scenario:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,7 +281,8 @@ func (st *NotifyStats) fill(lat []time.Duration, expected int) {
 // logging/setLevel and sessions) that also listens on the GET stream, so a
 // notification sent outside the call's stream is received too.
 func dialNotify(ctx context.Context, url string, hc *http.Client, onNotify func(mcp.JSONRPCNotification)) (*client.Client, error) {
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening())
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})) // no "listening to server forever"
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(hc), transport.WithContinuousListening(), transport.WithHTTPLogger(quiet))
 	if err != nil {
 		return nil, err
 	}
