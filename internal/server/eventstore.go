@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,13 +26,18 @@ import (
 type eventStore struct {
 	sessions *lru.Cache[string, *sessionLog]
 	seq      atomic.Uint64
+	bytes    atomic.Int64 // bytes of the messages kept
 }
 
-// Bounds of the event store.
+// Bounds of the event store. A message larger than storeMaxEvent is sent
+// but not kept (resuming after it fails as unknown); when the store holds
+// more than storeMaxBytes, the least recently used sessions are forgotten.
 const (
 	storeSessions     = 4096
 	streamsPerSession = 8
 	eventsPerStream   = 256
+	storeMaxEvent     = 64 << 10
+	storeMaxBytes     = 32 << 20
 )
 
 var _ server.EventStore = (*eventStore)(nil)
@@ -40,6 +46,8 @@ type sessionLog struct {
 	mu      sync.Mutex
 	order   []string // stream ids, oldest first
 	streams map[string][]storedEvent
+	bytes   int64
+	evicted bool // forgotten by the store: keeps nothing more
 }
 
 type storedEvent struct {
@@ -48,8 +56,14 @@ type storedEvent struct {
 }
 
 func newEventStore() *eventStore {
-	c, _ := lru.New[string, *sessionLog](storeSessions)
-	return &eventStore{sessions: c}
+	s := &eventStore{}
+	s.sessions, _ = lru.NewWithEvict(storeSessions, func(_ string, log *sessionLog) {
+		log.mu.Lock()
+		s.bytes.Add(-log.bytes)
+		log.bytes, log.evicted = 0, true
+		log.mu.Unlock()
+	})
+	return s
 }
 
 func (s *eventStore) StoreEvent(_ context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
@@ -61,20 +75,38 @@ func (s *eventStore) StoreEvent(_ context.Context, sessionID, streamID string, m
 			log = prev
 		}
 	}
+	if len(message) > storeMaxEvent {
+		return id, nil
+	}
 	log.mu.Lock()
-	defer log.mu.Unlock()
+	if log.evicted {
+		log.mu.Unlock()
+		return id, nil
+	}
+	var freed int64
 	events, known := log.streams[streamID]
 	if !known {
 		log.order = append(log.order, streamID)
 		if len(log.order) > streamsPerSession {
+			for _, ev := range log.streams[log.order[0]] {
+				freed += int64(len(ev.msg))
+			}
 			delete(log.streams, log.order[0])
 			log.order = log.order[1:]
 		}
 	}
 	if len(events) >= eventsPerStream {
+		freed += int64(len(events[0].msg))
 		events = events[1:]
 	}
-	log.streams[streamID] = append(events, storedEvent{id: id, msg: message})
+	log.streams[streamID] = append(events, storedEvent{id: id, msg: bytes.Clone(message)})
+	delta := int64(len(message)) - freed
+	log.bytes += delta
+	s.bytes.Add(delta)
+	log.mu.Unlock()
+	for s.bytes.Load() > storeMaxBytes && s.sessions.Len() > 1 {
+		s.sessions.RemoveOldest()
+	}
 	return id, nil
 }
 
