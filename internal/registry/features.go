@@ -90,28 +90,6 @@ func (f *Features) Prompt(name string) (Prompt, bool) {
 	return f.Prompts[i], true
 }
 
-// Clients returns the upstreams that offer resources or prompts.
-func (f *Features) Clients() []*upstream.Client {
-	seen := map[*upstream.Client]bool{}
-	var out []*upstream.Client
-	add := func(c *upstream.Client) {
-		if !seen[c] {
-			seen[c] = true
-			out = append(out, c)
-		}
-	}
-	for _, r := range f.Resources {
-		add(r.Client)
-	}
-	for _, t := range f.Templates {
-		add(t.Client)
-	}
-	for _, p := range f.Prompts {
-		add(p.Client)
-	}
-	return out
-}
-
 // buildFeatures publishes the features of the connected upstreams.
 func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 	type srv struct {

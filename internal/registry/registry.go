@@ -70,6 +70,19 @@ type Catalog struct {
 	// Features are the resources, templates and prompts of connected
 	// servers.
 	Features Features
+	upstreams []*upstream.Client // connected, by name
+}
+
+// Upstreams returns the connected upstream clients, sorted by name.
+func (c *Catalog) Upstreams() []*upstream.Client { return c.upstreams }
+
+// Upstream returns the connected upstream called name.
+func (c *Catalog) Upstream(name string) (*upstream.Client, bool) {
+	i := sort.Search(len(c.upstreams), func(i int) bool { return c.upstreams[i].Name() >= name })
+	if i < len(c.upstreams) && c.upstreams[i].Name() == name {
+		return c.upstreams[i], true
+	}
+	return nil, false
 }
 
 // Tool returns the published tool called name, if it can be called now.
@@ -165,6 +178,7 @@ type Registry struct {
 	dirty     chan struct{}
 	listeners []func(*Catalog)
 	updated   []func(server string, params map[string]any)
+	logLevel  atomic.Value // mcp.LoggingLevel every upstream should log at
 }
 
 // New returns an empty registry.
@@ -196,6 +210,16 @@ func (r *Registry) OnChange(fn func(*Catalog)) { r.listeners = append(r.listener
 // Register before Run; fn must not block.
 func (r *Registry) OnResourceUpdated(fn func(server string, params map[string]any)) {
 	r.updated = append(r.updated, fn)
+}
+
+// SetLogLevel records the logging level upstreams should log at; servers
+// that connect later are set to it when they connect.
+func (r *Registry) SetLogLevel(level mcp.LoggingLevel) { r.logLevel.Store(level) }
+
+// LogLevel implements upstream.Events.
+func (r *Registry) LogLevel() mcp.LoggingLevel {
+	l, _ := r.logLevel.Load().(mcp.LoggingLevel)
+	return l
 }
 
 // ResourceUpdated implements upstream.Events.
@@ -477,6 +501,11 @@ func (r *Registry) rebuild() {
 		cat.index[t.Name] = i
 	}
 	cat.Features = buildFeatures(clients, r.opts.Naming)
+	for _, e := range entries {
+		if e.status.State == upstream.StateConnected {
+			cat.upstreams = append(cat.upstreams, e.c)
+		}
+	}
 	r.catalog.Store(cat)
 }
 

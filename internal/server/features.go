@@ -216,6 +216,7 @@ func (s *Server) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequ
 	}
 	s.feat.level = level
 	s.feat.mu.Unlock()
+	s.reg.SetLogLevel(level)
 	s.forwardLevel(ctx, level)
 }
 
@@ -224,7 +225,7 @@ func (s *Server) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, c := range s.upstreams() {
+	for _, c := range s.reg.Catalog().Upstreams() {
 		wg.Go(func() {
 			if err := c.SetLogLevel(ctx, level); err != nil {
 				s.log.Warn().Err(err).Str("server", c.Name()).Msg("forward logging/setLevel")
@@ -232,27 +233,6 @@ func (s *Server) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
 		})
 	}
 	wg.Wait()
-}
-
-// upstreams returns the connected upstream clients.
-func (s *Server) upstreams() []*upstream.Client {
-	seen := map[*upstream.Client]bool{}
-	var out []*upstream.Client
-	cat := s.reg.Catalog()
-	for _, t := range cat.Tools {
-		if rt, err := s.reg.Lookup(t.Name); err == nil && rt.Client != nil && !seen[rt.Client] {
-			seen[rt.Client] = true
-			out = append(out, rt.Client)
-		}
-	}
-	f := &cat.Features
-	for _, c := range f.Clients() {
-		if !seen[c] {
-			seen[c] = true
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 var levelRank = map[mcp.LoggingLevel]int{
@@ -460,11 +440,9 @@ func (s *Server) listen(ctx context.Context, id any, req *mcp.SubscriptionsListe
 func (s *Server) unsubscribeUpstream(k subKey) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, c := range s.upstreams() {
-		if c.Name() == k.server {
-			if err := c.Unsubscribe(ctx, k.uri); err != nil {
-				s.log.Debug().Err(err).Str("server", k.server).Str("uri", k.uri).Msg("unsubscribe upstream")
-			}
+	if c, ok := s.reg.Catalog().Upstream(k.server); ok {
+		if err := c.Unsubscribe(ctx, k.uri); err != nil {
+			s.log.Debug().Err(err).Str("server", k.server).Str("uri", k.uri).Msg("unsubscribe upstream")
 		}
 	}
 }

@@ -695,6 +695,10 @@ func TestCapabilitiesAndLevels(t *testing.T) {
 	lv.Params.Level = mcp.LoggingLevelDebug
 	mustf(t, s.c.SetLevel(ctx10(t), lv) == nil, "setLevel")
 	waitFor(t, "the upstream's log level", func() bool { return a.level.Load() == mcp.LoggingLevelDebug })
+	// A server that connects later is set to the same level.
+	b := newRichUpstream(t, "beta")
+	h.set(plain.spec(), a.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION), b.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	waitFor(t, "the late upstream's log level", func() bool { return b.level.Load() == mcp.LoggingLevelDebug })
 
 	manual := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, AnonymousOnly(autonomy.Manual))
 	manual.waitConnected("alpha")

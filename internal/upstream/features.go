@@ -65,10 +65,12 @@ type Features struct {
 	Prompts      []mcp.Prompt
 }
 
-// Events receives what upstreams announce to everyone: resource updates.
-// It is called from the upstream's reader; it must not block.
+// Events connects upstreams to what the hub shares among them: resource
+// updates go out through it (called from the upstream's reader, it must not
+// block), and it tells a newly connected server the log level to use.
 type Events interface {
 	ResourceUpdated(server string, params map[string]any)
+	LogLevel() mcp.LoggingLevel
 }
 
 // relays tracks the relays of the calls in flight on one client.

@@ -444,6 +444,15 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		return fail("list tools", err)
 	}
 	cn.features = c.listFeatures(hctx, cn)
+	if c.opts.Events != nil && cn.features.Capabilities.Logging != nil {
+		if lvl := c.opts.Events.LogLevel(); lvl != "" {
+			req := mcp.SetLevelRequest{}
+			req.Params.Level = lvl
+			if err := mc.SetLevel(hctx, req); err != nil {
+				c.log.Warn().Err(err).Msg("set log level")
+			}
+		}
+	}
 	if filter := listenFilter(res.Capabilities); mcp.IsModernProtocol(cn.protocol) && !filter.IsEmpty() {
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
 		c.listen(cn, filter)
