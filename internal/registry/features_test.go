@@ -30,7 +30,7 @@ func TestPublishURIs(t *testing.T) {
 			{"docs", "docs://pages/{id}"}: "docs+docs://pages/{id}", {"My_Server", "git://x"}: "my-server+git://x",
 		}, nil},
 		{"never keeps the first server's URI", never, map[toolKey]string{
-			{"docs", "file:///readme"}: "file:///readme",
+			{"docs", "file:///readme"}:    "file:///readme",
 			{"docs", "docs://pages/{id}"}: "docs://pages/{id}", {"My_Server", "git://x"}: "git://x",
 		}, map[toolKey]string{{"wiki", "file:///readme"}: "docs"}},
 	}

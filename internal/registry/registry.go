@@ -69,7 +69,7 @@ type Catalog struct {
 	index   map[string]int
 	// Features are the resources, templates and prompts of connected
 	// servers.
-	Features Features
+	Features  Features
 	upstreams []*upstream.Client // connected, by name
 }
 
