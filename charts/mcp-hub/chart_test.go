@@ -1,13 +1,17 @@
 // Tests of the Helm chart: render it with `helm template` (helm comes from
 // hack/helm.sh, or $HELM) under several value sets and check what reaches the
 // cluster: least-privilege RBAC per watched namespace, the Deployment's
-// hardening, probes and flags, the Service, the PDB, the tokens Secret, and a
-// config.yaml the hub itself accepts.
+// hardening, probes and flags, replicas (spec.replicas or an HPA), the Service
+// and its session affinity, the headless peers Service and the config's
+// replicas.peers, the PDB, the tokens Secret, and a config.yaml the hub
+// itself accepts.
 package chart_test
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/purko-io/mcp-hub/internal/config"
@@ -30,6 +36,11 @@ const (
 	fullname  = "hub-mcp-hub"
 	// tokensMountPath is where the tokens Secret is mounted by default.
 	tokensMountPath = "/etc/mcp-hub/tokens"
+	// peersService is the headless Service replicas find each other by, and
+	// peersAddr the config replicas.peers naming it: a headless Service
+	// resolves to the pods, so the port is the container's.
+	peersService = fullname + "-peers"
+	peersAddr    = peersService + "." + namespace + ".svc.cluster.local:8080"
 )
 
 // leastPrivilege is everything the hub may do in a watched namespace, as
@@ -289,10 +300,17 @@ type deployment struct {
 
 type service struct {
 	Spec struct {
-		Type            string            `json:"type"`
-		Selector        map[string]string `json:"selector"`
-		SessionAffinity string            `json:"sessionAffinity"`
-		Ports           []struct {
+		Type                     string            `json:"type"`
+		ClusterIP                string            `json:"clusterIP"`
+		PublishNotReadyAddresses *bool             `json:"publishNotReadyAddresses"`
+		Selector                 map[string]string `json:"selector"`
+		SessionAffinity          string            `json:"sessionAffinity"`
+		SessionAffinityConfig    *struct {
+			ClientIP *struct {
+				TimeoutSeconds *int `json:"timeoutSeconds"`
+			} `json:"clientIP"`
+		} `json:"sessionAffinityConfig"`
+		Ports []struct {
 			Name        string `json:"name"`
 			Port        int    `json:"port"`
 			TargetPort  any    `json:"targetPort"`
@@ -307,6 +325,43 @@ type pdb struct {
 		Selector       struct {
 			MatchLabels map[string]string `json:"matchLabels"`
 		} `json:"selector"`
+	} `json:"spec"`
+}
+
+type hpa struct {
+	Spec struct {
+		ScaleTargetRef struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Name       string `json:"name"`
+		} `json:"scaleTargetRef"`
+		MinReplicas *int `json:"minReplicas"`
+		MaxReplicas int  `json:"maxReplicas"`
+		Metrics     []struct {
+			Type     string `json:"type"`
+			Resource *struct {
+				Name   string `json:"name"`
+				Target struct {
+					Type               string `json:"type"`
+					AverageUtilization int    `json:"averageUtilization"`
+				} `json:"target"`
+			} `json:"resource"`
+		} `json:"metrics"`
+		Behavior map[string]any `json:"behavior"`
+	} `json:"spec"`
+}
+
+// hpaWant is the HorizontalPodAutoscaler a case expects: its bounds, its
+// metrics as "resource=averageUtilization", and whether spec.behavior is set.
+type hpaWant struct {
+	min, max int
+	metrics  []string
+	behavior bool
+}
+
+type serviceMonitor struct {
+	Spec struct {
+		Selector metav1.LabelSelector `json:"selector"`
 	} `json:"spec"`
 }
 
@@ -328,21 +383,41 @@ func TestTemplate(t *testing.T) {
 		noRBAC         bool
 		// --namespaces and --label-selector (absent when "").
 		nsFlag, selectorFlag string
-		replicas             int
-		tokensSecret         string // secret volume name; "" = no tokens mount
-		createsSecret        bool
-		checksum             bool
-		affinity             bool
-		sessionAffinity      string
-		servers              int // servers in the rendered config
-		serviceMonitor       bool
+		// replicas is the Deployment's spec.replicas; 0 with hpa, which
+		// owns it (the Deployment must not set it).
+		replicas int
+		hpa      *hpaWant
+		// pdb: a PodDisruptionBudget; multi: the peers Service and
+		// replicas.peers in the config.
+		pdb, multi      bool
+		tokensSecret    string // secret volume name; "" = no tokens mount
+		createsSecret   bool
+		checksum        bool
+		affinity        bool
+		sessionAffinity string
+		affinityTimeout int // sessionAffinityConfig.clientIP.timeoutSeconds with ClientIP
+		servers         int // servers in the rendered config
+		serviceMonitor  bool
 		// auth.serviceAccounts.enabled: the --auth-service-accounts flag,
 		// pods/agents get in the watched namespaces, tokenreviews create.
 		saAuth bool
+		// peers is config replicas.peers when not the chart's peersAddr.
+		peers string
 	}{
 		{
-			name:            "defaults",
+			name:            "defaults: 2 replicas, PDB, anti-affinity, peers",
 			values:          "",
+			roleNamespaces:  []string{namespace},
+			nsFlag:          namespace,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
+			affinity:        true,
+			sessionAffinity: "None",
+		},
+		{
+			name:            "one replica: no PDB, no peers",
+			values:          "replicaCount: 1\n",
 			roleNamespaces:  []string{namespace},
 			nsFlag:          namespace,
 			replicas:        1,
@@ -359,32 +434,82 @@ watch:
 			roleNamespaces:  []string{"team-a", "team-b"},
 			nsFlag:          "team-a,team-b",
 			selectorFlag:    "purko.io/hub=main",
-			replicas:        1,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
 			affinity:        true,
 			sessionAffinity: "None",
 		},
 		{
-			name:            "ci/ha-values.yaml: all namespaces, 3 replicas, created tokens",
+			name:            "ci/ha-values.yaml: autoscaling, ClientIP, all namespaces, created tokens",
 			values:          string(ha),
 			clusterRole:     true,
 			nsFlag:          "*",
 			selectorFlag:    "purko.io/hub=main",
-			replicas:        3,
+			hpa:             &hpaWant{min: 3, max: 6, metrics: []string{"cpu=60", "memory=80"}, behavior: true},
+			pdb:             true,
+			multi:           true,
 			tokensSecret:    fullname + "-tokens",
 			createsSecret:   true,
 			checksum:        true,
 			affinity:        true,
 			sessionAffinity: "ClientIP",
+			affinityTimeout: 3600,
 			servers:         1,
 			serviceMonitor:  true,
 		},
 		{
-			name: "existing tokens secret, no RBAC, no anti-affinity",
+			name:            "autoscaling on CPU by default",
+			values:          "autoscaling: {enabled: true}\n",
+			roleNamespaces:  []string{namespace},
+			nsFlag:          namespace,
+			hpa:             &hpaWant{min: 2, max: 10, metrics: []string{"cpu=70"}},
+			pdb:             true,
+			multi:           true,
+			affinity:        true,
+			sessionAffinity: "None",
+		},
+		{
+			name:            "autoscaling from one pod: peers, no PDB",
+			values:          "autoscaling: {enabled: true, minReplicas: 1, maxReplicas: 4}\nreplicaCount: 1\n",
+			roleNamespaces:  []string{namespace},
+			nsFlag:          namespace,
+			hpa:             &hpaWant{min: 1, max: 4, metrics: []string{"cpu=70"}},
+			multi:           true,
+			affinity:        true,
+			sessionAffinity: "None",
+		},
+		{
+			name:            "ClientIP affinity with the default timeout",
+			values:          "service: {sessionAffinity: ClientIP}\n",
+			roleNamespaces:  []string{namespace},
+			nsFlag:          namespace,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
+			affinity:        true,
+			sessionAffinity: "ClientIP",
+			affinityTimeout: 10800,
+		},
+		{
+			name:            "own replicas.peers wins",
+			values:          "config: {replicas: {peers: \"hub-a:8080,hub-b:8080\"}}\nclusterDomain: example.internal\n",
+			roleNamespaces:  []string{namespace},
+			nsFlag:          namespace,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
+			affinity:        true,
+			sessionAffinity: "None",
+			peers:           "hub-a:8080,hub-b:8080",
+		},
+		{
+			name: "existing tokens secret, no RBAC, no anti-affinity, no PDB",
 			values: `
 tokens: {existingSecret: upstream-tokens}
 rbac: {create: false}
 podAntiAffinity: none
-replicaCount: 2
+replicaCount: 3
 podDisruptionBudget: {enabled: false, maxUnavailable: 1}
 config:
   servers:
@@ -396,7 +521,8 @@ config:
 `,
 			noRBAC:          true,
 			nsFlag:          namespace,
-			replicas:        2,
+			replicas:        3,
+			multi:           true,
 			tokensSecret:    "upstream-tokens",
 			sessionAffinity: "None",
 			servers:         2,
@@ -409,7 +535,9 @@ watch: {namespaces: [purko, team-a]}
 `,
 			roleNamespaces:  []string{namespace, "team-a"},
 			nsFlag:          "purko,team-a",
-			replicas:        1,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
 			affinity:        true,
 			sessionAffinity: "None",
 			saAuth:          true,
@@ -419,7 +547,9 @@ watch: {namespaces: [purko, team-a]}
 			values:          "auth: {serviceAccounts: {enabled: true}}\nwatch: {allNamespaces: true}\n",
 			clusterRole:     true,
 			nsFlag:          "*",
-			replicas:        1,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
 			affinity:        true,
 			sessionAffinity: "None",
 			saAuth:          true,
@@ -429,7 +559,9 @@ watch: {namespaces: [purko, team-a]}
 			values:          "auth: {serviceAccounts: {enabled: true}}\nrbac: {create: false}\n",
 			noRBAC:          true,
 			nsFlag:          namespace,
-			replicas:        1,
+			replicas:        2,
+			pdb:             true,
+			multi:           true,
 			affinity:        true,
 			sessionAffinity: "None",
 			saAuth:          true,
@@ -481,9 +613,15 @@ watch: {namespaces: [purko, team-a]}
 			if got := slices.Contains(c.Args, "--auth-service-accounts"); got != tc.saAuth {
 				t.Errorf("--auth-service-accounts in args: %v, want %v (args %q)", got, tc.saAuth, c.Args)
 			}
-			if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.replicas {
+			// Replicas: spec.replicas, or an HPA that owns it.
+			if tc.hpa != nil {
+				if d.Spec.Replicas != nil {
+					t.Errorf("replicas %d with autoscaling: the HPA must own spec.replicas", *d.Spec.Replicas)
+				}
+			} else if d.Spec.Replicas == nil || *d.Spec.Replicas != tc.replicas {
 				t.Errorf("replicas %v, want %d", d.Spec.Replicas, tc.replicas)
 			}
+			checkHPA(t, m, tc.hpa)
 
 			// Tokens.
 			var tokensMount, tokensVolume string
@@ -528,9 +666,16 @@ watch: {namespaces: [purko, team-a]}
 				t.Errorf("preferred pod anti-affinity by hostname: %v, want %v", gotAff, tc.affinity)
 			}
 
-			// Service.
+			// Service (and, with more than one pod, the headless peers Service).
+			services := map[string]object{}
+			for _, o := range m.byKind["Service"] {
+				services[o.Metadata.Name] = o
+			}
+			so, ok := services[fullname]
+			if !ok {
+				t.Fatalf("no Service %s", fullname)
+			}
 			var svc service
-			so := m.one(t, "Service")
 			so.decode(t, &svc)
 			if so.Metadata.Name != fullname || svc.Spec.Type != "ClusterIP" || len(svc.Spec.Ports) != 1 {
 				t.Fatalf("Service %s: type %s, %d ports", so.Metadata.Name, svc.Spec.Type, len(svc.Spec.Ports))
@@ -545,11 +690,25 @@ watch: {namespaces: [purko, team-a]}
 			if svc.Spec.SessionAffinity != tc.sessionAffinity {
 				t.Errorf("sessionAffinity %q, want %q", svc.Spec.SessionAffinity, tc.sessionAffinity)
 			}
+			var timeout int
+			if c := svc.Spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
+				timeout = *c.ClientIP.TimeoutSeconds
+			}
+			if timeout != tc.affinityTimeout {
+				t.Errorf("sessionAffinityConfig.clientIP.timeoutSeconds %d, want %d", timeout, tc.affinityTimeout)
+			}
+			wantPeers := ""
+			if tc.multi {
+				wantPeers = cmp.Or(tc.peers, peersAddr)
+			}
+			checkPeers(t, services, d, tc.multi, configPeers(t, m), wantPeers)
+			if len(services) != 1+btoi(tc.multi) {
+				t.Errorf("Services %v", slices.Sorted(maps.Keys(services)))
+			}
 
-			// PodDisruptionBudget iff replicas > 1 (and not turned off).
-			wantPDB := tc.replicas > 1 && !strings.Contains(tc.values, "podDisruptionBudget: {enabled: false")
-			if got := len(m.byKind["PodDisruptionBudget"]) == 1; got != wantPDB {
-				t.Errorf("PodDisruptionBudget: %v, want %v", got, wantPDB)
+			// PodDisruptionBudget iff at least two pods at all times (and not turned off).
+			if got := len(m.byKind["PodDisruptionBudget"]) == 1; got != tc.pdb {
+				t.Errorf("PodDisruptionBudget: %v, want %v", got, tc.pdb)
 			} else if got {
 				var b pdb
 				m.one(t, "PodDisruptionBudget").decode(t, &b)
@@ -560,6 +719,8 @@ watch: {namespaces: [purko, team-a]}
 
 			if got := len(m.byKind["ServiceMonitor"]) == 1; got != tc.serviceMonitor {
 				t.Errorf("ServiceMonitor: %v, want %v", got, tc.serviceMonitor)
+			} else if got {
+				checkServiceMonitor(t, m.one(t, "ServiceMonitor"), services)
 			}
 		})
 	}
@@ -856,6 +1017,122 @@ func flagValue(args []string, flag string) string {
 	return ""
 }
 
+// checkHPA: with autoscaling, an autoscaling/v2 HorizontalPodAutoscaler
+// scales the Deployment between want.min and want.max on want.metrics;
+// without it (want nil), none.
+func checkHPA(t *testing.T, m manifests, want *hpaWant) {
+	t.Helper()
+	if want == nil {
+		if n := len(m.byKind["HorizontalPodAutoscaler"]); n != 0 {
+			t.Errorf("%d HorizontalPodAutoscalers without autoscaling", n)
+		}
+		return
+	}
+	o := m.one(t, "HorizontalPodAutoscaler")
+	if o.APIVersion != "autoscaling/v2" || o.Metadata.Name != fullname {
+		t.Errorf("%s %s, want autoscaling/v2 %s", o.APIVersion, o.Metadata.Name, fullname)
+	}
+	var h hpa
+	o.decode(t, &h)
+	ref, d := h.Spec.ScaleTargetRef, m.one(t, "Deployment")
+	if ref.APIVersion != d.APIVersion || ref.Kind != "Deployment" || ref.Name != d.Metadata.Name {
+		t.Errorf("HPA scaleTargetRef %+v, want %s Deployment %s", ref, d.APIVersion, d.Metadata.Name)
+	}
+	if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas != want.min || h.Spec.MaxReplicas != want.max {
+		t.Errorf("HPA min %v max %d, want %d %d", h.Spec.MinReplicas, h.Spec.MaxReplicas, want.min, want.max)
+	}
+	var metrics []string
+	for _, mt := range h.Spec.Metrics {
+		if mt.Type != "Resource" || mt.Resource == nil || mt.Resource.Target.Type != "Utilization" {
+			t.Errorf("HPA metric %+v, want a Resource Utilization target", mt)
+			continue
+		}
+		metrics = append(metrics, fmt.Sprintf("%s=%d", mt.Resource.Name, mt.Resource.Target.AverageUtilization))
+	}
+	if !slices.Equal(metrics, want.metrics) {
+		t.Errorf("HPA metrics %q, want %q", metrics, want.metrics)
+	}
+	if got := len(h.Spec.Behavior) > 0; got != want.behavior {
+		t.Errorf("HPA behavior %v, want set: %v", h.Spec.Behavior, want.behavior)
+	}
+}
+
+// checkPeers: with more than one pod (multi), a headless Service of the
+// Deployment's ready pods on the container port, named by the config's
+// replicas.peers (want, "" for none); otherwise neither.
+func checkPeers(t *testing.T, services map[string]object, d deployment, multi bool, peers, want string) {
+	t.Helper()
+	if peers != want {
+		t.Errorf("config replicas.peers %q, want %q", peers, want)
+	}
+	o, ok := services[peersService]
+	if ok != multi {
+		t.Fatalf("peers Service %s: %v, want %v", peersService, ok, multi)
+	}
+	if !multi {
+		return
+	}
+	var svc service
+	o.decode(t, &svc)
+	if svc.Spec.ClusterIP != "None" {
+		t.Errorf("peers Service clusterIP %q, want None (headless)", svc.Spec.ClusterIP)
+	}
+	if p := svc.Spec.PublishNotReadyAddresses; p == nil || *p {
+		t.Error("peers Service publishNotReadyAddresses unset or true, want false: only ready replicas are peers")
+	}
+	if !reflect.DeepEqual(svc.Spec.Selector, d.Spec.Selector.MatchLabels) {
+		t.Errorf("peers Service selector %v != Deployment selector %v", svc.Spec.Selector, d.Spec.Selector.MatchLabels)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "http" || svc.Spec.Ports[0].TargetPort != "http" ||
+		len(c.Ports) != 1 || svc.Spec.Ports[0].Port != c.Ports[0].ContainerPort {
+		t.Errorf("peers Service ports %+v, want http on the container port", svc.Spec.Ports)
+	}
+	if want == peersAddr && !strings.HasPrefix(peersAddr, o.Metadata.Name+"."+o.Metadata.Namespace+".svc.") {
+		t.Errorf("replicas.peers %q does not name Service %s", peersAddr, o.key())
+	}
+}
+
+// configPeers returns replicas.peers of the rendered config.yaml.
+func configPeers(t *testing.T, m manifests) string {
+	t.Helper()
+	var cm dataObject
+	m.one(t, "ConfigMap").decode(t, &cm)
+	var cfg struct {
+		Replicas struct {
+			Peers string `json:"peers"`
+		} `json:"replicas"`
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data["config.yaml"]), &cfg); err != nil {
+		t.Fatalf("config.yaml: %v", err)
+	}
+	return cfg.Replicas.Peers
+}
+
+// checkServiceMonitor: the ServiceMonitor selects the hub's Service and not
+// the peers Service (which would scrape every pod twice).
+func checkServiceMonitor(t *testing.T, o object, services map[string]object) {
+	t.Helper()
+	var sm serviceMonitor
+	o.decode(t, &sm)
+	sel, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector)
+	if err != nil {
+		t.Fatalf("ServiceMonitor selector: %v", err)
+	}
+	for name, svc := range services {
+		if got, want := sel.Matches(labels.Set(svc.Metadata.Labels)), name == fullname; got != want {
+			t.Errorf("ServiceMonitor selects Service %s: %v, want %v", name, got, want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // TestTemplateRejects: values.schema.json and the templates refuse bad values
 // before anything is rendered.
 func TestTemplateRejects(t *testing.T) {
@@ -873,6 +1150,18 @@ func TestTemplateRejects(t *testing.T) {
 		{"bad naming prefix", "config: {naming: {prefix: sometimes}}\n", "prefix"},
 		{"string service-account auth", "auth: {serviceAccounts: {enabled: \"yes\"}}\n", "enabled"},
 		{"unknown auth value", "auth: {tokens: {enabled: true}}\n", "tokens"},
+		{"session affinity timeout over a day", "service: {sessionAffinityTimeoutSeconds: 100000}\n", "sessionAffinityTimeoutSeconds"},
+		{"zero minReplicas", "autoscaling: {enabled: true, minReplicas: 0}\n", "minReplicas"},
+		{"string autoscaling target", "autoscaling: {targetCPUUtilizationPercentage: 70%}\n", "targetCPUUtilizationPercentage"},
+		{"unknown autoscaling value", "autoscaling: {targetCPU: 70}\n", "targetCPU"},
+		{"maxReplicas below minReplicas", "autoscaling: {enabled: true, minReplicas: 4, maxReplicas: 3}\n",
+			"autoscaling.maxReplicas (3) must be at least autoscaling.minReplicas (4)"},
+		{"autoscaling on CPU without a CPU request", "autoscaling: {enabled: true}\nresources: {requests: {cpu: null}}\n",
+			"autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu"},
+		{"autoscaling on memory without a memory request", "autoscaling: {enabled: true, targetMemoryUtilizationPercentage: 80}\nresources: {requests: {memory: null}, limits: {memory: null}}\n",
+			"autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory"},
+		{"autoscaling without a metric", "autoscaling: {enabled: true, targetCPUUtilizationPercentage: null}\n", "autoscaling.enabled needs a metric"},
+		{"bad cluster domain", "clusterDomain: Cluster_Local\n", "clusterDomain"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -915,9 +1204,11 @@ data:
 	if err := os.WriteFile(filepath.Join(dir, "templates", "notes-under-test.yaml"), []byte(wrapper), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, values, want string }{
-		{"defaults", "", "purko"},
-		{"all namespaces, replicas without affinity", "watch: {allNamespaces: true}\nreplicaCount: 2\n", "sessionAffinity=ClientIP"},
+	for _, tc := range []struct{ name, values, want, notWant string }{
+		{"defaults: 2 replicas without affinity", "", "Replicas: 2; they find each other through " + peersAddr + ".", ""},
+		{"one replica", "replicaCount: 1\n", "purko", "Replicas:"},
+		{"all namespaces, replicas without affinity", "watch: {allNamespaces: true}\nreplicaCount: 3\n", "need\nservice.sessionAffinity=ClientIP", ""},
+		{"autoscaling with ClientIP", "autoscaling: {enabled: true}\nservice: {sessionAffinity: ClientIP}\n", "Replicas: 2-10 (HorizontalPodAutoscaler)", "Note:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := helmTemplate(t, dir, tc.values, "--show-only", "templates/notes-under-test.yaml")
@@ -936,6 +1227,9 @@ data:
 				if !strings.Contains(text, want) {
 					t.Errorf("NOTES lack %q:\n%s", want, text)
 				}
+			}
+			if tc.notWant != "" && strings.Contains(text, tc.notWant) {
+				t.Errorf("NOTES have %q:\n%s", tc.notWant, text)
 			}
 		})
 	}

@@ -188,6 +188,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		RouteCacheSize: cfg.Catalog.RouteCacheSize,
 		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
 		Upstream:       upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version}),
+		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
 	}, log)
 	auth, err := buildAuth(cfg, o, o.listen, log)
 	if err != nil {
@@ -198,6 +199,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		Version:      version,
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
 		Auth:         auth,
+		Peers:        cfg.Replicas.PeerList(),
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {
@@ -296,4 +298,12 @@ func serveProfiles(addr string, log zerolog.Logger) (stop func(), err error) {
 	go func() { _ = hs.Serve(ln) }()
 	log.Info().Str("addr", ln.Addr().String()).Msg("serving profiles at /debug/pprof/")
 	return func() { _ = hs.Close() }, nil
+}
+
+// upstreamLogLevel is the level upstreams get on connect; "off" is none.
+func upstreamLogLevel(l string) mcp.LoggingLevel {
+	if l == "off" {
+		return ""
+	}
+	return mcp.LoggingLevel(l)
 }

@@ -7,10 +7,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +58,8 @@ type Config struct {
 	ShutdownGrace Duration `json:"shutdownGrace"`
 	// Kubernetes configures the cluster source; it is off without a cluster.
 	Kubernetes KubeSettings `json:"kubernetes"`
+	// Replicas configures how replicas of the hub reach each other.
+	Replicas ReplicaSettings `json:"replicas"`
 	// Auth says who may call the hub and at which autonomy level at most.
 	Auth AuthSettings `json:"auth"`
 	// Builtins configures the hub's own tools.
@@ -124,6 +128,19 @@ type TriggerSettings struct {
 	// TokenValue is the resolved token.
 	TokenValue Secret `json:"-"`
 }
+
+// ReplicaSettings: replicas share no state; they only pass each other a
+// client's answer to a server request (sampling, elicitation, roots) that a
+// load balancer delivered to a replica other than the one that asked.
+type ReplicaSettings struct {
+	// Peers are the replicas as host:port, comma-separated; a host that
+	// resolves to several addresses (a headless Service) names them all.
+	// Empty for a single replica.
+	Peers string `json:"peers,omitempty"`
+}
+
+// PeerList returns the peers' host:port entries.
+func (r ReplicaSettings) PeerList() []string { return SplitList(r.Peers) }
 
 // AuthSettings are the hub's callers. With none configured, the hub serves
 // anonymous callers only on a loopback address (a laptop) and refuses to
@@ -206,7 +223,15 @@ type UpstreamDefaults struct {
 	BreakerFailures int      `json:"breakerFailures"` // consecutive failures that open the breaker
 	BreakerOpenFor  Duration `json:"breakerOpenFor"`  // how long an open breaker fails fast
 	DiscoverTimeout Duration `json:"discoverTimeout"` // bound of the 2026-07-28 probe on first connect
+	// LogLevel is the logging/setLevel every upstream that logs gets on
+	// connect ("off": none). Callers' own levels are applied by the hub on
+	// top, so it must be at least as verbose as what callers ask for on a
+	// replica that did not see their logging/setLevel.
+	LogLevel string `json:"logLevel"`
 }
+
+// LogLevels are the MCP logging levels, most verbose first.
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // CatalogSettings tune the catalog and its change notifications.
 type CatalogSettings struct {
@@ -392,6 +417,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&u.BackoffMax, Duration(30*time.Second))
 	setDefault(&u.BreakerFailures, 5)
 	setDefault(&u.BreakerOpenFor, Duration(10*time.Second))
+	setDefault(&u.LogLevel, "info")
 	setDefault(&u.DiscoverTimeout, Duration(2*time.Second))
 	setDefault(&c.Catalog.RouteCacheSize, 16384)
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
@@ -421,6 +447,9 @@ func (c *Config) validate() error {
 	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {
 		return fmt.Errorf("upstream.backoffMax: %s is shorter than upstream.backoffMin %s", c.Upstream.BackoffMax.D(), c.Upstream.BackoffMin.D())
 	}
+	if c.Upstream.LogLevel != "off" && !slices.Contains(LogLevels, c.Upstream.LogLevel) {
+		return fmt.Errorf("upstream.logLevel: %q is not one of off, %s", c.Upstream.LogLevel, strings.Join(LogLevels, ", "))
+	}
 	if c.Upstream.BreakerFailures < 0 {
 		return fmt.Errorf("upstream.breakerFailures: must not be negative")
 	}
@@ -429,6 +458,11 @@ func (c *Config) validate() error {
 	}
 	if err := c.Auth.validate(); err != nil {
 		return err
+	}
+	for _, p := range c.Replicas.PeerList() {
+		if host, port, err := net.SplitHostPort(p); err != nil || host == "" || port == "" {
+			return fmt.Errorf("replicas.peers: %q is not host:port", p)
+		}
 	}
 	if u := c.Builtins.TriggerWorkflow.DashboardURL; u != "" {
 		if pu, err := url.Parse(u); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {

@@ -36,6 +36,8 @@ type Options struct {
 	Upstream       upstream.Options
 	// Local are the hub's own tools: builtins and api tools.
 	Local []LocalTool
+	// LogLevel is the logging level upstreams get on connect ("" none).
+	LogLevel mcp.LoggingLevel
 }
 
 // LocalTool is a tool the hub runs itself. Routing tries builtins first,
@@ -198,6 +200,7 @@ func New(opts Options, log zerolog.Logger) *Registry {
 		dirty:      make(chan struct{}, 1),
 	}
 	r.catalog.Store(&Catalog{})
+	r.logLevel.Store(opts.LogLevel)
 	return r
 }
 
@@ -260,6 +263,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 
 	var debounce *time.Timer
 	var fire <-chan time.Time
+	changed := false
 	r.rebuild() // an empty catalog is announced too, so readiness needs no special case
 	for {
 		select {
@@ -280,17 +284,34 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			}
 		case <-r.dirty:
 			r.rebuild()
+			// The first change after a quiet spell goes out at once (a
+			// server that just connected is callable through every face
+			// right away); changes within the window after it are
+			// coalesced into one more announcement at its end.
 			if debounce == nil {
+				r.announce()
 				debounce = time.NewTimer(r.opts.NotifyDebounce)
 				fire = debounce.C
+			} else {
+				changed = true
 			}
 		case <-fire:
 			debounce, fire = nil, nil
-			cat := r.Catalog()
-			for _, fn := range r.listeners {
-				fn(cat)
+			if changed {
+				changed = false
+				r.announce()
+				debounce = time.NewTimer(r.opts.NotifyDebounce)
+				fire = debounce.C
 			}
 		}
+	}
+}
+
+// announce hands the current catalog to the listeners.
+func (r *Registry) announce() {
+	cat := r.Catalog()
+	for _, fn := range r.listeners {
+		fn(cat)
 	}
 }
 

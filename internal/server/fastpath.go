@@ -51,6 +51,9 @@ type callHead struct {
 // serveMCP is the /mcp handler: the fast path, else mcp-go.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && id != "" {
+			defer s.streams.hold(id)()
+		}
 		s.streamable.ServeHTTP(w, r)
 		return
 	}
@@ -58,6 +61,13 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err == nil && len(body) <= maxRequestBytes && s.fastCall(w, r, body) {
 		return
+	}
+	if err == nil && isResponse(body) {
+		s.deliverAnswer(w, r, body)
+		return
+	}
+	if f, ok := initializeFlags(body); ok {
+		r = r.WithContext(withInitFlags(r.Context(), f))
 	}
 	// A request without a progress token from a plain session gets its
 	// answer as plain JSON: mcp-go would otherwise turn the reply into an
@@ -69,6 +79,23 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(w, r)
+}
+
+// initializeFlags reads the session flags of an initialize request.
+func initializeFlags(body []byte) (sessionFlags, bool) {
+	if !bytes.Contains(body, []byte(`"initialize"`)) {
+		return sessionFlags{}, false
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			Capabilities mcp.ClientCapabilities `json:"capabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.Method != string(mcp.MethodInitialize) {
+		return sessionFlags{}, false
+	}
+	return sessionFlags{relayed: takesServerRequests(req.Params.Capabilities)}, true
 }
 
 // jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may

@@ -30,15 +30,13 @@ import (
 // maxSessions bounds the per-session state the hub remembers.
 const maxSessions = 1 << 16
 
-// sessionState is what the hub remembers of a downstream session. It is
-// kept per replica; a session that moves to another replica is treated as
-// a plain one (fast path, no relayed server requests) until it initializes
-// there again.
+// sessionState is what a replica remembers of a downstream session: its
+// logging/setLevel. It is kept per replica (a request cannot change a
+// session's id); on another replica the session gets every log message of
+// its calls if they are relayed, and none if they take the fast path.
+// Whether a session takes server requests is in its id (sessionid.go).
 type sessionState struct {
-	// rich sessions take server requests (sampling, elicitation, roots):
-	// their calls go through the relay instead of the fast path.
-	rich bool
-	mu   sync.Mutex
+	mu sync.Mutex
 	// level is the session's logging/setLevel, "" when never set.
 	level mcp.LoggingLevel
 }
@@ -55,7 +53,6 @@ type features struct {
 
 	mu        sync.Mutex
 	published registry.Features // what mcp-go serves now
-	level     mcp.LoggingLevel  // the most verbose level any session asked for
 	// subs are the subscribers of each upstream resource: a legacy
 	// session (by id) or a 2026-07-28 listen stream, each with the way to
 	// reach it.
@@ -143,15 +140,14 @@ func (s *Server) advertise(caller Caller, caps *mcp.ServerCapabilities) {
 	}
 }
 
-func (s *Server) afterInitialize(ctx context.Context, _ any, req *mcp.InitializeRequest, res *mcp.InitializeResult) {
+func (s *Server) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 	s.advertise(callerFrom(ctx), &res.Capabilities)
-	id := sessionID(ctx)
-	if id == "" {
-		return
-	}
-	caps := req.Params.Capabilities
-	st := &sessionState{rich: caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil}
-	s.feat.sessions.Add(id, st)
+}
+
+// takesServerRequests reports whether a client declared a capability that
+// lets an upstream send it requests.
+func takesServerRequests(caps mcp.ClientCapabilities) bool {
+	return caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil
 }
 
 // session returns what the hub remembers of a session, or nil.
@@ -166,8 +162,11 @@ func (s *Server) session(id string) *sessionState {
 // needsRelay reports whether calls of the session must go through the
 // relay: it takes server requests or asked for log messages.
 func (s *Server) needsRelay(id string) bool {
+	if f, ok := parseSessionID(id); ok && f.relayed {
+		return true
+	}
 	st := s.session(id)
-	return st != nil && (st.rich || st.logLevel() != "")
+	return st != nil && st.logLevel() != ""
 }
 
 func (s *Server) dropSession(id string) {
@@ -210,13 +209,12 @@ func (s *Server) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequ
 		st.mu.Unlock()
 	}
 	s.feat.mu.Lock()
-	if s.feat.level != "" && !moreVerbose(level, s.feat.level) {
+	if cur := s.reg.LogLevel(); cur != "" && !moreVerbose(level, cur) {
 		s.feat.mu.Unlock()
 		return
 	}
-	s.feat.level = level
-	s.feat.mu.Unlock()
 	s.reg.SetLogLevel(level)
+	s.feat.mu.Unlock()
 	s.forwardLevel(ctx, level)
 }
 
@@ -525,7 +523,11 @@ func (r *relay) within(ctx context.Context) (context.Context, context.CancelFunc
 func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
-	res, err := r.s.mcp.RequestSampling(ctx, req)
+	var res *mcp.CreateMessageResult
+	handled, err := r.s.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
+	if !handled {
+		res, err = r.s.mcp.RequestSampling(ctx, req)
+	}
 	return res, r.unbridged(mcp.MethodSamplingCreateMessage, err)
 }
 
@@ -539,7 +541,11 @@ func (r *relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.El
 func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
-	res, err := r.s.mcp.RequestRoots(ctx, req)
+	var res *mcp.ListRootsResult
+	handled, err := r.s.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
+	if !handled {
+		res, err = r.s.mcp.RequestRoots(ctx, req)
+	}
 	return res, r.unbridged(mcp.MethodListRoots, err)
 }
 

@@ -29,7 +29,14 @@ type Options struct {
 	Instructions string
 	// Auth admits callers; nil admits everyone with full autonomy (tests).
 	Auth *Auth
+	// Peers are the other replicas (host:port), to which a client's answer
+	// to a server request is passed when another replica asked (peers.go).
+	Peers []string
 }
+
+// sessionIdleTTL is how long an idle Streamable HTTP session's state (its
+// replay buffer, its registration) is kept.
+const sessionIdleTTL = 10 * time.Minute
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
@@ -44,6 +51,8 @@ type Server struct {
 	ws         http.Handler
 
 	feat     *features
+	peers    *peers
+	streams  *streams
 	calls    inflight
 	draining atomic.Bool
 }
@@ -51,13 +60,15 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams()}
 	if s.auth == nil {
 		s.auth = AnonymousOnly(autonomy.Full)
 	}
 	s.metrics = newMetrics(reg)
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.filterList)
+	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
 	mcpOpts := append(s.serverOptions(hooks),
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
@@ -65,7 +76,13 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
-	s.streamable = server.NewStreamableHTTPServer(s.mcp, server.WithEventStore(newEventStore()))
+	s.streamable = server.NewStreamableHTTPServer(s.mcp,
+		server.WithEventStore(newEventStore()),
+		// With an event store mcp-go keeps a session past its GET stream
+		// (for resumption) until this much idle time.
+		server.WithSessionIdleTTL(sessionIdleTTL),
+		server.WithSessionIdManagerResolver(sessionIDs{}),
+	)
 	s.sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint("/sse"),
 		server.WithMessageEndpoint("/messages"),
@@ -85,6 +102,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/sse", s.requireCaller(s.sse))
 	mux.Handle("/messages", s.requireCaller(s.sse))
 	mux.Handle("/ws", s.requireCaller(s.ws))
+	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
 	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)

@@ -106,3 +106,43 @@ only: no list, no watch).
   verbs: ["get"]
 {{- end }}
 {{- end }}
+
+{{/* The port the hub listens on in its container (--listen, containerPort, the peers Service). */}}
+{{- define "mcp-hub.containerPort" -}}8080{{- end }}
+
+{{/* "true" when more than one pod may run: replicaCount > 1, or an HPA owns the replica count. Gates the peers Service and replicas.peers in the config. */}}
+{{- define "mcp-hub.multiReplica" -}}
+{{- if or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1) }}true{{ end }}
+{{- end }}
+
+{{/* "true" when a PodDisruptionBudget makes sense: at least two pods at all times (replicaCount, or autoscaling.minReplicas with an HPA). */}}
+{{- define "mcp-hub.pdb" -}}
+{{- if .Values.podDisruptionBudget.enabled }}
+{{- $floor := ternary .Values.autoscaling.minReplicas .Values.replicaCount .Values.autoscaling.enabled }}
+{{- if gt (int $floor) 1 }}true{{ end }}
+{{- end }}
+{{- end }}
+
+{{/* The headless Service through which replicas find each other. */}}
+{{- define "mcp-hub.peersService" -}}
+{{- printf "%s-peers" (include "mcp-hub.fullname" . | trunc 57 | trimSuffix "-") }}
+{{- end }}
+
+{{/* host:port of the peers Service, for the hub's replicas.peers: it resolves to the ready pods' IPs, so the port is the container's. */}}
+{{- define "mcp-hub.peersAddress" -}}
+{{- printf "%s.%s.svc.%s:%s" (include "mcp-hub.peersService" .) .Release.Namespace .Values.clusterDomain (include "mcp-hub.containerPort" .) }}
+{{- end }}
+
+{{/*
+The hub config file: .Values.config, plus replicas.peers when more than one pod
+may run. What the user set under config.replicas wins; config is copied, never
+modified in place.
+*/}}
+{{- define "mcp-hub.config" -}}
+{{- $config := deepCopy (.Values.config | default dict) }}
+{{- if include "mcp-hub.multiReplica" . }}
+{{- $replicas := dict "peers" (include "mcp-hub.peersAddress" .) }}
+{{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $replicas) }}
+{{- end }}
+{{- toYaml $config }}
+{{- end }}

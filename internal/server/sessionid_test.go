@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestSessionIDs(t *testing.T) {
+	relayed := sessionIDs{}.ResolveSessionIdManager((&http.Request{}).WithContext(withInitFlags(context.Background(), sessionFlags{relayed: true})))
+	plain := sessionIDs{}.ResolveSessionIdManager((&http.Request{}).WithContext(context.Background()))
+	r1, r2, p := relayed.Generate(), relayed.Generate(), plain.Generate()
+	if r1 == r2 || !strings.HasPrefix(r1, "mh1-r-") || !strings.HasPrefix(p, "mh1-p-") {
+		t.Fatalf("ids %q %q %q", r1, r2, p)
+	}
+	for _, tc := range []struct {
+		id      string
+		valid   bool
+		relayed bool
+	}{
+		{r1, true, true},
+		{p, true, false},
+		// mcp-go's own ids (hubs before this one) stay valid: rolling updates.
+		{"mcp-session-6f1d4c9e-1f0e-4c44-9a55-b3a5e0a7f001", true, false},
+		{"mh1-x-" + strings.Repeat("a", 32), false, false},
+		{"mh1-r-" + strings.Repeat("z", 32), false, false},
+		{"mh1-r-abc", false, false},
+		{"", false, false},
+		{"garbage", false, false},
+	} {
+		// Any replica validates any well-formed id, whoever minted it.
+		_, err := sessionIDs{}.ResolveSessionIdManager(nil).Validate(tc.id)
+		if (err == nil) != tc.valid {
+			t.Errorf("Validate(%q) = %v, want valid %v", tc.id, err, tc.valid)
+		}
+		f, _ := parseSessionID(tc.id)
+		if f.relayed != tc.relayed {
+			t.Errorf("parseSessionID(%q).relayed = %v, want %v", tc.id, f.relayed, tc.relayed)
+		}
+	}
+}
+
+func TestInitializeFlags(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"sampling":{}}}}`:    true,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}`: true,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"roots":{}}}}`:       true,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`:                 false,
+	} {
+		f, ok := initializeFlags([]byte(body))
+		if !ok || f.relayed != want {
+			t.Errorf("initializeFlags(%s) = %+v %v, want relayed %v", body, f, ok, want)
+		}
+	}
+	if _, ok := initializeFlags([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize"}}`)); ok {
+		t.Error("a tools/call named initialize was read as initialize")
+	}
+}
+
+func TestIsResponse(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":0,"result":{}}`:                        true,
+		`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}`: true,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`:              false,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:      false,
+		`{"jsonrpc":"2.0","id":null,"result":{}}`:                     false,
+		`not json`: false,
+	} {
+		if got := isResponse([]byte(body)); got != want {
+			t.Errorf("isResponse(%s) = %v, want %v", body, got, want)
+		}
+	}
+}
+
+// Only a configured peer may ask this replica to send a server request to
+// one of its clients; anyone else is refused before the body is read.
+func TestPeerRequestOnlyFromPeers(t *testing.T) {
+	for _, tc := range []struct {
+		peers  []string
+		remote string
+		want   int
+	}{
+		{nil, "127.0.0.1:5000", http.StatusForbidden},
+		{[]string{"10.1.2.3:8080"}, "127.0.0.1:5000", http.StatusForbidden},
+		{[]string{"127.0.0.1:8080"}, "127.0.0.1:5000", http.StatusNotFound}, // a peer; no stream for the session here
+	} {
+		s := &Server{peers: newPeers(tc.peers), streams: newStreams()}
+		req := httptestRequest(`{"session":"mh1-r-` + strings.Repeat("a", 32) + `","method":"roots/list"}`, tc.remote)
+		rec := &recorder{header: http.Header{}}
+		s.servePeerRequest(rec, req)
+		if rec.status != tc.want {
+			t.Errorf("peers %v, remote %s: status %d, want %d (%s)", tc.peers, tc.remote, rec.status, tc.want, rec.body.String())
+		}
+	}
+}
+
+func httptestRequest(body, remote string) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, "http://hub"+peerRequestPath, strings.NewReader(body))
+	r.RemoteAddr = remote
+	return r
+}

@@ -1,0 +1,372 @@
+// Package replicas runs three hub processes behind a round-robin HTTP
+// balancer with no affinity, as a plain Kubernetes Service would, and checks
+// that clients of every Streamable HTTP revision are served with zero
+// "session not found": a session initialized on one replica is valid on
+// the others, and a client's answer to a server request reaches the replica
+// that asked.
+package replicas
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/test/conformance"
+)
+
+const replicas = 3
+
+func TestReplicasBehindRoundRobin(t *testing.T) {
+	upstream := conformance.EverythingServer(t, false)
+	bin := buildHub(t)
+	ports := make([]int, replicas)
+	peers := make([]string, replicas)
+	for i := range ports {
+		ports[i] = freePort(t)
+		peers[i] = fmt.Sprintf("127.0.0.1:%d", ports[i])
+	}
+	backends := make([]string, replicas)
+	for i := range ports {
+		backends[i] = startHub(t, bin, upstream, ports[i], strings.Join(peers, ","))
+	}
+	lb := newBalancer(t, backends)
+
+	// Every replica converges to the same catalog from the same sources.
+	var first []string
+	for i, b := range backends {
+		names := toolNames(t, b)
+		if i == 0 {
+			first = names
+			continue
+		}
+		if !slices.Equal(names, first) {
+			t.Fatalf("replica %d lists %v, replica 0 %v", i, names, first)
+		}
+	}
+	if len(first) == 0 {
+		t.Fatal("the replicas list no tools")
+	}
+
+	t.Run("conformance suite", func(t *testing.T) {
+		direct := conformance.Run(t, upstream)
+		through := conformance.Run(t, lb.url)
+		passed, _ := conformance.Passing(direct)
+		for _, name := range passed {
+			if r := through[name]; !r.Passed {
+				t.Errorf("%s passes directly but fails behind the balancer:\n%s", name, r.Details)
+			}
+		}
+		p, _ := conformance.Passing(through)
+		t.Logf("passed: %d/%d directly, %d/%d behind %d replicas", len(passed), len(direct), len(p), len(through), replicas)
+	})
+
+	for _, tc := range []struct {
+		name     string
+		protocol string
+	}{
+		{"2025-11-25 session", mcp.LATEST_LEGACY_PROTOCOL_VERSION},
+		{"2025-03-26 session (Purko's executor)", "2025-03-26"},
+		{"2026-07-28 stateless", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := lb.spread()
+			c := dial(t, lb.url, tc.protocol)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for i := range 30 {
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "test_simple_text"
+				res, err := c.CallTool(ctx, req)
+				if err != nil || res.IsError {
+					t.Fatalf("call %d: %v %+v", i, err, res)
+				}
+				if _, err := c.ListTools(ctx, mcp.ListToolsRequest{}); err != nil {
+					t.Fatalf("tools/list %d: %v", i, err)
+				}
+				rr := mcp.ReadResourceRequest{}
+				rr.Params.URI = "test://static-text"
+				if _, err := c.ReadResource(ctx, rr); err != nil {
+					t.Fatalf("resources/read %d: %v", i, err)
+				}
+			}
+			// The requests really went to every replica.
+			after := lb.spread()
+			for i := range after {
+				if after[i] == before[i] {
+					t.Fatalf("replica %d got none of the session's requests: %v -> %v", i, before, after)
+				}
+			}
+		})
+	}
+
+	if n := lb.notFound.Load(); n != 0 {
+		t.Fatalf("the balancer saw %d responses 404 (session not found)", n)
+	}
+}
+
+// balancer is a round-robin reverse proxy with no affinity. It counts 404s.
+type balancer struct {
+	url      string
+	next     atomic.Uint64
+	hits     []atomic.Int64
+	notFound atomic.Int64
+}
+
+func newBalancer(t *testing.T, backends []string) *balancer {
+	t.Helper()
+	b := &balancer{hits: make([]atomic.Int64, len(backends))}
+	targets := make([]*url.URL, len(backends))
+	for i, s := range backends {
+		u, err := url.Parse(strings.TrimSuffix(s, "/mcp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets[i] = u
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			i := int(b.next.Add(1)-1) % len(targets)
+			b.hits[i].Add(1)
+			r.SetURL(targets[i])
+			r.Out.Host = r.In.Host // keep the client's Host, as a Service does
+		},
+		// Its own transport: nothing else in the test shares (or closes)
+		// the balancer's connections to the replicas.
+		Transport:     &http.Transport{MaxIdleConnsPerHost: 16},
+		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusNotFound {
+				b.notFound.Add(1)
+			}
+			return nil
+		},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: proxy}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	b.url = "http://" + ln.Addr().String() + "/mcp"
+	return b
+}
+
+func (b *balancer) spread() []int64 {
+	out := make([]int64, len(b.hits))
+	for i := range b.hits {
+		out[i] = b.hits[i].Load()
+	}
+	return out
+}
+
+func dial(t *testing.T, u, protocol string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(u, transport.WithHTTPBasicClient(&http.Client{Transport: bodyCheck{t, &http.Transport{DisableKeepAlives: true}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []client.ClientOption
+	if protocol != "" {
+		opts = append(opts, client.WithProtocolVersion(protocol))
+	}
+	c := client.NewClient(tr, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// bodyCheck reads every JSON reply whole and fails the test on one that is
+// not valid JSON, with its headers, so a truncated reply says where it came
+// from. (Reading it first also keeps mcp-go's client, which decodes lazily
+// and cancels the request right after, from racing the proxy's copy.)
+type bodyCheck struct {
+	t  *testing.T
+	rt http.RoundTripper
+}
+
+func (b bodyCheck) RoundTrip(r *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if r.Body != nil {
+		reqBody, _ = io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := b.rt.RoundTrip(r)
+	if err != nil || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		return resp, err
+	}
+	body, rerr := io.ReadAll(resp.Body)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if !json.Valid(body) {
+		b.t.Errorf("invalid JSON reply to %s: status %d, headers %v, read error %v, %d bytes: %q",
+			reqBody, resp.StatusCode, resp.Header, rerr, len(body), body[:min(300, len(body))])
+	}
+	return resp, nil
+}
+
+func toolNames(t *testing.T, base string) []string {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(base, "/mcp") + "/api/mcp/tools?format=names")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Servers []struct {
+			Tools []string `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range l.Servers {
+		names = append(names, s.Tools...)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func buildHub(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcp-hub")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/mcp-hub")
+	cmd.Dir = conformance.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+/mcp)`)
+
+// startHub starts one replica on port and returns its /mcp URL once the
+// upstream is connected.
+func startHub(t *testing.T, bin, upstream string, port int, peers string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`builtins: {staticAnalysis: {enabled: false}, triggerWorkflow: {enabled: false}}
+replicas: {peers: %q}
+servers:
+  - name: everything
+    url: %s
+    transport: streamable-http
+`, peers, upstream)
+	path := filepath.Join(dir, "hub.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	cmd := exec.Command(bin, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--config", path, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("replica on port %d:\n%s", port, out.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := listening.FindStringSubmatch(out.String()); m != nil && connected(m[1]) {
+			return m[1]
+		}
+		select {
+		case <-done:
+			t.Fatalf("replica exited:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica on port %d not ready:\n%s", port, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func connected(mcpURL string) bool {
+	resp, err := http.Get(strings.TrimSuffix(mcpURL, "/mcp") + "/api/mcp/tools")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var l struct {
+		Servers []struct {
+			Status string `json:"status"`
+		} `json:"servers"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&l) != nil || len(l.Servers) == 0 {
+		return false
+	}
+	for _, s := range l.Servers {
+		if s.Status != "connected" {
+			return false
+		}
+	}
+	return true
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
