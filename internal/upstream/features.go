@@ -73,10 +73,12 @@ type Events interface {
 	LogLevel() mcp.LoggingLevel
 }
 
-// relays tracks the relays of the calls in flight on one client.
+// relays tracks the requests in flight on one client: how many, and which
+// of them carry a relay. A plain call costs two atomic adds.
 type relays struct {
+	total    atomic.Int64
 	mu       sync.Mutex
-	inflight map[*relayCall]struct{}
+	relayed  map[*relayCall]struct{}
 	progress sync.Map // hub token -> *relayCall
 	next     atomic.Uint64
 }
@@ -87,22 +89,29 @@ type relayCall struct {
 }
 
 // begin registers a request in flight on the session, with the caller's
-// relay (nil when the caller takes nothing back).
+// relay (nil when the caller takes nothing back); end undoes it.
 func (rs *relays) begin(r Relay) *relayCall {
+	rs.total.Add(1)
+	if r == nil {
+		return nil
+	}
 	rc := &relayCall{relay: r}
 	rs.mu.Lock()
-	if rs.inflight == nil {
-		rs.inflight = map[*relayCall]struct{}{}
+	if rs.relayed == nil {
+		rs.relayed = map[*relayCall]struct{}{}
 	}
-	rs.inflight[rc] = struct{}{}
+	rs.relayed[rc] = struct{}{}
 	rs.mu.Unlock()
 	return rc
 }
 
 func (rs *relays) end(rc *relayCall) {
-	rs.mu.Lock()
-	delete(rs.inflight, rc)
-	rs.mu.Unlock()
+	if rc != nil {
+		rs.mu.Lock()
+		delete(rs.relayed, rc)
+		rs.mu.Unlock()
+	}
+	rs.total.Add(-1)
 }
 
 // mapProgress registers the caller's progress token and returns the
@@ -119,10 +128,10 @@ func (rs *relays) mapProgress(server string, r Relay, token any) (string, func()
 func (rs *relays) only() Relay {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if len(rs.inflight) != 1 {
+	if rs.total.Load() != 1 || len(rs.relayed) != 1 {
 		return nil
 	}
-	for rc := range rs.inflight {
+	for rc := range rs.relayed {
 		return rc.relay
 	}
 	return nil
