@@ -86,7 +86,7 @@ func TestPeerRequestOnlyFromPeers(t *testing.T) {
 		{[]string{"127.0.0.1:8080"}, "127.0.0.1:5000", http.StatusNotFound}, // a peer; no stream for the session here
 	} {
 		s := &Server{peers: newPeers(tc.peers), streams: newStreams()}
-		req := httptestRequest(`{"session":"mh1-r-` + strings.Repeat("a", 32) + `","method":"roots/list"}`, tc.remote)
+		req := httptestRequest(`{"session":"mh1-r-`+strings.Repeat("a", 32)+`","method":"roots/list"}`, tc.remote)
 		rec := &recorder{header: http.Header{}}
 		s.servePeerRequest(rec, req)
 		if rec.status != tc.want {
