@@ -220,14 +220,16 @@ func (s *overrideSource) match(server, name string) (Class, bool) {
 	return Class{}, false
 }
 
-// classifyHints applies a trusted server's annotations. destructiveHint is
-// looked at first so that a contradictory pair fails closed.
+// classifyHints applies a trusted server's annotations as the MCP spec
+// defines them: destructiveHint means something only when readOnlyHint is
+// false. (mcp-go marks every tool destructiveHint=true unless told
+// otherwise, so a read-only tool of a trusted mcp-go server carries both.)
 func classifyHints(readOnly, destructive *bool) (Class, bool) {
 	switch {
-	case destructive != nil && *destructive:
-		return Class{Reason: "destructiveHint from trusted server"}, true
 	case readOnly != nil && *readOnly:
 		return Class{ReadOnly: true, Reason: "readOnlyHint from trusted server"}, true
+	case destructive != nil && *destructive:
+		return Class{Reason: "destructiveHint from trusted server"}, true
 	case readOnly != nil:
 		return Class{Reason: "readOnlyHint=false from trusted server"}, true
 	}

@@ -59,7 +59,10 @@ func TestClassifyRules(t *testing.T) {
 		{"trusted readOnlyHint beats write verb", Tool{Server: "trusted", Name: "delete_thing", ReadOnlyHint: ptr(true)}, true, "readOnlyHint from trusted server"},
 		{"trusted readOnlyHint false", Tool{Server: "trusted", Name: "get_issue", ReadOnlyHint: ptr(false)}, false, "readOnlyHint=false from trusted server"},
 		{"trusted destructiveHint", Tool{Server: "trusted", Name: "get_issue", DestructiveHint: ptr(true)}, false, "destructiveHint from trusted server"},
-		{"trusted contradictory hints fail closed", Tool{Server: "trusted", Name: "get_issue", ReadOnlyHint: ptr(true), DestructiveHint: ptr(true)}, false, "destructiveHint from trusted server"},
+		// The spec: destructiveHint counts only when readOnlyHint is false
+		// (mcp-go sets destructiveHint=true on every tool by default).
+		{"trusted readOnlyHint outweighs destructiveHint", Tool{Server: "trusted", Name: "get_issue", ReadOnlyHint: ptr(true), DestructiveHint: ptr(true)}, true, "readOnlyHint from trusted server"},
+		{"trusted destructive write stays a write", Tool{Server: "trusted", Name: "get_issue", ReadOnlyHint: ptr(false), DestructiveHint: ptr(true)}, false, "destructiveHint from trusted server"},
 		{"trusted destructiveHint false alone falls through", Tool{Server: "trusted", Name: "get_issue", DestructiveHint: ptr(false)}, true, `read verb "get"`},
 		{"trusted without hints falls through", Tool{Server: "trusted", Name: "create_issue"}, false, `write verb "create"`},
 		{"untrusted readOnlyHint ignored", Tool{Server: "github", Name: "frobnicate_thing", ReadOnlyHint: ptr(true)}, false, "unknown: treated as write"},

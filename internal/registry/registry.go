@@ -264,7 +264,10 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 	var debounce *time.Timer
 	var fire <-chan time.Time
 	changed := false
-	r.rebuild() // an empty catalog is announced too, so readiness needs no special case
+	// The first catalog is announced at once: with no discovery source (the
+	// embedded default) nothing else would ever announce the hub's own tools.
+	r.rebuild()
+	r.announce()
 	for {
 		select {
 		case <-ctx.Done():

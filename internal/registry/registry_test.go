@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/upstream"
@@ -129,4 +131,31 @@ func TestFirstSourceWinsANameAndReadiness(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// With no discovery source (the embedded default config) the hub's own
+// tools must still reach the MCP face: the first catalog is announced
+// without waiting for a change.
+func TestFirstCatalogAnnouncedWithoutSources(t *testing.T) {
+	local := LocalTool{Def: mcp.NewTool("static-analysis"), Kind: autonomy.Builtin}
+	r := New(Options{NotifyDebounce: time.Hour, Local: []LocalTool{local}}, zerolog.Nop())
+	got := make(chan *Catalog, 1)
+	r.OnChange(func(c *Catalog) {
+		select {
+		case got <- c:
+		default:
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case c := <-got:
+		if _, ok := c.Tool("static-analysis"); !ok {
+			t.Fatalf("first announced catalog lacks the builtin: %+v", c.Tools)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no catalog announced with no sources")
+	}
 }

@@ -41,7 +41,36 @@ type Config struct {
 	// NotifyCalls is how many calls the notification latency benchmark
 	// makes per target: defaultNotifyCalls when 0, none when negative.
 	NotifyCalls int
+
+	// Only lists the benchmarks to run (1 tools/call, 2 reference server,
+	// 3 tools/list at scale, 4 idle sessions, 5 fan-out, 6 start-up); all
+	// when empty.
+	Only []int
+	// ProfileDir, when set, receives CPU and allocation profiles of the hub
+	// during a tools/call run at ProfileConcurrency sessions (benchmark 1);
+	// Report.Profile.writeTops summarizes them.
+	ProfileDir         string
+	ProfileSeconds     int // CPU profile length; default the measuring time
+	ProfileConcurrency int // default 16
+
+	// Benchmark 2: sessions per scenario; default 1 and 16.
+	RefConcurrency []int
+	// Benchmarks 3-6: upstreams served by one process, tools each; default
+	// 100 x 100.
+	ScaleUpstreams, ScaleTools int
+	// Benchmark 4: idle sessions to open; default 10,000.
+	IdleSessions int
+	// Benchmark 5: concurrent sessions; default 64.
+	FanoutConcurrency int
+	// Benchmark 6: starts per configuration; default 5.
+	StartupRuns int
 }
+
+// selected reports whether benchmark n is to run.
+func (c Config) selected(n int) bool { return len(c.Only) == 0 || slices.Contains(c.Only, n) }
+
+// Benchmark numbers and names, for -only.
+var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6}
 
 // Result is one target at one concurrency.
 type Result struct {
@@ -77,16 +106,44 @@ type Report struct {
 	CPUs        int           `json:"cpus"`
 	GoVersion   string        `json:"goVersion"`
 	Duration    string        `json:"durationPerScenario"`
+	Ran         []int         `json:"benchmarksRun"`
+	WallSeconds float64       `json:"wallSeconds"`
 	Comparisons []Comparison  `json:"comparisons"`
 	Autonomy    *AutonomyCost `json:"autonomy"`
 	// Notifications is the latency of progress and log messages an
 	// upstream sends during a call; nil when not measured.
 	Notifications *NotifyLatency `json:"notifications,omitempty"`
+	// Profile is the hub's CPU and allocation profile during tools/call
+	// (benchmark 1 with -profile).
+	Profile *ProfileCapture `json:"profile,omitempty"`
+	// ListProfile is the hub's profile during a full tools/list of the
+	// large catalog (benchmark 3 with -profile).
+	ListProfile *ProfileCapture `json:"listProfile,omitempty"`
+	// Reference: tools/call with the official reference server upstream.
+	Reference *ReferenceBench `json:"reference,omitempty"`
+	// ToolsList: tools/list of a large catalog.
+	ToolsList *ListBench `json:"toolsList,omitempty"`
+	// Idle: memory of idle downstream sessions.
+	Idle *IdleBench `json:"idleSessions,omitempty"`
+	// Fanout: tools/call spread over many upstreams.
+	Fanout *FanoutBench `json:"fanout,omitempty"`
+	// Startup: time from exec to a ready hub with a complete catalog.
+	Startup *StartupBench `json:"startup,omitempty"`
 }
 
-// Run starts the upstream and the hub as processes, measures every
-// concurrency level directly and through the hub, and stops both.
+// benchEnv is what every benchmark of one run shares.
+type benchEnv struct {
+	cfg      Config
+	hubBin   string // the mcp-hub binary
+	self     string // this binary, which serves the upstream roles
+	tmp      string // scratch directory, removed after the run
+	progress func(format string, args ...any)
+}
+
+// Run builds the hub, runs the selected benchmarks, each with its own
+// upstream and hub processes, and stops them.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	began := time.Now()
 	if cfg.Warmup == 0 {
 		cfg.Warmup = cfg.Duration / 6
 	}
@@ -112,49 +169,87 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	upCmd := exec.Command(self)
+	env := &benchEnv{cfg: cfg, hubBin: hubBin, self: self, tmp: tmp, progress: progress}
+	rep := &Report{Benchmark: "tools/call, fast mcp-go upstream, streamable HTTP", When: time.Now().UTC(),
+		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Duration: cfg.Duration.String()}
+	for n := 1; n <= 6; n++ {
+		if cfg.selected(n) {
+			rep.Ran = append(rep.Ran, n)
+		}
+	}
+	if cfg.selected(1) {
+		if err := env.runCalls(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.selected(2) {
+		if rep.Reference, err = env.runReference(ctx); err != nil {
+			return nil, fmt.Errorf("reference server benchmark: %w", err)
+		}
+	}
+	if cfg.selected(3) || cfg.selected(4) || cfg.selected(5) || cfg.selected(6) {
+		if err := env.runScale(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
+	rep.WallSeconds = time.Since(began).Seconds()
+	return rep, nil
+}
+
+// runCalls is benchmark 1: tools/call directly, through a bare reverse
+// proxy and through the hub, the autonomy cost, the notification latency,
+// and the optional profile.
+func (e *benchEnv) runCalls(ctx context.Context, rep *Report) error {
+	cfg, progress := e.cfg, e.progress
+	upCmd := exec.Command(e.self)
 	upCmd.Env = append(os.Environ(), roleEnv+"=upstream")
 	up, err := startProcess(ctx, upCmd, "http://")
 	if err != nil {
-		return nil, fmt.Errorf("start upstream: %w", err)
+		return fmt.Errorf("start upstream: %w", err)
 	}
 	defer up.stop()
-	proxyCmd := exec.Command(self)
+	proxyCmd := exec.Command(e.self)
 	proxyCmd.Env = append(os.Environ(), roleEnv+"=proxy", proxyTargetEnv+"="+strings.TrimSuffix(up.url, "/mcp"))
 	proxy, err := startProcess(ctx, proxyCmd, "http://")
 	if err != nil {
-		return nil, fmt.Errorf("start reference proxy: %w", err)
+		return fmt.Errorf("start reference proxy: %w", err)
 	}
 	defer proxy.stop()
-	hubCmd := exec.Command(hubBin, "serve", "--listen", "127.0.0.1:0", "--log-level", "info")
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--log-level", "info"}
+	pprofAddr := ""
+	if cfg.ProfileDir != "" {
+		if pprofAddr, err = freeAddr(); err != nil {
+			return err
+		}
+		args = append(args, "--pprof", pprofAddr)
+	}
+	hubCmd := exec.Command(e.hubBin, args...)
 	hubCmd.Env = append(os.Environ(), `MCP_SERVERS=[{"name":"fast","url":"`+up.url+`"}]`)
 	hub, err := startProcess(ctx, hubCmd, "listening on ")
 	if err != nil {
-		return nil, fmt.Errorf("start hub: %w", err)
+		return fmt.Errorf("start hub: %w", err)
 	}
 	defer hub.stop()
-	hubURL := strings.Fields(strings.SplitN(hub.url, "listening on ", 2)[1])[0]
+	hubURL := hubMCPURL(hub.url)
 	if err := waitForTool(ctx, hubURL, benchTool); err != nil {
-		return nil, err
+		return err
 	}
 
-	rep := &Report{Benchmark: "tools/call, fast mcp-go upstream, streamable HTTP", When: time.Now().UTC(),
-		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Duration: cfg.Duration.String()}
 	for _, n := range cfg.Concurrency {
 		progress("concurrency %d: direct", n)
 		direct, err := measure(ctx, up.url, "direct", n, cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		progress("concurrency %d: through a bare reverse proxy", n)
 		viaProxy, err := measure(ctx, proxy.url, "proxy", n, cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		progress("concurrency %d: through the hub", n)
 		viaHub, err := measure(ctx, hubURL, "hub", n, cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c := Comparison{Concurrency: n, Direct: direct, Proxy: viaProxy, Hub: viaHub,
 			OverheadP50Ms: viaHub.P50Ms - direct.P50Ms, OverheadP99Ms: viaHub.P99Ms - direct.P99Ms,
@@ -178,7 +273,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		for _, level := range []string{first, map[string]string{"full": "restricted", "restricted": "full"}[first]} {
 			res, err := measure(ctx, hubURL, level, n, cfg, "X-Autonomy-Level", level)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if level == "full" {
 				fulls = append(fulls, res)
@@ -199,6 +294,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Autonomy = a
 
+	// The profile has a run of its own, so that profiling does not touch
+	// the figures above.
+	if cfg.ProfileDir != "" {
+		if rep.Profile, err = e.profileCalls(ctx, hubURL, pprofAddr); err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+		for _, c := range rep.Comparisons {
+			if c.Concurrency == rep.Profile.Concurrency {
+				rep.Profile.RunRatio = ratio(rep.Profile.Run.CallsPerSec, c.Hub.CallsPerSec)
+			}
+		}
+	}
+
 	// Last: setting a log level makes the hub's sessions with the upstream
 	// carry log messages, which the tool-call figures above should not see.
 	if calls := cfg.NotifyCalls; calls >= 0 {
@@ -206,10 +314,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			calls = defaultNotifyCalls
 		}
 		if rep.Notifications, err = runNotify(ctx, calls, up.url, proxy.url, hubURL, progress); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return rep, nil
+	return nil
+}
+
+// hubMCPURL takes the hub's /mcp URL from its "listening on" line.
+func hubMCPURL(line string) string {
+	return strings.Fields(strings.SplitN(line, "listening on ", 2)[1])[0]
 }
 
 // mean averages runs of one target: latencies and rates are averaged, counts
@@ -238,7 +351,31 @@ type AutonomyCost struct {
 
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "%s (%d CPUs, %s, %s per scenario)\n\n", r.Benchmark, r.CPUs, r.GoVersion, r.Duration)
+	fmt.Fprintf(w, "mcp-hub bench: %d CPUs, %s, %s per scenario\n", r.CPUs, r.GoVersion, r.Duration)
+	if len(r.Comparisons) > 0 {
+		r.writeCalls(w)
+	}
+	if r.Reference != nil {
+		r.Reference.writeTable(w)
+	}
+	if r.ToolsList != nil {
+		r.ToolsList.writeTable(w)
+	}
+	if r.Idle != nil {
+		r.Idle.writeTable(w)
+	}
+	if r.Fanout != nil {
+		r.Fanout.writeTable(w)
+	}
+	if r.Startup != nil {
+		r.Startup.writeTable(w)
+	}
+	fmt.Fprintf(w, "\nbenchmarks run: %v in %.0f s\n", r.Ran, r.WallSeconds)
+}
+
+// writeCalls prints benchmark 1.
+func (r *Report) writeCalls(w io.Writer) {
+	fmt.Fprintf(w, "\n[1] %s\n", r.Benchmark)
 	fmt.Fprintf(w, "%-5s %-7s %9s %9s %11s %7s\n", "conc", "target", "p50 ms", "p99 ms", "calls/s", "errors")
 	for _, c := range r.Comparisons {
 		for _, res := range []Result{c.Direct, c.Proxy, c.Hub} {
@@ -259,48 +396,126 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 }
 
+// callFunc makes one call on the session it was opened for.
+type callFunc func(ctx context.Context) error
+
+// opener opens session i of a measurement and returns its call and its
+// close.
+type opener func(ctx context.Context, i int) (callFunc, func(), error)
+
 // measure runs n sessions calling echo back to back on url.
 func measure(ctx context.Context, url, target string, n int, cfg Config, headers ...string) (Result, error) {
-	httpClient := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
+	return measureHooked(ctx, url, target, n, cfg, nil, headers...)
+}
+
+// measureHooked is measure that calls onMeasure when the measuring (after
+// the warm-up) begins.
+func measureHooked(ctx context.Context, url, target string, n int, cfg Config, onMeasure func(), headers ...string) (Result, error) {
+	httpClient := newHTTPClient(1024)
 	defer httpClient.CloseIdleConnections()
-	clients := make([]*client.Client, n)
-	for i := range clients {
+	return measureCalls(ctx, target, n, cfg, onMeasure, func(ctx context.Context, _ int) (callFunc, func(), error) {
 		c, err := dial(ctx, url, httpClient, headers...)
 		if err != nil {
-			return Result{}, fmt.Errorf("%s session %d: %w", target, i, err)
+			return nil, nil, err
 		}
-		defer c.Close()
-		clients[i] = c
+		return toolCaller(c, benchTool, map[string]any{"text": "ping"}), func() { c.Close() }, nil
+	})
+}
+
+func newHTTPClient(idle int) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: idle, MaxIdleConnsPerHost: idle, IdleConnTimeout: time.Minute}}
+}
+
+// toolCaller calls tool with args on c; a result flagged as an error is a
+// failed call.
+func toolCaller(c *client.Client, tool string, args map[string]any) callFunc {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	return func(ctx context.Context) error { return callTool(ctx, c, req) }
+}
+
+func callTool(ctx context.Context, c *client.Client, req mcp.CallToolRequest) error {
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return err
 	}
+	if res.IsError {
+		return fmt.Errorf("%s: error result", req.Params.Name)
+	}
+	return nil
+}
+
+// measureCalls opens n sessions with open, then each makes calls back to
+// back: for the warm-up, then for cfg.Duration, which is measured.
+func measureCalls(ctx context.Context, target string, n int, cfg Config, onMeasure func(), open opener) (Result, error) {
+	calls := make([]callFunc, n)
 	var (
 		mu      sync.Mutex
+		openErr error
+		closers []func()
+		next    = make(chan int)
+		wg      sync.WaitGroup
+	)
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	for range min(n, 8) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				call, closeFn, err := open(ctx, i)
+				mu.Lock()
+				if err != nil && openErr == nil {
+					openErr = fmt.Errorf("%s session %d: %w", target, i, err)
+				}
+				if err == nil {
+					calls[i] = call
+					closers = append(closers, closeFn)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if openErr != nil {
+		return Result{}, openErr
+	}
+	var (
 		all     []time.Duration
 		errs    int
-		wg      sync.WaitGroup
 		started = time.Now()
 		measure = started.Add(cfg.Warmup)
 		end     = measure.Add(cfg.Duration)
 	)
-	for _, c := range clients {
+	if onMeasure != nil {
+		t := time.AfterFunc(cfg.Warmup, onMeasure)
+		defer t.Stop()
+	}
+	for _, call := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			lat := make([]time.Duration, 0, 4096)
 			bad := 0
-			req := mcp.CallToolRequest{}
-			req.Params.Name = benchTool
-			req.Params.Arguments = map[string]any{"text": "ping"}
 			for ctx.Err() == nil {
 				t0 := time.Now()
 				if t0.After(end) {
 					break
 				}
-				res, err := c.CallTool(ctx, req)
+				err := call(ctx)
 				d := time.Since(t0)
 				if t0.Before(measure) {
 					continue
 				}
-				if err != nil || res.IsError {
+				if err != nil {
 					bad++
 					continue
 				}
@@ -319,11 +534,16 @@ func measure(ctx context.Context, url, target string, n int, cfg Config, headers
 	slices.Sort(all)
 	res := Result{Target: target, Concurrency: n, Calls: len(all), Errors: errs,
 		CallsPerSec: float64(len(all)) / cfg.Duration.Seconds()}
-	if len(all) > 0 {
-		res.P50Ms = ms(all[len(all)/2])
-		res.P99Ms = ms(all[min(len(all)-1, len(all)*99/100)])
-	}
+	res.P50Ms, res.P99Ms = pct(all, 50), pct(all, 99)
 	return res, nil
+}
+
+// pct is the p-th percentile of sorted latencies, in ms; 0 for none.
+func pct(sorted []time.Duration, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return ms(sorted[min(len(sorted)-1, len(sorted)*p/100)])
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -400,6 +620,9 @@ func upstreamHandler() http.Handler {
 type proc struct {
 	cmd *exec.Cmd
 	url string
+	// exited, when set, closes when the process has been waited for (by
+	// whoever started it).
+	exited chan struct{}
 }
 
 func startProcess(ctx context.Context, cmd *exec.Cmd, marker string) (*proc, error) {
@@ -436,5 +659,9 @@ func startProcess(ctx context.Context, cmd *exec.Cmd, marker string) (*proc, err
 
 func (p *proc) stop() {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	if p.exited != nil {
+		<-p.exited
+		return
+	}
 	_ = p.cmd.Wait()
 }

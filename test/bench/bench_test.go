@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +28,15 @@ func TestMain(m *testing.M) {
 func TestBenchHarness(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Concurrency: []int{1, 4}, NotifyCalls: 20})
+	const upstreams, tools, idle = 5, 10, 50
+	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Concurrency: []int{1, 4}, NotifyCalls: 20,
+		ProfileDir: t.TempDir(), ProfileSeconds: 1, ProfileConcurrency: 4,
+		RefConcurrency: []int{1, 2}, ScaleUpstreams: upstreams, ScaleTools: tools, IdleSessions: idle, FanoutConcurrency: 4, StartupRuns: 1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("benchmarks run: %v", rep.Ran)
 	}
 	if len(rep.Comparisons) != 2 {
 		t.Fatalf("%d comparisons, want 2", len(rep.Comparisons))
@@ -69,9 +76,122 @@ func TestBenchHarness(t *testing.T) {
 			}
 		}
 	}
+
+	// The profile: CPU and two allocs profiles, summarized by go tool pprof.
+	if p := rep.Profile; p == nil || p.Run == nil || p.Run.Calls == 0 || p.Run.Errors != 0 || p.RunRatio <= 0 {
+		t.Errorf("tools/call profile: %+v", rep.Profile)
+	}
+	if rep.ListProfile == nil {
+		t.Error("no tools/list profile")
+	}
+	for _, p := range []*ProfileCapture{rep.Profile, rep.ListProfile} {
+		if p == nil {
+			continue
+		}
+		for _, f := range []string{p.CPU, p.AllocsBase, p.Allocs} {
+			if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+				t.Errorf("profile file %s: %v", f, err)
+			}
+		}
+		var tops strings.Builder
+		p.writeTops(ctx, &tops)
+		if strings.Count(tops.String(), "flat%") != 4 {
+			t.Errorf("pprof tops:\n%s", tops.String())
+		}
+	}
+
+	// 2: the reference server over both transports, directly and through
+	// the hub.
+	if r := rep.Reference; r == nil || len(r.Comparisons) != 4 {
+		t.Errorf("reference server: %+v", rep.Reference)
+	} else {
+		for _, c := range r.Comparisons {
+			for _, res := range []Result{c.Direct, c.Hub} {
+				if res.Calls == 0 || res.Errors != 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms {
+					t.Errorf("reference server over %s, %s at %d sessions: %+v", c.Transport, res.Target, c.Concurrency, res)
+				}
+			}
+			if c.ThroughputRatio <= 0 {
+				t.Errorf("reference server over %s at %d: throughput ratio %v", c.Transport, c.Concurrency, c.ThroughputRatio)
+			}
+		}
+	}
+
+	// 3: the whole catalog, and half of it for a restricted caller.
+	if l := rep.ToolsList; l == nil {
+		t.Error("no tools/list benchmark")
+	} else {
+		for _, c := range []struct {
+			r     ListResult
+			tools int
+		}{{l.Direct, tools}, {l.DirectAll, upstreams * tools}, {l.Full, upstreams * tools}, {l.Restricted, upstreams * tools / 2}} {
+			if c.r.Tools != c.tools || c.r.Lists < 5 || c.r.Pages < 1 || c.r.Bytes == 0 || c.r.P50Ms <= 0 || c.r.P99Ms < c.r.P50Ms || c.r.P50Ratio <= 0 {
+				t.Errorf("tools/list %s: %+v, want %d tools", c.r.Target, c.r, c.tools)
+			}
+		}
+	}
+
+	// 4: every idle session opened and held; memory read before and after.
+	if b := rep.Idle; b == nil || b.Sessions != idle || b.Failed != 0 || b.Closed != 0 ||
+		b.Baseline.RSSKB <= 0 || b.Loaded.RSSKB <= 0 || b.AfterClose.RSSKB <= 0 || b.Baseline.HeapInuseKB <= 0 ||
+		b.Loaded.Goroutines <= b.Baseline.Goroutines || b.HubNofile == "?" || b.LoadedRatio <= 0 {
+		t.Errorf("idle sessions: %+v", rep.Idle)
+	}
+
+	// 5: calls spread over every upstream, directly and through the hub.
+	if f := rep.Fanout; f == nil || f.Upstreams != upstreams {
+		t.Errorf("fan-out: %+v", rep.Fanout)
+	} else {
+		for _, r := range []Result{f.Direct, f.Hub} {
+			if r.Calls == 0 || r.Errors != 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
+				t.Errorf("fan-out %s: %+v", r.Target, r)
+			}
+		}
+	}
+
+	// 6: one start with each config, every stage timed in order.
+	if s := rep.Startup; s == nil || s.ExecMs <= 0 {
+		t.Errorf("start-up: %+v", rep.Startup)
+	} else {
+		for _, c := range []StartupCase{s.Default, s.Scale} {
+			if len(c.Runs) != 1 || c.ListeningMs <= 0 || c.ReadyMs < c.ListeningMs || c.CompleteMs < c.ReadyMs || c.Tools == 0 || c.Ratio <= 0 {
+				t.Errorf("start-up, %s: %+v", c.Config, c)
+			}
+			// A tools/list that never shows the catalog is the hub's fault,
+			// which the benchmark reports; here it is only logged.
+			if len(c.Problems) > 0 {
+				t.Logf("start-up, %s: %v", c.Config, c.Problems)
+			} else if c.ToolsListMs < c.CompleteMs {
+				t.Errorf("start-up, %s: tools/list complete at %v ms, before the catalog (%v ms)", c.Config, c.ToolsListMs, c.CompleteMs)
+			}
+		}
+		if s.Scale.Servers != upstreams || s.Scale.Tools != upstreams*tools {
+			t.Errorf("start-up with %d upstreams: %+v", upstreams, s.Scale)
+		}
+	}
+
 	var table strings.Builder
 	rep.WriteTable(&table)
-	if !strings.Contains(table.String(), "notification latency") {
-		t.Errorf("the table has no notification latency:\n%s", table.String())
+	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table has no %q:\n%s", want, table.String())
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+// TestParseOnly: -only takes numbers and names.
+func TestParseOnly(t *testing.T) {
+	got, err := parseOnly("3, idle,fanout ,6")
+	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6}) {
+		t.Errorf("parseOnly = %v, %v", got, err)
+	}
+	if got, err := parseOnly(""); err != nil || got != nil {
+		t.Errorf("parseOnly(\"\") = %v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "7", "lists"} {
+		if _, err := parseOnly(bad); err == nil {
+			t.Errorf("parseOnly(%q) accepted", bad)
+		}
 	}
 }

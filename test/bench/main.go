@@ -3,7 +3,17 @@
 // and every figure is reported against that direct baseline. The hub and the
 // upstream run as separate processes on loopback, as in production.
 //
-//	go run ./test/bench [-duration 3s] [-concurrency 1,16,64] [-notify-calls 200] [-out bench-results.json]
+//	go run ./test/bench [-only 1,2,3,4,5,6] [-duration 3s] [-concurrency 1,16,64] [-notify-calls 200]
+//	                    [-profile DIR] [-idle-sessions 10000] [-out bench-results.json]
+//
+// The benchmarks (-only takes their numbers or names):
+//
+//	1 call       tools/call through the hub, a bare reverse proxy and directly; autonomy cost; notification latency
+//	2 reference  tools/call with the official reference server upstream, over Streamable HTTP and SSE
+//	3 list       tools/list of 100 upstreams x 100 tools, full and restricted view
+//	4 idle       hub memory per idle downstream session (10,000 sessions)
+//	5 fanout     tools/call spread over 100 upstreams at 64 sessions
+//	6 startup    exec to ready with a complete catalog, default config and 100 upstreams
 package main
 
 import (
@@ -29,6 +39,16 @@ func main() {
 	out := flag.String("out", "", "write the results as JSON to this file")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
 	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
+	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup)")
+	profileDir := flag.String("profile", "", "capture the hub's CPU and allocation profiles into this directory during tools/call at -profile-concurrency sessions (benchmark 1) and during tools/list of the large catalog (benchmark 3), and print their top")
+	profileSecs := flag.Int("profile-seconds", 0, "CPU profile length in seconds (default: -duration)")
+	profileConc := flag.Int("profile-concurrency", 16, "sessions of the profiled tools/call run")
+	refConc := flag.String("ref-concurrency", "1,16", "concurrent sessions in the reference server benchmark")
+	upstreams := flag.Int("upstreams", defaultScaleUpstreams, "upstreams in benchmarks 3-6")
+	tools := flag.Int("tools", defaultScaleTools, "tools per upstream in benchmarks 3-6")
+	idle := flag.Int("idle-sessions", defaultIdleSessions, "idle sessions to open in benchmark 4")
+	fanout := flag.Int("fanout-concurrency", defaultFanout, "concurrent sessions in benchmark 5")
+	startups := flag.Int("startup-runs", defaultStartupRuns, "starts per config in benchmark 6")
 	flag.Parse()
 
 	if role := os.Getenv(roleEnv); role != "" {
@@ -38,26 +58,40 @@ func main() {
 		}
 		return
 	}
-	var levels []int
-	for _, s := range strings.Split(*conc, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			fmt.Fprintf(os.Stderr, "-concurrency: %q is not a positive number\n", s)
-			os.Exit(2)
-		}
-		levels = append(levels, n)
+	levels, err := positiveList("-concurrency", *conc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	refLevels, err := positiveList("-ref-concurrency", *refConc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	selected, err := parseOnly(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *notifyCalls <= 0 {
 		*notifyCalls = -1 // Config: negative skips, 0 is the default
 	}
-	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr, NotifyCalls: *notifyCalls})
+	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr, NotifyCalls: *notifyCalls,
+		Only: selected, ProfileDir: *profileDir, ProfileSeconds: *profileSecs, ProfileConcurrency: *profileConc,
+		RefConcurrency: refLevels, ScaleUpstreams: *upstreams, ScaleTools: *tools, IdleSessions: *idle,
+		FanoutConcurrency: *fanout, StartupRuns: *startups})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 	rep.WriteTable(os.Stdout)
+	for _, p := range []*ProfileCapture{rep.Profile, rep.ListProfile} {
+		if p != nil {
+			p.writeTops(ctx, os.Stdout)
+		}
+	}
 	if *out != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*out, b, 0o644); err != nil {
@@ -68,13 +102,50 @@ func main() {
 	}
 }
 
-// serveRole serves the fast upstream, or a bare reverse proxy in front of
-// it, on a loopback port and prints its URL on stdout.
+// positiveList parses a comma-separated list of positive numbers.
+func positiveList(flagName, list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a positive number", flagName, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseOnly parses -only: benchmark numbers or names; empty selects all.
+func parseOnly(list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if named, ok := benchNames[s]; ok {
+			n, err = named, nil
+		}
+		if err != nil || n < 1 || n > 6 {
+			return nil, fmt.Errorf("-only: %q is neither 1-6 nor one of call, reference, list, idle, fanout, startup", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// serveRole serves the fast upstream, a bare reverse proxy in front of it,
+// or many upstreams (benchmarks 3-6), on a loopback port and prints its URL
+// on stdout (for many upstreams, the base URL: upstream i is at /u<i>/mcp).
 func serveRole(role string) error {
 	var h http.Handler
+	path := "/mcp"
 	switch role {
 	case "upstream":
 		h = upstreamHandler()
+	case "many":
+		h, path = manyHandler(envInt(upstreamsEnv, defaultScaleUpstreams), envInt(toolsEnv, defaultScaleTools)), ""
 	case "proxy":
 		target, err := url.Parse(os.Getenv(proxyTargetEnv))
 		if err != nil {
@@ -90,6 +161,6 @@ func serveRole(role string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	fmt.Printf("http://%s%s\n", ln.Addr(), path)
 	return http.Serve(ln, h)
 }

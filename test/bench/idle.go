@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Benchmark 4: what an idle downstream session costs the hub. An IDE
+// session that is open but unused holds an initialized Streamable HTTP
+// session (2025-11-25) and its standalone GET stream; the benchmark opens
+// many of them, then reads the hub's resident memory (VmRSS) and its Go
+// runtime figures (heap after a GC, stacks, goroutines, from pprof), and
+// sets them against the same idle hub before the sessions.
+
+const (
+	defaultIdleSessions = 10000
+	targetIdleKB        = 50.0            // KB of hub RSS per idle session
+	idleOpeners         = 16              // sessions opened in parallel
+	idleSettle          = 2 * time.Second // before reading memory; shorter for short runs
+)
+
+// MemSample is the hub's memory at one moment.
+type MemSample struct {
+	RSSKB       int64 `json:"rssKB"`       // VmRSS
+	HeapInuseKB int64 `json:"heapInuseKB"` // after a forced GC
+	StackKB     int64 `json:"stackInuseKB"`
+	SysKB       int64 `json:"goSysKB"` // everything the Go runtime got from the OS
+	Goroutines  int   `json:"goroutines"`
+}
+
+// IdleBench is benchmark 4.
+type IdleBench struct {
+	Wanted   int `json:"wanted"`
+	Sessions int `json:"sessions"` // opened and still open at the end
+	Failed   int `json:"failed"`   // could not be opened
+	Closed   int `json:"closed"`   // streams the hub ended while idle
+	// Catalog is the hub's catalog: upstreams x tools.
+	Upstreams int     `json:"upstreams"`
+	Tools     int     `json:"tools"`
+	OpenMs    float64 `json:"openMs"` // time to open them all
+	// Baseline is the idle hub with the same catalog, before the sessions;
+	// Loaded with them; AfterClose once the streams are closed again
+	// (without DELETE, as a client that goes away).
+	// Mid is the hub with MidSessions (half of them) open.
+	Baseline    MemSample `json:"baseline"`
+	Mid         MemSample `json:"mid"`
+	MidSessions int       `json:"midSessions"`
+	Loaded      MemSample `json:"loaded"`
+	AfterClose  MemSample `json:"afterClose"`
+	// Per session: (Loaded - Baseline) / Sessions. RSS is what the target
+	// is about; the Go runtime's heap (after a GC) and stacks are what the
+	// sessions hold, whether or not RSS had room for it before.
+	RSSPerSessionKB   float64 `json:"rssPerSessionKB"`
+	HeapPerSessionKB  float64 `json:"heapPerSessionKB"`
+	StackPerSessionKB float64 `json:"stackPerSessionKB"`
+	GoPerSessionKB    float64 `json:"goPerSessionKB"` // heap + stacks
+	GoroutinesPerSess float64 `json:"goroutinesPerSession"`
+	// MarginalRSSPerSessionKB is (Loaded - Mid) RSS over the second half's
+	// sessions.
+	MarginalRSSPerSessionKB float64 `json:"marginalRSSPerSessionKB"`
+	LoadedRatio             float64 `json:"loadedRatio"` // Loaded / Baseline RSS
+	TargetKB                float64 `json:"targetKB"`
+	MeetsTarget             bool    `json:"meetsTarget"`
+	// Open-file limits: this process before and after raising it, and the
+	// hub's (inherited).
+	BenchNofileBefore uint64 `json:"benchNofileBefore"`
+	BenchNofile       uint64 `json:"benchNofile"`
+	HubNofile         string `json:"hubNofile"`
+	HubNofileHard     string `json:"hubNofileHard"`
+	Note              string `json:"note,omitempty"`
+}
+
+func (e *benchEnv) runIdle(ctx context.Context, s *scaleSetup) (*IdleBench, error) {
+	want := e.cfg.IdleSessions
+	if want <= 0 {
+		want = defaultIdleSessions
+	}
+	out := &IdleBench{Wanted: want, Upstreams: s.upstreams, Tools: s.upstreams * s.tools, TargetKB: targetIdleKB}
+	settle := min(idleSettle, max(e.cfg.Duration, 200*time.Millisecond))
+	var err error
+	// Before the hub starts, so that it inherits the raised limit.
+	if out.BenchNofileBefore, out.BenchNofile, err = raiseOpenFiles(); err != nil {
+		return nil, fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
+	}
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	hub, base, err := e.startHub(ctx, "--config", s.cfgPath, "--pprof", pprofAddr)
+	if err != nil {
+		return nil, err
+	}
+	defer hub.terminate(5 * time.Second)
+	pid := hub.cmd.Process.Pid
+	out.HubNofile, out.HubNofileHard = openFilesLimit(pid)
+	if _, err := waitCatalog(ctx, base, s.names, time.Minute); err != nil {
+		return nil, err
+	}
+	// One session opened and closed first, so the baseline includes what
+	// the first session initializes once.
+	hc := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConns: 2 * idleOpeners, MaxIdleConnsPerHost: 2 * idleOpeners, IdleConnTimeout: time.Minute}}
+	defer hc.CloseIdleConnections()
+	if warm, err := openRaw(ctx, hc, base+"/mcp"); err != nil {
+		return nil, err
+	} else if _, _, err := warm.call(ctx, "ping", map[string]any{}); err != nil {
+		return nil, err
+	}
+	time.Sleep(settle)
+	if out.Baseline, err = memSample(ctx, pid, pprofAddr); err != nil {
+		return nil, err
+	}
+	e.progress("idle sessions: opening %d (hub RSS %d KB before; open files: bench %d, hub %s)", want, out.Baseline.RSSKB, out.BenchNofile, out.HubNofile)
+
+	streamCtx, closeStreams := context.WithCancel(ctx)
+	defer closeStreams()
+	var (
+		closed, failed atomic.Int64
+		firstErr       error
+		mu             sync.Mutex
+		streams        sync.WaitGroup
+		opened         atomic.Int64
+	)
+	// openSessions opens count more sessions, idleOpeners at a time, and
+	// keeps their streams open (and read) until closeStreams.
+	openSessions := func(count int) {
+		jobs := make(chan struct{})
+		var wg sync.WaitGroup
+		for range idleOpeners {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range jobs {
+					if failed.Load() > 100 {
+						continue // the machine's limit: measure what is open
+					}
+					rs, err := openRaw(streamCtx, hc, base+"/mcp")
+					var resp *http.Response
+					if err == nil {
+						resp, err = rs.listen(streamCtx)
+					}
+					if err != nil {
+						failed.Add(1)
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = err
+						}
+						mu.Unlock()
+						continue
+					}
+					streams.Add(1)
+					go func() {
+						defer streams.Done()
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if streamCtx.Err() == nil {
+							closed.Add(1)
+						}
+					}()
+					if n := opened.Add(1); n%2000 == 0 {
+						e.progress("idle sessions: %d open", n)
+					}
+				}
+			}()
+		}
+		for range count {
+			if ctx.Err() != nil {
+				break
+			}
+			jobs <- struct{}{}
+		}
+		close(jobs)
+		wg.Wait()
+	}
+	// Half first, then the rest: the growth over the second half is the
+	// marginal cost of a session, after the idle hub's spare memory (its
+	// heap grows to 5x the live heap with the hub's GOGC=400) is used up.
+	start := time.Now()
+	openSessions(want / 2)
+	out.OpenMs = msSince(start)
+	time.Sleep(settle)
+	out.MidSessions = int(opened.Load() - closed.Load())
+	if out.Mid, err = memSample(ctx, pid, pprofAddr); err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	openSessions(want - want/2)
+	out.OpenMs += msSince(start)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	time.Sleep(settle)
+	out.Failed, out.Closed = int(failed.Load()), int(closed.Load())
+	out.Sessions = int(opened.Load()) - out.Closed
+	if out.Loaded, err = memSample(ctx, pid, pprofAddr); err != nil {
+		return nil, err
+	}
+	if out.Failed > 0 {
+		out.Note = fmt.Sprintf("%d sessions could not be opened, first error: %v; measured at %d", out.Failed, firstErr, out.Sessions)
+	}
+	if out.Sessions > 0 {
+		n := float64(out.Sessions)
+		out.RSSPerSessionKB = float64(out.Loaded.RSSKB-out.Baseline.RSSKB) / n
+		out.HeapPerSessionKB = float64(out.Loaded.HeapInuseKB-out.Baseline.HeapInuseKB) / n
+		out.StackPerSessionKB = float64(out.Loaded.StackKB-out.Baseline.StackKB) / n
+		out.GoPerSessionKB = out.HeapPerSessionKB + out.StackPerSessionKB
+		out.GoroutinesPerSess = float64(out.Loaded.Goroutines-out.Baseline.Goroutines) / n
+	}
+	if d := out.Sessions - out.MidSessions; d > 0 {
+		out.MarginalRSSPerSessionKB = float64(out.Loaded.RSSKB-out.Mid.RSSKB) / float64(d)
+	}
+	out.LoadedRatio = ratio(float64(out.Loaded.RSSKB), float64(out.Baseline.RSSKB))
+	// Both the average and the marginal cost: the average alone is
+	// flattered by the idle hub's spare memory.
+	out.MeetsTarget = out.Sessions == want && out.RSSPerSessionKB <= targetIdleKB && out.MarginalRSSPerSessionKB <= targetIdleKB
+	e.progress("idle sessions: %d open, hub RSS %d KB; closing them", out.Sessions, out.Loaded.RSSKB)
+
+	closeStreams()
+	streams.Wait()
+	hc.CloseIdleConnections()
+	time.Sleep(settle)
+	if out.AfterClose, err = memSample(ctx, pid, pprofAddr); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// memSample reads the hub's RSS, then its runtime figures from pprof
+// (the heap profile with gc=1 runs a GC first and ends with MemStats).
+func memSample(ctx context.Context, pid int, pprofAddr string) (MemSample, error) {
+	var m MemSample
+	var err error
+	if m.RSSKB, err = procStatus(pid, "VmRSS"); err != nil {
+		return m, err
+	}
+	body, err := httpGet(ctx, "http://"+pprofAddr+"/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return m, err
+	}
+	first, _, _ := strings.Cut(body, "\n")
+	if v, ok := strings.CutPrefix(first, "goroutine profile: total "); ok {
+		m.Goroutines, _ = strconv.Atoi(strings.TrimSpace(v))
+	}
+	body, err = httpGet(ctx, "http://"+pprofAddr+"/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return m, err
+	}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		// "# HeapInuse = 123", "# Stack = inuse / sys"
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || f[0] != "#" || f[2] != "=" {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[3], 10, 64)
+		switch f[1] {
+		case "HeapInuse":
+			m.HeapInuseKB = v / 1024
+		case "Stack":
+			m.StackKB = v / 1024
+		case "Sys":
+			m.SysKB = v / 1024
+		}
+	}
+	return m, nil
+}
+
+func httpGet(ctx context.Context, url string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(data), err
+}
+
+func (b *IdleBench) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "\n[4] idle downstream sessions (initialize %s + standalone GET stream), hub with %d upstreams / %d tools\n", rawProtocol, b.Upstreams, b.Tools)
+	fmt.Fprintf(w, "%-22s %10s %12s %10s %10s %11s\n", "hub", "RSS KB", "heap KB*", "stack KB", "Go sys KB", "goroutines")
+	for _, r := range []struct {
+		name string
+		m    MemSample
+	}{{"idle (baseline)", b.Baseline}, {fmt.Sprintf("%d sessions", b.MidSessions), b.Mid}, {fmt.Sprintf("%d sessions", b.Sessions), b.Loaded}, {"after closing them", b.AfterClose}} {
+		fmt.Fprintf(w, "%-22s %10d %12d %10d %10d %11d\n", r.name, r.m.RSSKB, r.m.HeapInuseKB, r.m.StackKB, r.m.SysKB, r.m.Goroutines)
+	}
+	fmt.Fprintf(w, "* heap in use after a forced GC\n")
+	fmt.Fprintf(w, "per session: RSS %.1f KB (second half alone: %.1f KB); Go heap %.1f KB + stacks %.1f KB = %.1f KB; %.2f goroutines\n",
+		b.RSSPerSessionKB, b.MarginalRSSPerSessionKB, b.HeapPerSessionKB, b.StackPerSessionKB, b.GoPerSessionKB, b.GoroutinesPerSess)
+	fmt.Fprintf(w, "hub RSS with them %.1fx the idle hub's; opened in %.0f ms, %d failed, %d closed by the hub\n", b.LoadedRatio, b.OpenMs, b.Failed, b.Closed)
+	fmt.Fprintf(w, "open files limit: bench %d (was %d), hub %s (hard %s)\n", b.BenchNofile, b.BenchNofileBefore, b.HubNofile, b.HubNofileHard)
+	if b.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", b.Note)
+	}
+	fmt.Fprintf(w, "target: <= %.0f KB of hub RSS per idle session (on average and for the second half), at %d sessions: %s\n", b.TargetKB, b.Wanted, verdict(b.MeetsTarget))
+}

@@ -1,0 +1,505 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Benchmarks 3-6 share one upstream process that serves many upstreams
+// (role "many"): /u0/mcp ... /u<N-1>/mcp, each its own mcp-go server with
+// its own tools, half of them read-only by name and by annotation.
+//
+//	3: tools/list of the whole catalog through the hub (full and restricted)
+//	4: memory of idle downstream sessions (idle.go)
+//	5: tools/call spread over every upstream
+//	6: start-up time (startup.go)
+
+const (
+	defaultScaleUpstreams = 100
+	defaultScaleTools     = 100
+	defaultFanout         = 64
+
+	targetListP99 = 5.0 // ms, a full tools/list through the hub
+
+	upstreamsEnv = "MCPHUB_BENCH_UPSTREAMS"
+	toolsEnv     = "MCPHUB_BENCH_TOOLS"
+)
+
+// upstreamName is the hub's name for upstream i.
+func upstreamName(i int) string { return fmt.Sprintf("svc%02d", i) }
+
+// The tool catalog of one upstream: verbs x entities of a made-up service,
+// read and write tools alternating, so any even count is half read-only.
+var (
+	services = []string{"Acme Tracker", "Northwind CRM", "Globex Billing", "Initech Docs", "Umbrella Monitoring",
+		"Stark Deploy", "Wayne Storage", "Hooli Chat", "Soylent Inventory", "Vandelay Shipping"}
+	entities = []string{"issue", "project", "milestone", "repository", "branch", "pull_request", "deployment", "incident",
+		"alert", "dashboard", "customer", "invoice", "order", "product", "shipment", "document", "page", "channel",
+		"message", "user", "team", "bucket", "volume", "snapshot", "cluster", "service", "secret", "ticket",
+		"contract", "payment"}
+	readVerbs  = []string{"get", "list", "search", "describe", "count"}
+	writeVerbs = []string{"create", "update", "delete", "assign", "close"}
+)
+
+func plural(s string) string {
+	if strings.HasSuffix(s, "y") {
+		return s[:len(s)-1] + "ies"
+	}
+	return s + "s"
+}
+
+// scaleTools are upstream i's first n tools.
+func scaleTools(i, n int) []mcp.Tool {
+	svc := services[i%len(services)]
+	var tools []mcp.Tool
+	for k := 0; len(tools) < n; k++ {
+		ent := entities[(i*7+k/10)%len(entities)]
+		verb := k % 10 / 2
+		if k%2 == 0 {
+			tools = append(tools, readTool(readVerbs[verb], ent, svc))
+		} else {
+			tools = append(tools, writeTool(writeVerbs[verb], ent, svc))
+		}
+	}
+	return tools
+}
+
+// readOnly marks a read tool. destructiveHint must be set to false too:
+// mcp-go's NewTool defaults it to true, and the hub, trusting a server's
+// annotations, lets destructiveHint=true win over readOnlyHint=true.
+var readOnly mcp.ToolOption = func(t *mcp.Tool) {
+	mcp.WithReadOnlyHintAnnotation(true)(t)
+	mcp.WithDestructiveHintAnnotation(false)(t)
+}
+
+func readTool(verb, ent, svc string) mcp.Tool {
+	e, es := strings.ReplaceAll(ent, "_", " "), strings.ReplaceAll(plural(ent), "_", " ")
+	switch verb {
+	case "get":
+		return mcp.NewTool("get_"+ent,
+			mcp.WithDescription(fmt.Sprintf("Get one %s from %s by its ID. Returns every field of the %s: identifiers, title, state, owner, labels and the created and updated timestamps. Use search_%s to find IDs by text.", e, svc, e, plural(ent))),
+			mcp.WithString("id", mcp.Required(), mcp.Description("The "+e+"'s ID.")),
+			readOnly, mcp.WithTitleAnnotation("Get "+e))
+	case "list":
+		return mcp.NewTool("list_"+plural(ent),
+			mcp.WithDescription(fmt.Sprintf("List %s in %s, newest first, at most 100 per page. Filter by state; pass the cursor of the previous page to continue. Returns IDs and titles only: call get_%s for details.", es, svc, ent)),
+			mcp.WithString("state", mcp.Enum("open", "closed", "all"), mcp.Description("Only "+es+" in this state; default open.")),
+			mcp.WithNumber("limit", mcp.Description("Page size, 1-100.")),
+			mcp.WithString("cursor", mcp.Description("Cursor from the previous page.")),
+			readOnly, mcp.WithTitleAnnotation("List "+es))
+	case "search":
+		return mcp.NewTool("search_"+plural(ent),
+			mcp.WithDescription(fmt.Sprintf("Full-text search over %s in %s. The query supports quoted phrases, field:value filters (state:, owner:, label:) and - to exclude a term. Results are ranked by relevance.", es, svc)),
+			mcp.WithString("query", mcp.Required(), mcp.Description("Search query.")),
+			mcp.WithNumber("limit", mcp.Description("Most results to return, 1-50.")),
+			readOnly, mcp.WithTitleAnnotation("Search "+es))
+	case "describe":
+		return mcp.NewTool("describe_"+ent,
+			mcp.WithDescription(fmt.Sprintf("Describe the schema of a %s in %s: its fields, their types, which are required and which can be changed later. Use it before creating or updating one.", e, svc)),
+			readOnly, mcp.WithTitleAnnotation("Describe "+e))
+	default: // count
+		return mcp.NewTool("count_"+plural(ent),
+			mcp.WithDescription(fmt.Sprintf("Count %s in %s that match a query, without returning them. Cheaper than list_%s when only the number matters.", es, svc, plural(ent))),
+			mcp.WithString("query", mcp.Description("Same syntax as search; empty counts all.")),
+			readOnly, mcp.WithTitleAnnotation("Count "+es))
+	}
+}
+
+func writeTool(verb, ent, svc string) mcp.Tool {
+	e := strings.ReplaceAll(ent, "_", " ")
+	opts := []mcp.ToolOption{mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(verb == "delete"),
+		mcp.WithTitleAnnotation(strings.ToUpper(verb[:1]) + verb[1:] + " " + e)}
+	id := mcp.WithString("id", mcp.Required(), mcp.Description("The "+e+"'s ID."))
+	switch verb {
+	case "create":
+		opts = append(opts, mcp.WithDescription(fmt.Sprintf("Create a %s in %s. A title is required; body, owner and labels are optional. Returns the new %s's ID and URL.", e, svc, e)),
+			mcp.WithString("title", mcp.Required(), mcp.Description("Title, at most 256 characters.")),
+			mcp.WithString("body", mcp.Description("Markdown body.")),
+			mcp.WithArray("labels", mcp.WithStringItems(), mcp.Description("Labels to set.")))
+	case "update":
+		opts = append(opts, mcp.WithDescription(fmt.Sprintf("Update fields of a %s in %s. Only the fields given change. Returns the %s as it is after the change.", e, svc, e)),
+			id, mcp.WithString("title", mcp.Description("New title.")),
+			mcp.WithString("state", mcp.Enum("open", "closed"), mcp.Description("New state.")))
+	case "delete":
+		opts = append(opts, mcp.WithDescription(fmt.Sprintf("Delete a %s from %s permanently, with everything attached to it. This cannot be undone.", e, svc)), id)
+	case "assign":
+		opts = append(opts, mcp.WithDescription(fmt.Sprintf("Assign a %s in %s to a user or team, replacing the current assignee, who is notified.", e, svc)),
+			id, mcp.WithString("assignee", mcp.Required(), mcp.Description("User or team handle.")))
+	default: // close
+		opts = append(opts, mcp.WithDescription(fmt.Sprintf("Close a %s in %s with an optional resolution and comment. A closed %s stays searchable.", e, svc, e)),
+			id, mcp.WithString("resolution", mcp.Enum("done", "wontfix", "duplicate")), mcp.WithString("comment"))
+	}
+	return mcp.NewTool(verb+"_"+ent, opts...)
+}
+
+// manyHandler serves n upstreams with tools tools each, upstream i at
+// /u<i>/mcp. Every tool answers at once with a short text.
+func manyHandler(n, tools int) http.Handler {
+	mux := http.NewServeMux()
+	handler := func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(r.Params.Name + " ok " + r.GetString("id", "")), nil
+	}
+	for i := range n {
+		s := server.NewMCPServer(upstreamName(i), "1", server.WithToolCapabilities(false))
+		var st []server.ServerTool
+		for _, t := range scaleTools(i, tools) {
+			st = append(st, server.ServerTool{Tool: t, Handler: handler})
+		}
+		s.AddTools(st...)
+		path := fmt.Sprintf("/u%d/mcp", i)
+		mux.Handle(path, server.NewStreamableHTTPServer(s, server.WithEndpointPath(path)))
+	}
+	return mux
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// scaleSetup is the many-upstream process and a hub config listing it.
+type scaleSetup struct {
+	upstreams, tools int
+	urls             []string // upstream i's /mcp URL
+	names            []string // upstream i's name in the hub
+	cfgPath          string
+}
+
+func (e *benchEnv) runScale(ctx context.Context, rep *Report) error {
+	nUp, nTools := e.cfg.ScaleUpstreams, e.cfg.ScaleTools
+	if nUp <= 0 {
+		nUp = defaultScaleUpstreams
+	}
+	if nTools <= 0 {
+		nTools = defaultScaleTools
+	}
+	e.progress("scale: one process serving %d upstreams x %d tools", nUp, nTools)
+	upCmd := exec.Command(e.self)
+	upCmd.Env = append(os.Environ(), roleEnv+"=many", upstreamsEnv+"="+strconv.Itoa(nUp), toolsEnv+"="+strconv.Itoa(nTools))
+	up, err := startProcess(ctx, upCmd, "http://")
+	if err != nil {
+		return fmt.Errorf("start the upstreams: %w", err)
+	}
+	defer up.stop()
+	s := &scaleSetup{upstreams: nUp, tools: nTools}
+	var servers []map[string]any
+	for i := range nUp {
+		s.urls = append(s.urls, fmt.Sprintf("%s/u%d/mcp", up.url, i))
+		s.names = append(s.names, upstreamName(i))
+		servers = append(servers, map[string]any{"name": s.names[i], "url": s.urls[i], "transport": "streamable-http", "trustAnnotations": true})
+	}
+	if s.cfgPath, err = e.hubConfig("scale.yaml", servers); err != nil {
+		return err
+	}
+
+	if e.cfg.selected(3) || e.cfg.selected(5) {
+		args := []string{"--config", s.cfgPath}
+		pprofAddr := ""
+		if e.cfg.ProfileDir != "" && e.cfg.selected(3) {
+			if pprofAddr, err = freeAddr(); err != nil {
+				return err
+			}
+			args = append(args, "--pprof", pprofAddr)
+		}
+		hub, base, err := e.startHub(ctx, args...)
+		if err != nil {
+			return err
+		}
+		listing, err := waitCatalog(ctx, base, s.names, time.Minute)
+		if err != nil {
+			hub.stop()
+			return err
+		}
+		if e.cfg.selected(3) {
+			if rep.ToolsList, rep.ListProfile, err = e.runList(ctx, s, base, pprofAddr); err != nil {
+				hub.stop()
+				return fmt.Errorf("tools/list benchmark: %w", err)
+			}
+		}
+		if e.cfg.selected(5) {
+			if rep.Fanout, err = e.runFanout(ctx, s, base, listing); err != nil {
+				hub.stop()
+				return fmt.Errorf("fan-out benchmark: %w", err)
+			}
+		}
+		hub.terminate(5 * time.Second)
+	}
+	if e.cfg.selected(4) {
+		if rep.Idle, err = e.runIdle(ctx, s); err != nil {
+			return fmt.Errorf("idle sessions benchmark: %w", err)
+		}
+	}
+	if e.cfg.selected(6) {
+		if rep.Startup, err = e.runStartup(ctx, s); err != nil {
+			return fmt.Errorf("start-up benchmark: %w", err)
+		}
+	}
+	return nil
+}
+
+// ListResult is one way of listing the catalog, measured back to back on
+// one session.
+type ListResult struct {
+	Target string  `json:"target"`
+	Lists  int     `json:"lists"`
+	Tools  int     `json:"tools"` // per full list
+	Pages  int     `json:"pages"` // per full list
+	Bytes  int     `json:"bytes"` // per full list
+	P50Ms  float64 `json:"p50Ms"`
+	P99Ms  float64 `json:"p99Ms"`
+	// P50Ratio and P99Ratio set this against listing one upstream directly.
+	P50Ratio float64 `json:"p50Ratio"`
+	P99Ratio float64 `json:"p99Ratio"`
+}
+
+// ListBench is benchmark 3.
+type ListBench struct {
+	Upstreams        int `json:"upstreams"`
+	ToolsPerUpstream int `json:"toolsPerUpstream"`
+	// Direct lists one upstream's tools directly: the baseline.
+	Direct ListResult `json:"direct"`
+	// DirectAll lists every upstream directly, one after the other: what a
+	// client without the hub would do.
+	DirectAll ListResult `json:"directAll"`
+	// Full and Restricted list the whole catalog through the hub.
+	Full        ListResult `json:"full"`
+	Restricted  ListResult `json:"restricted"`
+	TargetP99Ms float64    `json:"targetP99Ms"`
+	MeetsTarget bool       `json:"meetsTarget"` // full and restricted p99 within target
+}
+
+// listOp lists once and says what it got.
+type listOp func(ctx context.Context) (tools, pages, size int, elapsed time.Duration, err error)
+
+// measureList runs op back to back: the warm-up, then for the measuring
+// time, and at least minLists measured lists; onMeasure, when set, is
+// called when the measuring begins.
+func measureList(ctx context.Context, target string, cfg Config, op listOp, onMeasure func()) (ListResult, error) {
+	const minLists = 5
+	res := ListResult{Target: target}
+	var lat []time.Duration
+	warmEnd := time.Now().Add(cfg.Warmup)
+	for first := true; first || time.Now().Before(warmEnd); first = false {
+		if _, _, _, _, err := op(ctx); err != nil {
+			return res, fmt.Errorf("%s: %w", target, err)
+		}
+	}
+	if onMeasure != nil {
+		onMeasure()
+	}
+	end := time.Now().Add(cfg.Duration)
+	for (time.Now().Before(end) || len(lat) < minLists) && ctx.Err() == nil {
+		tools, pages, size, d, err := op(ctx)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", target, err)
+		}
+		if len(lat) > 0 && (tools != res.Tools || pages != res.Pages) {
+			return res, fmt.Errorf("%s: %d tools in %d pages, before %d in %d", target, tools, pages, res.Tools, res.Pages)
+		}
+		res.Tools, res.Pages, res.Bytes = tools, pages, size
+		lat = append(lat, d)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	slices.Sort(lat)
+	res.Lists, res.P50Ms, res.P99Ms = len(lat), pct(lat, 50), pct(lat, 99)
+	return res, nil
+}
+
+// runList measures benchmark 3; with pprofAddr, it profiles the hub during
+// the full view's measurement.
+func (e *benchEnv) runList(ctx context.Context, s *scaleSetup, base, pprofAddr string) (*ListBench, *ProfileCapture, error) {
+	hc := newHTTPClient(64)
+	defer hc.CloseIdleConnections()
+	out := &ListBench{Upstreams: s.upstreams, ToolsPerUpstream: s.tools, TargetP99Ms: targetListP99}
+	var prof *ProfileCapture
+	e.progress("tools/list: one upstream directly (%d tools)", s.tools)
+	one, err := openRaw(ctx, hc, s.urls[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.Direct, err = measureList(ctx, "direct (1 upstream)", e.cfg, one.listTools, nil); err != nil {
+		return nil, nil, err
+	}
+	e.progress("tools/list: every upstream directly, one after the other")
+	all := make([]*rawSession, s.upstreams)
+	for i := range all {
+		if all[i], err = openRaw(ctx, hc, s.urls[i]); err != nil {
+			return nil, nil, fmt.Errorf("upstream %d: %w", i, err)
+		}
+	}
+	out.DirectAll, err = measureList(ctx, fmt.Sprintf("direct (%d upstreams)", s.upstreams), e.cfg, func(ctx context.Context) (tools, pages, size int, elapsed time.Duration, err error) {
+		for _, rs := range all {
+			t, p, b, d, err := rs.listTools(ctx)
+			if err != nil {
+				return 0, 0, 0, 0, err
+			}
+			tools, pages, size, elapsed = tools+t, pages+p, size+b, elapsed+d
+		}
+		return
+	}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range []struct {
+		level string
+		into  *ListResult
+	}{{"full", &out.Full}, {"restricted", &out.Restricted}} {
+		e.progress("tools/list: through the hub, %s view", v.level)
+		rs, err := openRaw(ctx, hc, base+"/mcp", "X-Autonomy-Level", v.level)
+		if err != nil {
+			return nil, nil, err
+		}
+		runCfg, begin, wait := e.cfg, func() {}, func() error { return nil }
+		if pprofAddr != "" && v.level == "full" {
+			if prof, err = e.newCapture(fmt.Sprintf("tools/list of %d tools, full view", s.upstreams*s.tools), "hub-list"); err != nil {
+				return nil, nil, err
+			}
+			runCfg.Duration = prof.runLength(runCfg.Duration)
+			begin, wait = prof.start(ctx, pprofAddr)
+		}
+		if *v.into, err = measureList(ctx, "hub, "+v.level, runCfg, rs.listTools, begin); err != nil {
+			return nil, nil, err
+		}
+		if err := wait(); err != nil {
+			return nil, nil, fmt.Errorf("profile: %w", err)
+		}
+	}
+	for _, r := range []*ListResult{&out.Direct, &out.DirectAll, &out.Full, &out.Restricted} {
+		r.P50Ratio, r.P99Ratio = ratio(r.P50Ms, out.Direct.P50Ms), ratio(r.P99Ms, out.Direct.P99Ms)
+	}
+	out.MeetsTarget = out.Full.P99Ms <= targetListP99 && out.Restricted.P99Ms <= targetListP99
+	return out, prof, nil
+}
+
+func (l *ListBench) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "\n[3] tools/list, %d upstreams x %d tools, one session listing back to back (ms: request sent -> reply read, summed over pages)\n", l.Upstreams, l.ToolsPerUpstream)
+	fmt.Fprintf(w, "%-22s %6s %6s %10s %9s %9s %11s %11s\n", "target", "tools", "pages", "KB", "p50 ms", "p99 ms", "p50 ratio", "p99 ratio")
+	for _, r := range []ListResult{l.Direct, l.DirectAll, l.Full, l.Restricted} {
+		fmt.Fprintf(w, "%-22s %6d %6d %10.1f %9.3f %9.3f %10.1fx %10.1fx\n", r.Target, r.Tools, r.Pages, float64(r.Bytes)/1024, r.P50Ms, r.P99Ms, r.P50Ratio, r.P99Ratio)
+	}
+	fmt.Fprintf(w, "ratios against listing one upstream directly; target: a full list through the hub p99 < %.0f ms: %s\n", l.TargetP99Ms, verdict(l.MeetsTarget))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "MET"
+	}
+	return "NOT MET"
+}
+
+// FanoutBench is benchmark 5: calls spread round-robin over every upstream
+// and over each upstream's tools.
+type FanoutBench struct {
+	Upstreams       int     `json:"upstreams"`
+	Concurrency     int     `json:"concurrency"`
+	Direct          Result  `json:"direct"` // each session holds a session with every upstream
+	Hub             Result  `json:"hub"`
+	OverheadP50Ms   float64 `json:"overheadP50Ms"`
+	OverheadP99Ms   float64 `json:"overheadP99Ms"`
+	ThroughputRatio float64 `json:"throughputRatio"` // hub / direct
+}
+
+func (e *benchEnv) runFanout(ctx context.Context, s *scaleSetup, base string, listing *apiListing) (*FanoutBench, error) {
+	n := e.cfg.FanoutConcurrency
+	if n <= 0 {
+		n = defaultFanout
+	}
+	// tools[i][j] is upstream i's tool j; published[i][j] its hub name.
+	names := listing.published()
+	tools := make([][]string, s.upstreams)
+	published := make([][]string, s.upstreams)
+	for i := range s.upstreams {
+		for _, t := range scaleTools(i, s.tools) {
+			p, ok := names[[2]string{s.names[i], t.Name}]
+			if !ok {
+				return nil, fmt.Errorf("the hub does not list %s's %s", s.names[i], t.Name)
+			}
+			tools[i] = append(tools[i], t.Name)
+			published[i] = append(published[i], p)
+		}
+	}
+	// pick is the k-th call's upstream and tool: every upstream in turn,
+	// and each upstream's tools in turn.
+	pick := func(k int64) (int, int) {
+		return int(k % int64(s.upstreams)), int(k / int64(s.upstreams) % int64(s.tools))
+	}
+	hc := newHTTPClient(1024)
+	defer hc.CloseIdleConnections()
+	out := &FanoutBench{Upstreams: s.upstreams, Concurrency: n}
+	var seq atomic.Int64
+	e.progress("fan-out: %d sessions, each with a session to every one of %d upstreams, directly", n, s.upstreams)
+	var err error
+	out.Direct, err = measureCalls(ctx, "direct", n, e.cfg, nil, func(ctx context.Context, _ int) (callFunc, func(), error) {
+		cs := make([]*client.Client, s.upstreams)
+		closeAll := func() {
+			for _, c := range cs {
+				if c != nil {
+					c.Close()
+				}
+			}
+		}
+		for i := range cs {
+			c, err := dial(ctx, s.urls[i], hc)
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("upstream %d: %w", i, err)
+			}
+			cs[i] = c
+		}
+		return func(ctx context.Context) error {
+			u, t := pick(seq.Add(1))
+			req := mcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = tools[u][t], map[string]any{"id": "42"}
+			return callTool(ctx, cs[u], req)
+		}, closeAll, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.progress("fan-out: %d sessions through the hub", n)
+	seq.Store(0)
+	out.Hub, err = measureCalls(ctx, "hub", n, e.cfg, nil, func(ctx context.Context, _ int) (callFunc, func(), error) {
+		c, err := dial(ctx, base+"/mcp", hc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return func(ctx context.Context) error {
+			u, t := pick(seq.Add(1))
+			req := mcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = published[u][t], map[string]any{"id": "42"}
+			return callTool(ctx, c, req)
+		}, func() { c.Close() }, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.OverheadP50Ms, out.OverheadP99Ms = out.Hub.P50Ms-out.Direct.P50Ms, out.Hub.P99Ms-out.Direct.P99Ms
+	out.ThroughputRatio = ratio(out.Hub.CallsPerSec, out.Direct.CallsPerSec)
+	return out, nil
+}
+
+func (f *FanoutBench) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "\n[5] fan-out: tools/call round-robin over %d upstreams (and their tools), %d concurrent sessions\n", f.Upstreams, f.Concurrency)
+	fmt.Fprintf(w, "%-7s %9s %9s %11s %7s\n", "target", "p50 ms", "p99 ms", "calls/s", "errors")
+	for _, r := range []Result{f.Direct, f.Hub} {
+		fmt.Fprintf(w, "%-7s %9.3f %9.3f %11.0f %7d\n", r.Target, r.P50Ms, r.P99Ms, r.CallsPerSec, r.Errors)
+	}
+	fmt.Fprintf(w, "hub - direct: p50 %+.3f ms, p99 %+.3f ms; throughput %.2fx\n", f.OverheadP50Ms, f.OverheadP99Ms, f.ThroughputRatio)
+}
