@@ -111,8 +111,13 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, body []byte) b
 		return false
 	}
 	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil || env.JSONRPC != "2.0" ||
-		env.Method != string(mcp.MethodToolsCall) || len(env.ID) == 0 || string(env.ID) == "null" {
+	if err := json.Unmarshal(body, &env); err != nil || env.JSONRPC != "2.0" {
+		return false
+	}
+	if env.Method == string(mcp.MethodToolsList) {
+		return s.fastList(w, r, env)
+	}
+	if env.Method != string(mcp.MethodToolsCall) || len(env.ID) == 0 || string(env.ID) == "null" {
 		return false
 	}
 	var head callHead

@@ -53,6 +53,7 @@ type Server struct {
 	feat     *features
 	peers    *peers
 	streams  *streams
+	lists    listCache
 	calls    inflight
 	draining atomic.Bool
 }

@@ -1,0 +1,86 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// The cached tools/list is the list mcp-go would have given, for every
+// view: the same tools, encoded the same way.
+func TestToolsListFromCacheMatchesMCPGo(t *testing.T) {
+	a := newFakeUpstream(t, "alpha", "get_thing", "delete_thing")
+	b := newRichUpstream(t, "beta")
+	h := newTestHub(t, []config.ServerSpec{a.spec(), b.spec("")})
+	h.waitConnected("alpha", "beta")
+	sid := h.initializeSession(t)
+	for _, level := range []string{"", "supervised", "restricted", "manual"} {
+		list := func(params string) (map[string]any, []string) {
+			body := `{"jsonrpc":"2.0","id":7,"method":"tools/list"` + params + `}`
+			req, _ := http.NewRequest(http.MethodPost, h.url("/mcp"), strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			if level != "" {
+				req.Header.Set("X-Autonomy-Level", level)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			var out map[string]any
+			if err := json.Unmarshal(raw, &out); err != nil {
+				t.Fatalf("level %q: %v: %s", level, err, raw)
+			}
+			var names []string
+			res, _ := out["result"].(map[string]any)
+			tools, _ := res["tools"].([]any)
+			for _, tl := range tools {
+				names = append(names, tl.(map[string]any)["name"].(string))
+			}
+			return out, names
+		}
+		cached, names := list("")
+		// A _meta member sends the request to mcp-go.
+		viaMCPGo, _ := list(`,"params":{"_meta":{"x":1}}`)
+		if !reflect.DeepEqual(cached, viaMCPGo) {
+			t.Errorf("level %q: cached list differs from mcp-go's:\n%v\n%v", level, cached, viaMCPGo)
+		}
+		lvl, _ := autonomy.ParseLevel(cmpOr(level, "full"))
+		switch {
+		case lvl == autonomy.Manual && len(names) != 0:
+			t.Errorf("manual lists %v", names)
+		case lvl == autonomy.Full && !contains(names, "delete_thing"):
+			t.Errorf("full lacks delete_thing: %v", names)
+		case lvl == autonomy.Restricted && contains(names, "delete_thing"):
+			t.Errorf("restricted lists delete_thing: %v", names)
+		}
+	}
+}
+
+// initializeSession opens a 2025-11-25 session with a raw initialize.
+func (h *testHub) initializeSession(t *testing.T) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, h.url("/mcp"), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	return sid
+}
