@@ -34,9 +34,13 @@ type Options struct {
 	Peers []string
 }
 
-// sessionIdleTTL is how long an idle Streamable HTTP session's state (its
-// replay buffer, its registration) is kept.
-const sessionIdleTTL = 10 * time.Minute
+// sessionIdleTTL is how long mcp-go keeps the state of a Streamable HTTP
+// session that nothing was sent to or received from (its registration, its
+// replay buffer): clients that vanish without DELETE (Purko's executor never
+// sends one) would otherwise leak it. A GET stream that stays silent this
+// long is detached from the session's notifications; the session itself
+// stays valid (its id is), and its next request is served as usual.
+const sessionIdleTTL = time.Hour
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
