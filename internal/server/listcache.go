@@ -76,36 +76,75 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, erro
 	return out, nil
 }
 
-// fastList answers a plain tools/list of a 2025-11-25 or older session from
-// the cache and reports whether it did.
+// modernListHead is what a 2026-07-28 tools/list result carries before its
+// tools, as mcp-go writes it: the server's identity and the caching hints.
+func modernListHead(name, version string) []byte {
+	info, _ := json.Marshal(mcp.Implementation{Name: name, Version: version})
+	head := []byte(`{"_meta":{"` + mcp.MetaKeyServerInfo + `":`)
+	head = append(head, info...)
+	return append(head, `},"resultType":"complete","ttlMs":0,"cacheScope":"private",`...)
+}
+
+// fastList answers a plain tools/list from the cache and reports whether it
+// did: a 2025-11-25 or older session's (with a valid session id), or a
+// 2026-07-28 request whose only _meta is the protocol's own.
 func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env envelope) bool {
-	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || r.Header.Get("Mcp-Session-Id") == "" ||
-		len(env.ID) == 0 || string(env.ID) == "null" {
+	if len(env.ID) == 0 || string(env.ID) == "null" {
 		return false
 	}
-	if _, err := (idManager{}).Validate(r.Header.Get("Mcp-Session-Id")); err != nil {
-		return false // mcp-go answers a bad session id
+	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	if modern {
+		if r.Header.Get(mcp.HeaderMethod) != env.Method {
+			return false // mcp-go answers the mismatch
+		}
+	} else if _, err := (idManager{}).Validate(r.Header.Get("Mcp-Session-Id")); err != nil {
+		return false // mcp-go answers a missing or bad session id
 	}
 	if len(env.Params) > 0 && string(env.Params) != "null" {
 		var p struct {
-			Cursor string          `json:"cursor"`
-			Meta   json.RawMessage `json:"_meta"`
+			Cursor string                     `json:"cursor"`
+			Meta   map[string]json.RawMessage `json:"_meta"`
 		}
-		if json.Unmarshal(env.Params, &p) != nil || p.Cursor != "" || len(p.Meta) > 0 {
+		if json.Unmarshal(env.Params, &p) != nil || p.Cursor != "" {
 			return false
 		}
+		for k := range p.Meta {
+			if !modern || !isProtocolMetaKey(k) {
+				return false
+			}
+		}
+		if modern && string(p.Meta[mcp.MetaKeyProtocolVersion]) != `"`+r.Header.Get(mcp.HeaderProtocolVersion)+`"` {
+			return false // mcp-go answers a missing or mismatched revision
+		}
+	} else if modern {
+		return false
 	}
 	res, err := s.toolsResult(s.reg.Catalog(), callerFrom(r.Context()))
 	if err != nil {
 		return false
 	}
-	out := make([]byte, 0, len(res)+len(env.ID)+40)
+	out := make([]byte, 0, len(res)+len(env.ID)+len(s.modernList)+40)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, env.ID...)
 	out = append(out, `,"result":`...)
-	out = append(out, res...)
+	if modern {
+		out = append(out, s.modernList...)
+		out = append(out, res[1:]...) // res opens with {
+	} else {
+		out = append(out, res...)
+	}
 	out = append(out, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
 	return true
+}
+
+// isProtocolMetaKey reports whether a _meta key is one with which a
+// 2026-07-28 client describes itself on every request.
+func isProtocolMetaKey(k string) bool {
+	switch k {
+	case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel:
+		return true
+	}
+	return false
 }

@@ -20,13 +20,34 @@ func TestToolsListFromCacheMatchesMCPGo(t *testing.T) {
 	h := newTestHub(t, []config.ServerSpec{a.spec(), b.spec("")})
 	h.waitConnected("alpha", "beta")
 	sid := h.initializeSession(t)
-	for _, level := range []string{"", "supervised", "restricted", "manual"} {
+	const modernMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
+	for _, tc := range []struct {
+		level  string
+		modern bool
+	}{
+		{"", false}, {"supervised", false}, {"restricted", false}, {"manual", false},
+		{"", true}, {"restricted", true},
+	} {
+		level := tc.level
 		list := func(params string) (map[string]any, []string) {
+			if tc.modern {
+				// The protocol's own _meta keeps the request on the cache;
+				// any other member sends it to mcp-go.
+				params = strings.Replace(params, `"_meta":{`, `"_meta":{`+modernMeta+`,`, 1)
+				if params == "" {
+					params = `,"params":{"_meta":{` + modernMeta + `}}`
+				}
+			}
 			body := `{"jsonrpc":"2.0","id":7,"method":"tools/list"` + params + `}`
 			req, _ := http.NewRequest(http.MethodPost, h.url("/mcp"), strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Session-Id", sid)
+			if tc.modern {
+				req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "tools/list")
+			} else {
+				req.Header.Set("Mcp-Session-Id", sid)
+			}
 			if level != "" {
 				req.Header.Set("X-Autonomy-Level", level)
 			}
@@ -52,7 +73,10 @@ func TestToolsListFromCacheMatchesMCPGo(t *testing.T) {
 		// A _meta member sends the request to mcp-go.
 		viaMCPGo, _ := list(`,"params":{"_meta":{"x":1}}`)
 		if !reflect.DeepEqual(cached, viaMCPGo) {
-			t.Errorf("level %q: cached list differs from mcp-go's:\n%v\n%v", level, cached, viaMCPGo)
+			t.Errorf("level %q, modern %v: cached list differs from mcp-go's:\n%v\n%v", level, tc.modern, cached, viaMCPGo)
+		}
+		if len(names) == 0 && level != "manual" {
+			t.Errorf("level %q, modern %v: empty list", level, tc.modern)
 		}
 		lvl, _ := autonomy.ParseLevel(cmpOr(level, "full"))
 		switch {

@@ -58,7 +58,9 @@ type Server struct {
 	peers    *peers
 	streams  *streams
 	lists    listCache
-	calls    inflight
+	// modernList opens a 2026-07-28 tools/list result (listcache.go).
+	modernList []byte
+	calls      inflight
 	draining atomic.Bool
 }
 
@@ -70,6 +72,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		s.auth = AnonymousOnly(autonomy.Full)
 	}
 	s.metrics = newMetrics(reg)
+	s.modernList = modernListHead(opts.Name, opts.Version)
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.filterList)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
