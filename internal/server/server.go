@@ -54,14 +54,14 @@ type Server struct {
 	sse        *server.SSEServer
 	ws         http.Handler
 
-	feat     *features
-	peers    *peers
-	streams  *streams
-	lists    listCache
+	feat    *features
+	peers   *peers
+	streams *streams
+	lists   listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
 	calls      inflight
-	draining atomic.Bool
+	draining   atomic.Bool
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
