@@ -72,4 +72,4 @@ bench: test-deps
 
 
 clean:
-	rm -rf bin $(INTEROP)/node_modules
+	rm -rf bin $(INTEROP)/node_modules $(CONFORMANCE)/node_modules
