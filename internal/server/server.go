@@ -98,6 +98,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithKeepAliveInterval(25*time.Second),
 	)
 	s.ws = mcpws.NewHandler(s.mcp)
+	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
 	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
@@ -161,6 +162,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		s.log.Warn().Msg("grace period over with tool calls still running")
 	}
 	// Long-lived streams never end by themselves.
+	s.streams.stop()
 	closeStreams()
 	s.sse.CloseSessions()
 	s.streamable.CloseSessions(graceCtx)
@@ -174,6 +176,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	_ = hs.Close() // stragglers
 	<-errc
 	return nil
+}
+
+// forgetSession drops mcp-go's state of a session whose GET stream is gone:
+// the same as the client's DELETE, which the session's id survives (it is
+// valid on any replica, and its next request is served as usual).
+func (s *Server) forgetSession(id string) {
+	req, err := http.NewRequest(http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", id)
+	s.streamable.ServeHTTP(&recorder{header: http.Header{}}, req)
 }
 
 // ServeStdio serves the catalog over stdin/stdout until ctx ends or stdin

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -26,28 +27,70 @@ import (
 const peerRequestPath = "/internal/peer-request"
 
 // streams tracks the sessions whose GET stream this replica holds, and
-// mcp-go's session objects by id.
+// mcp-go's session objects by id. When a session's last GET stream closes,
+// mcp-go keeps the session's state for the client to resume (the event
+// store); after streamGrace without a new stream the hub lets it go, so
+// clients that vanish do not hold memory until the idle sweep.
 type streams struct {
 	mu       sync.Mutex
 	open     map[string]int
 	sessions map[string]server.ClientSession
+	release  map[string]*time.Timer // pending releases of closed streams
+	grace    time.Duration
+	forget   func(id string) // drops mcp-go's state of a session
+	stopped  bool
 }
 
+// streamGrace is how long a session's state outlives its last GET stream.
+const streamGrace = 2 * time.Minute
+
 func newStreams() *streams {
-	return &streams{open: map[string]int{}, sessions: map[string]server.ClientSession{}}
+	return &streams{open: map[string]int{}, sessions: map[string]server.ClientSession{},
+		release: map[string]*time.Timer{}, grace: streamGrace}
 }
 
 // hold marks session's GET stream open until the returned func is called.
 func (st *streams) hold(id string) func() {
 	st.mu.Lock()
 	st.open[id]++
+	if t := st.release[id]; t != nil {
+		t.Stop()
+		delete(st.release, id)
+	}
 	st.mu.Unlock()
 	return func() {
 		st.mu.Lock()
-		if st.open[id]--; st.open[id] <= 0 {
-			delete(st.open, id)
+		defer st.mu.Unlock()
+		if st.open[id]--; st.open[id] > 0 {
+			return
 		}
-		st.mu.Unlock()
+		delete(st.open, id)
+		if st.forget == nil || st.stopped {
+			return
+		}
+		var t *time.Timer
+		t = time.AfterFunc(st.grace, func() {
+			st.mu.Lock()
+			if st.release[id] != t || st.open[id] > 0 || st.stopped {
+				st.mu.Unlock()
+				return // a stream came back, or a newer release is due
+			}
+			delete(st.release, id)
+			st.mu.Unlock()
+			st.forget(id)
+		})
+		st.release[id] = t
+	}
+}
+
+// stop cancels the pending releases (the server is shutting down).
+func (st *streams) stop() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.stopped = true
+	for id, t := range st.release {
+		t.Stop()
+		delete(st.release, id)
 	}
 }
 
