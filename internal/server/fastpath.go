@@ -44,6 +44,8 @@ type callHead struct {
 	Name string `json:"name"`
 	Meta *struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
+		// LogLevel is a 2026-07-28 caller asking for log messages.
+		LogLevel json.RawMessage `json:"io.modelcontextprotocol/logLevel"`
 	} `json:"_meta"`
 	Task json.RawMessage `json:"task"`
 }
@@ -74,11 +76,24 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// SSE stream as soon as any notification (a catalog's list_changed, say)
 	// lands on the session, and Purko's executor reads only the first data:
 	// line of a stream. Sessions that take server requests or asked for log
-	// messages get their stream.
-	if !bytes.Contains(body, []byte(`"progressToken"`)) && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) {
+	// messages (a 2026-07-28 caller asks per request) get their stream, and
+	// so does a 2026-07-28 subscriptions/listen, which is nothing but one.
+	if !bytes.Contains(body, []byte(`"progressToken"`)) && !bytes.Contains(body, []byte(mcp.MetaKeyLogLevel)) &&
+		!s.needsRelay(r.Header.Get("Mcp-Session-Id")) && !isListen(body) {
 		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(w, r)
+}
+
+// isListen reports whether body is a subscriptions/listen request.
+func isListen(body []byte) bool {
+	if !bytes.Contains(body, []byte(mcp.MethodSubscriptionsListen)) {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == string(mcp.MethodSubscriptionsListen)
 }
 
 // initializeFlags reads the session flags of an initialize request.
@@ -122,8 +137,8 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, body []byte) b
 	}
 	var head callHead
 	if err := json.Unmarshal(env.Params, &head); err != nil || head.Name == "" ||
-		(head.Meta != nil && len(head.Meta.ProgressToken) > 0) || len(head.Task) > 0 {
-		return false // progress and tasks need the session machinery
+		(head.Meta != nil && (len(head.Meta.ProgressToken) > 0 || len(head.Meta.LogLevel) > 0)) || len(head.Task) > 0 {
+		return false // progress, log messages and tasks need the session machinery
 	}
 	// 2026-07-28 mirrors method and name into headers; a mismatch is
 	// mcp-go's to reject.

@@ -757,3 +757,42 @@ func TestElicitationAndRootsReachTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// A 2026-07-28 caller's subscriptions/listen stream stays a stream and gets
+// the hub's list changes.
+func TestModernListenGetsListChanged(t *testing.T) {
+	a := newFakeUpstream(t, "alpha")
+	h := newTestHub(t, []config.ServerSpec{a.spec()})
+	h.waitConnected("alpha")
+	s := h.dialSession("", false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := s.c.ListenAsync(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, nil)
+	mustf(t, err == nil, "listen: %v", err)
+	defer stop()
+	waitFor(t, "subscription acknowledged", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationSubscriptionsAcknowledged))) > 0
+	})
+	b := newFakeUpstream(t, "beta")
+	h.set(a.spec(), b.spec())
+	waitFor(t, "tools/list_changed on the listen stream", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationToolsListChanged))) > 0
+	})
+}
+
+// A 2026-07-28 caller asks for log messages on each request (_meta); the
+// messages of its call reach it.
+func TestModernCallerGetsLogs(t *testing.T) {
+	a := newRichUpstream(t, "alpha")
+	h := newTestHub(t, []config.ServerSpec{a.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION)})
+	h.waitConnected("alpha")
+	s := h.dialSession("", false)
+	lv := mcp.SetLevelRequest{}
+	lv.Params.Level = mcp.LoggingLevelDebug
+	mustf(t, s.c.SetLevel(ctx10(t), lv) == nil, "setLevel")
+	text, isErr := call(t, s.c, "chatty_alpha", nil)
+	mustf(t, !isErr && text == "chatted", "chatty: %q", text)
+	waitFor(t, "log messages at the 2026-07-28 caller", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationMessage))) >= 2
+	})
+}
