@@ -186,6 +186,11 @@ func newRichUpstream(t *testing.T, name string) *richUpstream {
 		}
 		return mcpserver.NewInputRequestBuilder("roots").Roots("roots").ToolResult(), nil
 	})
+	s.AddTool(mcp.NewToolWithRawSchema("schema_"+name, "", json.RawMessage(
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"either","oneOf":[{"required":["a"]},{"required":["b"]}],"properties":{"a":{"type":"string"},"b":{"type":"integer"}}}`)),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
 	var once sync.Once
 	s.AddTool(mcp.NewTool("slow_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
@@ -795,4 +800,29 @@ func TestModernCallerGetsLogs(t *testing.T) {
 	waitFor(t, "log messages at the 2026-07-28 caller", func() bool {
 		return len(s.notifications(string(mcp.MethodNotificationMessage))) >= 2
 	})
+}
+
+// A tool's input schema reaches the caller as the upstream wrote it: the
+// keywords mcp-go's Tool type does not model ($schema, oneOf, description)
+// survive, on both upstream revisions.
+func TestToolSchemasPassThrough(t *testing.T) {
+	for _, protocol := range []string{"", mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		t.Run("upstream="+cmpOr(protocol, "2026-07-28"), func(t *testing.T) {
+			a := newRichUpstream(t, "alpha")
+			h := newTestHub(t, []config.ServerSpec{a.spec(protocol)})
+			h.waitConnected("alpha")
+			sid := h.initializeSession(t)
+			for _, tl := range toolNamesRaw(t, h, sid) {
+				m := tl.(map[string]any)
+				if m["name"] != "schema_alpha" {
+					continue
+				}
+				in, _ := m["inputSchema"].(map[string]any)
+				mustf(t, in["$schema"] == "https://json-schema.org/draft/2020-12/schema" && in["oneOf"] != nil && in["description"] == "either",
+					"schema through the hub: %v", in)
+				return
+			}
+			t.Fatal("schema_alpha not listed")
+		})
+	}
 }

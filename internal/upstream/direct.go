@@ -159,11 +159,24 @@ func (c *Client) post(ctx context.Context, cn *conn, original string, params jso
 	if err != nil {
 		return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
+	var paramHeaders map[string]string
+	if tool := d.paramTool[original]; d.modern && tool != nil {
+		paramHeaders = mcp.GenerateParamHeaders(tool, p)
+	}
+	return c.request(ctx, cn, mcp.MethodToolsCall, p, paramHeaders)
+}
+
+// request sends one JSON-RPC request with params (final, _meta included)
+// on the connection's session and returns the raw result.
+func (c *Client) request(ctx context.Context, cn *conn, method mcp.MCPMethod, p json.RawMessage, extra map[string]string) (json.RawMessage, error) {
+	d := cn.direct.Load()
 	id := "hub-" + strconv.FormatUint(cn.nextID.Add(1), 10)
 	body := make([]byte, 0, len(p)+64)
 	body = append(body, `{"jsonrpc":"2.0","id":"`...)
 	body = append(body, id...)
-	body = append(body, `","method":"tools/call","params":`...)
+	body = append(body, `","method":`...)
+	body = append(body, mustJSON(method)...)
+	body = append(body, `,"params":`...)
 	body = append(body, p...)
 	body = append(body, '}')
 
@@ -173,13 +186,11 @@ func (c *Client) post(ctx context.Context, cn *conn, original string, params jso
 	}
 	req.Header = d.header.Clone()
 	if d.modern {
-		for k, v := range mcp.StandardHeaders(cn.protocol, mcp.MethodToolsCall, p) {
+		for k, v := range mcp.StandardHeaders(cn.protocol, method, p) {
 			req.Header.Set(k, v)
 		}
-		if tool := d.paramTool[original]; tool != nil {
-			for k, v := range mcp.GenerateParamHeaders(tool, p) {
-				req.Header.Set(k, v)
-			}
+		for k, v := range extra {
+			req.Header.Set(k, v)
 		}
 	}
 	hc := c.opts.HTTPClient
@@ -207,6 +218,91 @@ func (c *Client) post(ctx context.Context, cn *conn, original string, params jso
 		return nil, transport.NewError(err)
 	}
 	return parseResponse(raw, id)
+}
+
+// Tool schemas pass through as the upstream wrote them. mcp-go's Tool type
+// keeps only some keywords of a schema (type, properties, required, $defs,
+// additionalProperties), so a tool relisted from it loses $schema, oneOf,
+// descriptions and the rest. On a streamable HTTP connection the hub lists
+// the tools once more over its own POST and keeps each schema's bytes.
+
+// toolSchemas are one tool's schemas as the upstream sent them.
+type toolSchemas struct {
+	Name         string          `json:"name"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+// rawSchemas lists the upstream's tools over the direct path and returns
+// their schemas by tool name.
+func (c *Client) rawSchemas(ctx context.Context, cn *conn) (map[string]toolSchemas, error) {
+	d := cn.direct.Load()
+	if d == nil {
+		return nil, nil
+	}
+	out := map[string]toolSchemas{}
+	cursor := ""
+	for range 1000 { // pages; a server that never ends its list is cut off
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		if d.modern {
+			params["_meta"] = d.meta
+		}
+		p, _ := json.Marshal(params)
+		raw, err := c.request(ctx, cn, mcp.MethodToolsList, p, nil)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Tools      []toolSchemas `json:"tools"`
+			NextCursor string        `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		for _, t := range page.Tools {
+			out[t.Name] = t
+		}
+		if page.NextCursor == "" || page.NextCursor == cursor {
+			return out, nil
+		}
+		cursor = page.NextCursor
+	}
+	return out, nil
+}
+
+// withRawSchemas returns tools with the schemas the upstream sent in place
+// of mcp-go's reading of them.
+func withRawSchemas(tools []mcp.Tool, schemas map[string]toolSchemas) []mcp.Tool {
+	if len(schemas) == 0 {
+		return tools
+	}
+	out := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		if s, ok := schemas[t.Name]; ok {
+			if len(s.InputSchema) > 0 && string(s.InputSchema) != "null" {
+				t.RawInputSchema, t.InputSchema = s.InputSchema, mcp.ToolInputSchema{}
+			}
+			if len(s.OutputSchema) > 0 && string(s.OutputSchema) != "null" {
+				t.RawOutputSchema, t.OutputSchema = s.OutputSchema, mcp.ToolOutputSchema{}
+			}
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// listedTools is tools with their schemas as the upstream wrote them, when
+// the connection can ask; otherwise tools as mcp-go read them.
+func (c *Client) listedTools(ctx context.Context, cn *conn, tools []mcp.Tool) []mcp.Tool {
+	schemas, err := c.rawSchemas(ctx, cn)
+	if err != nil {
+		c.log.Debug().Err(err).Msg("list raw tool schemas; keeping mcp-go's reading")
+		return tools
+	}
+	return withRawSchemas(tools, schemas)
 }
 
 // refuseRequest answers a request the upstream sent on the stream of a call

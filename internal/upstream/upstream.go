@@ -295,6 +295,9 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 			cancel()
 			if cn.direct.Load() != nil {
 				cn.direct.Store(c.newDirect(cn, tools))
+				lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
+				tools = c.listedTools(lctx, cn, tools)
+				cancel()
 			}
 			c.mu.Lock()
 			c.tools, c.features = tools, features
@@ -457,10 +460,12 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
 		c.listen(cn, filter)
 	}
-	if d := c.newDirect(cn, lres.Tools); d != nil {
+	tools := lres.Tools
+	if d := c.newDirect(cn, tools); d != nil {
 		cn.direct.Store(d)
+		tools = c.listedTools(hctx, cn, tools)
 	}
-	return cn, lres.Tools, nil
+	return cn, tools, nil
 }
 
 // listen opens the 2026-07-28 subscriptions/listen stream with filter; it
