@@ -230,8 +230,10 @@ type UpstreamDefaults struct {
 	LogLevel string `json:"logLevel"`
 }
 
-// LogLevels are the MCP logging levels, most verbose first.
-var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+// logLevels are the MCP logging levels, most verbose first.
+func logLevels() []string {
+	return []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+}
 
 // CatalogSettings tune the catalog and its change notifications.
 type CatalogSettings struct {
@@ -447,8 +449,8 @@ func (c *Config) validate() error {
 	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {
 		return fmt.Errorf("upstream.backoffMax: %s is shorter than upstream.backoffMin %s", c.Upstream.BackoffMax.D(), c.Upstream.BackoffMin.D())
 	}
-	if c.Upstream.LogLevel != "off" && !slices.Contains(LogLevels, c.Upstream.LogLevel) {
-		return fmt.Errorf("upstream.logLevel: %q is not one of off, %s", c.Upstream.LogLevel, strings.Join(LogLevels, ", "))
+	if levels := logLevels(); c.Upstream.LogLevel != "off" && !slices.Contains(levels, c.Upstream.LogLevel) {
+		return fmt.Errorf("upstream.logLevel: %q is not one of off, %s", c.Upstream.LogLevel, strings.Join(levels, ", "))
 	}
 	if c.Upstream.BreakerFailures < 0 {
 		return fmt.Errorf("upstream.breakerFailures: must not be negative")

@@ -22,6 +22,7 @@ import (
 type Resource struct {
 	URI      string // published URI
 	Original string // URI at the upstream
+	Prefix   string // what publishing put in front of Original ("" or "server+")
 	Server   string
 	Def      mcp.Resource // URI set to the published one
 	Client   *upstream.Client
@@ -31,6 +32,7 @@ type Resource struct {
 type Template struct {
 	URITemplate string // published template
 	Original    string // template at the upstream
+	Prefix      string // what publishing put in front of Original
 	Server      string
 	Def         mcp.ResourceTemplate
 	Client      *upstream.Client
@@ -136,7 +138,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 			}
 			def := r
 			def.URI = pub
-			f.Resources = append(f.Resources, Resource{URI: pub, Original: r.URI, Server: name, Def: def, Client: s.c})
+			f.Resources = append(f.Resources, Resource{URI: pub, Original: r.URI, Prefix: strings.TrimSuffix(pub, r.URI), Server: name, Def: def, Client: s.c})
 		}
 		for _, t := range s.f.Templates {
 			if t.URITemplate == nil {
@@ -156,7 +158,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 				}
 				def.URITemplate = tmpl
 			}
-			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Server: name, Def: def, Client: s.c})
+			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Prefix: strings.TrimSuffix(pub, orig), Server: name, Def: def, Client: s.c})
 		}
 		for _, p := range s.f.Prompts {
 			pub, ok := prompts[toolKey{Server: name, Original: p.Name}]

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -253,24 +252,33 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 	old := s.feat.published
 	s.feat.published = f
 	s.feat.mu.Unlock()
-	if !sameResources(old.Resources, f.Resources) {
+	if !sameList(old.Resources, f.Resources, func(a, b registry.Resource) bool {
+		return a.Client == b.Client && reflect.DeepEqual(a.Def, b.Def)
+	}) {
 		rs := make([]server.ServerResource, len(f.Resources))
 		for i, r := range f.Resources {
-			rs[i] = server.ServerResource{Resource: r.Def, Handler: s.readResource(r.URI, r.Original, r.Client)}
+			rs[i] = server.ServerResource{Resource: r.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return s.read(ctx, r.Prefix, r.Original, r.Client, req)
+			}}
 		}
 		s.mcp.SetResources(rs...)
 	}
-	if !sameTemplates(old.Templates, f.Templates) {
+	if !sameList(old.Templates, f.Templates, func(a, b registry.Template) bool {
+		// The parsed template is a pointer; its text is URITemplate.
+		return a.Client == b.Client && a.URITemplate == b.URITemplate && a.Def.Name == b.Def.Name &&
+			a.Def.Description == b.Def.Description && a.Def.MIMEType == b.Def.MIMEType
+	}) {
 		ts := make([]server.ServerResourceTemplate, len(f.Templates))
 		for i, t := range f.Templates {
-			prefix := strings.TrimSuffix(t.URITemplate, t.Original)
 			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return s.read(ctx, prefix, strings.TrimPrefix(req.Params.URI, prefix), t.Client, req)
+				return s.read(ctx, t.Prefix, strings.TrimPrefix(req.Params.URI, t.Prefix), t.Client, req)
 			}}
 		}
 		s.mcp.SetResourceTemplates(ts...)
 	}
-	if !samePrompts(old.Prompts, f.Prompts) {
+	if !sameList(old.Prompts, f.Prompts, func(a, b registry.Prompt) bool {
+		return a.Client == b.Client && reflect.DeepEqual(a.Def, b.Def)
+	}) {
 		ps := make([]server.ServerPrompt, len(f.Prompts))
 		for i, p := range f.Prompts {
 			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -281,13 +289,6 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 			}}
 		}
 		s.mcp.SetPrompts(ps...)
-	}
-}
-
-func (s *Server) readResource(published, original string, c *upstream.Client) server.ResourceHandlerFunc {
-	prefix := strings.TrimSuffix(published, original)
-	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		return s.read(ctx, prefix, original, c, req)
 	}
 }
 
@@ -316,37 +317,13 @@ func (s *Server) read(ctx context.Context, prefix, uri string, c *upstream.Clien
 	return res.Contents, nil
 }
 
-func sameResources(a, b []registry.Resource) bool {
+// sameList reports whether two lists hold the same items in order.
+func sameList[T any](a, b []T, same func(x, y T) bool) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Client != b[i].Client || !reflect.DeepEqual(a[i].Def, b[i].Def) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameTemplates(a, b []registry.Template) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Client != b[i].Client || a[i].URITemplate != b[i].URITemplate || a[i].Def.Name != b[i].Def.Name ||
-			a[i].Def.Description != b[i].Def.Description || a[i].Def.MIMEType != b[i].Def.MIMEType {
-			return false
-		}
-	}
-	return true
-}
-
-func samePrompts(a, b []registry.Prompt) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Client != b[i].Client || !reflect.DeepEqual(a[i].Def, b[i].Def) {
+		if !same(a[i], b[i]) {
 			return false
 		}
 	}
@@ -354,25 +331,24 @@ func samePrompts(a, b []registry.Prompt) bool {
 }
 
 // resolveURI finds the upstream and its own URI for a published URI: a
-// listed resource, else the first template whose prefix it carries.
-func (s *Server) resolveURI(uri string) (c *upstream.Client, server, original, prefix string, ok bool) {
+// listed resource, else the first template that matches it.
+func (s *Server) resolveURI(uri string) (c *upstream.Client, server, original string, ok bool) {
 	f := &s.reg.Catalog().Features
 	if r, found := f.Resource(uri); found {
-		return r.Client, r.Server, r.Original, strings.TrimSuffix(r.URI, r.Original), true
+		return r.Client, r.Server, r.Original, true
 	}
 	for _, t := range f.Templates {
-		p := strings.TrimSuffix(t.URITemplate, t.Original)
 		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			return t.Client, t.Server, strings.TrimPrefix(uri, p), p, true
+			return t.Client, t.Server, strings.TrimPrefix(uri, t.Prefix), true
 		}
 	}
-	return nil, "", "", "", false
+	return nil, "", "", false
 }
 
 // subscribe adds subscriber to the subscribers of uri (deliver reaches it),
 // or removes it (deliver nil); the upstream is subscribed while anyone is.
 func (s *Server) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
-	c, srv, original, _, ok := s.resolveURI(uri)
+	c, srv, original, ok := s.resolveURI(uri)
 	if !ok || subscriber == "" || !featuresAllowed(callerFrom(ctx)) {
 		s.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
 		return
@@ -493,12 +469,11 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 
 // relay brings what an upstream sends during a call to the caller's session.
 type relay struct {
-	s    *Server
-	ctx  context.Context // the caller's request: it names the session
-	sent atomic.Int64
+	s   *Server
+	ctx context.Context // the caller's request: it names the session
 }
 
-func (s *Server) relayFor(ctx context.Context) *relay { return &relay{s: s, ctx: ctx} }
+func (s *Server) relayFor(ctx context.Context) upstream.Relay { return &relay{s: s, ctx: ctx} }
 
 func (r *relay) Notify(method string, params map[string]any) {
 	if method == string(mcp.MethodNotificationMessage) {
@@ -507,7 +482,6 @@ func (r *relay) Notify(method string, params map[string]any) {
 			return
 		}
 	}
-	r.sent.Add(1)
 	if err := r.s.mcp.SendNotificationToClient(r.ctx, method, params); err != nil {
 		r.s.log.Debug().Err(err).Str("method", method).Msg("relay notification")
 	}
@@ -557,22 +531,4 @@ func (r *relay) unbridged(method mcp.MCPMethod, err error) error {
 	}
 	return fmt.Errorf("mcp-hub could not pass %s to the caller (its transport or protocol revision may not take server requests: "+
 		"2026-07-28 callers get them as input requests from 2026-07-28 upstreams only, and the HTTP+SSE endpoint takes none; use /mcp or /ws): %w", method, err)
-}
-
-// flush waits until what the relay sent is written to the caller: mcp-go
-// writes notifications from its own goroutine, and one it holds when the
-// response is ready can be lost.
-func (r *relay) flush() {
-	if r.sent.Load() == 0 {
-		return
-	}
-	cs := server.ClientSessionFromContext(r.ctx)
-	if cs == nil {
-		return
-	}
-	ch := cs.NotificationChannel()
-	for i := 0; i < 100 && len(ch) > 0; i++ {
-		time.Sleep(100 * time.Microsecond)
-	}
-	time.Sleep(time.Millisecond)
 }

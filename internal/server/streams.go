@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -210,7 +211,5 @@ func (s *Server) servePeerRequest(w http.ResponseWriter, r *http.Request) {
 
 func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, err := b.ReadFrom(http.MaxBytesReader(nil, resp.Body, maxRequestBytes))
-	return b.Bytes(), err
+	return io.ReadAll(io.LimitReader(resp.Body, maxRequestBytes))
 }

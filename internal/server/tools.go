@@ -64,9 +64,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		res = rt.Local.Run(ctx, req.GetArguments(), caller.bindings())
 	case err == nil:
 		srv = rt.Server()
-		rl := s.relayFor(ctx)
-		res, err = rt.Client.CallTool(upstream.WithRelay(ctx, rl), rt.Original, req)
-		rl.flush()
+		res, err = rt.Client.CallTool(upstream.WithRelay(ctx, s.relayFor(ctx)), rt.Original, req)
 	}
 	s.record(ctx, sessionID(ctx), caller, name, srv, start, err == nil && res.IsError, err)
 	var rpcErr *upstream.RPCError

@@ -299,7 +299,7 @@ func withRawSchemas(tools []mcp.Tool, schemas map[string]toolSchemas) []mcp.Tool
 func (c *Client) listedTools(ctx context.Context, cn *conn, tools []mcp.Tool) []mcp.Tool {
 	schemas, err := c.rawSchemas(ctx, cn)
 	if err != nil {
-		c.log.Debug().Err(err).Msg("list raw tool schemas; keeping mcp-go's reading")
+		c.log.Debug().Err(c.redact(err)).Msg("list raw tool schemas; keeping mcp-go's reading")
 		return tools
 	}
 	return withRawSchemas(tools, schemas)
@@ -330,7 +330,7 @@ func (c *Client) refuseRequest(ctx context.Context, cn *conn, reqID json.RawMess
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		c.log.Debug().Err(err).Str("method", method).Msg("refusing an upstream request")
+		c.log.Debug().Err(c.redact(err)).Str("method", method).Msg("refusing an upstream request")
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)

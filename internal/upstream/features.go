@@ -305,25 +305,31 @@ func (c *Client) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument
 // Subscribe asks the upstream for notifications/resources/updated of uri.
 // The hub remembers it and subscribes again after a reconnect.
 func (c *Client) Subscribe(ctx context.Context, uri string) error {
-	c.mu.Lock()
-	if c.subscribed == nil {
-		c.subscribed = map[string]bool{}
-	}
-	c.subscribed[uri] = true
-	c.mu.Unlock()
-	_, err := c.call(ctx, "resources/subscribe "+uri, func(ctx context.Context, cn *conn) (any, error) {
-		return nil, c.subscribe(ctx, cn, uri, true)
-	})
-	return err
+	return c.setSubscribed(ctx, uri, true)
 }
 
 // Unsubscribe ends the subscription to uri.
 func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
+	return c.setSubscribed(ctx, uri, false)
+}
+
+func (c *Client) setSubscribed(ctx context.Context, uri string, on bool) error {
 	c.mu.Lock()
-	delete(c.subscribed, uri)
+	if on {
+		if c.subscribed == nil {
+			c.subscribed = map[string]bool{}
+		}
+		c.subscribed[uri] = true
+	} else {
+		delete(c.subscribed, uri)
+	}
 	c.mu.Unlock()
-	_, err := c.call(ctx, "resources/unsubscribe "+uri, func(ctx context.Context, cn *conn) (any, error) {
-		return nil, c.subscribe(ctx, cn, uri, false)
+	what := "resources/subscribe "
+	if !on {
+		what = "resources/unsubscribe "
+	}
+	_, err := c.call(ctx, what+uri, func(ctx context.Context, cn *conn) (any, error) {
+		return nil, c.subscribe(ctx, cn, uri, on)
 	})
 	return err
 }

@@ -167,7 +167,7 @@ func EverythingServer(t testing.TB, stateless bool) (url string) {
 	bin := everythingServerBinary(t)
 	var lastErr error
 	for range startTries {
-		port := freePort(t)
+		port := FreePort(t)
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		p := startProcess(t, "everything-server", bin, "-http="+addr, "-stateless="+strconv.FormatBool(stateless))
 		url = "http://" + addr + "/mcp"
@@ -438,8 +438,8 @@ func waitHTTP(url string, p *process) error {
 	}
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

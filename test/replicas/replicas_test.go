@@ -16,15 +16,9 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,16 +33,16 @@ const replicas = 3
 
 func TestReplicasBehindRoundRobin(t *testing.T) {
 	upstream := conformance.EverythingServer(t, false)
-	bin := buildHub(t)
+	bin := conformance.BuildHub(t)
 	ports := make([]int, replicas)
 	peers := make([]string, replicas)
 	for i := range ports {
-		ports[i] = freePort(t)
+		ports[i] = conformance.FreePort(t)
 		peers[i] = fmt.Sprintf("127.0.0.1:%d", ports[i])
 	}
 	backends := make([]string, replicas)
 	for i := range ports {
-		backends[i] = startHub(t, bin, upstream, ports[i], strings.Join(peers, ","))
+		backends[i] = conformance.StartHub(t, bin, peers[i], replicaConfig(upstream, strings.Join(peers, ",")))
 	}
 	lb := newBalancer(t, backends)
 
@@ -255,118 +249,13 @@ func toolNames(t *testing.T, base string) []string {
 	return names
 }
 
-func buildHub(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcp-hub")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/mcp-hub")
-	cmd.Dir = conformance.RepoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-var listening = regexp.MustCompile(`listening on (http://\S+/mcp)`)
-
-// startHub starts one replica on port and returns its /mcp URL once the
-// upstream is connected.
-func startHub(t *testing.T, bin, upstream string, port int, peers string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`builtins: {staticAnalysis: {enabled: false}, triggerWorkflow: {enabled: false}}
+// replicaConfig is one replica's config: the upstream and its peers.
+func replicaConfig(upstream, peers string) string {
+	return fmt.Sprintf(`builtins: {staticAnalysis: {enabled: false}, triggerWorkflow: {enabled: false}}
 replicas: {peers: %q}
 servers:
   - name: everything
     url: %s
     transport: streamable-http
 `, peers, upstream)
-	path := filepath.Join(dir, "hub.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out syncBuffer
-	cmd := exec.Command(bin, "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--config", path, "--log-level", "warn")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("replica on port %d:\n%s", port, out.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m := listening.FindStringSubmatch(out.String()); m != nil && connected(m[1]) {
-			return m[1]
-		}
-		select {
-		case <-done:
-			t.Fatalf("replica exited:\n%s", out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica on port %d not ready:\n%s", port, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func connected(mcpURL string) bool {
-	resp, err := http.Get(strings.TrimSuffix(mcpURL, "/mcp") + "/api/mcp/tools")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	var l struct {
-		Servers []struct {
-			Status string `json:"status"`
-		} `json:"servers"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&l) != nil || len(l.Servers) == 0 {
-		return false
-	}
-	for _, s := range l.Servers {
-		if s.Status != "connected" {
-			return false
-		}
-	}
-	return true
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
