@@ -48,8 +48,21 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: test-deps vet helm-test
+test: test-deps vet helm-test fuzz
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Each fuzz target runs briefly on every `make test`: the strict JSON-RPC
+# reading, the call the hub sends upstream, the read-only classifier and
+# the config parser. FUZZTIME=1m for a longer look.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
+	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse
+.PHONY: fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
+		out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
+	done
 
 # The Helm chart: lint (strict, values.schema.json enforced) and render with
 # the default values and with ci/ha-values.yaml. helm is built once from the Go

@@ -6,10 +6,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -18,7 +18,9 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/builtin"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/credential"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // localTools builds the hub's own tools: the builtins, the config's api
@@ -53,7 +55,7 @@ func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *
 			out = append(out, registry.LocalTool{Def: def, Kind: autonomy.Builtin, Run: run})
 		}
 	}
-	specs := append([]apitools.EndpointSpec(nil), cfg.APITools...)
+	specs := append([]toolspec.EndpointSpec(nil), cfg.APITools...)
 	for i, imp := range cfg.OpenAPI {
 		doc, where, err := openAPIDocument(ctx, imp, httpClient)
 		if err != nil {
@@ -65,9 +67,9 @@ func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *
 		}
 		specs = append(specs, imported...)
 	}
-	var kc kubernetes.Interface
+	secrets := apiSecrets(rc)
 	for _, spec := range specs {
-		cred, err := credential(ctx, spec, rc, &kc, ownNamespace)
+		cred, err := apiCredential(ctx, spec.Credential, secrets, ownNamespace)
 		if err != nil {
 			return nil, fmt.Errorf("api tool %s: credentials: %w", spec.Name, err)
 		}
@@ -87,55 +89,53 @@ func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *
 	return out, nil
 }
 
-// credential resolves an api tool's credential from an env variable, a file
-// or a Kubernetes Secret (read once at start-up).
-func credential(ctx context.Context, spec apitools.EndpointSpec, rc *rest.Config, kc *kubernetes.Interface, ownNamespace string) (string, error) {
-	c := spec.Credential
-	switch {
-	case c.Env != "":
-		v := strings.TrimSpace(os.Getenv(c.Env))
-		if v == "" {
-			return "", fmt.Errorf("env: variable %s is not set", c.Env)
-		}
-		return v, nil
-	case c.File != "":
-		b, err := os.ReadFile(c.File)
-		if err != nil {
-			return "", fmt.Errorf("file: %w", err)
-		}
-		return strings.TrimSpace(string(b)), nil
-	case c.SecretRef != nil:
-		return secretValue(ctx, c.SecretRef, rc, kc, ownNamespace)
+// apiCredential resolves an api tool's credential (read once at start-up)
+// with the hub's one credential resolver, so an env variable, a file and a
+// Secret obey the same rules as every other token. A tool without
+// credentials gets "". A Secret's namespace defaults to the hub's own.
+func apiCredential(ctx context.Context, c toolspec.CredentialRef, secrets credential.SecretReader, ownNamespace string) (string, error) {
+	if c.IsZero() {
+		return "", nil
 	}
-	return "", nil
+	ref := credential.Ref{Env: c.Env, File: c.File}
+	if r := c.SecretRef; r != nil {
+		if secrets == nil {
+			return "", fmt.Errorf("secretRef %s needs a cluster: run in one, or pass --kubeconfig", r.Name)
+		}
+		ns := r.Namespace
+		if ns == "" {
+			ns = ownNamespace
+		}
+		ref.Secret = &credential.SecretKey{Namespace: ns, Name: r.Name, Key: r.Key}
+	}
+	return credential.Resolve(ctx, ref, secrets)
 }
 
-// secretValue reads one key of a Secret; the namespace defaults to the
-// hub's own.
-func secretValue(ctx context.Context, ref *apitools.SecretKeyRef, rc *rest.Config, kc *kubernetes.Interface, ownNamespace string) (string, error) {
+// apiSecrets reads Secrets through the API server, with a client made on
+// the first read (most configs name no Secret); start-up reads them one at a
+// time, so the lazy client needs no lock. Without a cluster it is nil.
+func apiSecrets(rc *rest.Config) credential.SecretReader {
 	if rc == nil {
-		return "", fmt.Errorf("secretRef %s needs a cluster: run in one, or pass --kubeconfig", ref.Name)
+		return nil
 	}
-	if *kc == nil {
-		c, err := kubernetes.NewForConfig(rc)
-		if err != nil {
-			return "", err
+	var kc kubernetes.Interface
+	return func(ctx context.Context, namespace, name string) (map[string][]byte, bool, error) {
+		if kc == nil {
+			c, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				return nil, false, fmt.Errorf("kubernetes client: %w", err)
+			}
+			kc = c
 		}
-		*kc = c
+		sec, err := kc.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, false, nil
+		case err != nil:
+			return nil, false, err
+		}
+		return sec.Data, true, nil
 	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = ownNamespace
-	}
-	sec, err := (*kc).CoreV1().Secrets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("secretRef %s/%s: %w", ns, ref.Name, err)
-	}
-	v := strings.TrimSpace(string(sec.Data[ref.Key]))
-	if v == "" {
-		return "", fmt.Errorf("secretRef %s/%s has no key %q", ns, ref.Name, ref.Key)
-	}
-	return v, nil
 }
 
 // openAPIDocument reads an OpenAPI document from its file or URL (fetched

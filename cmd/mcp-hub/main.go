@@ -31,6 +31,7 @@ import (
 	envsource "github.com/purko-io/mcp-hub/internal/discovery/env"
 	filesource "github.com/purko-io/mcp-hub/internal/discovery/file"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
@@ -170,7 +171,10 @@ type hub struct {
 }
 
 func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
-	httpClient := &http.Client{Transport: &http.Transport{
+	// Credentials stay at their origin: a redirect to another scheme, host
+	// or port drops every header but the harmless ones (upstreams and api
+	// tools refuse such redirects on their own copies of this client).
+	httpClient := &http.Client{CheckRedirect: secrets.StripCredentials, Transport: &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        1024,
@@ -200,6 +204,14 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
 		Auth:         auth,
 		Peers:        cfg.Replicas.PeerList(),
+
+		MaxBodyBytes:         cfg.HTTP.MaxBodyBytes,
+		AllowedOrigins:       cfg.HTTP.AllowedOrigins,
+		MaxSessions:          cfg.HTTP.MaxSessions,
+		MaxSessionsPerCaller: cfg.HTTP.MaxSessionsPerCaller,
+		SessionIdleTimeout:   cfg.HTTP.SessionIdleTimeout.D(),
+		ReadTimeout:          cfg.HTTP.ReadTimeout.D(),
+		ReadHeaderTimeout:    cfg.HTTP.ReadHeaderTimeout.D(),
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 const (
@@ -100,7 +102,7 @@ func checkResult(t *testing.T, res *mcp.CallToolResult, wantErr bool) string {
 	return txt
 }
 
-func mustNew(t *testing.T, spec EndpointSpec, cred string) (mcp.Tool, Handler) {
+func mustNew(t *testing.T, spec toolspec.EndpointSpec, cred string) (mcp.Tool, Handler) {
 	t.Helper()
 	tool, h, err := New(spec, cred, nil)
 	if err != nil {
@@ -112,7 +114,7 @@ func mustNew(t *testing.T, spec EndpointSpec, cred string) (mcp.Tool, Handler) {
 func TestRequestShape(t *testing.T) {
 	cases := []struct {
 		name       string
-		spec       EndpointSpec
+		spec       toolspec.EndpointSpec
 		cred       string
 		args       map[string]any
 		wantMethod string
@@ -125,7 +127,7 @@ func TestRequestShape(t *testing.T) {
 	}{
 		{
 			name:       "GET placeholders and query, no auth",
-			spec:       EndpointSpec{URL: "/users/{id}/posts?static=1", Method: "get"},
+			spec:       toolspec.EndpointSpec{URL: "/users/{id}/posts?static=1", Method: "get"},
 			args:       map[string]any{"id": "a b/c", "limit": float64(5), "tags": []any{"x", "y"}, "deep": map[string]any{"k": 1}},
 			wantMethod: "GET", wantPath: "/users/a b/c/posts", wantRaw: "/users/a%20b%2Fc/posts",
 			wantQuery: url.Values{"static": {"1"}, "limit": {"5"}, "tags": {"x", "y"}, "deep": {`{"k":1}`}},
@@ -133,7 +135,7 @@ func TestRequestShape(t *testing.T) {
 		},
 		{
 			name:       "POST default method JSON body Bearer",
-			spec:       EndpointSpec{URL: "/items", AuthScheme: "Bearer", Credential: CredentialRef{Env: "X"}, Headers: map[string]string{"X-Static": "yes"}},
+			spec:       toolspec.EndpointSpec{URL: "/items", AuthScheme: "Bearer", Credential: toolspec.CredentialRef{Env: "X"}, Headers: map[string]string{"X-Static": "yes"}},
 			cred:       secret + "\n",
 			args:       map[string]any{"title": "t", "n": float64(2)},
 			wantMethod: "POST", wantPath: "/items",
@@ -142,7 +144,7 @@ func TestRequestShape(t *testing.T) {
 		},
 		{
 			name:       "PUT placeholder removed from body, Token",
-			spec:       EndpointSpec{URL: "/items/{id}", Method: "PUT", AuthScheme: "token", Credential: CredentialRef{File: "/x"}},
+			spec:       toolspec.EndpointSpec{URL: "/items/{id}", Method: "PUT", AuthScheme: "token", Credential: toolspec.CredentialRef{File: "/x"}},
 			cred:       secret,
 			args:       map[string]any{"id": float64(7), "title": "new"},
 			wantMethod: "PUT", wantPath: "/items/7",
@@ -151,7 +153,7 @@ func TestRequestShape(t *testing.T) {
 		},
 		{
 			name:       "PATCH Basic",
-			spec:       EndpointSpec{URL: "/items/{id}", Method: "PATCH", AuthScheme: "Basic", Credential: CredentialRef{SecretRef: &SecretKeyRef{Name: "s", Key: "k"}}},
+			spec:       toolspec.EndpointSpec{URL: "/items/{id}", Method: "PATCH", AuthScheme: "Basic", Credential: toolspec.CredentialRef{SecretRef: &toolspec.SecretKeyRef{Name: "s", Key: "k"}}},
 			cred:       basicCred,
 			args:       map[string]any{"id": "x"},
 			wantMethod: "PATCH", wantPath: "/items/x",
@@ -160,7 +162,7 @@ func TestRequestShape(t *testing.T) {
 		},
 		{
 			name:       "DELETE query ApiKey default header",
-			spec:       EndpointSpec{URL: "/items/{id}", Method: "DELETE", AuthScheme: "ApiKey", Credential: CredentialRef{Env: "K"}},
+			spec:       toolspec.EndpointSpec{URL: "/items/{id}", Method: "DELETE", AuthScheme: "ApiKey", Credential: toolspec.CredentialRef{Env: "K"}},
 			cred:       secret,
 			args:       map[string]any{"id": "9", "force": true},
 			wantMethod: "DELETE", wantPath: "/items/9",
@@ -170,7 +172,7 @@ func TestRequestShape(t *testing.T) {
 		},
 		{
 			name:       "ApiKey custom header, POST with Query list",
-			spec:       EndpointSpec{URL: "/search", AuthScheme: "ApiKey", AuthHeader: "X-Token", Credential: CredentialRef{Env: "K"}, Query: []string{"page"}},
+			spec:       toolspec.EndpointSpec{URL: "/search", AuthScheme: "ApiKey", AuthHeader: "X-Token", Credential: toolspec.CredentialRef{Env: "K"}, Query: []string{"page"}},
 			cred:       secret,
 			args:       map[string]any{"page": float64(3), "q": "go"},
 			wantMethod: "POST", wantPath: "/search",
@@ -243,13 +245,13 @@ func mustJSON(v any) string {
 
 func TestBindings(t *testing.T) {
 	rec := newRecorder(t, nil)
-	spec := EndpointSpec{
+	spec := toolspec.EndpointSpec{
 		Name: "bound", URL: rec.srv.URL + "/orgs/{tenant}/notes",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"},"owner":{"type":"string"},"tenant":{"type":"string"}},"required":["note","owner","tenant"],"additionalProperties":false}`),
-		Bindings: []Binding{
-			{From: FromCaller, Header: "X-Caller"},
-			{From: FromAgent, Field: "owner"},
-			{From: FromWorkflow, Field: "tenant"},
+		Bindings: []toolspec.Binding{
+			{From: toolspec.FromCaller, Header: "X-Caller"},
+			{From: toolspec.FromAgent, Field: "owner"},
+			{From: toolspec.FromWorkflow, Field: "tenant"},
 		},
 	}
 	tool, h := mustNew(t, spec, "")
@@ -269,7 +271,7 @@ func TestBindings(t *testing.T) {
 		t.Errorf("required = %s", req)
 	}
 
-	bindings := map[string]string{FromCaller: "user-1", FromAgent: "agent-a", FromWorkflow: "acme", FromStep: "s1"}
+	bindings := map[string]string{toolspec.FromCaller: "user-1", toolspec.FromAgent: "agent-a", toolspec.FromWorkflow: "acme", toolspec.FromStep: "s1"}
 	// The model tries to override every bound value.
 	args := map[string]any{"note": "hi", "owner": "evil", "tenant": "other-org"}
 	checkResult(t, h(context.Background(), args, bindings), false)
@@ -289,7 +291,7 @@ func TestBindings(t *testing.T) {
 	}
 
 	// A binding missing from the call context fails closed.
-	res := h(context.Background(), map[string]any{"note": "x"}, map[string]string{FromCaller: "u"})
+	res := h(context.Background(), map[string]any{"note": "x"}, map[string]string{toolspec.FromCaller: "u"})
 	txt := checkResult(t, res, true)
 	if !strings.Contains(txt, `binding "agent"`) {
 		t.Errorf("text %q", txt)
@@ -301,8 +303,8 @@ func TestBindings(t *testing.T) {
 
 func TestMissingCredentialSendsNothing(t *testing.T) {
 	rec := newRecorder(t, nil)
-	for _, scheme := range []string{AuthBearer, AuthToken, AuthBasic, AuthAPIKey} {
-		spec := EndpointSpec{Name: "needs-auth", URL: rec.srv.URL + "/x", AuthScheme: scheme, Credential: CredentialRef{Env: "MISSING"}}
+	for _, scheme := range []string{toolspec.AuthBearer, toolspec.AuthToken, toolspec.AuthBasic, toolspec.AuthAPIKey} {
+		spec := toolspec.EndpointSpec{Name: "needs-auth", URL: rec.srv.URL + "/x", AuthScheme: scheme, Credential: toolspec.CredentialRef{Env: "MISSING"}}
 		_, h := mustNew(t, spec, "  \n")
 		txt := checkResult(t, h(context.Background(), map[string]any{"a": 1}, nil), true)
 		if !strings.Contains(txt, "credential for tool needs-auth is missing") {
@@ -316,8 +318,8 @@ func TestMissingCredentialSendsNothing(t *testing.T) {
 
 func TestSchemaViolationSendsNothing(t *testing.T) {
 	rec := newRecorder(t, nil)
-	spec := EndpointSpec{
-		Name: "typed", URL: rec.srv.URL + "/x", AuthScheme: "Bearer", Credential: CredentialRef{Env: "X"},
+	spec := toolspec.EndpointSpec{
+		Name: "typed", URL: rec.srv.URL + "/x", AuthScheme: "Bearer", Credential: toolspec.CredentialRef{Env: "X"},
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","minimum":1},"mode":{"enum":["a","b"]}},"required":["mode"]}`),
 	}
 	_, h := mustNew(t, spec, secret)
@@ -346,7 +348,7 @@ func TestSchemaViolationSendsNothing(t *testing.T) {
 }
 
 func TestOpenSchemaWithoutInputSchema(t *testing.T) {
-	tool, _ := mustNew(t, EndpointSpec{Name: "open", URL: "http://example.invalid/a"}, "")
+	tool, _ := mustNew(t, toolspec.EndpointSpec{Name: "open", URL: "http://example.invalid/a"}, "")
 	if got := string(tool.RawInputSchema); got != `{"additionalProperties":true,"type":"object"}` {
 		t.Errorf("schema %s", got)
 	}
@@ -356,7 +358,7 @@ func TestOpenSchemaWithoutInputSchema(t *testing.T) {
 	if *tool.Annotations.ReadOnlyHint || !*tool.Annotations.DestructiveHint {
 		t.Errorf("POST tool annotations %+v", tool.Annotations)
 	}
-	tool, _ = mustNew(t, EndpointSpec{Name: "open", URL: "http://example.invalid/a/{id}", Method: "GET"}, "")
+	tool, _ = mustNew(t, toolspec.EndpointSpec{Name: "open", URL: "http://example.invalid/a/{id}", Method: "GET"}, "")
 	var s map[string]any
 	_ = json.Unmarshal(tool.RawInputSchema, &s)
 	if mustJSON(s["required"]) != `["id"]` {
@@ -369,7 +371,7 @@ func TestOpenSchemaWithoutInputSchema(t *testing.T) {
 
 func TestMissingPlaceholder(t *testing.T) {
 	rec := newRecorder(t, nil)
-	_, h := mustNew(t, EndpointSpec{Name: "ph", URL: rec.srv.URL + "/a/{id}/{sub}", Method: "GET"}, "")
+	_, h := mustNew(t, toolspec.EndpointSpec{Name: "ph", URL: rec.srv.URL + "/a/{id}/{sub}", Method: "GET"}, "")
 	txt := checkResult(t, h(context.Background(), map[string]any{"id": "1"}, nil), true)
 	if !strings.Contains(txt, `"sub"`) {
 		t.Errorf("text %q", txt)
@@ -393,7 +395,7 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 	defer close(release)
-	spec := EndpointSpec{Name: "slow", URL: rec.srv.URL + "/s?k=" + url.QueryEscape(secret), TimeoutSeconds: 1, AuthScheme: "Bearer", Credential: CredentialRef{Env: "X"}}
+	spec := toolspec.EndpointSpec{Name: "slow", URL: rec.srv.URL + "/s?k=" + url.QueryEscape(secret), TimeoutSeconds: 1, AuthScheme: "Bearer", Credential: toolspec.CredentialRef{Env: "X"}}
 	_, h := mustNew(t, spec, secret)
 	start := time.Now()
 	txt := checkResult(t, h(context.Background(), nil, nil), true)
@@ -414,7 +416,7 @@ func TestConnectionError(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	spec := EndpointSpec{Name: "down", URL: "http://" + addr + "/p?token=" + secret, Method: "GET", AuthScheme: "ApiKey", Credential: CredentialRef{Env: "X"}}
+	spec := toolspec.EndpointSpec{Name: "down", URL: "http://" + addr + "/p?token=" + secret, Method: "GET", AuthScheme: "ApiKey", Credential: toolspec.CredentialRef{Env: "X"}}
 	_, h := mustNew(t, spec, secret)
 	txt := checkResult(t, h(context.Background(), map[string]any{"q": secret}, nil), true)
 	if !strings.Contains(txt, "down") || !strings.Contains(txt, addr) {
@@ -431,13 +433,13 @@ func TestTruncation(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, big)
 	})
-	_, h := mustNew(t, EndpointSpec{Name: "big", URL: rec.srv.URL, Method: "GET", MaxResponseChars: 100}, "")
+	_, h := mustNew(t, toolspec.EndpointSpec{Name: "big", URL: rec.srv.URL, Method: "GET", MaxResponseChars: 100}, "")
 	txt := checkResult(t, h(context.Background(), nil, nil), false)
 	if !strings.HasPrefix(txt, strings.Repeat("é", 100)+"\n\n[truncated") || strings.Contains(txt, strings.Repeat("é", 101)) {
 		t.Errorf("text %q", txt)
 	}
 	// Exactly at the cap: no notice.
-	_, h = mustNew(t, EndpointSpec{Name: "big", URL: rec.srv.URL, Method: "GET", MaxResponseChars: 1000}, "")
+	_, h = mustNew(t, toolspec.EndpointSpec{Name: "big", URL: rec.srv.URL, Method: "GET", MaxResponseChars: 1000}, "")
 	if txt := checkResult(t, h(context.Background(), nil, nil), false); txt != big {
 		t.Errorf("untruncated text has %d chars", len([]rune(txt)))
 	}
@@ -450,7 +452,7 @@ func TestNon2xx(t *testing.T) {
 		// A misbehaving API echoing the credential.
 		_, _ = io.WriteString(w, "bad key "+r.Header.Get("Authorization")+" "+long)
 	})
-	_, h := mustNew(t, EndpointSpec{Name: "deny", URL: rec.srv.URL, AuthScheme: "Basic", Credential: CredentialRef{Env: "X"}}, basicCred)
+	_, h := mustNew(t, toolspec.EndpointSpec{Name: "deny", URL: rec.srv.URL, AuthScheme: "Basic", Credential: toolspec.CredentialRef{Env: "X"}}, basicCred)
 	txt := checkResult(t, h(context.Background(), nil, nil), true)
 	if !strings.Contains(txt, "403 Forbidden") || !strings.Contains(txt, "bad key Basic [redacted]") {
 		t.Errorf("text %q", txt)
@@ -464,7 +466,7 @@ func TestSuccessBodyScrubbed(t *testing.T) {
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"headers":{"Authorization":"`+r.Header.Get("Authorization")+`"}}`)
 	})
-	_, h := mustNew(t, EndpointSpec{Name: "echo", URL: rec.srv.URL, AuthScheme: "Bearer", Credential: CredentialRef{Env: "X"}}, secret)
+	_, h := mustNew(t, toolspec.EndpointSpec{Name: "echo", URL: rec.srv.URL, AuthScheme: "Bearer", Credential: toolspec.CredentialRef{Env: "X"}}, secret)
 	txt := checkResult(t, h(context.Background(), nil, nil), false)
 	if !strings.Contains(txt, "Bearer [redacted]") {
 		t.Errorf("text %q", txt)
@@ -476,7 +478,7 @@ func TestRedirectToOtherHostNotFollowed(t *testing.T) {
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.srv.URL+"/stolen", http.StatusFound)
 	})
-	_, h := mustNew(t, EndpointSpec{Name: "redir", URL: rec.srv.URL, Method: "GET", AuthScheme: "ApiKey", Credential: CredentialRef{Env: "X"}}, secret)
+	_, h := mustNew(t, toolspec.EndpointSpec{Name: "redir", URL: rec.srv.URL, Method: "GET", AuthScheme: "ApiKey", Credential: toolspec.CredentialRef{Env: "X"}}, secret)
 	txt := checkResult(t, h(context.Background(), nil, nil), true)
 	if !strings.Contains(txt, "302") {
 		t.Errorf("text %q", txt)
@@ -487,7 +489,7 @@ func TestRedirectToOtherHostNotFollowed(t *testing.T) {
 }
 
 func TestBasicCredentialFormat(t *testing.T) {
-	_, _, err := New(EndpointSpec{Name: "b", URL: "http://h/x", AuthScheme: "Basic", Credential: CredentialRef{Env: "X"}}, secret, nil)
+	_, _, err := New(toolspec.EndpointSpec{Name: "b", URL: "http://h/x", AuthScheme: "Basic", Credential: toolspec.CredentialRef{Env: "X"}}, secret, nil)
 	if err == nil || strings.Contains(err.Error(), secret) {
 		t.Fatalf("err = %v", err)
 	}
@@ -496,75 +498,23 @@ func TestBasicCredentialFormat(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	ok := EndpointSpec{Name: "ok", URL: "https://api.example.com/v1/{id}"}
-	cases := []struct {
-		name string
-		mut  func(*EndpointSpec)
-		want string // "" = valid
-	}{
-		{"valid", func(*EndpointSpec) {}, ""},
-		{"bad method", func(s *EndpointSpec) { s.Method = "FETCH" }, `method: "FETCH" is not one of GET, POST, PUT, DELETE, PATCH`},
-		{"bad scheme", func(s *EndpointSpec) { s.AuthScheme = "Digest"; s.Credential.Env = "X" }, `authScheme: "Digest" is not one of`},
-		{"relative url", func(s *EndpointSpec) { s.URL = "/v1/x" }, "url: "},
-		{"ftp url", func(s *EndpointSpec) { s.URL = "ftp://h/x" }, "url: "},
-		{"userinfo url", func(s *EndpointSpec) { s.URL = "https://u:p@h/x" }, "url: must not carry user info"},
-		{"placeholder in host", func(s *EndpointSpec) { s.URL = "https://{tenant}.example.com/x" }, "url: "},
-		{"bad name", func(s *EndpointSpec) { s.Name = "has space" }, "name: "},
-		{"timeout", func(s *EndpointSpec) { s.TimeoutSeconds = -1 }, "timeoutSeconds: "},
-		{"auth without credentials", func(s *EndpointSpec) { s.AuthScheme = "Bearer" }, "credentials: "},
-		{"credentials without auth", func(s *EndpointSpec) { s.Credential.Env = "X" }, "credentials: "},
-		{"two sources", func(s *EndpointSpec) { s.AuthScheme = "Bearer"; s.Credential = CredentialRef{Env: "X", File: "/f"} }, "credentials: set only one"},
-		{"binding from", func(s *EndpointSpec) { s.Bindings = []Binding{{From: "model", Field: "x"}} }, `bindings[0].from: "model"`},
-		{"binding both", func(s *EndpointSpec) { s.Bindings = []Binding{{From: "caller", Field: "x", Header: "X-A"}} }, "bindings[0]: set exactly one"},
-		{"binding auth header", func(s *EndpointSpec) {
-			s.AuthScheme = "Bearer"
-			s.Credential.Env = "X"
-			s.Bindings = []Binding{{From: "caller", Header: "authorization"}}
-		}, "bindings[0].header"},
-		{"static auth header", func(s *EndpointSpec) {
-			s.AuthScheme = "ApiKey"
-			s.Credential.Env = "X"
-			s.Headers = map[string]string{"x-api-key": "v"}
-		}, "headers: "},
-		{"schema not object", func(s *EndpointSpec) { s.InputSchema = json.RawMessage(`{"type":"array"}`) }, "inputSchema: "},
-		{"schema invalid", func(s *EndpointSpec) {
-			s.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"nope"}}}`)
-		}, "inputSchema: "},
-		{"schema remote ref", func(s *EndpointSpec) { s.InputSchema = json.RawMessage(`{"$ref":"http://169.254.169.254/x"}`) }, "inputSchema: "},
+// TestBoundNamesInAnyCase: a model argument that differs from a bound
+// field only in letter case is dropped too, so an endpoint that reads
+// names case-insensitively still gets only the trusted value.
+func TestBoundNamesInAnyCase(t *testing.T) {
+	rec := newRecorder(t, nil)
+	spec := toolspec.EndpointSpec{
+		Name: "bound", URL: rec.srv.URL + "/notes",
+		Bindings: []toolspec.Binding{{From: toolspec.FromAgent, Field: "owner"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := ok
-			tc.mut(&s)
-			err := s.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("error %v, want it to contain %q", err, tc.want)
-			}
-		})
+	_, h := mustNew(t, spec, "")
+	args := map[string]any{"note": "hi", "Owner": "evil", "OWNER": "evil", "owner": "evil"}
+	checkResult(t, h(context.Background(), args, map[string]string{toolspec.FromAgent: "agent-a"}), false)
+	reqs := rec.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
 	}
-	if m := (EndpointSpec{}).EffectiveMethod(); m != "POST" {
-		t.Errorf("EffectiveMethod() = %q", m)
-	}
-	if m := (EndpointSpec{Method: "get"}).EffectiveMethod(); m != "GET" {
-		t.Errorf("EffectiveMethod() = %q", m)
-	}
-}
-
-func TestSpecYAMLTags(t *testing.T) {
-	var s EndpointSpec
-	doc := `{"name":"n","url":"https://h/x","timeoutSeconds":5,"authScheme":"Bearer","authHeader":"X-A","credentials":{"secretRef":{"name":"s","key":"k"}},"inputSchema":{"type":"object"},"bindings":[{"from":"caller","header":"X-C"}],"maxResponseChars":10}`
-	if err := json.Unmarshal([]byte(doc), &s); err != nil {
-		t.Fatal(err)
-	}
-	if s.TimeoutSeconds != 5 || s.AuthHeader != "X-A" || s.Credential.SecretRef == nil || s.Credential.SecretRef.Key != "k" ||
-		string(s.InputSchema) != `{"type":"object"}` || len(s.Bindings) != 1 || s.MaxResponseChars != 10 {
-		t.Fatalf("decoded %+v", s)
-	}
-	if err := s.Validate(); err != nil {
-		t.Fatal(err)
+	if want := `{"note":"hi","owner":"agent-a"}`; reqs[0].Body != want {
+		t.Errorf("body %s, want %s", reqs[0].Body, want)
 	}
 }

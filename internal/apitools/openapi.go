@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // maxSchemaDepth bounds the inlining of nested/recursive schemas.
@@ -31,7 +34,7 @@ func SanitizeName(s string) string {
 // FromOpenAPI imports an OpenAPI 3.x document (JSON or YAML) as one
 // EndpointSpec per operation; see ImportOpenAPI. Notes about skipped
 // operations are dropped; use ImportOpenAPI to get them.
-func FromOpenAPI(ctx context.Context, doc []byte, base EndpointSpec) ([]EndpointSpec, error) {
+func FromOpenAPI(ctx context.Context, doc []byte, base toolspec.EndpointSpec) ([]toolspec.EndpointSpec, error) {
 	specs, _, err := ImportOpenAPI(ctx, doc, base)
 	return specs, err
 }
@@ -52,7 +55,7 @@ func FromOpenAPI(ctx context.Context, doc []byte, base EndpointSpec) ([]Endpoint
 // object request body. Query parameters of non-GET/DELETE operations are
 // listed in Query. Header and cookie parameters are not imported (note).
 // $refs are inlined; external $refs are refused.
-func ImportOpenAPI(ctx context.Context, doc []byte, base EndpointSpec) ([]EndpointSpec, []string, error) {
+func ImportOpenAPI(ctx context.Context, doc []byte, base toolspec.EndpointSpec) ([]toolspec.EndpointSpec, []string, error) {
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
@@ -66,7 +69,7 @@ func ImportOpenAPI(ctx context.Context, doc []byte, base EndpointSpec) ([]Endpoi
 	var notes []string
 	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
 
-	var specs []EndpointSpec
+	var specs []toolspec.EndpointSpec
 	names := map[string]string{}
 	methodOrder := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 	paths := t.Paths.Map()
@@ -124,14 +127,14 @@ func ImportOpenAPI(ctx context.Context, doc []byte, base EndpointSpec) ([]Endpoi
 }
 
 func importOperation(t *openapi3.T, p, method string, item *openapi3.PathItem, op *openapi3.Operation,
-	name string, base EndpointSpec, note func(string, ...any)) (EndpointSpec, error) {
+	name string, base toolspec.EndpointSpec, note func(string, ...any)) (toolspec.EndpointSpec, error) {
 	spec := base
 	spec.Name = name
 	spec.Method = method
 	spec.InputSchema = nil
 	spec.Query = nil
 	spec.Headers = cloneMap(base.Headers)
-	spec.Bindings = append([]Binding(nil), base.Bindings...)
+	spec.Bindings = append([]toolspec.Binding(nil), base.Bindings...)
 	desc := strings.TrimSpace(op.Summary)
 	if d := strings.TrimSpace(op.Description); d != "" && d != desc {
 		if desc != "" {
@@ -205,7 +208,7 @@ func importOperation(t *openapi3.T, p, method string, item *openapi3.PathItem, o
 			spec.Query = append(spec.Query, prm.Name)
 		}
 	}
-	for _, ph := range placeholders(spec.URL) {
+	for _, ph := range toolspec.Placeholders(spec.URL) {
 		if _, ok := params[openapi3.ParameterInPath+":"+ph]; !ok {
 			if _, ok := props[ph]; !ok {
 				props[ph] = map[string]any{"type": "string"}
@@ -264,7 +267,7 @@ func importOperation(t *openapi3.T, p, method string, item *openapi3.PathItem, o
 	return spec, nil
 }
 
-func containsStr(list []string, s string) bool { return contains(list, s) }
+func containsStr(list []string, s string) bool { return slices.Contains(list, s) }
 
 func cloneMap(m map[string]string) map[string]string {
 	if m == nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 const petstore = `
@@ -49,10 +51,10 @@ components:
 `
 
 func TestImportOpenAPI(t *testing.T) {
-	base := EndpointSpec{
-		AuthScheme: "Bearer", Credential: CredentialRef{Env: "PETS_TOKEN"},
+	base := toolspec.EndpointSpec{
+		AuthScheme: "Bearer", Credential: toolspec.CredentialRef{Env: "PETS_TOKEN"},
 		Headers:  map[string]string{"X-Client": "hub"},
-		Bindings: []Binding{{From: FromCaller, Header: "X-Caller"}},
+		Bindings: []toolspec.Binding{{From: toolspec.FromCaller, Header: "X-Caller"}},
 	}
 	specs, notes, err := ImportOpenAPI(context.Background(), []byte(petstore), base)
 	if err != nil {
@@ -67,7 +69,7 @@ func TestImportOpenAPI(t *testing.T) {
 			t.Errorf("notes %q lack %q", joined, want)
 		}
 	}
-	byName := map[string]EndpointSpec{}
+	byName := map[string]toolspec.EndpointSpec{}
 	for _, s := range specs {
 		byName[s.Name] = s
 		if s.AuthScheme != "Bearer" || s.Credential.Env != "PETS_TOKEN" || s.Headers["X-Client"] != "hub" || len(s.Bindings) != 1 {
@@ -135,15 +137,15 @@ func TestImportOpenAPI(t *testing.T) {
 }
 
 func TestImportOpenAPIErrors(t *testing.T) {
-	if _, err := FromOpenAPI(context.Background(), []byte("not: [valid"), EndpointSpec{}); err == nil {
+	if _, err := FromOpenAPI(context.Background(), []byte("not: [valid"), toolspec.EndpointSpec{}); err == nil {
 		t.Error("garbage accepted")
 	}
 	noServer := `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok"}}}}}}`
-	if _, err := FromOpenAPI(context.Background(), []byte(noServer), EndpointSpec{}); err == nil || !strings.Contains(err.Error(), "server") {
+	if _, err := FromOpenAPI(context.Background(), []byte(noServer), toolspec.EndpointSpec{}); err == nil || !strings.Contains(err.Error(), "server") {
 		t.Errorf("err = %v", err)
 	}
 	external := `{"openapi":"3.0.0","info":{"title":"x","version":"1"},"servers":[{"url":"https://h"}],"paths":{"/a":{"post":{"operationId":"a","requestBody":{"content":{"application/json":{"schema":{"$ref":"http://169.254.169.254/s.json"}}}}}}}}`
-	if _, err := FromOpenAPI(context.Background(), []byte(external), EndpointSpec{}); err == nil {
+	if _, err := FromOpenAPI(context.Background(), []byte(external), toolspec.EndpointSpec{}); err == nil {
 		t.Error("external $ref accepted")
 	}
 	if got := SanitizeName("pets.get/{id}"); got != "pets_get_id" {

@@ -1,3 +1,9 @@
+// Package apitools builds hub-run "api" tools: each call is one HTTP request
+// to a configured endpoint, with credentials and trusted identity values
+// attached by the hub and never visible to (or overridable by) the model.
+// The endpoint description itself (toolspec.EndpointSpec) and its
+// validation live in the leaf package toolspec, so the config can check it
+// without importing this package.
 package apitools
 
 import (
@@ -22,13 +28,17 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // excerptChars bounds the response body quoted in a non-2xx error result.
 const excerptChars = 300
 
-// maxRedirects bounds same-host redirects; redirects to another host are
-// never followed (the credential must not travel there).
+// maxRedirects bounds same-origin redirects; a redirect to another origin
+// (scheme, host or port) is never followed: the credential must not travel
+// there, and the caller sees the 3xx answer instead.
 const maxRedirects = 5
 
 // Handler is the call function of an api tool. bindings holds the trusted
@@ -36,20 +46,22 @@ const maxRedirects = 5
 type Handler = func(ctx context.Context, args map[string]any, bindings map[string]string) *mcp.CallToolResult
 
 type endpoint struct {
-	spec       EndpointSpec
+	spec       toolspec.EndpointSpec
 	method     string
 	scheme     string
 	authHeader string
 	authValue  string // full header value, "" when no auth
 	missing    bool   // auth configured but no credential: fail closed
-	secrets    []string
-	host       string
-	timeout    time.Duration
-	maxChars   int
-	schema     *jsonschema.Schema
-	bound      map[string]bool
-	query      map[string]bool
-	client     *http.Client
+	// redactor removes every credential of the endpoint from what goes
+	// back to the caller: an api may echo the request in its answer.
+	redactor *secrets.Redactor
+	host     string
+	timeout  time.Duration
+	maxChars int
+	schema   *jsonschema.Schema
+	bound    map[string]bool
+	query    map[string]bool
+	client   *http.Client
 }
 
 // New builds the tool definition and handler for spec. credential is the
@@ -58,29 +70,29 @@ type endpoint struct {
 // and is base64-encoded by the hub. A spec with an AuthScheme and an empty
 // credential still builds, but every call fails closed without sending the
 // request. client may be nil.
-func New(spec EndpointSpec, credential string, client *http.Client) (mcp.Tool, Handler, error) {
+func New(spec toolspec.EndpointSpec, credential string, client *http.Client) (mcp.Tool, Handler, error) {
 	if err := spec.Validate(); err != nil {
 		return mcp.Tool{}, nil, fmt.Errorf("api tool %q: %w", spec.Name, err)
 	}
 	ep := &endpoint{
 		spec:     spec,
 		method:   spec.EffectiveMethod(),
-		scheme:   canonicalScheme(spec.AuthScheme),
+		scheme:   spec.EffectiveAuthScheme(),
 		timeout:  time.Duration(spec.TimeoutSeconds) * time.Second,
 		maxChars: spec.MaxResponseChars,
-		bound:    boundFields(spec),
+		bound:    spec.BoundFields(),
 		query:    map[string]bool{},
 	}
 	if ep.timeout == 0 {
-		ep.timeout = DefaultTimeoutSeconds * time.Second
+		ep.timeout = toolspec.DefaultTimeoutSeconds * time.Second
 	}
 	if ep.maxChars == 0 {
-		ep.maxChars = DefaultMaxResponseChars
+		ep.maxChars = toolspec.DefaultMaxResponseChars
 	}
 	for _, q := range spec.Query {
 		ep.query[q] = true
 	}
-	u, _ := url.Parse(placeholderRE.ReplaceAllString(spec.URL, "x"))
+	u, _ := url.Parse(toolspec.FillPlaceholders(spec.URL, func(string) (string, bool) { return "x", true }))
 	ep.host = u.Host
 
 	credential = strings.TrimSpace(credential)
@@ -93,35 +105,28 @@ func New(spec EndpointSpec, credential string, client *http.Client) (mcp.Tool, H
 			ep.missing = true
 		} else {
 			switch ep.scheme {
-			case AuthBearer:
+			case toolspec.AuthBearer:
 				ep.authValue = "Bearer " + credential
-			case AuthToken:
+			case toolspec.AuthToken:
 				ep.authValue = "Token " + credential
-			case AuthBasic:
+			case toolspec.AuthBasic:
 				if !strings.Contains(credential, ":") {
 					return mcp.Tool{}, nil, fmt.Errorf("api tool %q: Basic credential must be user:password", spec.Name)
 				}
-				enc := base64.StdEncoding.EncodeToString([]byte(credential))
-				ep.authValue = "Basic " + enc
-				ep.secrets = append(ep.secrets, enc)
-				if _, pw, _ := strings.Cut(credential, ":"); pw != "" {
-					ep.secrets = append(ep.secrets, pw)
-				}
-			case AuthAPIKey:
+				ep.authValue = "Basic " + base64.StdEncoding.EncodeToString([]byte(credential))
+			case toolspec.AuthAPIKey:
 				ep.authValue = credential
 			}
-			ep.secrets = append(ep.secrets, credential, url.QueryEscape(credential), url.PathEscape(credential))
 		}
 	}
-	// Longest first so a secret containing another is redacted whole.
-	sort.Slice(ep.secrets, func(i, j int) bool { return len(ep.secrets[i]) > len(ep.secrets[j]) })
+	ep.redactor = secrets.NewRedactor(credentialValues(spec, credential, ep.authValue)...)
 
-	schema, err := publishedSchema(spec)
+	schema, err := spec.PublishedSchema()
 	if err != nil {
 		return mcp.Tool{}, nil, fmt.Errorf("api tool %q: inputSchema: %w", spec.Name, err)
 	}
 	if len(spec.InputSchema) > 0 {
-		if ep.schema, err = compileSchema(schema); err != nil {
+		if ep.schema, err = toolspec.CompileSchema(schema); err != nil {
 			return mcp.Tool{}, nil, fmt.Errorf("api tool %q: inputSchema: %w", spec.Name, err)
 		}
 	}
@@ -130,7 +135,7 @@ func New(spec EndpointSpec, credential string, client *http.Client) (mcp.Tool, H
 		return mcp.Tool{}, nil, fmt.Errorf("api tool %q: inputSchema: %w", spec.Name, err)
 	}
 
-	ep.client = redirectGuard(client, ep.host)
+	ep.client = secrets.WithPolicy(client, sameOriginOnly)
 
 	desc := spec.Description
 	if desc == "" {
@@ -156,48 +161,25 @@ func redactURLForDisplay(raw string) string {
 	return raw
 }
 
-// redirectGuard returns a copy of client (or a default client) that follows
-// at most maxRedirects redirects and only to the same scheme and host.
-func redirectGuard(client *http.Client, host string) *http.Client {
-	var c http.Client
-	if client != nil {
-		c = *client
+// sameOriginOnly follows at most maxRedirects redirects, and only within
+// the origin of the first request; otherwise the 3xx answer is the result.
+func sameOriginOnly(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects || !secrets.SameOrigin(via[0].URL, req.URL) {
+		return http.ErrUseLastResponse
 	}
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= maxRedirects || req.URL.Host != host || (via[0].URL.Scheme == "https" && req.URL.Scheme != "https") {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}
-	return &c
+	return nil
 }
 
-// compileSchema compiles a JSON Schema document. Remote and file $refs are
-// refused: only references inside the document resolve.
-func compileSchema(doc map[string]any) (*jsonschema.Schema, error) {
-	// Round-trip through the library's decoder so numbers have the types it
-	// expects.
-	raw, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
+// credentialValues lists what the endpoint sends that may be a credential:
+// the credential and its auth header value, static header values, and the
+// URL's userinfo and query values.
+func credentialValues(spec toolspec.EndpointSpec, credential, authValue string) []string {
+	vals := []string{credential, authValue}
+	if _, pw, ok := strings.Cut(credential, ":"); ok {
+		vals = append(vals, pw) // Basic user:password
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	const loc = "mem:///inputSchema.json"
-	if err := c.AddResource(loc, v); err != nil {
-		return nil, err
-	}
-	return c.Compile(loc)
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q is not allowed", u)
+	vals = append(vals, secrets.OfEndpoint(spec.URL, spec.Headers)...)
+	return vals
 }
 
 var printer = message.NewPrinter(language.English)
@@ -232,14 +214,7 @@ func schemaViolations(err error) []string {
 	return out
 }
 
-func (ep *endpoint) scrub(s string) string {
-	for _, sec := range ep.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
-}
+func (ep *endpoint) scrub(s string) string { return ep.redactor.String(s) }
 
 func (ep *endpoint) fail(format string, a ...any) *mcp.CallToolResult {
 	return mcp.NewToolResultError(ep.scrub(fmt.Sprintf("tool %s: ", ep.spec.Name) + fmt.Sprintf(format, a...)))
@@ -258,10 +233,12 @@ func (ep *endpoint) call(ctx context.Context, args map[string]any, bindings map[
 		return ep.fail("the credential for tool %s is missing (authScheme %s); the request was not sent", ep.spec.Name, ep.scheme)
 	}
 
-	// Model arguments minus bound names: a model can never set a bound value.
+	// Model arguments minus bound names, in any letter case: a model can
+	// never set a bound value, not even for an endpoint whose decoder
+	// matches names case-insensitively.
 	modelArgs := make(map[string]any, len(args))
 	for k, v := range args {
-		if !ep.bound[k] {
+		if !ep.isBound(k) {
 			modelArgs[k] = v
 		}
 	}
@@ -362,36 +339,40 @@ func (ep *endpoint) call(ctx context.Context, args map[string]any, bindings map[
 		if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 			extra = " (redirect not followed)"
 		}
-		return ep.fail("%s answered %s%s: %s", ep.host, resp.Status, extra, excerpt(data))
+		// Redacted before the excerpt is cut: a cut must not leave the
+		// first part of a credential behind.
+		return ep.fail("%s answered %s%s: %s", ep.host, resp.Status, extra, excerpt([]byte(ep.scrub(string(data)))))
 	}
 	text, truncated := ep.renderBody(resp.Header.Get("Content-Type"), data, moreBytes)
+	// Redacted before the notice is added: a credential the truncation cut
+	// is caught at the end of the text.
+	text = ep.scrub(text)
 	if truncated {
 		text += fmt.Sprintf("\n\n[truncated: the response exceeded %d characters; only the first %d are shown]", ep.maxChars, ep.maxChars)
 	}
-	return mcp.NewToolResultText(ep.scrub(text))
+	return mcp.NewToolResultText(text)
 }
 
 // fillURL replaces {name} placeholders (path-escaped) and removes the names
 // from vals.
 func (ep *endpoint) fillURL(vals map[string]any) (*url.URL, error) {
 	var missing, bad []string
-	filled := placeholderRE.ReplaceAllStringFunc(ep.spec.URL, func(m string) string {
-		name := m[1 : len(m)-1]
+	filled := toolspec.FillPlaceholders(ep.spec.URL, func(name string) (string, bool) {
 		v, ok := vals[name]
 		if !ok || v == nil {
 			missing = append(missing, name)
-			return m
+			return "", false
 		}
 		s, err := scalarString(v)
 		if err != nil || s == "" {
 			missing = append(missing, name)
-			return m
+			return "", false
 		}
 		if s == "." || s == ".." {
 			bad = append(bad, name)
-			return m
+			return "", false
 		}
-		return url.PathEscape(s)
+		return url.PathEscape(s), true
 	})
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("missing URL path argument %q; the request was not sent", strings.Join(missing, `", "`))
@@ -399,7 +380,7 @@ func (ep *endpoint) fillURL(vals map[string]any) (*url.URL, error) {
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("URL path argument %q must not be \".\" or \"..\"; the request was not sent", strings.Join(bad, `", "`))
 	}
-	for _, p := range placeholders(ep.spec.URL) {
+	for _, p := range toolspec.Placeholders(ep.spec.URL) {
 		delete(vals, p)
 	}
 	u, err := url.Parse(filled)
@@ -550,4 +531,24 @@ func excerpt(data []byte) string {
 		return s
 	}
 	return string([]rune(s)[:excerptChars]) + "…"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// isBound reports whether an argument name is a bound field's, in any
+// letter case.
+func (ep *endpoint) isBound(name string) bool {
+	for f := range ep.bound {
+		if strings.EqualFold(f, name) {
+			return true
+		}
+	}
+	return false
 }

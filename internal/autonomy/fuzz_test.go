@@ -51,6 +51,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add("dElEtE_ro", uint8(0), "", false, false, false, false, false)
 	f.Add("x_rw", uint8(0), "", true, true, true, false, false)
 	f.Add("\xff\xfeget", uint8(3), "\x00", true, false, true, true, true)
+	f.Add("0", uint8(0), "", true, true, true, true, true) // trusted: readOnlyHint outweighs destructiveHint
 
 	c := NewClassifier(fuzzConfig)
 	f.Fuzz(func(t *testing.T, name string, kindByte uint8, method string, trusted, roSet, ro, dSet, d bool) {
@@ -106,8 +107,14 @@ func FuzzClassify(f *testing.F) {
 			}
 			return
 		case MCP:
-			if trusted && tool.ReadOnlyHint != nil && *tool.ReadOnlyHint && !(tool.DestructiveHint != nil && *tool.DestructiveHint) {
-				return // a trusted server's own word
+			// A trusted server's own word: readOnlyHint=true makes a tool
+			// read-only whatever destructiveHint says, which the MCP spec
+			// defines only for tools that are not read-only.
+			if trusted && tool.ReadOnlyHint != nil && *tool.ReadOnlyHint {
+				if cl.Reason != "readOnlyHint from trusted server" {
+					t.Fatalf("trusted read-only hint on %q classified by %q", name, cl.Reason)
+				}
+				return
 			}
 		default:
 			t.Fatalf("unknown kind %d is read-only: %+v", tool.Kind, cl)

@@ -4,13 +4,15 @@
 package config
 
 import (
+	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,8 +20,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/purko-io/mcp-hub/internal/apitools"
-	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/credential"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // Transport is how the hub speaks to one upstream MCP server.
@@ -45,8 +47,16 @@ var defaultYAML []byte
 
 // Config is the whole hub configuration. Only Servers is reloaded while the
 // hub runs; the other settings are read at start-up.
+//
+// This package imports none of the packages that run the hub (apitools,
+// autonomy, upstream, registry, server): what it shares with them lives in
+// the leaf packages toolspec and credential, so discovery sources can use
+// the config types without pulling in the request path.
 type Config struct {
-	// Servers are the static upstreams of this file.
+	// Servers are the static upstreams of this file. Parse leaves it nil
+	// when the file has no servers key (or "servers:" without a value) and
+	// empty for "servers: []": the file source uses the difference to tell a
+	// half-written file from an edit that removes every server.
 	Servers []ServerSpec `json:"servers"`
 	// Naming decides how upstream tool names are published.
 	Naming Naming `json:"naming"`
@@ -64,9 +74,12 @@ type Config struct {
 	Auth AuthSettings `json:"auth"`
 	// Builtins configures the hub's own tools.
 	Builtins BuiltinSettings `json:"builtins"`
+	// HTTP bounds what one caller can make the hub's HTTP endpoint hold:
+	// body size, sessions, slow clients.
+	HTTP HTTPSettings `json:"http"`
 	// APITools are api-type tools: one HTTP request per call, credentials
 	// attached by the hub.
-	APITools []apitools.EndpointSpec `json:"apiTools,omitempty"`
+	APITools []toolspec.EndpointSpec `json:"apiTools,omitempty"`
 	// OpenAPI imports api tools from OpenAPI 3 documents.
 	OpenAPI []OpenAPIImport `json:"openapi,omitempty"`
 }
@@ -76,7 +89,7 @@ type Config struct {
 type AgentTool struct {
 	// Agent is namespace/name of the Agent.
 	Agent string
-	Spec  apitools.EndpointSpec
+	Spec  toolspec.EndpointSpec
 	// Credential is the resolved credential (from the Agent's namespace).
 	Credential Secret
 	// Problem, when set, makes every call fail with this reason (a missing
@@ -92,7 +105,7 @@ type OpenAPIImport struct {
 	// start-up.
 	File string                `json:"file,omitempty"`
 	URL  string                `json:"url,omitempty"`
-	Base apitools.EndpointSpec `json:"base"`
+	Base toolspec.EndpointSpec `json:"base"`
 }
 
 // BuiltinSettings configure the builtin tools.
@@ -295,7 +308,9 @@ type Origin struct {
 	Name      string `json:"name"`
 }
 
-// TokenRef says where a bearer token is read from.
+// TokenRef says where a bearer token is read from. The value is read by
+// package credential, the same rules as api tool credentials: trimmed, not
+// empty, at most 64 KiB, a regular file.
 type TokenRef struct {
 	Env  string `json:"env,omitempty"`
 	File string `json:"file,omitempty"`
@@ -322,34 +337,6 @@ func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) 
 // Reveal returns the credential; call it only where the value is sent.
 func (s Secret) Reveal() string { return string(s) }
 
-// Duration is a time.Duration written as "30s" in YAML and JSON.
-type Duration time.Duration
-
-// UnmarshalJSON accepts "1m30s" strings and plain seconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		var secs float64
-		if err2 := json.Unmarshal(b, &secs); err2 != nil {
-			return fmt.Errorf("duration must be a string like \"30s\" or a number of seconds")
-		}
-		*d = Duration(secs * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q: %w", s, err)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
 // Default returns the embedded default configuration.
 func Default() (*Config, error) {
 	return Parse("(embedded default)", defaultYAML)
@@ -366,7 +353,31 @@ func Load(path string) (*Config, error) {
 
 // Parse parses and validates YAML (or JSON) config data. name is used in
 // errors to say which file was wrong.
+//
+// A document with nothing in it (no bytes, only whitespace or comments) is
+// an error, not an empty config: it is what a half-written or truncated
+// file looks like, and taking it for "no servers" would drop every
+// upstream. A config without servers says so: "servers: []".
 func Parse(name string, data []byte) (*Config, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errEmptyConfig(name)
+	}
+	doc, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
+	}
+	if string(bytes.TrimSpace(doc)) == "null" {
+		return nil, errEmptyConfig(name)
+	}
+	var tree any
+	if err := json.Unmarshal(doc, &tree); err != nil {
+		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
+	}
+	// Durations first: the YAML decoder cannot say which field a bad one
+	// was in, this walk can.
+	if err := checkDurations(reflect.TypeFor[Config](), tree, ""); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
 	var c Config
 	if err := yaml.UnmarshalStrict(data, &c); err != nil {
 		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
@@ -400,6 +411,10 @@ func Parse(name string, data []byte) (*Config, error) {
 	return &c, nil
 }
 
+func errEmptyConfig(name string) error {
+	return fmt.Errorf("config %s: the file is empty; a config without servers says \"servers: []\"", name)
+}
+
 func cleanYAMLError(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "error unmarshaling JSON: ")
@@ -425,6 +440,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
 	setDefault(&c.Kubernetes.ConfigMapName, "mcp-servers")
+	c.HTTP.applyDefaults()
 }
 
 func setDefault[T comparable](p *T, v T) {
@@ -446,6 +462,9 @@ func (c *Config) validate() error {
 	if !separatorPattern.MatchString(c.Naming.Separator) {
 		return fmt.Errorf("naming.separator: %q must be 1-8 characters of a-z A-Z 0-9 _ - (published tool names allow nothing else)", c.Naming.Separator)
 	}
+	if err := c.HTTP.validate(); err != nil {
+		return err
+	}
 	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {
 		return fmt.Errorf("upstream.backoffMax: %s is shorter than upstream.backoffMin %s", c.Upstream.BackoffMax.D(), c.Upstream.BackoffMin.D())
 	}
@@ -462,13 +481,17 @@ func (c *Config) validate() error {
 		return err
 	}
 	for _, p := range c.Replicas.PeerList() {
-		if host, port, err := net.SplitHostPort(p); err != nil || host == "" || port == "" {
+		host, port, err := net.SplitHostPort(p)
+		if err != nil || host == "" || port == "" {
 			return fmt.Errorf("replicas.peers: %q is not host:port", p)
+		}
+		if err := toolspec.ValidatePort(port); err != nil {
+			return fmt.Errorf("replicas.peers: %q: %w", p, err)
 		}
 	}
 	if u := c.Builtins.TriggerWorkflow.DashboardURL; u != "" {
-		if pu, err := url.Parse(u); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
-			return fmt.Errorf("builtins.triggerWorkflow.dashboardURL: %q is not an absolute http(s) URL", u)
+		if err := checkHTTPURL(u); err != nil {
+			return fmt.Errorf("builtins.triggerWorkflow.dashboardURL: %w", err)
 		}
 	}
 	for i, spec := range c.APITools {
@@ -479,6 +502,18 @@ func (c *Config) validate() error {
 	for i, imp := range c.OpenAPI {
 		if (imp.File == "") == (imp.URL == "") {
 			return fmt.Errorf("openapi[%d].file: set exactly one of file or url", i)
+		}
+		if imp.URL != "" {
+			if err := checkHTTPURL(imp.URL); err != nil {
+				return fmt.Errorf("openapi[%d].url: %w", i, err)
+			}
+		}
+		// The base is a template, validated whole only per imported
+		// operation; its URL, when set, must already be usable.
+		if u := imp.Base.URL; u != "" {
+			if err := checkHTTPURL(toolspec.FillPlaceholders(u, func(string) (string, bool) { return "x", true })); err != nil {
+				return fmt.Errorf("openapi[%d].base.url: %w", i, err)
+			}
 		}
 	}
 	if t := c.Builtins.TriggerWorkflow.Token; t != nil && (t.Env == "") == (t.File == "") {
@@ -494,6 +529,19 @@ func (c *Config) validate() error {
 			return fmt.Errorf("servers[%d].name: %q is already used by servers[%d]", i, s.Name, j)
 		}
 		seen[s.Name] = i
+	}
+	return nil
+}
+
+// checkHTTPURL accepts an absolute http(s) URL whose port, if any, is a
+// port.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("%q is not an absolute http(s) URL", redactURL(raw))
+	}
+	if err := toolspec.ValidatePort(u.Port()); err != nil {
+		return fmt.Errorf("%q: %w", redactURL(raw), err)
 	}
 	return nil
 }
@@ -552,6 +600,9 @@ func (s *ServerSpec) Normalize() error {
 		if u.User != nil {
 			return fmt.Errorf("url: must not carry credentials; use token or headers")
 		}
+		if err := toolspec.ValidatePort(u.Port()); err != nil {
+			return fmt.Errorf("url: %q: %w", redactURL(s.URL), err)
+		}
 	case "":
 		return fmt.Errorf("url: one of url or command is required")
 	default:
@@ -565,10 +616,8 @@ func (s *ServerSpec) Normalize() error {
 	}
 	if p := s.ToolPolicy; p != nil {
 		for field, list := range map[string][]string{"readOnly": p.ReadOnly, "write": p.Write} {
-			for _, pat := range list {
-				if _, err := path.Match(pat, ""); err != nil {
-					return fmt.Errorf("toolPolicy.%s: %q is not a valid pattern", field, pat)
-				}
+			if err := toolspec.ValidatePatterns(list); err != nil {
+				return fmt.Errorf("toolPolicy.%s: %w", field, err)
 			}
 		}
 	}
@@ -601,27 +650,15 @@ func (s *ServerSpec) ResolveToken() error {
 	return err
 }
 
-// read returns the token from its env variable or file.
+// read returns the token from its env variable or file. A token never
+// comes from a Secret here (the file source has no cluster), so there is no
+// SecretReader.
 func (t TokenRef) read() (Secret, error) {
-	switch {
-	case t.Env != "":
-		v, ok := os.LookupEnv(t.Env)
-		if !ok || strings.TrimSpace(v) == "" {
-			return "", fmt.Errorf("env: variable %s is not set", t.Env)
-		}
-		return Secret(strings.TrimSpace(v)), nil
-	case t.File != "":
-		b, err := os.ReadFile(t.File)
-		if err != nil {
-			return "", fmt.Errorf("file: %w", err)
-		}
-		v := strings.TrimSpace(string(b))
-		if v == "" {
-			return "", fmt.Errorf("file: %s is empty", t.File)
-		}
-		return Secret(v), nil
+	v, err := credential.Resolve(context.Background(), credential.Ref{Env: t.Env, File: t.File}, nil)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("set env or file")
+	return Secret(v), nil
 }
 
 func (a AuthSettings) validate() error {
@@ -638,12 +675,12 @@ func (a AuthSettings) validate() error {
 		if (t.Token.Env == "") == (t.Token.File == "") {
 			return fmt.Errorf("%s.token: set exactly one of env or file", where)
 		}
-		if _, err := autonomy.ParseLevel(t.MaxLevel); err != nil {
+		if _, err := toolspec.CanonicalLevel(t.MaxLevel); err != nil {
 			return fmt.Errorf("%s.maxLevel: %w", where, err)
 		}
 	}
 	if an := a.Anonymous; an != nil && an.Enabled {
-		if _, err := autonomy.ParseLevel(an.MaxLevel); err != nil {
+		if _, err := toolspec.CanonicalLevel(an.MaxLevel); err != nil {
 			return fmt.Errorf("auth.anonymous.maxLevel: %w", err)
 		}
 	}

@@ -49,7 +49,52 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"auth token source", "auth:\n  tokens:\n  - name: bot\n    maxLevel: full\n", "auth.tokens[0] (bot).token: set exactly one of env or file"},
 		{"auth name", "auth:\n  tokens:\n  - token: {env: HOME}\n    maxLevel: full\n", "auth.tokens[0].name: is required"},
 		{"anonymous level", "auth:\n  anonymous: {enabled: true, maxLevel: most}\n", "auth.anonymous.maxLevel"},
-		{"tool policy pattern", "servers:\n- name: a\n  url: http://x/mcp\n  toolPolicy: {write: ['[']}\n", `toolPolicy.write: "[" is not a valid pattern`},
+		{"tool policy pattern", "servers:\n- name: a\n  url: http://x/mcp\n  toolPolicy: {write: ['[']}\n", `servers[0] (a).toolPolicy.write: "[" is not a valid tool pattern`},
+		{"tool policy empty pattern", "servers:\n- name: a\n  url: http://x/mcp\n  toolPolicy: {readOnly: ['']}\n", `servers[0] (a).toolPolicy.readOnly: empty tool pattern`},
+
+		// A file with nothing in it is a half-written file, not a config.
+		{"empty file", "", "the file is empty"},
+		{"whitespace only", " \n\t\n", "the file is empty"},
+		{"comments only", "# servers come later\n", "the file is empty"},
+		{"null document", "null\n", "the file is empty"},
+
+		// Durations: negative or too large for a time.Duration, named by field.
+		{"negative server timeout", "servers:\n- name: a\n  url: http://x/mcp\n  timeout: -5s\n", "servers[0] (a).timeout: -5s must not be negative"},
+		{"negative upstream timeout", "upstream: {timeout: -1s}\n", "upstream.timeout: -1s must not be negative"},
+		{"negative seconds", "shutdownGrace: -3\n", "shutdownGrace: -3s must not be negative"},
+		{"negative trigger timeout", "builtins: {triggerWorkflow: {timeout: -1m}}\n", "builtins.triggerWorkflow.timeout: -1m0s must not be negative"},
+		{"negative http timeout", "http: {readTimeout: -1s}\n", "http.readTimeout: -1s must not be negative"},
+		{"overflowing duration", "upstream: {timeout: 9999999999h}\n", `upstream.timeout: invalid duration "9999999999h"`},
+		{"overflowing server timeout", "servers:\n- name: a\n  url: http://x/mcp\n  timeout: 9999999999h\n", `servers[0] (a).timeout: invalid duration "9999999999h"`},
+		{"overflowing seconds", "upstream: {connectTimeout: 1e20}\n", "upstream.connectTimeout: invalid duration 1e+20 seconds"},
+		{"seconds just past the limit", "catalog: {notifyDebounce: 9223372037}\n", "catalog.notifyDebounce: invalid duration"},
+		{"duration of another type", "upstream: {pingInterval: [1]}\n", `upstream.pingInterval: duration must be a string like "30s"`},
+
+		// Ports out of range, wherever the config holds an address.
+		{"server port too large", "servers:\n- name: a\n  url: http://x:99999/mcp\n", `servers[0] (a).url: "http://x:99999/mcp": port "99999" is not within 1..65535`},
+		{"server port zero", "servers:\n- name: a\n  url: http://x:0/mcp\n", `servers[0] (a).url: "http://x:0/mcp": port "0"`},
+		{"websocket port", "servers:\n- name: a\n  url: ws://x:65536/ws\n", `servers[0] (a).url: "ws://x:65536/ws": port "65536"`},
+		{"peer port", "replicas: {peers: 'a:8080, b:70000'}\n", `replicas.peers: "b:70000": port "70000"`},
+		{"dashboard port", "builtins: {triggerWorkflow: {dashboardURL: 'http://d:65536'}}\n", `builtins.triggerWorkflow.dashboardURL: "http://d:65536": port "65536"`},
+		{"api tool port", "apiTools:\n- name: t\n  url: https://api:0/x\n", `apiTools[0] (t).url: "https://api:0/x": port "0"`},
+		{"openapi url port", "openapi:\n- url: http://h:123456/doc.json\n", `openapi[0].url: "http://h:123456/doc.json": port "123456"`},
+		{"openapi base url port", "openapi:\n- file: /x.json\n  base: {url: 'http://h:0/v1'}\n", `openapi[0].base.url: "http://h:0/v1": port "0"`},
+		{"allowed origin port", "http: {allowedOrigins: ['https://ui:99999']}\n", `http.allowedOrigins[0]: "https://ui:99999": port "99999"`},
+
+		// http limits.
+		{"body limit negative", "http: {maxBodyBytes: -1}\n", "http.maxBodyBytes: -1 is not within 1..1073741824"},
+		{"body limit too large", "http: {maxBodyBytes: 1073741825}\n", "http.maxBodyBytes: 1073741825 is not within"},
+		{"sessions negative", "http: {maxSessions: -5}\n", "http.maxSessions: -5 must be positive"},
+		{"per caller negative", "http: {maxSessionsPerCaller: -1}\n", "http.maxSessionsPerCaller: -1 must be positive"},
+		{"per caller above total", "http: {maxSessions: 10, maxSessionsPerCaller: 11}\n", "http.maxSessionsPerCaller: 11 is more than http.maxSessions 10"},
+		{"idle timeout short", "http: {sessionIdleTimeout: 9s}\n", "http.sessionIdleTimeout: 9s is shorter than 10s"},
+		{"origin star", "http: {allowedOrigins: ['*']}\n", `http.allowedOrigins[0]: "*" is not allowed`},
+		{"origin with path", "http: {allowedOrigins: ['https://ui.example.com', 'https://ui.example.com/']}\n", `http.allowedOrigins[1]: "https://ui.example.com/" must be scheme://host[:port] alone`},
+		{"origin with query", "http: {allowedOrigins: ['http://ui?x=1']}\n", `http.allowedOrigins[0]: "http://ui?x=1" must be scheme://host[:port] alone`},
+		{"origin with user", "http: {allowedOrigins: ['http://u@ui']}\n", `http.allowedOrigins[0]: "http://u@ui" must be`},
+		{"origin scheme", "http: {allowedOrigins: ['ftp://ui']}\n", `http.allowedOrigins[0]: "ftp://ui" is not an http or https origin`},
+		{"origin bare host", "http: {allowedOrigins: ['ui.example.com']}\n", `http.allowedOrigins[0]: "ui.example.com" is not an http or https origin`},
+		{"http unknown key", "http: {maxBody: 1}\n", `unknown field "maxBody"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,5 +198,76 @@ func TestSpecEqual(t *testing.T) {
 	c.Headers = map[string]string{"X": "2"}
 	if a.Equal(c) {
 		t.Fatal("changed header must count as a change")
+	}
+}
+
+// TestTokenFilesBounded: every token a config names (upstream, caller,
+// trigger-workflow) is read by the one credential resolver: a file over
+// 64 KiB, an empty file or a device fails with the field and path named,
+// and never hangs.
+func TestTokenFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	big := write("big", strings.Repeat("x", 64<<10+1))
+	empty := write("empty", "\n")
+	places := []struct {
+		name, yaml, field string
+	}{
+		{"server", "servers:\n- name: a\n  url: http://x/mcp\n  token: {file: %s}\n", "servers[0] (a).token: "},
+		{"caller", "auth:\n  tokens:\n  - name: bot\n    token: {file: %s}\n    maxLevel: full\n", "auth.tokens[0] (bot).token: "},
+		{"trigger", "builtins:\n  triggerWorkflow:\n    token: {file: %s}\n", "builtins.triggerWorkflow.token: "},
+	}
+	files := []struct {
+		path, want string
+	}{
+		{big, "file " + big + ": is larger than 64 KiB"},
+		{empty, "file " + empty + ": is empty"},
+		{"/dev/zero", "file /dev/zero: is not a regular file"},
+	}
+	for _, pl := range places {
+		for _, f := range files {
+			t.Run(pl.name+" "+filepath.Base(f.path), func(t *testing.T) {
+				errc := make(chan error, 1)
+				go func() {
+					_, err := Parse("t.yaml", []byte(fmt.Sprintf(pl.yaml, f.path)))
+					errc <- err
+				}()
+				select {
+				case err := <-errc:
+					if want := pl.field + f.want; err == nil || !strings.Contains(err.Error(), want) {
+						t.Fatalf("error %v, want %q", err, want)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("Parse did not return within 5s")
+				}
+			})
+		}
+	}
+}
+
+func TestServersKeyAbsentVersusEmpty(t *testing.T) {
+	cases := []struct {
+		yaml    string
+		wantNil bool
+	}{
+		{"servers: []\n", false},
+		{"servers:\n- name: a\n  url: http://x/mcp\n", false},
+		{"naming: {prefix: never}\n", true},
+		{"servers:\nnaming: {prefix: never}\n", true},
+	}
+	for _, tc := range cases {
+		c, err := Parse("t.yaml", []byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		if (c.Servers == nil) != tc.wantNil {
+			t.Errorf("%q: Servers = %#v, want nil=%v", tc.yaml, c.Servers, tc.wantNil)
+		}
 	}
 }

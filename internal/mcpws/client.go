@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"net"
 	"net/http"
 	"sync"
@@ -351,14 +352,14 @@ func (t *ClientTransport) readLoop(conn *wsConn) {
 // SendRequest, notifications to the dispatcher, requests to the request
 // handler.
 func (t *ClientTransport) dispatch(conn *wsConn, data []byte) {
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
+	env, err := jsonrpc.Parse(data)
+	if err != nil {
 		t.log.Debug().Err(err).Str("url", t.url).Msg("mcpws: dropping malformed message from server")
 		return
 	}
 
-	switch env.kind() {
-	case kindResponse:
+	switch env.Kind() {
+	case jsonrpc.KindResponse:
 		var resp transport.JSONRPCResponse
 		if err := json.Unmarshal(data, &resp); err != nil {
 			t.log.Debug().Err(err).Str("url", t.url).Msg("mcpws: dropping malformed response from server")
@@ -377,7 +378,7 @@ func (t *ClientTransport) dispatch(conn *wsConn, data []byte) {
 		}
 		ch <- &resp // buffered and used once, never blocks
 
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		var n mcp.JSONRPCNotification
 		if err := json.Unmarshal(data, &n); err != nil || n.Method == "" {
 			t.log.Debug().Err(err).Str("url", t.url).Msg("mcpws: dropping malformed notification from server")
@@ -388,7 +389,7 @@ func (t *ClientTransport) dispatch(conn *wsConn, data []byte) {
 		case <-conn.done:
 		}
 
-	case kindRequest:
+	case jsonrpc.KindRequest:
 		var req transport.JSONRPCRequest
 		if err := json.Unmarshal(data, &req); err != nil {
 			t.log.Debug().Err(err).Str("url", t.url).Msg("mcpws: dropping malformed request from server")

@@ -3,7 +3,9 @@ package mcpws
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"net"
 	"net/http"
 	"net/url"
@@ -47,10 +49,20 @@ func WithContextFunc(fn func(ctx context.Context, r *http.Request) context.Conte
 	return func(h *handler) { h.contextFunc = fn }
 }
 
+// WithMessageCheck runs check on every message a client sends before it is
+// dispatched. A message check refuses gets the answer check returns (a whole
+// JSON-RPC message) instead of being handled; nil lets it through. The hub
+// reads every message strictly this way before mcp-go reads it.
+func WithMessageCheck(check func(data []byte) (refusal []byte)) HandlerOption {
+	return func(h *handler) { h.check = check }
+}
+
 // WithCheckOrigin replaces the Origin check made before upgrading, which by
 // default accepts only requests without Origin (non-browser clients) and
-// browser pages served from the same host or from a loopback host. This is
-// the defence against other web sites driving the hub from a user's browser.
+// browser pages of the same origin (host and port) as the request. This is
+// the defence against other web sites driving the hub from a user's
+// browser; a server that admits more origins (an allow-list) passes its
+// own check here, the same one its other endpoints use.
 func WithCheckOrigin(fn func(*http.Request) bool) HandlerOption {
 	return func(h *handler) { h.upgrader.CheckOrigin = fn }
 }
@@ -80,6 +92,7 @@ type handler struct {
 	contextFunc func(ctx context.Context, r *http.Request) context.Context
 	readLimit   int64
 	keepalive   keepalive
+	check       func(data []byte) []byte
 }
 
 // NewHandler returns an http.Handler that upgrades requests to WebSocket and
@@ -112,8 +125,10 @@ func NewHandler(srv *server.MCPServer, opts ...HandlerOption) http.Handler {
 	return h
 }
 
-// defaultCheckOrigin accepts requests without Origin, and Origins whose host
-// is the request's Host or a loopback host.
+// defaultCheckOrigin accepts requests without Origin, and Origins whose
+// host and port are the request's Host. A page on another loopback port
+// (http://localhost:3000) is refused like any other site: being local says
+// nothing about who wrote it, and a DNS-rebound page looks the same.
 func defaultCheckOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -123,15 +138,21 @@ func defaultCheckOrigin(r *http.Request) bool {
 	if err != nil || u.Host == "" {
 		return false // includes the opaque origin "null"
 	}
-	if strings.EqualFold(u.Host, r.Host) {
-		return true
+	return strings.EqualFold(withDefaultPort(u.Host, u.Scheme), withDefaultPort(r.Host, u.Scheme))
+}
+
+// withDefaultPort returns hostport with the scheme's default port when it
+// names none, so "hub.example" and "hub.example:443" compare equal for an
+// https page.
+func withDefaultPort(hostport, scheme string) string {
+	if _, _, err := net.SplitHostPort(hostport); err == nil {
+		return hostport
 	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") {
-		return true
+	port := "80"
+	if scheme == "https" || scheme == "wss" {
+		port = "443"
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return net.JoinHostPort(strings.Trim(hostport, "[]"), port)
 }
 
 // ServeHTTP upgrades the request and serves the connection until it ends.
@@ -149,6 +170,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &serverConn{
 		srv:           h.srv,
+		check:         h.check,
 		conn:          newWSConn(ws, h.readLimit, h.keepalive),
 		log:           log,
 		slots:         make(chan struct{}, maxInFlight),
@@ -160,6 +182,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serverConn is one downstream connection and its MCP session.
 type serverConn struct {
 	srv     *server.MCPServer
+	check   func(data []byte) []byte
 	conn    *wsConn
 	session *session
 	log     *zerolog.Logger
@@ -242,24 +265,31 @@ func (c *serverConn) readLoop(ctx context.Context) error {
 // are queued for handleNotifications. It returns an error only when the
 // connection is ending.
 func (c *serverConn) dispatch(ctx context.Context, data []byte) error {
-	var env envelope
-	if err := json.Unmarshal(data, &env); err != nil {
+	if c.check != nil {
+		if refusal := c.check(data); refusal != nil {
+			c.reply(ctx, json.RawMessage(refusal))
+			return nil
+		}
+	}
+	env, err := jsonrpc.Parse(data)
+	if err != nil {
 		// Keep the connection: one bad message from a client is answered,
 		// not punished.
+		var rpcErr *jsonrpc.Error
 		code, msg := mcp.PARSE_ERROR, "Parse error"
-		if json.Valid(data) {
-			code, msg = mcp.INVALID_REQUEST, "Invalid Request: expected one JSON-RPC message object"
+		if errors.As(err, &rpcErr) {
+			code, msg = rpcErr.Code, rpcErr.Message
 		}
 		c.reply(ctx, mcp.NewJSONRPCError(mcp.NewRequestId(nil), code, msg, nil))
 		return nil
 	}
 
-	switch env.kind() {
-	case kindResponse:
-		if !c.session.deliver(&env) {
+	switch env.Kind() {
+	case jsonrpc.KindResponse:
+		if !c.session.deliver(env) {
 			c.log.Debug().RawJSON("message", data).Msg("mcpws: dropping response nobody waits for")
 		}
-	case kindRequest:
+	case jsonrpc.KindRequest:
 		select {
 		case c.slots <- struct{}{}:
 		default:
@@ -273,7 +303,7 @@ func (c *serverConn) dispatch(ctx context.Context, data []byte) error {
 			defer func() { <-c.slots }()
 			c.handle(ctx, env.ID, data)
 		})
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		if env.Method == string(mcp.MethodNotificationCancelled) {
 			// Cancellation must not wait behind other notifications, and
 			// mcp-go handles it without blocking.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"sync"
 	"sync/atomic"
 
@@ -201,7 +202,7 @@ func (s *session) call(ctx context.Context, method mcp.MCPMethod, params, out an
 
 // deliver hands a response from the client to the call waiting for it and
 // reports whether one was.
-func (s *session) deliver(env *envelope) bool {
+func (s *session) deliver(env *jsonrpc.Message) bool {
 	var id int64
 	if err := json.Unmarshal(env.ID, &id); err != nil {
 		return false // not an id this session issued

@@ -25,7 +25,7 @@ type Resource struct {
 	Prefix   string // what publishing put in front of Original ("" or "server+")
 	Server   string
 	Def      mcp.Resource // URI set to the published one
-	Client   *upstream.Client
+	Client   Upstream
 }
 
 // Template is one published resource template.
@@ -35,7 +35,7 @@ type Template struct {
 	Prefix      string // what publishing put in front of Original
 	Server      string
 	Def         mcp.ResourceTemplate
-	Client      *upstream.Client
+	Client      Upstream
 }
 
 // Prompt is one published prompt.
@@ -44,7 +44,7 @@ type Prompt struct {
 	Original string
 	Server   string
 	Def      mcp.Prompt // Name set to the published one
-	Client   *upstream.Client
+	Client   Upstream
 }
 
 // Capabilities is the union of what the connected upstreams offer besides

@@ -75,11 +75,17 @@ type Catalog struct {
 	upstreams []*upstream.Client // connected, by name
 }
 
-// Upstreams returns the connected upstream clients, sorted by name.
-func (c *Catalog) Upstreams() []*upstream.Client { return c.upstreams }
+// Upstreams returns the connected upstreams, sorted by name.
+func (c *Catalog) Upstreams() []Upstream {
+	out := make([]Upstream, len(c.upstreams))
+	for i, u := range c.upstreams {
+		out[i] = u
+	}
+	return out
+}
 
 // Upstream returns the connected upstream called name.
-func (c *Catalog) Upstream(name string) (*upstream.Client, bool) {
+func (c *Catalog) Upstream(name string) (Upstream, bool) {
 	i := sort.Search(len(c.upstreams), func(i int) bool { return c.upstreams[i].Name() >= name })
 	if i < len(c.upstreams) && c.upstreams[i].Name() == name {
 		return c.upstreams[i], true
@@ -125,27 +131,22 @@ type Tool struct {
 	local  *LocalTool
 }
 
-// Route says where a published tool goes: an upstream client, or one of
-// the hub's own tools (Local).
+// Route says where a published tool goes and what decides on it.
 type Route struct {
-	Client   *upstream.Client
-	Local    *LocalTool
+	// Backend runs the call.
+	Backend Backend
+	// Original is the backend's own name of the tool.
 	Original string
-	Class    autonomy.Class
+	// Class says whether the tool is read-only, and why.
+	Class autonomy.Class
+	// Agent, when set, is the only Purko Agent whose callers may run it.
+	Agent string
+	// server names the owner for metrics and audit lines.
+	server string
 }
 
 // Server names the route's owner for metrics and audit lines.
-func (r Route) Server() string {
-	switch {
-	case r.Client != nil:
-		return r.Client.Name()
-	case r.Local != nil && r.Local.Kind == autonomy.Builtin:
-		return ServerBuiltin
-	case r.Local != nil:
-		return ServerAPI
-	}
-	return ""
-}
+func (r Route) Server() string { return r.server }
 
 type route struct {
 	gen uint64
@@ -613,19 +614,19 @@ func (r *Registry) Lookup(name string) (Route, error) {
 			if t.Name != name {
 				continue
 			}
-			if t.local != nil {
-				rt := Route{Local: t.local, Original: t.Original, Class: t.Class}
-				r.routes.Add(name, route{gen: cat.Gen, Route: rt})
-				return rt, nil
-			}
-			if sv.Status.State != upstream.StateConnected {
+			if t.local == nil && sv.Status.State != upstream.StateConnected {
 				reason := string(sv.Status.State)
 				if sv.Status.Error != "" {
 					reason += ": " + sv.Status.Error
 				}
 				return Route{}, &upstream.UnavailableError{Server: sv.Name, Reason: reason}
 			}
-			rt := Route{Client: t.client, Original: t.Original, Class: t.Class}
+			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, server: sv.Name}
+			if t.local != nil {
+				rt.Backend = localBackend{t.local}
+			} else {
+				rt.Backend = upstreamBackend{t.client}
+			}
 			r.routes.Add(name, route{gen: cat.Gen, Route: rt})
 			return rt, nil
 		}

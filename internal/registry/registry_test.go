@@ -53,7 +53,7 @@ func TestLookup(t *testing.T) {
 		switch {
 		case tc.err != "" && (err == nil || err.Error() != tc.err):
 			t.Errorf("Lookup(%q) error = %v, want %q", tc.name, err, tc.err)
-		case tc.err == "" && (err != nil || rt.Original != tc.original || rt.Client.Name() != "a"):
+		case tc.err == "" && (err != nil || rt.Original != tc.original || rt.Server() != "a"):
 			t.Errorf("Lookup(%q) = %+v, %v", tc.name, rt, err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestLookupNeverServesAStaleRoute(t *testing.T) {
 	// A new catalog moves the tool to another client.
 	r.catalog.Store(catalogOf(2, server("a", upstream.StateConnected, "x")))
 	second, err := r.Lookup("a__x")
-	if err != nil || second.Client == first.Client {
+	if err != nil || second.Backend == first.Backend {
 		t.Fatalf("lookup after a catalog change returned the old route (%v)", err)
 	}
 	r.catalog.Store(catalogOf(3))

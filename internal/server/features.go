@@ -15,7 +15,6 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 // MCP beyond tools, on the caller's side: resources, templates and prompts
@@ -285,7 +284,7 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 				if !featuresAllowed(callerFrom(ctx)) {
 					return nil, errManual
 				}
-				return p.Client.GetPrompt(upstream.WithRelay(ctx, s.relayFor(ctx)), p.Original, req)
+				return p.Client.GetPrompt(registry.WithRelay(ctx, s.relayFor(ctx)), p.Original, req)
 			}}
 		}
 		s.mcp.SetPrompts(ps...)
@@ -294,11 +293,11 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 
 // read reads the upstream's uri and gives the contents the caller's URIs
 // (prefix in front of each, when the naming policy added one).
-func (s *Server) read(ctx context.Context, prefix, uri string, c *upstream.Client, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *Server) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	if !featuresAllowed(callerFrom(ctx)) {
 		return nil, errManual
 	}
-	res, err := c.ReadResource(upstream.WithRelay(ctx, s.relayFor(ctx)), uri, req)
+	res, err := c.ReadResource(registry.WithRelay(ctx, s.relayFor(ctx)), uri, req)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +331,7 @@ func sameList[T any](a, b []T, same func(x, y T) bool) bool {
 
 // resolveURI finds the upstream and its own URI for a published URI: a
 // listed resource, else the first template that matches it.
-func (s *Server) resolveURI(uri string) (c *upstream.Client, server, original string, ok bool) {
+func (s *Server) resolveURI(uri string) (c registry.Upstream, server, original string, ok bool) {
 	f := &s.reg.Catalog().Features
 	if r, found := f.Resource(uri); found {
 		return r.Client, r.Server, r.Original, true
@@ -465,70 +464,4 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 		return r.Client.Complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
 	}
 	return nil, fmt.Errorf("unknown resource or template %q: no server in the catalog offers it", uri)
-}
-
-// relay brings what an upstream sends during a call to the caller's session.
-type relay struct {
-	s   *Server
-	ctx context.Context // the caller's request: it names the session
-}
-
-func (s *Server) relayFor(ctx context.Context) upstream.Relay { return &relay{s: s, ctx: ctx} }
-
-func (r *relay) Notify(method string, params map[string]any) {
-	if method == string(mcp.MethodNotificationMessage) {
-		lvl, _ := params["level"].(string)
-		if st := r.s.session(sessionID(r.ctx)); st != nil && !admits(st.logLevel(), mcp.LoggingLevel(lvl)) {
-			return
-		}
-	}
-	if err := r.s.mcp.SendNotificationToClient(r.ctx, method, params); err != nil {
-		r.s.log.Debug().Err(err).Str("method", method).Msg("relay notification")
-	}
-}
-
-// within runs under the caller's session and ends with either side.
-func (r *relay) within(ctx context.Context) (context.Context, context.CancelFunc) {
-	out, cancel := context.WithCancel(r.ctx)
-	stop := context.AfterFunc(ctx, cancel)
-	return out, func() { stop(); cancel() }
-}
-
-func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	ctx, cancel := r.within(ctx)
-	defer cancel()
-	var res *mcp.CreateMessageResult
-	handled, err := r.s.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
-	if !handled {
-		res, err = r.s.mcp.RequestSampling(ctx, req)
-	}
-	return res, r.unbridged(mcp.MethodSamplingCreateMessage, err)
-}
-
-func (r *relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	ctx, cancel := r.within(ctx)
-	defer cancel()
-	res, err := r.s.mcp.RequestElicitation(ctx, req)
-	return res, r.unbridged(mcp.MethodElicitationCreate, err)
-}
-
-func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	ctx, cancel := r.within(ctx)
-	defer cancel()
-	var res *mcp.ListRootsResult
-	handled, err := r.s.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
-	if !handled {
-		res, err = r.s.mcp.RequestRoots(ctx, req)
-	}
-	return res, r.unbridged(mcp.MethodListRoots, err)
-}
-
-// unbridged explains why a server request could not reach the caller: the
-// upstream's tool reports it, and the caller reads it in the tool's error.
-func (r *relay) unbridged(method mcp.MCPMethod, err error) error {
-	if err == nil || r.ctx.Err() != nil {
-		return err
-	}
-	return fmt.Errorf("mcp-hub could not pass %s to the caller (its transport or protocol revision may not take server requests: "+
-		"2026-07-28 callers get them as input requests from 2026-07-28 upstreams only, and the HTTP+SSE endpoint takes none; use /mcp or /ws): %w", method, err)
 }

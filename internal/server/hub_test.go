@@ -126,16 +126,13 @@ func TestKilledUpstreamIsolatedAndReconnects(t *testing.T) {
 			t.Fatalf("beta__echo while alpha is down = %q", got)
 		}
 	}
-	// The dead server's tools are withdrawn; a call to one fails fast with an
-	// error naming the tool, not a hang.
+	// The dead server's tools are withdrawn from lists; a call to one fails
+	// fast, saying the server is unavailable and why, not a hang and not
+	// "tool not found".
 	mustf(t, !contains(toolNames(t, c), "alpha__echo"), "dead alpha's tools still listed")
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "alpha__echo"
-	_, err := c.CallTool(ctx, req)
-	mustf(t, err != nil && strings.Contains(err.Error(), "alpha__echo"), "call to dead alpha: %v", err)
+	got, isErr := call(t, c, "alpha__echo", nil)
+	mustf(t, isErr && strings.Contains(got, "alpha is unavailable: "), "call to dead alpha: %q", got)
 	mustf(t, time.Since(start) < 2*time.Second, "call to dead alpha took %s", time.Since(start))
 
 	a.start()

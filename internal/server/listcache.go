@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -88,8 +89,8 @@ func modernListHead(name, version string) []byte {
 // fastList answers a plain tools/list from the cache and reports whether it
 // did: a 2025-11-25 or older session's (with a valid session id), or a
 // 2026-07-28 request whose only _meta is the protocol's own.
-func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env envelope) bool {
-	if len(env.ID) == 0 || string(env.ID) == "null" {
+func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.Message) bool {
+	if !env.HasID() {
 		return false
 	}
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))

@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 // metrics are the hub's Prometheus series. They live in their own registry
@@ -71,10 +70,10 @@ func (c catalogCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c catalogCollector) Collect(ch chan<- prometheus.Metric) {
 	cat := c.reg.Catalog()
-	states := map[upstream.State]int{upstream.StateConnected: 0, upstream.StateConnecting: 0, upstream.StateError: 0}
+	states := map[registry.State]int{registry.StateConnected: 0, registry.StateConnecting: 0, registry.StateError: 0}
 	for _, sv := range cat.Servers {
 		up := 0.0
-		if sv.Status.State == upstream.StateConnected {
+		if sv.Status.State == registry.StateConnected {
 			up = 1
 		}
 		states[sv.Status.State]++

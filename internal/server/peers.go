@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
@@ -44,19 +43,6 @@ func newPeers(addrs []string) *peers {
 		resolver:     net.DefaultResolver,
 		streamClient: &http.Client{},
 	}
-}
-
-// isResponse reports whether body is a JSON-RPC response (an answer to a
-// server request) rather than a request or notification.
-func isResponse(body []byte) bool {
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "" && len(m.ID) > 0 &&
-		string(m.ID) != "null" && (m.Result != nil || m.Error != nil)
 }
 
 // deliverAnswer serves the client's answer locally, and when this replica

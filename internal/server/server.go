@@ -32,15 +32,32 @@ type Options struct {
 	// Peers are the other replicas (host:port), to which a client's answer
 	// to a server request is passed when another replica asked (peers.go).
 	Peers []string
-}
 
-// sessionIdleTTL is how long mcp-go keeps the state of a Streamable HTTP
-// session that nothing was sent to or received from (its registration, its
-// replay buffer): clients that vanish without DELETE (Purko's executor never
-// sends one) would otherwise leak it. A GET stream that stays silent this
-// long is detached from the session's notifications; the session itself
-// stays valid (its id is), and its next request is served as usual.
-const sessionIdleTTL = time.Hour
+	// What a caller, anonymous included, can make the hub hold (guard.go,
+	// limits.go). Zero means the default.
+
+	// MaxBodyBytes caps a request body and a WebSocket message; 4 MiB.
+	MaxBodyBytes int64
+	// AllowedOrigins are the browser origins (scheme://host[:port]), besides
+	// the hub's own, whose pages may call the MCP faces.
+	AllowedOrigins []string
+	// MaxSessions caps the live MCP sessions (registered Streamable HTTP
+	// sessions, SSE streams, WebSocket connections); 10000.
+	// MaxSessionsPerCaller caps one caller's; 1000 (or MaxSessions if less).
+	MaxSessions, MaxSessionsPerCaller int
+	// SessionIdleTimeout is how long mcp-go keeps the state of a Streamable
+	// HTTP session nothing was sent to or received from (its registration,
+	// its replay buffer): clients that vanish without DELETE (Purko's
+	// executor never sends one) would otherwise hold it. The session's id
+	// stays valid, and its next request is served as usual. Open GET
+	// streams are pinged well within it, so only sessions without a stream
+	// are swept; 5m.
+	SessionIdleTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included (slow
+	// bodies); ReadHeaderTimeout its headers (slowloris). Neither limits a
+	// response stream (SSE) or an upgraded WebSocket. 30s and 10s.
+	ReadTimeout, ReadHeaderTimeout time.Duration
+}
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
@@ -62,6 +79,7 @@ type Server struct {
 	modernList []byte
 	calls      inflight
 	draining   atomic.Bool
+	edge       edge // limits on what callers can make the hub hold
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
@@ -73,7 +91,11 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	}
 	s.metrics = newMetrics(reg)
 	s.modernList = modernListHead(opts.Name, opts.Version)
+	s.edge = newEdge(opts)
 	hooks := &server.Hooks{}
+	hooks.AddOnRegisterSession(s.edge.sessions.registered)
+	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
+	hooks.AddOnRequestInitialization(gateHook)
 	hooks.AddAfterListTools(s.filterList)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
@@ -88,7 +110,10 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithEventStore(newEventStore()),
 		// With an event store mcp-go keeps a session past its GET stream
 		// (for resumption) until this much idle time.
-		server.WithSessionIdleTTL(sessionIdleTTL),
+		server.WithSessionIdleTTL(s.edge.idle),
+		// A ping on an open GET stream counts as activity, so the sweep
+		// takes only sessions without a stream.
+		server.WithHeartbeatInterval(s.edge.idle/3),
 		server.WithSessionIdManagerResolver(sessionIDs{}),
 	)
 	s.sse = server.NewSSEServer(s.mcp,
@@ -97,7 +122,11 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithUseFullURLForMessageEndpoint(false),
 		server.WithKeepAliveInterval(25*time.Second),
 	)
-	s.ws = mcpws.NewHandler(s.mcp)
+	s.ws = mcpws.NewHandler(s.mcp,
+		mcpws.WithCheckOrigin(s.edge.guard.originAllowed),
+		mcpws.WithReadLimit(s.edge.guard.maxBody),
+		mcpws.WithMessageCheck(refusal),
+	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
 	reg.OnResourceUpdated(s.resourceUpdated)
@@ -107,16 +136,18 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 // Handler returns every HTTP route of the hub.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.requireCaller(http.HandlerFunc(s.serveMCP)))
-	mux.Handle("/sse", s.requireCaller(s.sse))
-	mux.Handle("/messages", s.requireCaller(s.sse))
-	mux.Handle("/ws", s.requireCaller(s.ws))
+	g := s.edge.guard
+	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP))), false))
+	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.sse)), true))
+	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.gateMessages(s.sse)), false))
+	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
 	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
-	return mux
+	// Every route: DNS rebinding protection, bounded bodies.
+	return g.checkHost(g.limitBody(mux))
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
@@ -141,8 +172,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	streamsCtx, closeStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer closeStreams()
 	hs := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: s.Handler(),
+		// ReadTimeout covers the request only: net/http clears the deadline
+		// once the body is read, so SSE streams and hijacked WebSocket
+		// connections (which keep their own deadlines) outlive it.
+		ReadTimeout:       s.edge.readTimeout,
+		ReadHeaderTimeout: s.edge.readHeaderTimeout,
+		IdleTimeout:       idleConnTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return streamsCtx },
 	}
 	errc := make(chan error, 1)
@@ -165,7 +202,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	s.streams.stop()
 	closeStreams()
 	s.sse.CloseSessions()
-	s.streamable.CloseSessions(graceCtx)
+	// Shutdown closes the sessions and stops mcp-go's idle sweeper (the
+	// streamable server has no listener of its own to close).
+	_ = s.streamable.Shutdown(graceCtx)
 	select {
 	case err := <-shutdownDone:
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -197,5 +236,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 	caller := Caller{Name: "stdio", Ceiling: level, Level: level}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in, out = gateStdio(ctx, in, out, maxRequestBytes)
 	return ss.Listen(withCaller(ctx, caller), in, out)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"net/http"
 	"strings"
 	"testing"
@@ -52,27 +53,12 @@ func TestInitializeFlags(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"roots":{}}}}`:       true,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`:                 false,
 	} {
-		f, ok := initializeFlags([]byte(body))
-		if !ok || f.relayed != want {
-			t.Errorf("initializeFlags(%s) = %+v %v, want relayed %v", body, f, ok, want)
+		msg, err := jsonrpc.Parse([]byte(body))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, ok := initializeFlags([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize"}}`)); ok {
-		t.Error("a tools/call named initialize was read as initialize")
-	}
-}
-
-func TestIsResponse(t *testing.T) {
-	for body, want := range map[string]bool{
-		`{"jsonrpc":"2.0","id":0,"result":{}}`:                        true,
-		`{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"x"}}`: true,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`:              false,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:      false,
-		`{"jsonrpc":"2.0","id":null,"result":{}}`:                     false,
-		`not json`: false,
-	} {
-		if got := isResponse([]byte(body)); got != want {
-			t.Errorf("isResponse(%s) = %v, want %v", body, got, want)
+		if f := initializeFlags(msg); f.relayed != want {
+			t.Errorf("initializeFlags(%s) = %+v, want relayed %v", body, f, want)
 		}
 	}
 }

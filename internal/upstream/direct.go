@@ -10,12 +10,12 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // A tools/call to a streamable HTTP upstream is one HTTP POST. The hub sends
@@ -27,16 +27,6 @@ import (
 
 // maxResultBytes bounds an upstream's answer to one call.
 const maxResultBytes = 64 << 20
-
-// RPCError is a JSON-RPC error an upstream answered with. It is passed to
-// the caller unchanged: the upstream is alive, the request was wrong.
-type RPCError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *RPCError) Error() string { return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code) }
 
 // direct is what a connection needs to send tools/call itself.
 type direct struct {
@@ -94,28 +84,13 @@ func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
 	return m
 }
 
-// rewriteParams returns the caller's params with the upstream's tool name,
-// without the downstream hop's protocol _meta, and with the hub's own _meta
-// on a 2026-07-28 connection. Arguments and every other member are copied
-// as bytes; only _meta is decoded, and only when present.
-func (d *direct) rewriteParams(original string, params json.RawMessage) (json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if len(params) > 0 && string(params) != "null" {
-		if err := json.Unmarshal(params, &fields); err != nil {
-			return nil, fmt.Errorf("params: %w", err)
-		}
-	}
-	var meta map[string]json.RawMessage
-	var callerCaps json.RawMessage
-	if raw, ok := fields["_meta"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, fmt.Errorf("params._meta: %w", err)
-		}
-		callerCaps = meta[mcp.MetaKeyClientCapabilities]
-		for _, k := range perRequestProtocolMeta {
-			delete(meta, k)
-		}
-	}
+// params builds the upstream's tools/call params from the decided call
+// alone: its name, its arguments as bytes, the caller's _meta minus the
+// downstream hop's protocol members (with the hub's own on a 2026-07-28
+// connection), and a 2026-07-28 caller's answers to input requests. No
+// member of the caller's params that the hub did not read is sent.
+func (d *direct) params(call jsonrpc.ToolCall) json.RawMessage {
+	meta := forwardedMeta(call.Meta)
 	if d.modern {
 		if meta == nil {
 			meta = make(map[string]json.RawMessage, len(d.meta))
@@ -126,41 +101,40 @@ func (d *direct) rewriteParams(original string, params json.RawMessage) (json.Ra
 		// A 2026-07-28 caller's capabilities tell a 2026-07-28 upstream
 		// whether it may answer with input requests (sampling, elicitation,
 		// roots), which then pass through to the caller as they are.
-		if callerCaps != nil {
-			meta[mcp.MetaKeyClientCapabilities] = callerCaps
+		if caps, ok := call.Meta[mcp.MetaKeyClientCapabilities]; ok {
+			meta[mcp.MetaKeyClientCapabilities] = caps
 		}
 	}
-	out := make([]byte, 0, len(params)+len(original)+256)
+	out := make([]byte, 0, len(call.Arguments)+len(call.Name)+256)
 	out = append(out, `{"name":`...)
-	out = append(out, mustJSON(original)...)
-	for k, v := range fields {
-		switch k {
-		case "name", "_meta", "task":
-			continue
-		}
-		out = append(out, ',')
-		out = append(out, mustJSON(k)...)
-		out = append(out, ':')
-		out = append(out, v...)
+	out = append(out, mustJSON(call.Name)...)
+	if call.Arguments != nil {
+		out = append(out, `,"arguments":`...)
+		out = append(out, call.Arguments...)
 	}
 	if len(meta) > 0 {
 		out = append(out, `,"_meta":`...)
 		out = append(out, mustJSON(meta)...)
 	}
-	return append(out, '}'), nil
+	if call.InputResponses != nil {
+		out = append(out, `,"inputResponses":`...)
+		out = append(out, call.InputResponses...)
+	}
+	if call.RequestState != nil {
+		out = append(out, `,"requestState":`...)
+		out = append(out, call.RequestState...)
+	}
+	return append(out, '}')
 }
 
 // post sends one tools/call and returns the raw result. Transport failures
 // come back wrapped in transport.Error, so breaker and health checks treat
 // them like mcp-go's own.
-func (c *Client) post(ctx context.Context, cn *conn, original string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Client) post(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	d := cn.direct.Load()
-	p, err := d.rewriteParams(original, params)
-	if err != nil {
-		return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
-	}
+	p := d.params(call)
 	var paramHeaders map[string]string
-	if tool := d.paramTool[original]; d.modern && tool != nil {
+	if tool := d.paramTool[call.Name]; d.modern && tool != nil {
 		paramHeaders = mcp.GenerateParamHeaders(tool, p)
 	}
 	return c.request(ctx, cn, mcp.MethodToolsCall, p, paramHeaders)
@@ -203,8 +177,7 @@ func (c *Client) request(ctx context.Context, cn *conn, method mcp.MCPMethod, p 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(excerpt))))
+		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(resp.Body, 256)))
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	body2 := io.LimitReader(resp.Body, maxResultBytes)
@@ -337,29 +310,26 @@ func (c *Client) refuseRequest(ctx context.Context, cn *conn, reqID json.RawMess
 	resp.Body.Close()
 }
 
-type rpcResponse struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Result json.RawMessage `json:"result"`
-	Error  *RPCError       `json:"error"`
-}
-
 // parseResponse extracts the result of the response with our id.
 func parseResponse(raw []byte, id string) (json.RawMessage, error) {
-	var r rpcResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
+	m, err := jsonrpc.Parse(raw)
+	if err != nil {
 		return nil, transport.NewError(fmt.Errorf("unreadable response: %w", err))
 	}
-	if !sameID(r.ID, id) {
-		return nil, transport.NewError(fmt.Errorf("response for id %s, want %q", r.ID, id))
+	if m.Kind() != jsonrpc.KindResponse || !sameID(m.ID, id) {
+		return nil, transport.NewError(fmt.Errorf("response for id %s, want %q", m.ID, id))
 	}
-	if r.Error != nil {
-		return nil, r.Error
+	if m.Error != nil {
+		var rpcErr RPCError
+		if err := json.Unmarshal(m.Error, &rpcErr); err != nil {
+			return nil, transport.NewError(fmt.Errorf("unreadable error response: %w", err))
+		}
+		return nil, &rpcErr
 	}
-	if len(r.Result) == 0 {
+	if len(m.Result) == 0 {
 		return nil, transport.NewError(fmt.Errorf("response without result"))
 	}
-	return r.Result, nil
+	return m.Result, nil
 }
 
 func sameID(raw json.RawMessage, id string) bool {
@@ -379,13 +349,12 @@ func readSSEResponse(r io.Reader, id string, refuse func(id json.RawMessage, met
 		switch {
 		case len(line) == 0:
 			if len(data) > 0 {
-				var probe rpcResponse
-				if json.Unmarshal(data, &probe) == nil {
+				if m, err := jsonrpc.Parse(data); err == nil {
 					switch {
-					case probe.Method == "" && sameID(probe.ID, id):
+					case m.Kind() == jsonrpc.KindResponse && sameID(m.ID, id):
 						return parseResponse(data, id)
-					case probe.Method != "" && len(probe.ID) > 0 && string(probe.ID) != "null":
-						refuse(probe.ID, probe.Method)
+					case m.Kind() == jsonrpc.KindRequest:
+						refuse(m.ID, m.Method)
 					}
 				}
 				data = data[:0]

@@ -175,7 +175,7 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 			r.Notify(n.Method, n.Params.AdditionalFields)
 			return
 		}
-		c.log.Debug().Interface("message", n.Params.AdditionalFields).Msg("upstream log message with no single caller to deliver it to")
+		c.log.Debug().RawJSON("message", c.redactJSON(n.Params.AdditionalFields)).Msg("upstream log message with no single caller to deliver it to")
 	}
 }
 
@@ -240,19 +240,19 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn) Features {
 		if res, err := cn.mc.ListResources(ctx, mcp.ListResourcesRequest{}); err == nil {
 			f.Resources = res.Resources
 		} else {
-			c.log.Warn().Err(err).Msg("list resources")
+			c.log.Warn().Err(c.redact(err)).Msg("list resources")
 		}
 		if res, err := cn.mc.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err == nil {
 			f.Templates = res.ResourceTemplates
 		} else {
-			c.log.Debug().Err(err).Msg("list resource templates")
+			c.log.Debug().Err(c.redact(err)).Msg("list resource templates")
 		}
 	}
 	if f.Capabilities.Prompts != nil {
 		if res, err := cn.mc.ListPrompts(ctx, mcp.ListPromptsRequest{}); err == nil {
 			f.Prompts = res.Prompts
 		} else {
-			c.log.Warn().Err(err).Msg("list prompts")
+			c.log.Warn().Err(c.redact(err)).Msg("list prompts")
 		}
 	}
 	return f
@@ -379,7 +379,7 @@ func (c *Client) resubscribe(cn *conn) {
 	for _, u := range uris {
 		ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
 		if err := c.subscribe(ctx, cn, u, true); err != nil {
-			c.log.Warn().Err(err).Str("uri", u).Msg("subscribe again after reconnect")
+			c.log.Warn().Err(c.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
 		}
 		cancel()
 	}

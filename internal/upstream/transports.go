@@ -39,7 +39,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 	case config.TransportStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPHeaders(c.headers()),
-			transport.WithHTTPLogger(libLogger(c.log)),
+			transport.WithHTTPLogger(c.transportLog()),
 		}
 		if c.opts.HTTPClient != nil {
 			opts = append(opts, transport.WithHTTPBasicClient(c.opts.HTTPClient))
@@ -53,7 +53,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		}
 		return tr, nil
 	case config.TransportSSE:
-		opts := []transport.ClientOption{transport.WithHeaders(c.headers()), transport.WithSSELogger(libLogger(c.log))}
+		opts := []transport.ClientOption{transport.WithHeaders(c.headers()), transport.WithSSELogger(c.transportLog())}
 		if c.opts.HTTPClient != nil {
 			opts = append(opts, transport.WithHTTPClient(c.opts.HTTPClient))
 		}
@@ -76,7 +76,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		return transport.NewStdioWithOptions(c.spec.Command, env, c.spec.Args,
 			transport.WithCommandFunc(childCommand),
 			transport.WithCommandStderrWriter(stderrLogger{c}),
-			transport.WithCommandLogger(libLogger(c.log)),
+			transport.WithCommandLogger(c.transportLog()),
 		), nil
 	}
 	return nil, fmt.Errorf("transport %q is not supported", c.spec.Transport)
@@ -106,13 +106,14 @@ func childCommand(ctx context.Context, command string, env []string, args []stri
 }
 
 // stderrLogger forwards a stdio child's stderr to the hub's log at debug
-// level, line by line.
+// level, line by line, redacted: a child may print the token it was given
+// in its environment.
 type stderrLogger struct{ c *Client }
 
 func (w stderrLogger) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
 		if line != "" {
-			w.c.log.Debug().Str("stderr", line).Msg("upstream stderr")
+			w.c.log.Debug().Str("stderr", w.c.redactText(line)).Msg("upstream stderr")
 		}
 	}
 	return len(p), nil

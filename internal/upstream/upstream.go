@@ -6,13 +6,10 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +21,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/secrets"
 )
 
 // State is where a connection stands, as shown in listings and metrics.
@@ -56,6 +54,8 @@ type Options struct {
 	BreakerOpenFor  time.Duration
 	DiscoverTimeout time.Duration
 	// HTTPClient is shared by HTTP transports so connections are pooled.
+	// Each Client uses a copy of it that refuses redirects to another
+	// origin (see New); nil means Go's default transport.
 	HTTPClient *http.Client
 	// ClientInfo is what the hub calls itself in handshakes.
 	ClientInfo mcp.Implementation
@@ -74,6 +74,9 @@ func OptionsFrom(u config.UpstreamDefaults, httpClient *http.Client, info mcp.Im
 }
 
 // UnavailableError says an upstream cannot take calls right now and why.
+// It is what a call to a tool of a down server gets (the tool is known, its
+// server is not reachable), as opposed to a tool nobody offers. Reason is
+// redacted of the server's credentials and meant for people.
 type UnavailableError struct {
 	Server string
 	Reason string
@@ -89,7 +92,13 @@ type Client struct {
 	opts     Options
 	log      zerolog.Logger
 	onChange func()
-	breaker  *gobreaker.CircuitBreaker[any]
+	// redactor removes this upstream's credentials from every text that
+	// leaves the client (see redact.go).
+	redactor *secrets.Redactor
+	// breaker is replaced by a fresh one on every successful connect
+	// (gobreaker has no reset): an outage's open breaker must not fail the
+	// calls of the server that came back.
+	breaker atomic.Pointer[gobreaker.CircuitBreaker[any]]
 
 	mu       sync.RWMutex
 	status   Status
@@ -127,30 +136,44 @@ type conn struct {
 
 // New returns a client for spec. It does nothing until Start.
 // onChange is called (without locks held) whenever tools or status change.
+//
+// The client's HTTP requests go through a copy of opts.HTTPClient (same
+// connection pool) that refuses redirects to another origin: Go's client
+// would forward Authorization across a port change and custom headers such
+// as X-API-Key anywhere, and this server's credentials are for its origin
+// only. A same-origin redirect is followed.
 func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
+	opts.HTTPClient = secrets.WithPolicy(opts.HTTPClient, secrets.RefuseCrossOrigin)
 	c := &Client{
 		spec:     spec,
 		opts:     opts,
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
+		redactor: newRedactor(spec),
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),
 		refresh:  make(chan struct{}, 1),
 		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
-	failures := uint32(max(opts.BreakerFailures, 1))
-	c.breaker = gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
-		Name:         spec.Name,
+	c.breaker.Store(c.newBreaker())
+	return c
+}
+
+// newBreaker returns a closed breaker that opens after the configured
+// number of consecutive transport failures.
+func (c *Client) newBreaker() *gobreaker.CircuitBreaker[any] {
+	failures := uint32(max(c.opts.BreakerFailures, 1))
+	return gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
+		Name:         c.spec.Name,
 		MaxRequests:  1,
-		Timeout:      opts.BreakerOpenFor,
+		Timeout:      c.opts.BreakerOpenFor,
 		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		IsSuccessful: func(err error) bool { return err == nil || !isTransportFailure(err) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			c.log.Warn().Str("from", from.String()).Str("to", to.String()).Msg("circuit breaker changed state")
 		},
 	})
-	return c
 }
 
 // Spec returns the spec the client was made for.
@@ -159,11 +182,39 @@ func (c *Client) Spec() config.ServerSpec { return c.spec }
 // Name returns the server name.
 func (c *Client) Name() string { return c.spec.Name }
 
-// Status returns the current status.
+// Status returns the current status. Its Error is redacted of the
+// server's credentials.
 func (c *Client) Status() Status {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.status
+}
+
+// Reason says in words why a server in this status takes no calls; "" when
+// it is connected.
+func (s Status) Reason() string {
+	switch {
+	case s.State == StateConnected:
+		return ""
+	case s.Error != "":
+		return s.Error
+	case s.State == StateConnecting:
+		return "not connected yet"
+	}
+	return string(s.State)
+}
+
+// Unavailable returns the *UnavailableError a call would get now, or nil
+// when the server is connected. It lets the registry answer a call to a
+// down server's tool without trying it.
+func (c *Client) Unavailable() error {
+	c.mu.RLock()
+	cn, st := c.conn, c.status
+	c.mu.RUnlock()
+	if cn != nil {
+		return nil
+	}
+	return &UnavailableError{Server: c.spec.Name, Reason: st.Reason()}
 }
 
 // Tools returns the server's tools as last listed; they are kept while the
@@ -218,6 +269,10 @@ func (c *Client) run(ctx context.Context) {
 			continue
 		}
 		attempt = -1
+		// The server answered a handshake and a listing: whatever opened
+		// the breaker is over. The fresh breaker is in place before the
+		// status lets calls through.
+		c.breaker.Store(c.newBreaker())
 		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Since: time.Now()}, cn, tools)
 		c.resubscribe(cn)
 		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
@@ -287,7 +342,7 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				if isTransportFailure(err) {
 					return fmt.Errorf("refresh tools: %w", err)
 				}
-				c.log.Warn().Err(err).Msg("refresh tools after list_changed failed")
+				c.log.Warn().Err(c.redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
 			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
@@ -336,8 +391,10 @@ func (c *Client) listTools(cn *conn) ([]mcp.Tool, error) {
 }
 
 // setStatus records a new status and connection; tools replace the last
-// known list only when a connection was made (cn != nil).
+// known list only when a connection was made (cn != nil). The error is
+// redacted here, the one way into the status.
 func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
+	s.Error = c.redactText(s.Error)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
 		s.Protocol = c.status.Protocol
@@ -359,7 +416,7 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 func (c *Client) closeConn(cn *conn, cause error) {
 	cn.cancel(cause)
 	if err := cn.mc.Close(); err != nil {
-		c.log.Debug().Err(err).Msg("close upstream session")
+		c.log.Debug().Err(c.redact(err)).Msg("close upstream session")
 	}
 }
 
@@ -374,7 +431,7 @@ func (c *Client) connect(ctx context.Context) (*conn, []mcp.Tool, error) {
 		// Some servers answer server/discover without supporting
 		// 2026-07-28 (go-sdk v1.8.0 lists only older revisions there) and
 		// refuse the next request: they are legacy servers.
-		c.log.Debug().Err(err).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
+		c.log.Debug().Err(c.redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
 		c.mu.Lock()
 		c.legacy = true
 		c.mu.Unlock()
@@ -452,7 +509,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			req := mcp.SetLevelRequest{}
 			req.Params.Level = lvl
 			if err := mc.SetLevel(hctx, req); err != nil {
-				c.log.Warn().Err(err).Msg("set log level")
+				c.log.Warn().Err(c.redact(err)).Msg("set log level")
 			}
 		}
 	}
@@ -474,7 +531,7 @@ func (c *Client) listen(cn *conn, filter mcp.SubscriptionFilter) {
 	go func() {
 		err := cn.mc.Listen(cn.ctx, filter)
 		if err != nil && cn.ctx.Err() == nil {
-			c.log.Debug().Err(err).Msg("subscriptions/listen ended")
+			c.log.Debug().Err(c.redact(err)).Msg("subscriptions/listen ended")
 		}
 	}()
 }
@@ -488,77 +545,31 @@ func listenFilter(caps mcp.ServerCapabilities) mcp.SubscriptionFilter {
 	return f
 }
 
+// defaultCallTimeout bounds a call when neither the server nor the options
+// set a timeout: a zero timeout would fail every call at once, and none at
+// all would let a hung server hold a caller forever.
+const defaultCallTimeout = 60 * time.Second
+
 func (c *Client) timeout() time.Duration {
-	if c.spec.Timeout > 0 {
+	switch {
+	case c.spec.Timeout > 0:
 		return c.spec.Timeout.D()
+	case c.opts.Timeout > 0:
+		return c.opts.Timeout
 	}
-	return c.opts.Timeout
-}
-
-// CallTool calls the upstream tool original with the caller's request under
-// ctx, for callers that work with mcp-go types.
-func (c *Client) CallTool(ctx context.Context, original string, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	res, err := c.call(ctx, original, func(ctx context.Context, cn *conn) (any, error) {
-		fwd := forwardable(req, original)
-		if r := relayFrom(ctx); r != nil {
-			return c.callRelayed(ctx, cn, r, fwd)
-		}
-		if cn.direct.Load() == nil {
-			return cn.mc.CallTool(ctx, fwd)
-		}
-		params, err := json.Marshal(fwd.Params)
-		if err != nil {
-			return nil, fmt.Errorf("encode params: %w", err)
-		}
-		raw, err := c.post(ctx, cn, original, params)
-		if err != nil {
-			return nil, err
-		}
-		return mcp.ParseCallToolResult(&raw)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res.(*mcp.CallToolResult), nil
-}
-
-// CallRaw calls the upstream tool original with the caller's tools/call
-// params as JSON and returns the result as JSON: on a streamable HTTP
-// upstream neither is decoded.
-func (c *Client) CallRaw(ctx context.Context, original string, params json.RawMessage) (json.RawMessage, error) {
-	res, err := c.call(ctx, original, func(ctx context.Context, cn *conn) (any, error) {
-		if cn.direct.Load() != nil {
-			return c.post(ctx, cn, original, params)
-		}
-		var req mcp.CallToolRequest
-		if err := json.Unmarshal(params, &req.Params); err != nil {
-			return nil, &RPCError{Code: mcp.INVALID_PARAMS, Message: "params: " + err.Error()}
-		}
-		res, err := cn.mc.CallTool(ctx, forwardable(req, original))
-		if err != nil {
-			return nil, err
-		}
-		return rawResult(res)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res.(json.RawMessage), nil
+	return defaultCallTimeout
 }
 
 // call runs op on the current connection, bounded by the server's timeout,
 // guarded by its breaker, and ended at once when the connection is lost. It
-// fails fast when the server is down or the breaker is open.
+// fails fast when the server is down or the breaker is open. Every error it
+// returns names the server and is redacted of the server's credentials.
 func (c *Client) call(ctx context.Context, tool string, op func(context.Context, *conn) (any, error)) (any, error) {
 	c.mu.RLock()
 	cn, st := c.conn, c.status
 	c.mu.RUnlock()
 	if cn == nil {
-		reason := string(st.State)
-		if st.Error != "" {
-			reason += ": " + st.Error
-		}
-		return nil, &UnavailableError{Server: c.spec.Name, Reason: reason}
+		return nil, &UnavailableError{Server: c.spec.Name, Reason: st.Reason()}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
@@ -567,7 +578,7 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	rc := c.relays.begin(relayFrom(ctx))
 	defer c.relays.end(rc)
 
-	res, err := c.breaker.Execute(func() (any, error) {
+	res, err := c.breaker.Load().Execute(func() (any, error) {
 		res, err := op(callCtx, cn)
 		if err != nil && ctx.Err() != nil {
 			// The caller went away: not the server's fault.
@@ -581,14 +592,16 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	var rpcErr *RPCError
 	switch {
 	case errors.As(err, &rpcErr):
-		return nil, rpcErr
+		return nil, c.redactRPC(rpcErr)
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: "circuit breaker open after repeated failures; failing fast"}
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, ctx.Err())
 	case cn.ctx.Err() != nil:
-		return nil, fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx))
-	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return nil, c.redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded), pastDeadline(callCtx):
+		// A transport's own timer (mcp-go's SSE) may fire a moment before
+		// the context says so: past the deadline, it is our timeout.
 		c.suspect()
 		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, c.timeout())
 	case isTransportFailure(err):
@@ -597,14 +610,9 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	return nil, c.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
 }
 
-// redact removes the query of the server's URL from an error: Go's HTTP
-// errors quote the URL, and some servers take a key in the query.
-func (c *Client) redact(err error) error {
-	u, perr := url.Parse(c.spec.URL)
-	if perr != nil || u.RawQuery == "" || !strings.Contains(err.Error(), u.RawQuery) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), u.RawQuery, "[redacted]"))
+func pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // suspect asks the connection loop to health-check now.

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
@@ -42,34 +42,6 @@ func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
 		}
 		if len(seen) < 5 {
 			t.Errorf("attempt %d: only %d distinct delays in 50 draws: no jitter", tc.attempt, len(seen))
-		}
-	}
-}
-
-func TestForwardableStripsDownstreamProtocolMeta(t *testing.T) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "github__search"
-	req.Params.Arguments = map[string]any{"q": 1.0}
-	req.Params.RawArguments = json.RawMessage(`{"q":9007199254740993}`)
-	req.Params.Meta = &mcp.Meta{ProgressToken: "p1", AdditionalFields: map[string]any{
-		mcp.MetaKeyProtocolVersion: "2026-07-28",
-		mcp.MetaKeyClientInfo:      map[string]any{"name": "x"},
-		"com.example/trace":        "abc",
-	}}
-	out := forwardable(req, "search")
-	b, err := json.Marshal(out.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := string(b)
-	for _, want := range []string{`"name":"search"`, `"q":9007199254740993`, `"progressToken":"p1"`, `"com.example/trace":"abc"`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("forwarded params %s lack %s", got, want)
-		}
-	}
-	for _, bad := range []string{"protocolVersion", "clientInfo", "github__search"} {
-		if strings.Contains(got, bad) {
-			t.Errorf("forwarded params %s carry %s", got, bad)
 		}
 	}
 }
@@ -100,7 +72,7 @@ func TestUnreachableServerReportsErrorAndFailsFast(t *testing.T) {
 		t.Errorf("error = %q, want the reason", st.Error)
 	}
 	start := time.Now()
-	_, err := c.CallTool(context.Background(), "x", mcp.CallToolRequest{})
+	_, err := c.Call(context.Background(), jsonrpc.ToolCall{Name: "x"})
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || ue.Server != "gone" || time.Since(start) > 100*time.Millisecond {
 		t.Fatalf("call on a down server = %v after %s", err, time.Since(start))

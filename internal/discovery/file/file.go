@@ -1,10 +1,14 @@
 // Package file watches the hub's YAML config file and reports its servers.
 // Edits apply without a restart; an invalid edit is reported and the last good
-// set stays in force, so a typo never drops running upstreams.
+// set stays in force, so a typo never drops running upstreams. A file caught
+// half-written counts as an invalid edit: one with nothing in it (config.Parse
+// refuses it) or one without a servers key while servers run. Removing every
+// server takes an explicit "servers: []".
 package file
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -58,8 +62,10 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	}
 	// An edit between start-up's load and the watch would be missed: read
 	// once more now that the watch is in place.
-	if cfg, err := config.Load(s.path); err == nil {
+	if cfg, err := s.load(last); err == nil {
 		last = cfg
+	} else {
+		s.log.Error().Err(err).Msg("config edit rejected; the last good config stays in force")
 	}
 	if !send(ctx, out, last) {
 		return
@@ -93,7 +99,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 			s.log.Warn().Err(err).Msg("config watch error")
 		case <-fire:
 			fire = nil
-			cfg, err := config.Load(s.path)
+			cfg, err := s.load(last)
 			if err != nil {
 				s.log.Error().Err(err).Msg("config edit rejected; the last good config stays in force")
 				continue
@@ -114,6 +120,22 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 			}
 		}
 	}
+}
+
+// load reads the file and decides whether it may replace last. A file
+// without a servers key while last has servers is refused: it is what an
+// editor or a copy caught mid-write looks like, and taking it for "no
+// servers" would drop every upstream. config.Load already refuses a file
+// with nothing in it.
+func (s *Source) load(last *config.Config) (*config.Config, error) {
+	cfg, err := config.Load(s.path)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Servers == nil && len(last.Servers) > 0 {
+		return nil, fmt.Errorf("config %s: no servers key while %d servers run; taken for a half-written file (to remove them all, write \"servers: []\")", s.path, len(last.Servers))
+	}
+	return cfg, nil
 }
 
 // watchDirs are the directories of the config file and of token files: a

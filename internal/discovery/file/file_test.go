@@ -106,3 +106,75 @@ func TestTokenFileRotationReloads(t *testing.T) {
 		t.Fatal("rotated token not picked up")
 	}
 }
+
+// TestReloadKeepsServersOnHalfWrittenFile: an edit caught mid-write (an
+// editor or a copy that truncates first, a ConfigMap sync) must not drop
+// every upstream. Each bad edit is refused, no snapshot is sent, and the
+// source keeps applying the next good edit.
+func TestReloadKeepsServersOnHalfWrittenFile(t *testing.T) {
+	const good = "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n- name: b\n  command: echo\n"
+	cases := []struct {
+		name string
+		edit func(t *testing.T, path string)
+	}{
+		{"truncated to zero bytes in place", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"zero-byte file renamed in", func(t *testing.T, path string) { write(t, path, "") }},
+		{"whitespace only", func(t *testing.T, path string) { write(t, path, "  \n\n   \n") }},
+		{"comments only", func(t *testing.T, path string) { write(t, path, "# servers follow\n") }},
+		{"no servers key", func(t *testing.T, path string) { write(t, path, "naming:\n  prefix: never\n") }},
+		{"servers key without value", func(t *testing.T, path string) { write(t, path, "servers:\n") }},
+		{"truncated YAML", func(t *testing.T, path string) { write(t, path, good[:len(good)-10]+"\n  url: [") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "hub.yaml")
+			write(t, path, good)
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ch := make(chan discovery.Snapshot)
+			go New(path, cfg, zerolog.Nop()).Run(ctx, ch)
+			if got := names(next(t, ch)); len(got) != 2 {
+				t.Fatalf("first snapshot %v", got)
+			}
+			tc.edit(t, path)
+			select {
+			case s := <-ch:
+				t.Fatalf("a half-written file produced snapshot %v; the servers must stay", names(s))
+			case <-time.After(500 * time.Millisecond):
+			}
+			write(t, path, "servers:\n- name: c\n  command: echo\n")
+			if got := names(next(t, ch)); len(got) != 1 || got[0] != "c" {
+				t.Fatalf("the next good edit gave %v, want [c]", got)
+			}
+		})
+	}
+}
+
+// TestReloadEmptyServersListRemovesAll: "servers: []" is a real edit, not
+// a half-written file, even though it leaves nothing.
+func TestReloadEmptyServersListRemovesAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hub.yaml")
+	write(t, path, "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := make(chan discovery.Snapshot)
+	go New(path, cfg, zerolog.Nop()).Run(ctx, ch)
+	next(t, ch)
+	write(t, path, "# every server removed\nservers: []\nnaming: {prefix: never}\n")
+	if got := next(t, ch); len(got.Servers) != 0 {
+		t.Fatalf("after servers: [] the snapshot holds %v", names(got))
+	}
+}

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/purko-io/mcp-hub/internal/apitools"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // AgentGVR is Purko's Agent resource.
@@ -46,7 +46,7 @@ func fromAgent(u *unstructured.Unstructured, token secretToken) ([]config.AgentT
 			continue
 		}
 		where := fmt.Sprintf("Agent %s spec.tools[%d] (%s)", agent, i, e.Name)
-		var spec apitools.EndpointSpec
+		var spec toolspec.EndpointSpec
 		src := raw
 		if len(e.Endpoint) > 0 {
 			src = e.Endpoint
@@ -58,7 +58,7 @@ func fromAgent(u *unstructured.Unstructured, token secretToken) ([]config.AgentT
 		spec.Name, spec.Description = e.Name, e.Description
 		tool := config.AgentTool{Agent: agent, Spec: spec}
 		if ref, key := secretRef(e.CredentialsSecretRef); ref != "" {
-			spec.Credential = apitools.CredentialRef{SecretRef: &apitools.SecretKeyRef{Name: ref, Key: key, Namespace: u.GetNamespace()}}
+			spec.Credential = toolspec.CredentialRef{SecretRef: &toolspec.SecretKeyRef{Name: ref, Key: key, Namespace: u.GetNamespace()}}
 			tool.Spec = spec
 			if tok, err := token(u.GetNamespace(), ref, key); err != nil {
 				tool.Problem = err.Error()

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/credential"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 )
 
@@ -338,18 +338,30 @@ type secretToken func(namespace, name, key string) (config.Secret, error)
 
 func secretGetter(idx cache.Indexer) secretToken {
 	return func(namespace, name, key string) (config.Secret, error) {
+		// The informer cache answers without blocking, so no context is
+		// needed to bound the read.
+		v, err := credential.Resolve(context.Background(),
+			credential.Ref{Secret: &credential.SecretKey{Namespace: namespace, Name: name, Key: key}},
+			cachedSecrets(idx))
+		if err != nil {
+			return "", err
+		}
+		return config.Secret(v), nil
+	}
+}
+
+// cachedSecrets reads Secrets from the informer cache for the credential
+// resolver, which decides trimming, emptiness and size.
+func cachedSecrets(idx cache.Indexer) credential.SecretReader {
+	return func(_ context.Context, namespace, name string) (map[string][]byte, bool, error) {
 		o, ok, err := idx.GetByKey(namespace + "/" + name)
 		if err != nil || !ok {
-			return "", fmt.Errorf("Secret %s/%s not found", namespace, name)
+			return nil, false, nil
 		}
 		sec, isSecret := o.(*corev1.Secret)
 		if !isSecret {
-			return "", fmt.Errorf("Secret %s/%s not readable", namespace, name)
+			return nil, false, fmt.Errorf("cache holds a %T, not a Secret", o)
 		}
-		v, has := sec.Data[key]
-		if !has || len(strings.TrimSpace(string(v))) == 0 {
-			return "", fmt.Errorf("Secret %s/%s has no key %q", namespace, name, key)
-		}
-		return config.Secret(strings.TrimSpace(string(v))), nil
+		return sec.Data, true, nil
 	}
 }

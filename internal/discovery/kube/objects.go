@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
-	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 var everything = labels.Everything()
@@ -98,7 +98,7 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 	}
 	readOnly, write := config.SplitList(ann[AnnotationReadOnlyTools]), config.SplitList(ann[AnnotationWriteTools])
 	for key, list := range map[string][]string{AnnotationReadOnlyTools: readOnly, AnnotationWriteTools: write} {
-		if err := autonomy.ValidatePatterns(list); err != nil {
+		if err := toolspec.ValidatePatterns(list); err != nil {
 			return spec, fmt.Errorf("annotation %s: %w", key, err)
 		}
 	}

@@ -1,17 +1,29 @@
-// Package apitools builds hub-run "api" tools: each call is one HTTP request
-// to a configured endpoint, with credentials and trusted identity values
-// attached by the hub and never visible to (or overridable by) the model.
-package apitools
+// Package toolspec holds what the hub's configuration declares about tools
+// and callers, as plain data with its validation: api tool endpoints
+// (EndpointSpec), the autonomy level names a caller's ceiling may use and
+// the tool-name patterns of a tool policy.
+//
+// It is a leaf: it imports nothing of this module. That lets config and the
+// discovery sources validate what they read without depending on the
+// packages that run tools (apitools) or enforce levels (autonomy), so the
+// import arrows keep pointing one way. apitools builds tools from these
+// types; autonomy keeps its own level parser, and a test in autonomy checks
+// that the two accept exactly the same names.
+package toolspec
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Defaults and bounds of an EndpointSpec.
@@ -45,11 +57,17 @@ const (
 	FromStep     = "step"
 )
 
-var (
-	methods     = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
-	authSchemes = []string{AuthBearer, AuthToken, AuthBasic, AuthAPIKey}
-	bindFroms   = []string{FromCaller, FromAgent, FromWorkflow, FromStep}
+// The accepted values are functions, not package variables, so no caller
+// can change what validation accepts.
+func methods() []string {
+	return []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch}
+}
 
+func authSchemes() []string { return []string{AuthBearer, AuthToken, AuthBasic, AuthAPIKey} }
+
+func bindFroms() []string { return []string{FromCaller, FromAgent, FromWorkflow, FromStep} }
+
+var (
 	nameRE        = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 	placeholderRE = regexp.MustCompile(`\{([^{}/?#]+)\}`)
 	headerTokenRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -64,7 +82,7 @@ type SecretKeyRef struct {
 }
 
 // CredentialRef says where the secret comes from. At most one source may be
-// set. The caller resolves it and passes the value to New.
+// set. The caller resolves it and passes the value to apitools.New.
 type CredentialRef struct {
 	Env       string        `json:"env,omitempty" yaml:"env,omitempty"`
 	File      string        `json:"file,omitempty" yaml:"file,omitempty"`
@@ -121,9 +139,22 @@ func (s EndpointSpec) EffectiveMethod() string {
 	return m
 }
 
+// EffectiveAuthScheme is AuthScheme as one of the Auth constants (matched
+// case-insensitively), "" without auth, and the value itself when unknown
+// (which Validate rejects).
+func (s EndpointSpec) EffectiveAuthScheme() string {
+	scheme := strings.TrimSpace(s.AuthScheme)
+	for _, k := range authSchemes() {
+		if strings.EqualFold(k, scheme) {
+			return k
+		}
+	}
+	return scheme
+}
+
 // EffectiveAuthHeader is the header the credential goes in ("" without auth).
 func (s EndpointSpec) EffectiveAuthHeader() string {
-	scheme := canonicalScheme(s.AuthScheme)
+	scheme := s.EffectiveAuthScheme()
 	switch {
 	case scheme == "":
 		return ""
@@ -136,25 +167,37 @@ func (s EndpointSpec) EffectiveAuthHeader() string {
 	}
 }
 
-// canonicalScheme maps a case-insensitive scheme name to its constant, ""
-// for empty and the input itself when unknown.
-func canonicalScheme(s string) string {
-	s = strings.TrimSpace(s)
-	for _, k := range authSchemes {
-		if strings.EqualFold(k, s) {
-			return k
+// BoundFields is the set of argument names filled by bindings: the model
+// neither sees nor sets them.
+func (s EndpointSpec) BoundFields() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range s.Bindings {
+		if b.Field != "" {
+			out[b.Field] = true
 		}
 	}
-	return s
+	return out
 }
 
-// placeholders lists the {name} placeholders of the URL in order.
-func placeholders(rawURL string) []string {
+// Placeholders lists the {name} placeholders of a URL in order.
+func Placeholders(rawURL string) []string {
 	var out []string
 	for _, m := range placeholderRE.FindAllStringSubmatch(rawURL, -1) {
 		out = append(out, m[1])
 	}
 	return out
+}
+
+// FillPlaceholders replaces each {name} of rawURL by fill(name); where fill
+// reports false the placeholder stays as written. It is the one place that
+// knows what a placeholder looks like, so validation and the request agree.
+func FillPlaceholders(rawURL string, fill func(name string) (string, bool)) string {
+	return placeholderRE.ReplaceAllStringFunc(rawURL, func(m string) string {
+		if v, ok := fill(m[1 : len(m)-1]); ok {
+			return v
+		}
+		return m
+	})
 }
 
 // Validate checks the spec; each error names the offending field.
@@ -168,8 +211,8 @@ func (s EndpointSpec) Validate() error {
 	if err := validateURL(s.URL); err != nil {
 		add("url: %v", err)
 	}
-	if m := s.EffectiveMethod(); !contains(methods, m) {
-		add("method: %q is not one of %s", s.Method, strings.Join(methods, ", "))
+	if m := s.EffectiveMethod(); !slices.Contains(methods(), m) {
+		add("method: %q is not one of %s", s.Method, strings.Join(methods(), ", "))
 	}
 	if s.TimeoutSeconds < 0 || s.TimeoutSeconds > MaxTimeoutSeconds {
 		add("timeoutSeconds: %d is not within 0..%d", s.TimeoutSeconds, MaxTimeoutSeconds)
@@ -177,9 +220,9 @@ func (s EndpointSpec) Validate() error {
 	if s.MaxResponseChars < 0 || s.MaxResponseChars > MaxMaxResponseChars {
 		add("maxResponseChars: %d is not within 0..%d", s.MaxResponseChars, MaxMaxResponseChars)
 	}
-	scheme := canonicalScheme(s.AuthScheme)
-	if scheme != "" && !contains(authSchemes, scheme) {
-		add("authScheme: %q is not one of %s", s.AuthScheme, strings.Join(authSchemes, ", "))
+	scheme := s.EffectiveAuthScheme()
+	if scheme != "" && !slices.Contains(authSchemes(), scheme) {
+		add("authScheme: %q is not one of %s", s.AuthScheme, strings.Join(authSchemes(), ", "))
 	}
 	if s.AuthHeader != "" {
 		if !headerTokenRE.MatchString(s.AuthHeader) {
@@ -221,8 +264,8 @@ func (s EndpointSpec) Validate() error {
 	seen := map[string]bool{}
 	for i, b := range s.Bindings {
 		where := fmt.Sprintf("bindings[%d]", i)
-		if !contains(bindFroms, b.From) {
-			add("%s.from: %q is not one of %s", where, b.From, strings.Join(bindFroms, ", "))
+		if !slices.Contains(bindFroms(), b.From) {
+			add("%s.from: %q is not one of %s", where, b.From, strings.Join(bindFroms(), ", "))
 		}
 		switch {
 		case (b.Header == "") == (b.Field == ""):
@@ -247,7 +290,7 @@ func (s EndpointSpec) Validate() error {
 		}
 	}
 	if len(s.InputSchema) > 0 {
-		if _, err := publishedSchema(s); err != nil {
+		if _, err := s.PublishedSchema(); err != nil {
 			add("inputSchema: %v", err)
 		}
 	}
@@ -289,40 +332,38 @@ func validateURL(raw string) error {
 			return fmt.Errorf("%q has a placeholder outside the path", raw)
 		}
 	}
+	if err := ValidatePort(u.Port()); err != nil {
+		return fmt.Errorf("%q: %w", raw, err)
+	}
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// ValidatePort checks the port of a URL or host:port ("" means the
+// scheme's default and is fine). url.Parse accepts any run of digits, so
+// without this check "http://h:99999" would only fail at the first dial,
+// long after the config that holds it was accepted.
+func ValidatePort(port string) error {
+	if port == "" {
+		return nil
 	}
-	return false
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not within 1..65535", port)
+	}
+	return nil
 }
 
-// boundFields is the set of argument names filled by bindings.
-func boundFields(s EndpointSpec) map[string]bool {
-	out := map[string]bool{}
-	for _, b := range s.Bindings {
-		if b.Field != "" {
-			out[b.Field] = true
-		}
-	}
-	return out
-}
-
-// publishedSchema returns the model-facing input schema: the spec's schema
+// PublishedSchema returns the model-facing input schema: the spec's schema
 // (or an open object) without bound fields, with URL placeholders added as
 // required string properties when the spec has no schema.
-func publishedSchema(s EndpointSpec) (map[string]any, error) {
-	bound := boundFields(s)
+func (s EndpointSpec) PublishedSchema() (map[string]any, error) {
+	bound := s.BoundFields()
 	var schema map[string]any
 	if len(s.InputSchema) == 0 {
 		schema = map[string]any{"type": "object", "additionalProperties": true}
 		var props map[string]any
 		var req []any
-		for _, p := range placeholders(s.URL) {
+		for _, p := range Placeholders(s.URL) {
 			if bound[p] {
 				continue
 			}
@@ -365,17 +406,37 @@ func publishedSchema(s EndpointSpec) (map[string]any, error) {
 			schema["required"] = kept
 		}
 	}
-	if _, err := compileSchema(schema); err != nil {
+	if _, err := CompileSchema(schema); err != nil {
 		return nil, err
 	}
 	return schema, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// CompileSchema compiles a JSON Schema document. Remote and file $refs are
+// refused: only references inside the document resolve, so a schema in a
+// config cannot make the hub fetch anything.
+func CompileSchema(doc map[string]any) (*jsonschema.Schema, error) {
+	// Round-trip through the library's decoder so numbers have the types it
+	// expects.
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	return keys
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	const loc = "mem:///inputSchema.json"
+	if err := c.AddResource(loc, v); err != nil {
+		return nil, err
+	}
+	return c.Compile(loc)
+}
+
+type noLoader struct{}
+
+func (noLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q is not allowed", u)
 }

@@ -1,0 +1,111 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ToolCall is the params of one tools/call, read once. What the hub decides
+// on (Name) and what it sends on (Arguments, Meta, and the 2026-07-28
+// multi-round-trip members) are the same values: a backend builds its
+// request from these fields, never from the caller's bytes.
+type ToolCall struct {
+	Name string
+	// Arguments is the raw arguments object, nil when absent.
+	Arguments json.RawMessage
+	// Meta is the caller's _meta by member, nil when absent.
+	Meta map[string]json.RawMessage
+	// Task is a task-augmented call's task member, nil when absent.
+	Task json.RawMessage
+	// InputResponses and RequestState carry a 2026-07-28 caller's answers
+	// to an upstream's input requests; nil when absent.
+	InputResponses json.RawMessage
+	RequestState   json.RawMessage
+}
+
+// Meta keys the hub reads from a tools/call.
+const (
+	MetaProgressToken = "progressToken"
+	// MetaLogLevel is a 2026-07-28 caller asking for log messages.
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
+)
+
+// ProgressToken returns the caller's progress token, nil when none.
+func (c *ToolCall) ProgressToken() json.RawMessage {
+	if v, ok := c.Meta[MetaProgressToken]; ok && string(v) != "null" {
+		return v
+	}
+	return nil
+}
+
+// ParseToolCall reads tools/call params strictly: an object with a
+// non-empty string name, an object (or absent) arguments and _meta, no
+// member named twice in any letter case (in params, _meta or at the top of
+// arguments). Members the MCP revisions do not define are dropped: nothing
+// the hub did not read travels on. Its error is an *Error with code
+// CodeInvalidParams.
+func ParseToolCall(params json.RawMessage) (ToolCall, error) {
+	var c ToolCall
+	if len(params) == 0 || string(params) == "null" {
+		return c, invalidParams("params: a tools/call needs params with a name")
+	}
+	members, err := Object(params)
+	if err != nil {
+		return c, invalidParams("params: %v", err)
+	}
+	hasName := false
+	for _, m := range members {
+		switch m.Key {
+		case "name":
+			if err := json.Unmarshal(m.Value, &c.Name); err != nil {
+				return c, invalidParams("params.name must be a string")
+			}
+			hasName = true
+		case "arguments":
+			if isNull(m.Value) {
+				continue
+			}
+			if m.Value[0] != '{' {
+				return c, invalidParams("params.arguments must be an object")
+			}
+			// The decoder has refused a member named twice exactly in
+			// arguments; names differing in case are the tool's business (a
+			// schema may define "id" beside "ID").
+			c.Arguments = m.Value
+		case "_meta":
+			if isNull(m.Value) {
+				continue
+			}
+			meta, err := Object(m.Value)
+			if err != nil {
+				return c, invalidParams("params._meta: %v", err)
+			}
+			c.Meta = make(map[string]json.RawMessage, len(meta))
+			for _, mm := range meta {
+				c.Meta[mm.Key] = mm.Value
+			}
+		case "task":
+			if !isNull(m.Value) {
+				c.Task = m.Value
+			}
+		case "inputResponses":
+			if !isNull(m.Value) {
+				c.InputResponses = m.Value
+			}
+		case "requestState":
+			if !isNull(m.Value) {
+				c.RequestState = m.Value
+			}
+		}
+	}
+	if !hasName || c.Name == "" {
+		return c, invalidParams("params.name: a tools/call needs the name of a tool")
+	}
+	return c, nil
+}
+
+func isNull(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
+
+func invalidParams(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + fmt.Sprintf(format, args...)}
+}

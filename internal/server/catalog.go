@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// publish hands a new catalog to the MCP server. SetTools sends
+// notifications/tools/list_changed to every session; the registry already
+// debounced the changes. The tools of servers that are down are handed over
+// too, so a call of one reaches the pipeline and hears why it cannot run
+// instead of "not found"; filterList keeps them out of every list.
+func (s *Server) publish(cat *registry.Catalog) {
+	seen := make(map[string]bool, len(cat.Tools))
+	tools := make([]server.ServerTool, 0, len(cat.Tools))
+	add := func(t registry.Tool) {
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			tools = append(tools, server.ServerTool{Tool: t.Def, Handler: s.callTool})
+		}
+	}
+	for _, t := range cat.Tools {
+		add(t)
+	}
+	for _, sv := range cat.Servers {
+		for _, t := range sv.Tools {
+			add(t)
+		}
+	}
+	s.mcp.SetTools(tools...)
+	s.publishFeatures(cat)
+	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
+}
+
+// filterList is the AfterListTools hook: each session lists only what it
+// may run now, decided by the same function as calls.
+func (s *Server) filterList(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+	caller := callerFrom(ctx)
+	cat := s.reg.Catalog()
+	kept := res.Tools[:0]
+	for _, t := range res.Tools {
+		if ct, ok := cat.Tool(t.Name); ok && visible(caller, ct) {
+			kept = append(kept, t)
+		}
+	}
+	res.Tools = kept
+}

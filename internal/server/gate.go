@@ -1,0 +1,231 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+// The gate reads every message a caller sends, on every face, strictly and
+// once, before anything acts on it. mcp-go reads messages with
+// encoding/json, which matches member names in any letter case and lets
+// the last one win; a message the two readings could disagree on (a member
+// named twice, in any case) is refused here, so what mcp-go acts on is
+// what the hub decided on.
+
+// maxRequestBytes bounds what the hub reads of one message where no
+// configured body limit applies (a peer's request, a stdio line).
+const maxRequestBytes = 16 << 20
+
+// admit reads one message strictly. For a tools/call it also reads the
+// call. The error is a *jsonrpc.Error to answer with.
+func admit(raw []byte) (*jsonrpc.Message, *jsonrpc.ToolCall, error) {
+	msg, err := jsonrpc.Parse(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if msg.Method != string(mcp.MethodToolsCall) || msg.Kind() != jsonrpc.KindRequest {
+		return msg, nil, nil
+	}
+	call, err := jsonrpc.ParseToolCall(msg.Params)
+	if err != nil {
+		return msg, nil, err
+	}
+	return msg, &call, nil
+}
+
+// gateHook refuses, inside mcp-go, any request the gate would refuse. The
+// faces call admit themselves first (so the caller hears -32602 rather
+// than mcp-go's -32600); this is the backstop for any way into mcp-go
+// that does not.
+func gateHook(_ context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return errors.New("mcp-hub: unreadable request")
+	}
+	if _, _, err := admit(raw); err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			return errors.New(rpcErr.Message) // mcp-go adds its own code
+		}
+		return err
+	}
+	return nil
+}
+
+// refusal is the gate for faces that pass whole messages (WebSocket): the
+// answer to a message the gate refuses, nil for one it admits.
+func refusal(raw []byte) []byte {
+	if _, _, err := admit(raw); err != nil {
+		return rpcErrorBody(raw, err)
+	}
+	return nil
+}
+
+// rpcErrorBody is the JSON-RPC error answering the request raw, with the
+// request's own id when it has one.
+func rpcErrorBody(raw []byte, err error) []byte {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	id := jsonrpc.IDOf(raw)
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	e, _ := json.Marshal(rpcErr)
+	out := make([]byte, 0, len(e)+len(id)+40)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"error":`...)
+	out = append(out, e...)
+	return append(out, "}\n"...)
+}
+
+// writeRPCError answers an HTTP request with a JSON-RPC error: 400 when
+// the body could not be read as a message, 200 for a readable request the
+// hub refuses.
+func writeRPCError(w http.ResponseWriter, raw []byte, err error) {
+	status := http.StatusOK
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && (rpcErr.Code == jsonrpc.CodeParseError || rpcErr.Code == jsonrpc.CodeInvalidRequest) {
+		status = http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(rpcErrorBody(raw, err))
+}
+
+// readBody reads a request body for the gate. A body over the limit set by
+// the body-size guard answers 413, one that does not arrive within the read
+// timeout 408; both report false.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			refuse(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, s.edge.guard.tooLarge(-1))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			refuse(w, http.StatusRequestTimeout, codeInvalidRequest, fmt.Sprintf(
+				"request body not received within %s (http.readTimeout)", s.edge.readTimeout))
+		default:
+			refuse(w, http.StatusBadRequest, codeInvalidRequest, "read request body: "+err.Error())
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// gateMessages checks a legacy SSE client's POST /messages before mcp-go
+// reads it. A refused message is answered on the POST itself, as mcp-go
+// answers a message it cannot parse.
+func (s *Server) gateMessages(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		if _, _, err := admit(body); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(rpcErrorBody(body, err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// gateStdio passes the lines of in that the gate admits to the returned
+// reader and answers the others on out itself. maxLine bounds one message.
+// The returned writer must be the one mcp-go writes to: it keeps whole lines
+// together, so the gate's answers never split one of mcp-go's. The
+// goroutine ends when in ends or ctx does.
+func gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int) (io.Reader, io.Writer) {
+	pr, pw := io.Pipe()
+	lw := &lineWriter{w: out}
+	go func() {
+		defer pw.Close()
+		br := bufio.NewReaderSize(in, 64<<10)
+		for ctx.Err() == nil {
+			line, err := readLine(br, maxLine)
+			if len(bytes.TrimSpace(line)) > 0 {
+				if _, _, aerr := admit(bytes.TrimSpace(line)); aerr != nil {
+					_, _ = lw.Write(rpcErrorBody(line, aerr))
+				} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
+					return
+				}
+			}
+			if errors.Is(err, errLineTooLong) {
+				_, _ = lw.Write(rpcErrorBody(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+					Message: fmt.Sprintf("message larger than the limit of %d bytes", maxLine)}))
+				continue
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return pr, lw
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line without its newline; a line over max is
+// discarded up to its end and reported as errLineTooLong.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > max+1 {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err == nil {
+				err = errLineTooLong
+			}
+			return nil, err
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
+
+// lineWriter writes whole lines only, one Write each, under one lock.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		if _, err := l.w.Write(l.buf[:i+1]); err != nil {
+			return 0, err
+		}
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,260 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// HTTP guards: what every request must satisfy before the hub reads it as
+// MCP. On the laptop default the hub has no credentials and listens on
+// loopback, so anything that can reach 127.0.0.1 is a caller; a web page in
+// the user's browser can, too. The guards keep such pages out:
+//
+//   - Host (DNS rebinding): a request that arrived on a loopback address
+//     must name a loopback host, on every route. A page on evil.example
+//     whose name was rebound to 127.0.0.1 still sends Host: evil.example.
+//   - Origin: a browser names the page that makes a request. The MCP faces
+//     accept no Origin (non-browser clients), the hub's own origin, and the
+//     configured allow-list, nothing else. A page on another loopback port
+//     (http://localhost:3000, a dev server, or a rebound name) is a
+//     different origin and is refused too: being local says nothing about
+//     who wrote the page. Pages that should reach the hub (the MCP
+//     Inspector's direct mode, say) are listed in http.allowedOrigins.
+//   - Content-Type: a page may POST text/plain or a form anywhere without
+//     a CORS preflight; MCP messages are application/json, so nothing else
+//     is read.
+//   - Body size: no request body is read past http.maxBodyBytes.
+//
+// Same-origin plus the Host check is what stops a rebound page; with the
+// hub on a non-loopback address the Host check does not apply, and only
+// credentials protect it (as for any other network service).
+
+// guard holds the settings of the HTTP guards.
+type guard struct {
+	maxBody int64
+	// origins are the allowed cross-site origins, lower-cased
+	// scheme://host[:port] as browsers send them.
+	origins map[string]bool
+}
+
+func newGuard(maxBody int64, allowedOrigins []string) *guard {
+	g := &guard{maxBody: maxBody, origins: map[string]bool{}}
+	for _, o := range allowedOrigins {
+		g.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	return g
+}
+
+// refuse answers a request the guards turned away: a JSON-RPC error (what
+// MCP clients read) with a message that says what to change.
+func refuse(w http.ResponseWriter, status, code int, msg string) {
+	refuseID(w, status, code, nil, msg)
+}
+
+// refuseID is refuse answering the request whose JSON-RPC id is id.
+func refuseID(w http.ResponseWriter, status, code int, id json.RawMessage, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	body, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{"2.0", id, rpcError{code, msg}})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// JSON-RPC codes of the guards' refusals.
+const (
+	codeInvalidRequest = -32600
+	codeServerBusy     = -32000
+)
+
+// checkHost refuses requests that fail the DNS rebinding check, on every
+// route: mcp-go checks /mcp and /sse itself, but /api/mcp/tools, /metrics
+// and /ws would otherwise answer a rebound page.
+func (g *guard) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r) {
+			refuse(w, http.StatusForbidden, codeInvalidRequest, fmt.Sprintf(
+				"Host %q refused: the request came to the hub's loopback address, so it must name a loopback host (localhost, 127.0.0.1, [::1]); another name is how DNS rebinding reaches a local server", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody bounds every request body: a declared length over the limit is
+// refused before anything is read, and a body without one (chunked) stops
+// at the limit with *http.MaxBytesError, which the readers answer with 413.
+func (g *guard) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > g.maxBody {
+			refuse(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, g.tooLarge(r.ContentLength))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tooLarge says that a body of n bytes (-1: unknown) is over the limit.
+func (g *guard) tooLarge(n int64) string {
+	size := "request body"
+	if n >= 0 {
+		size = fmt.Sprintf("request body of %d bytes", n)
+	}
+	return fmt.Sprintf("%s is larger than the hub's limit of %d bytes (%s, http.maxBodyBytes)", size, g.maxBody, mib(g.maxBody))
+}
+
+func mib(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
+}
+
+// mcpFace guards an MCP face (/mcp, /sse, /messages, /ws): Origin on every
+// method (a GET that opens a session is as unwanted from a foreign page as
+// a POST), Content-Type on POST. An allow-listed cross-site origin gets the
+// CORS headers it needs, a preflight included, so a browser client it
+// serves can work. With sse set, mcp-go's "Access-Control-Allow-Origin: *"
+// on /sse is replaced by this decision.
+func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cors, ok := g.origin(r)
+		if !ok {
+			refuse(w, http.StatusForbidden, codeInvalidRequest, fmt.Sprintf(
+				"Origin %q refused: browser pages may call the hub only from its own origin or from one listed in http.allowedOrigins", r.Header.Get("Origin")))
+			return
+		}
+		if cors != "" {
+			h := w.Header()
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Allow-Origin", cors)
+			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+				if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
+					h.Set("Access-Control-Allow-Headers", asked)
+				}
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if r.Method == http.MethodPost {
+			ct := r.Header.Get("Content-Type")
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+				refuse(w, http.StatusUnsupportedMediaType, codeInvalidRequest, fmt.Sprintf(
+					"Content-Type %q refused: MCP messages must be sent as application/json", ct))
+				return
+			}
+		}
+		if sse {
+			w = &corsHeader{ResponseWriter: w, allow: cors}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed is the Origin check of the MCP faces, also given to the
+// WebSocket upgrader so /ws cannot drift from /mcp.
+func (g *guard) originAllowed(r *http.Request) bool {
+	_, ok := g.origin(r)
+	return ok
+}
+
+// origin decides r's Origin: ok when it may call the hub, and cors, when
+// not empty, the Access-Control-Allow-Origin a cross-site but allowed
+// page needs.
+func (g *guard) origin(r *http.Request) (cors string, ok bool) {
+	o := r.Header.Get("Origin")
+	switch {
+	case o == "":
+		return "", true // not a browser, or a same-origin GET
+	case sameOrigin(o, r.Host):
+		return "", true
+	case g.origins[strings.ToLower(o)]:
+		return o, true
+	}
+	return "", false
+}
+
+// sameOrigin reports whether origin (scheme://host[:port]) is the origin
+// of the host:port a request was sent to. The hub may be behind a TLS
+// proxy, so the scheme is not compared, only host and port; a port left
+// out on either side is the scheme's default.
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false // the opaque origin "null" included
+	}
+	return strings.EqualFold(withPort(u.Host, u.Scheme), withPort(host, u.Scheme))
+}
+
+// withPort returns hostport with the scheme's default port when it has none.
+func withPort(hostport, scheme string) string {
+	if _, _, err := net.SplitHostPort(hostport); err == nil {
+		return hostport
+	}
+	port := "80"
+	if scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.Trim(hostport, "[]"), port)
+}
+
+// corsHeader sets Access-Control-Allow-Origin to the guard's decision just
+// before the response head goes out, whatever the handler put there:
+// mcp-go's SSE server sets "*", which would let every page read the
+// stream (and so learn the session's message endpoint).
+type corsHeader struct {
+	http.ResponseWriter
+	allow   string
+	written bool
+}
+
+func (c *corsHeader) fix() {
+	if c.written {
+		return
+	}
+	c.written = true
+	if c.allow == "" {
+		c.Header().Del("Access-Control-Allow-Origin")
+	} else {
+		c.Header().Set("Access-Control-Allow-Origin", c.allow)
+	}
+}
+
+func (c *corsHeader) WriteHeader(status int) {
+	c.fix()
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *corsHeader) Write(b []byte) (int, error) {
+	c.fix()
+	return c.ResponseWriter.Write(b)
+}
+
+// Flush keeps the stream a stream: mcp-go's SSE server requires a Flusher.
+func (c *corsHeader) Flush() {
+	c.fix()
+	_ = http.NewResponseController(c.ResponseWriter).Flush() // a gone client shows on the next write
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (c *corsHeader) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -1,0 +1,253 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Resource limits for every caller, anonymous included. What a caller can
+// make the hub hold is bounded: a request body (guard.go), the time to send
+// a request (http.Server timeouts in Serve), and the sessions it keeps.
+//
+// A session costs memory while mcp-go has it registered: a Streamable HTTP
+// initialize registers one (and it stays until DELETE or the idle sweep,
+// which clients that vanish never send: think of 40,000 abandoned
+// initialize calls), as do a GET /mcp stream for a session not registered
+// here, a GET /sse stream and a WebSocket connection. Those are counted,
+// per caller and in total, from the moment a request that may register one
+// starts (so concurrent initialize calls cannot overshoot) until mcp-go
+// unregisters the session. Requests on a session that is not registered
+// here (Streamable HTTP ids are valid on every replica, sessionid.go) hold
+// nothing past the request and are not counted.
+
+// Defaults of the limits in Options, the same as the configuration's.
+const (
+	defaultMaxBodyBytes         = 4 << 20
+	defaultMaxSessions          = 10000
+	defaultMaxSessionsPerCaller = 1000
+	defaultSessionIdleTimeout   = 5 * time.Minute
+	defaultReadTimeout          = 30 * time.Second
+	defaultReadHeaderTimeout    = 10 * time.Second
+
+	// idleConnTimeout closes keep-alive connections nobody uses.
+	idleConnTimeout = 2 * time.Minute
+	// maxHeaderBytes bounds request headers: room for the largest bearer
+	// tokens (cluster and OIDC tokens are a few KiB), far below net/http's
+	// default of 1 MiB per connection.
+	maxHeaderBytes = 64 << 10
+)
+
+// edge is what the hub's HTTP face is allowed to hold, from Options.
+type edge struct {
+	guard    *guard
+	sessions *sessionLimits
+	// idle is how long a Streamable HTTP session nothing happens on keeps
+	// its registration (mcp-go's idle sweep).
+	idle                           time.Duration
+	readTimeout, readHeaderTimeout time.Duration
+}
+
+// newEdge applies the defaults to opts' limits.
+func newEdge(opts Options) edge {
+	e := edge{
+		idle:              cmpPositive(opts.SessionIdleTimeout, defaultSessionIdleTimeout),
+		readTimeout:       cmpPositive(opts.ReadTimeout, defaultReadTimeout),
+		readHeaderTimeout: cmpPositive(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
+	}
+	e.guard = newGuard(cmpPositive(opts.MaxBodyBytes, defaultMaxBodyBytes), opts.AllowedOrigins)
+	total := cmpPositive(opts.MaxSessions, defaultMaxSessions)
+	perCaller := cmpPositive(opts.MaxSessionsPerCaller, min(defaultMaxSessionsPerCaller, total))
+	e.sessions = newSessionLimits(total, perCaller, e.idle)
+	return e
+}
+
+// cmpPositive is v, or def when v is not positive (left unset).
+func cmpPositive[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// sessionLimits counts the live sessions of each caller.
+type sessionLimits struct {
+	maxTotal, maxPerCaller int
+	idle                   time.Duration
+
+	mu        sync.Mutex
+	total     int
+	perCaller map[string]int
+	owners    map[string]string // registered session id -> caller name
+}
+
+func newSessionLimits(maxTotal, maxPerCaller int, idle time.Duration) *sessionLimits {
+	return &sessionLimits{maxTotal: maxTotal, maxPerCaller: maxPerCaller, idle: idle,
+		perCaller: map[string]int{}, owners: map[string]string{}}
+}
+
+// admission is one request's claim on a session slot. A slot it holds
+// passes to the session the request registers (registered), or is given
+// back when the request ends without one (release).
+type admission struct {
+	caller string
+	held   bool // guarded by sessionLimits.mu
+}
+
+type admissionKey struct{}
+
+// limitError is a refused admission: the HTTP status and what to say.
+type limitError struct {
+	status int
+	msg    string
+}
+
+// reserve takes a slot for a session a's request may register.
+func (l *sessionLimits) reserve(a *admission) *limitError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.total >= l.maxTotal {
+		return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+			"the hub holds %d live MCP sessions, its limit (http.maxSessions): try again later", l.total)}
+	}
+	if n := l.perCaller[a.caller]; n >= l.maxPerCaller {
+		return &limitError{http.StatusTooManyRequests, fmt.Sprintf(
+			"caller %q holds %d live MCP sessions, its limit (http.maxSessionsPerCaller): reuse a session, end unused ones (DELETE /mcp with their Mcp-Session-Id), or wait for idle ones to expire (after %s)",
+			a.caller, n, l.idle)}
+	}
+	l.total++
+	l.perCaller[a.caller]++
+	a.held = true
+	return nil
+}
+
+// release gives back a's slot if no session took it.
+func (l *sessionLimits) release(a *admission) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a.held {
+		a.held = false
+		l.drop(a.caller)
+	}
+}
+
+func (l *sessionLimits) drop(caller string) {
+	l.total--
+	if l.perCaller[caller]--; l.perCaller[caller] <= 0 {
+		delete(l.perCaller, caller)
+	}
+}
+
+// registered is mcp-go's OnRegisterSession hook: the session takes the slot
+// its request reserved. A session registered by a request that reserved
+// none (stdio, or a GET stream for a session unregistered meanwhile) is
+// counted all the same, so counts always match mcp-go's.
+func (l *sessionLimits) registered(ctx context.Context, cs server.ClientSession) {
+	id := cs.SessionID()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, dup := l.owners[id]; dup {
+		return
+	}
+	if a, _ := ctx.Value(admissionKey{}).(*admission); a != nil && a.held {
+		a.held = false
+		l.owners[id] = a.caller
+		return
+	}
+	caller := callerFrom(ctx).Name
+	l.owners[id] = caller
+	l.total++
+	l.perCaller[caller]++
+}
+
+// unregistered is mcp-go's OnUnregisterSession hook: DELETE, the idle
+// sweep, a closed SSE stream or WebSocket connection.
+func (l *sessionLimits) unregistered(_ context.Context, cs server.ClientSession) {
+	id := cs.SessionID()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if caller, ok := l.owners[id]; ok {
+		delete(l.owners, id)
+		l.drop(caller)
+	}
+}
+
+// live reports whether session id is registered here.
+func (l *sessionLimits) live(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.owners[id]
+	return ok
+}
+
+// count returns the live sessions in total and of caller, reservations
+// included.
+func (l *sessionLimits) count(caller string) (total, mine int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total, l.perCaller[caller]
+}
+
+// sessionFace says how a face's requests create sessions.
+type sessionFace int
+
+const (
+	// faceStreamable: POST initialize and GET of a session not registered
+	// here (or without one) register a session.
+	faceStreamable sessionFace = iota
+	// faceStream: every GET (/sse, /ws) is a session for as long as it lasts.
+	faceStream
+)
+
+// limitSessions admits a request that may register a session only when
+// its caller, and the hub, are under their session caps. It runs after
+// requireCaller, whose caller it counts against.
+func (s *Server) limitSessions(face sessionFace, next http.Handler) http.Handler {
+	l := s.edge.sessions
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A POST initialize reserves its slot in serveMCP, which reads the
+		// body once for everything.
+		var id json.RawMessage
+		switch {
+		case r.Method == http.MethodGet && face == faceStream:
+		case r.Method == http.MethodGet && face == faceStreamable:
+			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && l.live(sid) {
+				next.ServeHTTP(w, r) // its slot is counted already
+				return
+			}
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		r, release, ok := s.reserveSession(w, r, id)
+		if !ok {
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// reserveSession takes a session slot for r's caller, to be handed to the
+// session r may register, and returns r carrying it and the func that
+// gives it back if no session took it (call it when r is done). When the
+// caller or the hub is at its cap it answers r (id is the JSON-RPC id to
+// answer with) and reports false.
+func (s *Server) reserveSession(w http.ResponseWriter, r *http.Request, id json.RawMessage) (*http.Request, func(), bool) {
+	l := s.edge.sessions
+	a := &admission{caller: callerFrom(r.Context()).Name}
+	if err := l.reserve(a); err != nil {
+		s.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
+			Int("status", err.status).Msg(err.msg)
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(l.idle/2/time.Second))))
+		refuseID(w, err.status, codeServerBusy, id, err.msg)
+		return r, nil, false
+	}
+	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a)), func() { l.release(a) }, true
+}

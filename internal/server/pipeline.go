@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// The way of one tool call. Every face (the /mcp fast path, mcp-go's
+// handler behind Streamable HTTP, SSE, WebSocket and stdio) reads a call
+// once, strictly (jsonrpc.ParseToolCall, or the gate in gate.go for what
+// mcp-go reads), and hands it to runCall: look up, decide, call the backend
+// with exactly the name and arguments decided on, record. There is no
+// other way to a backend.
+
+// Outcomes of a call, as counted in metrics and written in the audit line.
+const (
+	outcomeOK          = "ok"
+	outcomeToolError   = "tool_error"
+	outcomeUnavailable = "unavailable"
+	outcomeUnknown     = "unknown_tool"
+	outcomeCanceled    = "canceled"
+	outcomeRPCError    = "rpc_error"
+	outcomeDenied      = "denied"
+	outcomeError       = "error"
+)
+
+// runCall runs one decided tools/call for caller and returns its result as
+// JSON, or a *jsonrpc.Error to answer the request with. relay, when not
+// nil, brings what the upstream sends during the call to the caller.
+// Failures a model should read come back as error results whose text
+// starts with "ERROR:" (or "BLOCKED:" for a denial), which Purko's executor
+// treats as failure.
+func (s *Server) runCall(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, error) {
+	s.calls.start()
+	defer s.calls.done()
+	start := time.Now()
+	rt, err := s.reg.Lookup(call.Name)
+	if err != nil {
+		s.record(ctx, session, caller, call.Name, "", start, false, err)
+		var unknown *registry.UnknownToolError
+		if errors.As(err, &unknown) {
+			// The answer mcp-go gives for a name it does not serve.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}
+		}
+		return errorResult("ERROR: " + err.Error()), nil
+	}
+	if denial := decide(caller, call.Name, rt); denial != "" {
+		s.recordDenial(session, caller, call.Name, rt, denial)
+		return errorResult(denial), nil
+	}
+	bc := registry.Call{ToolCall: call, Bindings: caller.bindings(), Relay: relay}
+	bc.Name = rt.Original
+	result, err := rt.Backend.Call(ctx, bc)
+	s.record(ctx, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		return result, nil
+	case errors.As(err, &rpcErr):
+		return nil, rpcErr // the upstream's JSON-RPC error stays one
+	}
+	return errorResult("ERROR: " + err.Error()), nil
+}
+
+// errorResult is an error result with text.
+func errorResult(text string) json.RawMessage {
+	b, _ := json.Marshal(mcp.NewToolResultError(text))
+	return b
+}
+
+// isErrorResult reads only the isError member of a raw result.
+func isErrorResult(raw json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.IsError
+}
+
+// callTool is the handler mcp-go runs for every published tool, on every
+// face it serves. The gate has already refused any message whose strict
+// reading differs from mcp-go's, so the call read from req is the one the
+// caller sent. Calls here go through the relay: they come from sessions
+// that take progress, log messages or server requests, or from faces with
+// one channel per session.
+func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call, err := toolCallOf(req)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.runCall(ctx, callerFrom(ctx), sessionID(ctx), call, s.relayFor(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return mcp.ParseCallToolResult(&raw)
+}
+
+// toolCallOf turns mcp-go's reading of a tools/call into the hub's.
+func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
+	p := req.Params
+	call := jsonrpc.ToolCall{Name: p.Name, Arguments: p.RawArguments}
+	var err error
+	if call.Arguments == nil && p.Arguments != nil {
+		if call.Arguments, err = json.Marshal(p.Arguments); err != nil {
+			return call, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: arguments: " + err.Error()}
+		}
+	}
+	if p.Meta != nil {
+		b, err := json.Marshal(p.Meta)
+		if err == nil {
+			err = json.Unmarshal(b, &call.Meta)
+		}
+		if err != nil {
+			return call, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: _meta: " + err.Error()}
+		}
+	}
+	if len(p.InputResponses) > 0 {
+		call.InputResponses, _ = json.Marshal(p.InputResponses)
+	}
+	if p.RequestState != "" {
+		call.RequestState, _ = json.Marshal(p.RequestState)
+	}
+	return call, nil
+}
+
+// decide is the one decision for listing and calling: it returns Purko's
+// BLOCKED text when caller may not run the tool, or "".
+func decide(caller Caller, published string, rt registry.Route) string {
+	return decideTool(caller, published, rt.Original, rt.Class, rt.Agent)
+}
+
+func decideTool(caller Caller, published, original string, class autonomy.Class, agent string) string {
+	if agent != "" && agent != caller.verifiedAgent {
+		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
+	}
+	if !autonomy.Allowed(caller.Level, class) {
+		return autonomy.Denial(caller.Level, published)
+	}
+	// An agent's own api tool is in its tool list by definition.
+	if agent == "" && caller.Allow != nil && !caller.Allow.Permits(published, original) {
+		return fmt.Sprintf("BLOCKED: tool '%s' is not in the tool list of %s.", published, caller.Name)
+	}
+	return ""
+}
+
+// visible reports whether caller's tools/list shows t.
+func visible(caller Caller, t registry.Tool) bool {
+	return decideTool(caller, t.Name, t.Original, t.Class, t.Agent) == ""
+}
+
+// record writes the metrics and the audit line of one call (never its
+// arguments: they may hold secrets).
+func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error) {
+	elapsed := time.Since(start)
+	outcome := outcomeOf(ctx, toolError, err)
+	s.metrics.observeCall(srv, tool, outcome, elapsed)
+	ev := s.log.Info()
+	if outcome != outcomeOK && outcome != outcomeToolError {
+		ev = s.log.Warn().Str("error", err.Error())
+	}
+	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
+		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
+}
+
+// recordDenial writes the audit line and metric of a refused call.
+func (s *Server) recordDenial(session string, caller Caller, tool string, rt registry.Route, reason string) {
+	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
+	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
+		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Msg("tool call denied")
+}
+
+func outcomeOf(ctx context.Context, toolError bool, err error) string {
+	var unavailable *registry.UnavailableError
+	var unknown *registry.UnknownToolError
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil && toolError:
+		return outcomeToolError
+	case err == nil:
+		return outcomeOK
+	case ctx.Err() != nil:
+		return outcomeCanceled
+	case errors.As(err, &unavailable):
+		return outcomeUnavailable
+	case errors.As(err, &unknown):
+		return outcomeUnknown
+	case errors.As(err, &rpcErr):
+		return outcomeRPCError
+	}
+	return outcomeError
+}
+
+func sessionID(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"encoding/json"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+// /mcp, the Streamable HTTP face. Every POST is read once by the gate.
+// Most traffic through the hub is a plain tools/call answered with one
+// JSON reply; for it the hub needs no session machinery, so it answers
+// such a call itself (the fast path): the decided call goes to runCall and
+// the result passes through as bytes. A plain tools/list is answered from
+// the list cache. Everything else (initialize, calls that take progress,
+// log messages or server requests, resources, prompts, GET streams, DELETE)
+// goes to mcp-go, whose tool handler ends in the same runCall.
+
+// serveMCP is the /mcp handler.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && id != "" {
+			defer s.streams.hold(id)()
+		}
+		s.streamable.ServeHTTP(w, r)
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	msg, call, err := admit(body)
+	if err != nil {
+		writeRPCError(w, body, err)
+		return
+	}
+	switch {
+	case msg.Kind() == jsonrpc.KindResponse && msg.HasID():
+		s.deliverAnswer(w, r, body)
+		return
+	case call != nil && s.fastCall(w, r, msg, call):
+		return
+	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.fastList(w, r, msg):
+		return
+	case msg.Method == string(mcp.MethodInitialize):
+		// An initialize may register a session: it takes a slot under the
+		// caller's and the hub's session caps first.
+		reserved, release, ok := s.reserveSession(w, r, msg.ID)
+		if !ok {
+			return
+		}
+		defer release()
+		r = reserved.WithContext(withInitFlags(reserved.Context(), initializeFlags(msg)))
+	}
+	// A request without a progress token from a plain session gets its
+	// answer as plain JSON: mcp-go would otherwise turn the reply into an
+	// SSE stream as soon as any notification (a catalog's list_changed, say)
+	// lands on the session, and Purko's executor reads only the first data:
+	// line of a stream. Sessions that take server requests or asked for log
+	// messages (a 2026-07-28 caller asks per request) get their stream, and
+	// so does a 2026-07-28 subscriptions/listen, which is nothing but one.
+	meta := msg.Meta()
+	_, progress := meta[jsonrpc.MetaProgressToken]
+	_, logs := meta[jsonrpc.MetaLogLevel]
+	if !progress && !logs && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
+		w = jsonOnly{w}
+	}
+	s.streamable.ServeHTTP(w, r)
+}
+
+// initializeFlags reads the session flags of an initialize request.
+func initializeFlags(msg *jsonrpc.Message) sessionFlags {
+	var p struct {
+		Capabilities mcp.ClientCapabilities `json:"capabilities"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	return sessionFlags{relayed: takesServerRequests(p.Capabilities)}
+}
+
+// jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may
+// become a stream; without it the reply is one JSON message.
+type jsonOnly struct{ http.ResponseWriter }
+
+// plainHTTP reports whether r is a request the fast path may answer as
+// mcp-go would: JSON in, JSON accepted, a host mcp-go's DNS rebinding
+// protection admits. Others go to mcp-go, which refuses or streams them.
+func (s *Server) plainHTTP(r *http.Request) bool {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && hostAllowed(r)
+}
+
+// fastCall answers a plain tools/call and reports whether it did. A call
+// that needs the session machinery (progress, log messages, a task, a
+// session that takes server requests) is left to mcp-go, and so is one
+// whose 2026-07-28 headers disagree with its body (mcp-go refuses it).
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
+	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.needsRelay(r.Header.Get("Mcp-Session-Id")) {
+		return false
+	}
+	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {
+		return false
+	}
+	if m := r.Header.Get(mcp.HeaderMethod); m != "" && m != msg.Method {
+		return false
+	}
+	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
+		return false
+	}
+	result, err := s.runCall(r.Context(), callerFrom(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
+	out := make([]byte, 0, len(result)+len(msg.ID)+64)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, msg.ID...)
+	if err != nil {
+		e, _ := json.Marshal(asRPCError(err))
+		out = append(out, `,"error":`...)
+		out = append(out, e...)
+	} else {
+		out = append(out, `,"result":`...)
+		out = append(out, result...)
+	}
+	out = append(out, '}')
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+	return true
+}
+
+// asRPCError makes err a JSON-RPC error object.
+func asRPCError(err error) *jsonrpc.Error {
+	if e, ok := err.(*jsonrpc.Error); ok {
+		return e
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+func acceptsJSON(accept string) bool {
+	return accept == "" || strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")
+}
+
+// hostAllowed mirrors mcp-go's DNS rebinding protection: a request that
+// arrived on a loopback address must name a loopback host.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

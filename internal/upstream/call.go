@@ -1,0 +1,43 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+// RPCError is a JSON-RPC error an upstream answered with. It is passed to
+// the caller unchanged: the upstream is alive, the request was wrong.
+type RPCError = jsonrpc.Error
+
+// Call runs one tools/call that the hub has decided on: call.Name is the
+// tool's name at this upstream, and the request the upstream sees is built
+// from call's fields alone. With a Relay in ctx (WithRelay), what the
+// upstream sends during the call (progress, log messages, sampling,
+// elicitation, roots) reaches the caller; without one, the call takes the
+// shortest way: one POST on a streamable HTTP connection, arguments and
+// result passed through as bytes.
+func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
+	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
+		if r := relayFrom(ctx); r != nil {
+			res, err := c.callRelayed(ctx, cn, r, forwardable(call))
+			if err != nil {
+				return nil, err
+			}
+			return rawResult(res)
+		}
+		if cn.direct.Load() != nil {
+			return c.post(ctx, cn, call)
+		}
+		res, err := cn.mc.CallTool(ctx, forwardable(call))
+		if err != nil {
+			return nil, err
+		}
+		return rawResult(res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(json.RawMessage), nil
+}

@@ -1,0 +1,124 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/secrets"
+)
+
+// An upstream may echo its request in an error body ("bad token Bearer
+// …"), Go's HTTP errors quote the URL with its query, and a stdio child may
+// print its environment. Every text that leaves a Client for a caller, the
+// status shown in /api/mcp/tools or a log line passes through the client's
+// redactor, which knows every credential the hub holds for this upstream.
+
+// newRedactor builds the redactor of spec's credentials: the bearer token,
+// configured header values, a stdio child's environment values, and the
+// URL's userinfo and query.
+func newRedactor(spec config.ServerSpec) *secrets.Redactor {
+	vals := append([]string{spec.BearerToken.Reveal()}, secrets.OfEndpoint(spec.URL, spec.Headers)...)
+	for _, v := range spec.Env {
+		vals = append(vals, v)
+	}
+	return secrets.NewRedactor(vals...)
+}
+
+// redact returns err with every credential of this upstream removed from
+// its text; errors.Is and errors.As still see the original chain.
+func (c *Client) redact(err error) error { return c.redactor.Error(err) }
+
+// redactText removes every credential of this upstream from s.
+func (c *Client) redactText(s string) string { return c.redactor.String(s) }
+
+// readExcerpt reads at most n bytes of an upstream's answer for an error
+// message: trimmed, and redacted even of a credential the cut at n splits.
+func (c *Client) readExcerpt(r io.Reader, n int) string {
+	b, _ := io.ReadAll(io.LimitReader(r, int64(n)))
+	return c.redactText(strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD")))
+}
+
+// redactJSON returns an upstream's JSON for a log line, redacted.
+func (c *Client) redactJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	if red := c.redactor.JSON(b); red != nil {
+		return red
+	}
+	b, _ = json.Marshal(c.redactText(string(b))) // as a JSON string
+	return b
+}
+
+// redactRPC returns the upstream's JSON-RPC error with its message and data
+// redacted: it goes to the caller as it is.
+func (c *Client) redactRPC(e *RPCError) *RPCError {
+	out := *e
+	out.Message = c.redactText(e.Message)
+	out.Data = c.redactor.JSON(e.Data)
+	return &out
+}
+
+// redactingHandler redacts the message and attributes of the records
+// mcp-go's transports log (they quote URLs and error bodies).
+type redactingHandler struct {
+	slog.Handler
+	r *secrets.Redactor
+}
+
+func (h redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h redactingHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.String(v.String()))
+	case slog.KindGroup:
+		attrs := v.Group()
+		red := make([]any, len(attrs))
+		for i, ga := range attrs {
+			red[i] = h.attr(ga)
+		}
+		return slog.Group(a.Key, red...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.r.String(err.Error()))
+		}
+		s := fmt.Sprint(v.Any())
+		if red := h.r.String(s); red != s {
+			return slog.String(a.Key, red)
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
+func (h redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		red[i] = h.attr(a)
+	}
+	return redactingHandler{h.Handler.WithAttrs(red), h.r}
+}
+
+func (h redactingHandler) WithGroup(name string) slog.Handler {
+	return redactingHandler{h.Handler.WithGroup(name), h.r}
+}
+
+// transportLog is the logger mcp-go's transports get: the hub's log at
+// debug level, redacted.
+func (c *Client) transportLog() *slog.Logger {
+	return slog.New(redactingHandler{libLogger(c.log).Handler(), c.redactor})
+}
