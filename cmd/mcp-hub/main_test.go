@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,163 +21,67 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
+// hubBin is the binary of this package, built once by TestMain.
 var hubBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcp-hub-bin")
+	bin, err := hubtest.Build(context.Background())
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "build mcp-hub:", err)
+		os.Exit(1)
 	}
-	hubBin = filepath.Join(dir, "mcp-hub")
-	if out, err := exec.Command("go", "build", "-o", hubBin, ".").CombinedOutput(); err != nil {
-		panic("build mcp-hub: " + err.Error() + "\n" + string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	hubBin = bin
+	os.Exit(m.Run())
 }
 
-// syncBuffer collects a process's output safely for concurrent reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// hubProc is a running mcp-hub serve process.
-type hubProc struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *syncBuffer
-	exited chan error
-}
-
-var listenLine = regexp.MustCompile(`listening on http://([0-9.:]+)/mcp`)
-
-func startHub(t *testing.T, env []string, args ...string) *hubProc {
+// startHub runs `mcp-hub serve` with env added to its environment, and
+// returns once it has said where it listens.
+func startHub(t *testing.T, env []string, args ...string) *hubtest.Hub {
 	t.Helper()
-	cmd := exec.Command(hubBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &hubProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
-	cmd.Stderr = h.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-	}()
-	go func() { h.exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-h.exited
-	})
-	select {
-	case line := <-lines:
-		m := listenLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("first stdout line %q does not say where the hub listens", line)
-		}
-		h.base = "http://" + m[1]
-	case err := <-h.exited:
-		t.Fatalf("hub exited at start: %v\n%s", err, h.stderr)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("hub printed no address\n%s", h.stderr)
-	}
-	return h
+	return hubtest.StartHub(t, hubtest.HubOptions{Bin: hubBin, Env: env, Args: args, Timeout: 10 * time.Second})
 }
 
-func (h *hubProc) listing(t *testing.T) map[string]any {
+// waitStatus waits until the hub lists server with status.
+func waitStatus(t *testing.T, h *hubtest.Hub, server, status string) hubtest.ListedServer {
 	t.Helper()
-	resp, err := http.Get(h.base + "/api/mcp/tools")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func (h *hubProc) waitStatus(t *testing.T, server, status string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, s := range h.listing(t)["servers"].([]any) {
-			sv := s.(map[string]any)
-			if sv["name"] == server && sv["status"] == status {
-				return sv
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never became %s: %v\n%s", server, status, h.listing(t), h.stderr)
-	return nil
-}
-
-func (h *hubProc) terminate(t *testing.T) {
-	t.Helper()
-	_ = h.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-h.exited:
-		h.exited <- err // for the cleanup
+	var sv hubtest.ListedServer
+	hubtest.Eventually(t, 15*time.Second, 20*time.Millisecond, server+" "+status, func() error {
+		l, err := h.Listing("")
 		if err != nil {
-			t.Fatalf("hub exited with %v after SIGTERM\n%s", err, h.stderr)
+			return err
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("hub did not exit within 10s of SIGTERM")
+		s, ok := l.Server(server)
+		if !ok || s.Status != status {
+			return errors.New(l.Summary())
+		}
+		sv = s
+		return nil
+	})
+	return sv
+}
+
+// terminate stops the hub with SIGTERM and fails t unless it exits 0
+// within 10 s.
+func terminate(t *testing.T, h *hubtest.Hub) {
+	t.Helper()
+	if err := h.Stop(10 * time.Second); err != nil {
+		t.Fatalf("hub after SIGTERM: %v\n%s", err, h.Output())
 	}
 }
 
-// startUpstream serves an mcp-go streamable HTTP server with an echo tool on
-// a loopback port and records the Authorization header it receives.
+// startUpstream serves an MCP server with an echo tool on a loopback port
+// and returns its URL and the Authorization header it last received.
 func startUpstream(t *testing.T) (url string, auth func() string) {
 	t.Helper()
-	s := mcpserver.NewMCPServer("up", "1")
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("echo:" + r.GetString("text", "")), nil
-	})
-	h := mcpserver.NewStreamableHTTPServer(s)
-	var mu sync.Mutex
-	var last string
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		last = r.Header.Get("Authorization")
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	})}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + ln.Addr().String() + "/mcp", func() string { mu.Lock(); defer mu.Unlock(); return last }
+	u := hubtest.StartUpstream(t, "up", mcpserver.ServerTool{Tool: mcp.NewTool("echo", mcp.WithString("text")),
+		Handler: func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo:" + r.GetString("text", "")), nil
+		}})
+	return u.URL, u.Authorization
 }
 
 func TestVersionAndUsage(t *testing.T) {
@@ -244,7 +145,7 @@ func TestServeDefaultAndGracefulShutdown(t *testing.T) {
 	// sources has synced.
 	status := 0
 	for deadline := time.Now().Add(10 * time.Second); status != 200 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		resp, err := http.Get(h.base + "/readyz")
+		resp, err := http.Get(h.Base + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,12 +158,14 @@ func TestServeDefaultAndGracefulShutdown(t *testing.T) {
 	// The embedded default has no upstreams; the hub's own static-analysis
 	// builtin is there (trigger-workflow needs a dashboard, which a laptop
 	// has not).
-	l := h.listing(t)
-	servers := l["servers"].([]any)
-	if l["totalTools"] != float64(1) || len(servers) != 1 || servers[0].(map[string]any)["name"] != "hub" {
-		t.Fatalf("default listing = %v", l)
+	l, err := h.Listing("")
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.terminate(t)
+	if l.TotalTools != 1 || len(l.Servers) != 1 || l.Servers[0].Name != "hub" {
+		t.Fatalf("default listing = %s", l.Summary())
+	}
+	terminate(t, h)
 }
 
 func TestMCPServersEnvAndConfigReload(t *testing.T) {
@@ -274,8 +177,8 @@ func TestMCPServersEnvAndConfigReload(t *testing.T) {
 	}
 	env := []string{`MCP_SERVERS=[{"name":"fromenv","url":"` + upURL + `","auth":"bearer","token":"tok-abc-123"}]`}
 	h := startHub(t, env, "--config", cfg, "--log-level", "debug")
-	sv := h.waitStatus(t, "fromenv", "connected")
-	if sv["toolCount"] != float64(1) || auth() != "Bearer tok-abc-123" {
+	sv := waitStatus(t, h, "fromenv", "connected")
+	if sv.ToolCount != 1 || auth() != "Bearer tok-abc-123" {
 		t.Fatalf("fromenv = %v, upstream saw %q", sv, auth())
 	}
 
@@ -284,20 +187,20 @@ func TestMCPServersEnvAndConfigReload(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("servers:\n- name: fromfile\n  url: "+other+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.waitStatus(t, "fromfile", "connected")
+	waitStatus(t, h, "fromfile", "connected")
 	if err := os.WriteFile(cfg, []byte("servers:\n- name: fromfile\n  url: 12\n  bogus: 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(h.stderr.String(), "config edit rejected") {
+	for !strings.Contains(h.Output(), "config edit rejected") {
 		if time.Now().After(deadline) {
-			t.Fatalf("bad edit not reported:\n%s", h.stderr)
+			t.Fatalf("bad edit not reported:\n%s", h.Output())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h.waitStatus(t, "fromfile", "connected")
-	h.terminate(t)
-	if strings.Contains(h.stderr.String(), "tok-abc-123") {
+	waitStatus(t, h, "fromfile", "connected")
+	terminate(t, h)
+	if strings.Contains(h.Output(), "tok-abc-123") {
 		t.Fatal("the bearer token appears in the hub's debug log")
 	}
 }
@@ -372,9 +275,9 @@ openapi:
 		t.Fatal(err)
 	}
 	h := startHub(t, []string{"MCPHUB_TEST_API_KEY=api-key-secret-9", `MCP_SERVERS=[{"name":"up","url":"` + upURL + `"}]`}, "--config", cfg)
-	h.waitStatus(t, "up", "connected")
+	waitStatus(t, h, "up", "connected")
 
-	tr, err := transport.NewStreamableHTTP(h.base + "/mcp")
+	tr, err := transport.NewStreamableHTTP(h.MCPURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +341,7 @@ openapi:
 	var listing struct {
 		Servers []struct{ Name string }
 	}
-	resp, err := http.Get(h.base + "/api/mcp/tools")
+	resp, err := http.Get(h.Base + "/api/mcp/tools")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,8 +351,8 @@ openapi:
 	if len(listing.Servers) != 3 || listing.Servers[0].Name != "hub" || listing.Servers[2].Name != "api" || bytes.Contains(raw, []byte("api-key-secret-9")) {
 		t.Fatalf("listing servers %+v (or it holds the credential)", listing.Servers)
 	}
-	h.terminate(t)
-	if strings.Contains(h.stderr.String(), "api-key-secret-9") {
+	terminate(t, h)
+	if strings.Contains(h.Output(), "api-key-secret-9") {
 		t.Fatal("the api tool's credential is in the hub's log")
 	}
 }

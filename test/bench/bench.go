@@ -1,25 +1,24 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 const defaultDuration = 3 * time.Second
@@ -159,10 +158,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	hubBin := cfg.HubBin
 	if hubBin == "" {
-		hubBin = filepath.Join(tmp, "mcp-hub")
 		progress("building mcp-hub")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", hubBin, "github.com/purko-io/mcp-hub/cmd/mcp-hub").CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("build mcp-hub: %v\n%s", err, out)
+		if hubBin, err = hubtest.Build(ctx); err != nil {
+			return nil, err
 		}
 	}
 	self, err := os.Executable()
@@ -201,48 +199,43 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // and the optional profile.
 func (e *benchEnv) runCalls(ctx context.Context, rep *Report) error {
 	cfg, progress := e.cfg, e.progress
-	upCmd := exec.Command(e.self)
-	upCmd.Env = append(os.Environ(), roleEnv+"=upstream")
-	up, err := startProcess(ctx, upCmd, "http://")
+	up, upURL, err := e.startRole(ctx, "upstream")
 	if err != nil {
 		return fmt.Errorf("start upstream: %w", err)
 	}
-	defer up.stop()
-	proxyCmd := exec.Command(e.self)
-	proxyCmd.Env = append(os.Environ(), roleEnv+"=proxy", proxyTargetEnv+"="+strings.TrimSuffix(up.url, "/mcp"))
-	proxy, err := startProcess(ctx, proxyCmd, "http://")
+	defer up.Kill()
+	proxy, proxyURL, err := e.startRole(ctx, "proxy", proxyTargetEnv+"="+strings.TrimSuffix(upURL, "/mcp"))
 	if err != nil {
 		return fmt.Errorf("start reference proxy: %w", err)
 	}
-	defer proxy.stop()
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--log-level", "info"}
+	defer proxy.Kill()
+	var args []string
 	pprofAddr := ""
 	if cfg.ProfileDir != "" {
-		if pprofAddr, err = freeAddr(); err != nil {
+		if pprofAddr, err = hubtest.FreeAddr(); err != nil {
 			return err
 		}
 		args = append(args, "--pprof", pprofAddr)
 	}
-	hubCmd := exec.Command(e.hubBin, args...)
-	hubCmd.Env = append(os.Environ(), `MCP_SERVERS=[{"name":"fast","url":"`+up.url+`"}]`)
-	hub, err := startProcess(ctx, hubCmd, "listening on ")
+	hub, err := hubtest.LaunchHub(ctx, hubtest.HubOptions{Bin: e.hubBin, LogLevel: "info", Args: args,
+		Env: []string{`MCP_SERVERS=[{"name":"fast","url":"` + upURL + `"}]`}})
 	if err != nil {
 		return fmt.Errorf("start hub: %w", err)
 	}
-	defer hub.stop()
-	hubURL := hubMCPURL(hub.url)
+	defer hub.Kill()
+	hubURL := hub.MCPURL()
 	if err := waitForTool(ctx, hubURL, benchTool); err != nil {
 		return err
 	}
 
 	for _, n := range cfg.Concurrency {
 		progress("concurrency %d: direct", n)
-		direct, err := measure(ctx, up.url, "direct", n, cfg)
+		direct, err := measure(ctx, upURL, "direct", n, cfg)
 		if err != nil {
 			return err
 		}
 		progress("concurrency %d: through a bare reverse proxy", n)
-		viaProxy, err := measure(ctx, proxy.url, "proxy", n, cfg)
+		viaProxy, err := measure(ctx, proxyURL, "proxy", n, cfg)
 		if err != nil {
 			return err
 		}
@@ -313,16 +306,11 @@ func (e *benchEnv) runCalls(ctx context.Context, rep *Report) error {
 		if calls == 0 {
 			calls = defaultNotifyCalls
 		}
-		if rep.Notifications, err = runNotify(ctx, calls, up.url, proxy.url, hubURL, progress); err != nil {
+		if rep.Notifications, err = runNotify(ctx, calls, upURL, proxyURL, hubURL, progress); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// hubMCPURL takes the hub's /mcp URL from its "listening on" line.
-func hubMCPURL(line string) string {
-	return strings.Fields(strings.SplitN(line, "listening on ", 2)[1])[0]
 }
 
 // mean averages runs of one target: latencies and rates are averaged, counts
@@ -615,53 +603,21 @@ func upstreamHandler() http.Handler {
 	return server.NewStreamableHTTPServer(s)
 }
 
-// proc is a child process that announced its URL on its first stdout line
-// matching marker.
-type proc struct {
-	cmd *exec.Cmd
-	url string
-	// exited, when set, closes when the process has been waited for (by
-	// whoever started it).
-	exited chan struct{}
-}
-
-func startProcess(ctx context.Context, cmd *exec.Cmd, marker string) (*proc, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+// startRole runs this binary as role (with env added to its environment)
+// and returns it with the URL it prints on its first line.
+func (e *benchEnv) startRole(ctx context.Context, role string, env ...string) (*hubtest.Process, string, error) {
+	cmd := exec.Command(e.self)
+	cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
+	p, err := hubtest.Launch(role, cmd)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	line, err := p.WaitLine(ctx, func(l string) bool { return strings.Contains(l, "http://") })
+	if err != nil {
+		p.Kill()
+		return nil, "", fmt.Errorf("%s printed no URL: %w\n%s", role, err, hubtest.Tail(p.Output()))
 	}
-	p := &proc{cmd: cmd}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), marker) {
-				select {
-				case lines <- strings.TrimSpace(sc.Text()):
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case p.url = <-lines:
-		return p, nil
-	case <-time.After(20 * time.Second):
-	case <-ctx.Done():
-	}
-	p.stop()
-	return nil, fmt.Errorf("%s printed no %q line", cmd.Path, marker)
-}
-
-func (p *proc) stop() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	if p.exited != nil {
-		<-p.exited
-		return
-	}
-	_ = p.cmd.Wait()
+	return p, strings.TrimSpace(line), nil
 }

@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Helpers shared by benchmarks 2-6: raw MCP sessions (no client library
@@ -203,65 +203,12 @@ func (s *rawSession) listen(ctx context.Context) (*http.Response, error) {
 	return resp, nil
 }
 
-// apiListing is the part of GET /api/mcp/tools the benchmarks read. Tools
-// are objects, or names with ?format=names.
-type apiListing struct {
-	Servers []struct {
-		Name      string          `json:"name"`
-		Status    string          `json:"status"`
-		ToolCount int             `json:"toolCount"`
-		Tools     json.RawMessage `json:"tools"`
-	} `json:"servers"`
-	TotalTools int `json:"totalTools"`
-}
-
-// fetchListing gets the listing; query is "" or "?format=names" (much
-// less to encode with a large catalog).
-func fetchListing(ctx context.Context, hc *http.Client, base, query string) (*apiListing, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/mcp/tools"+query, nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("/api/mcp/tools: %s", resp.Status)
-	}
-	var l apiListing
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		return nil, err
-	}
-	return &l, nil
-}
-
-// complete reports whether every server of the listing is connected and
-// every one of want is among them.
-func (l *apiListing) complete(want []string) bool {
-	connected := map[string]bool{}
-	for _, sv := range l.Servers {
-		if sv.Status != "connected" {
-			return false
-		}
-		connected[sv.Name] = true
-	}
-	for _, name := range want {
-		if !connected[name] {
-			return false
-		}
-	}
-	return true
-}
-
 // published maps (server, original tool name) to the name the hub
 // publishes; the listing must have tools as objects.
-func (l *apiListing) published() map[[2]string]string {
+func published(l *hubtest.Listing) map[[2]string]string {
 	m := map[[2]string]string{}
 	for _, sv := range l.Servers {
-		var tools []struct {
-			Name         string `json:"name"`
-			OriginalName string `json:"originalName"`
-		}
-		_ = json.Unmarshal(sv.Tools, &tools)
+		tools, _ := sv.ToolObjects()
 		for _, t := range tools {
 			orig := t.OriginalName
 			if orig == "" {
@@ -275,28 +222,31 @@ func (l *apiListing) published() map[[2]string]string {
 
 // waitCatalog waits until the hub at base lists every server of want as
 // connected, and returns that listing.
-func waitCatalog(ctx context.Context, base string, want []string, timeout time.Duration) (*apiListing, error) {
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		l, err := fetchListing(ctx, http.DefaultClient, base, "")
-		if err == nil && l.complete(want) {
-			return l, nil
-		}
+func waitCatalog(ctx context.Context, base string, want []string, timeout time.Duration) (*hubtest.Listing, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var complete *hubtest.Listing
+	err := hubtest.Poll(ctx, 20*time.Millisecond, func() error {
+		l, err := hubtest.FetchListing(ctx, http.DefaultClient, base, "")
 		if err != nil {
-			last = err
-		} else {
+			return err
+		}
+		if !l.Connected(want...) {
 			bad := 0
 			for _, sv := range l.Servers {
 				if sv.Status != "connected" {
 					bad++
 				}
 			}
-			last = fmt.Errorf("%d servers listed, %d not connected, want %d", len(l.Servers), bad, len(want))
+			return fmt.Errorf("%d servers listed, %d not connected, want %d", len(l.Servers), bad, len(want))
 		}
-		time.Sleep(20 * time.Millisecond)
+		complete = l
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the hub's catalog never completed: %w", err)
 	}
-	return nil, fmt.Errorf("the hub's catalog never completed: %v", last)
+	return complete, nil
 }
 
 // hubConfig writes a hub config file with servers and no builtins (only
@@ -317,63 +267,14 @@ func (e *benchEnv) hubConfig(name string, servers []map[string]any) (string, err
 	return path, os.WriteFile(path, data, 0o644)
 }
 
-// hubEnv is the environment of a hub child: this process's, without what
-// would add upstreams or a cluster behind the benchmark's back.
-func hubEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-// startHub starts the hub with args and returns it with its base URL
-// (http://host:port).
-func (e *benchEnv) startHub(ctx context.Context, args ...string) (*proc, string, error) {
-	cmd := exec.Command(e.hubBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "info"}, args...)...)
-	cmd.Env = hubEnv()
-	p, err := startProcess(ctx, cmd, "listening on ")
+// startHub starts the hub with args (log level info), once it has said
+// where it listens.
+func (e *benchEnv) startHub(ctx context.Context, args ...string) (*hubtest.Hub, error) {
+	h, err := hubtest.LaunchHub(ctx, hubtest.HubOptions{Bin: e.hubBin, LogLevel: "info", Args: args})
 	if err != nil {
-		return nil, "", fmt.Errorf("start hub: %w", err)
+		return nil, fmt.Errorf("start hub: %w", err)
 	}
-	return p, strings.TrimSuffix(hubMCPURL(p.url), "/mcp"), nil
-}
-
-// terminate stops a process with SIGTERM, as an orchestrator would, and
-// kills it (and its group) when it has not exited within grace.
-func (p *proc) terminate(grace time.Duration) {
-	done := p.exited
-	if done == nil {
-		d := make(chan struct{})
-		go func() {
-			_ = p.cmd.Wait()
-			close(d)
-		}()
-		done = d
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // children, if any
-}
-
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return h, nil
 }
 
 // procStatus reads a field of /proc/<pid>/status in kB (VmRSS, VmHWM).
@@ -424,24 +325,6 @@ func raiseOpenFiles() (before, after uint64, err error) {
 		return before, before, err
 	}
 	return before, rl.Cur, nil
-}
-
-// repoRoot is the directory of go.mod, found from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // median of values; 0 for none.

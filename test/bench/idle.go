@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Benchmark 4: what an idle downstream session costs the hub. An IDE
@@ -90,16 +92,16 @@ func (e *benchEnv) runIdle(ctx context.Context, s *scaleSetup) (*IdleBench, erro
 	if out.BenchNofileBefore, out.BenchNofile, err = raiseOpenFiles(); err != nil {
 		return nil, fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
 	}
-	pprofAddr, err := freeAddr()
+	pprofAddr, err := hubtest.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	hub, base, err := e.startHub(ctx, "--config", s.cfgPath, "--pprof", pprofAddr)
+	hub, err := e.startHub(ctx, "--config", s.cfgPath, "--pprof", pprofAddr)
 	if err != nil {
 		return nil, err
 	}
-	defer hub.terminate(5 * time.Second)
-	pid := hub.cmd.Process.Pid
+	defer hub.Stop(5 * time.Second)
+	base, pid := hub.Base, hub.PID()
 	out.HubNofile, out.HubNofileHard = openFilesLimit(pid)
 	if _, err := waitCatalog(ctx, base, s.names, time.Minute); err != nil {
 		return nil, err

@@ -5,18 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Benchmark 2: tools/call of the official reference server's echo tool
@@ -25,9 +24,6 @@ import (
 // Streamable HTTP and legacy HTTP+SSE. The baseline is an mcp-go client
 // calling the reference server directly over the same transport; the hub is
 // always called over Streamable HTTP.
-
-// everythingPath is the reference server's entry point, under the repo root.
-var everythingPath = filepath.Join("test", "interop", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 
 // RefComparison is the hub against the direct baseline for one upstream
 // transport at one concurrency.
@@ -51,49 +47,14 @@ type ReferenceBench struct {
 // startEverything starts the reference server in mode (streamableHttp or
 // sse) on a free port and waits until it accepts connections. It binds
 // every interface; the port is chosen on loopback.
-func startEverything(ctx context.Context, script, mode string) (*proc, int, error) {
-	var last error
-	for range 5 {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, 0, err
-		}
-		_, ps, _ := net.SplitHostPort(addr)
-		port, _ := strconv.Atoi(ps)
-		cmd := exec.Command("node", script, mode)
+func startEverything(ctx context.Context, script, mode string) (*hubtest.Process, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return hubtest.LaunchServer(ctx, "reference server ("+mode+")", 0, func(port int) *exec.Cmd {
+		cmd := hubtest.EverythingCommand(script, mode, port)
 		cmd.Dir = filepath.Dir(script)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PORT=" + ps}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil { // stdout and stderr (a line per request) go to /dev/null
-			return nil, 0, err
-		}
-		p := &proc{cmd: cmd}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			select {
-			case <-exited:
-				last = fmt.Errorf("reference server (%s) exited before listening on %d", mode, port)
-			default:
-				c, err := net.DialTimeout("tcp", addr, time.Second)
-				if err == nil {
-					c.Close()
-					p.exited = exited
-					return p, port, nil
-				}
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			break
-		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-		if last == nil {
-			return nil, 0, fmt.Errorf("reference server (%s) not listening on %d", mode, port)
-		}
-	}
-	return nil, 0, last
+		return cmd
+	})
 }
 
 // packageVersion reads the version of the npm package whose entry point
@@ -109,28 +70,21 @@ func packageVersion(script string) string {
 }
 
 func (e *benchEnv) runReference(ctx context.Context) (*ReferenceBench, error) {
-	root, err := repoRoot()
+	script, err := hubtest.EverythingScript()
 	if err != nil {
 		return nil, err
-	}
-	script := filepath.Join(root, everythingPath)
-	if _, err := os.Stat(script); err != nil {
-		return nil, fmt.Errorf("the reference server is not installed (%v): run `make test-deps`", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		return nil, fmt.Errorf("node is not on PATH: %v", err)
 	}
 	e.progress("reference server: starting it (streamable HTTP and SSE) and a hub in front of both")
 	httpUp, httpPort, err := startEverything(ctx, script, "streamableHttp")
 	if err != nil {
 		return nil, err
 	}
-	defer httpUp.stop()
+	defer httpUp.Kill()
 	sseUp, ssePort, err := startEverything(ctx, script, "sse")
 	if err != nil {
 		return nil, err
 	}
-	defer sseUp.stop()
+	defer sseUp.Kill()
 	httpURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", httpPort)
 	sseURL := fmt.Sprintf("http://127.0.0.1:%d/sse", ssePort)
 	cfgPath, err := e.hubConfig("reference.yaml", []map[string]any{
@@ -140,16 +94,17 @@ func (e *benchEnv) runReference(ctx context.Context) (*ReferenceBench, error) {
 	if err != nil {
 		return nil, err
 	}
-	hub, base, err := e.startHub(ctx, "--config", cfgPath)
+	hub, err := e.startHub(ctx, "--config", cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	defer hub.terminate(5 * time.Second)
+	defer hub.Stop(5 * time.Second)
+	base := hub.Base
 	listing, err := waitCatalog(ctx, base, []string{"ref-http", "ref-sse"}, 30*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	names := listing.published()
+	names := published(listing)
 	out := &ReferenceBench{Server: packageVersion(script), Tool: "echo"}
 	args := map[string]any{"message": "ping"}
 	levels := e.cfg.RefConcurrency

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Benchmarks 3-6 share one upstream process that serves many upstreams
@@ -189,17 +190,15 @@ func (e *benchEnv) runScale(ctx context.Context, rep *Report) error {
 		nTools = defaultScaleTools
 	}
 	e.progress("scale: one process serving %d upstreams x %d tools", nUp, nTools)
-	upCmd := exec.Command(e.self)
-	upCmd.Env = append(os.Environ(), roleEnv+"=many", upstreamsEnv+"="+strconv.Itoa(nUp), toolsEnv+"="+strconv.Itoa(nTools))
-	up, err := startProcess(ctx, upCmd, "http://")
+	up, upURL, err := e.startRole(ctx, "many", upstreamsEnv+"="+strconv.Itoa(nUp), toolsEnv+"="+strconv.Itoa(nTools))
 	if err != nil {
 		return fmt.Errorf("start the upstreams: %w", err)
 	}
-	defer up.stop()
+	defer up.Kill()
 	s := &scaleSetup{upstreams: nUp, tools: nTools}
 	var servers []map[string]any
 	for i := range nUp {
-		s.urls = append(s.urls, fmt.Sprintf("%s/u%d/mcp", up.url, i))
+		s.urls = append(s.urls, fmt.Sprintf("%s/u%d/mcp", upURL, i))
 		s.names = append(s.names, upstreamName(i))
 		servers = append(servers, map[string]any{"name": s.names[i], "url": s.urls[i], "transport": "streamable-http", "trustAnnotations": true})
 	}
@@ -211,33 +210,34 @@ func (e *benchEnv) runScale(ctx context.Context, rep *Report) error {
 		args := []string{"--config", s.cfgPath}
 		pprofAddr := ""
 		if e.cfg.ProfileDir != "" && e.cfg.selected(3) {
-			if pprofAddr, err = freeAddr(); err != nil {
+			if pprofAddr, err = hubtest.FreeAddr(); err != nil {
 				return err
 			}
 			args = append(args, "--pprof", pprofAddr)
 		}
-		hub, base, err := e.startHub(ctx, args...)
+		hub, err := e.startHub(ctx, args...)
 		if err != nil {
 			return err
 		}
+		base := hub.Base
 		listing, err := waitCatalog(ctx, base, s.names, time.Minute)
 		if err != nil {
-			hub.stop()
+			hub.Kill()
 			return err
 		}
 		if e.cfg.selected(3) {
 			if rep.ToolsList, rep.ListProfile, err = e.runList(ctx, s, base, pprofAddr); err != nil {
-				hub.stop()
+				hub.Kill()
 				return fmt.Errorf("tools/list benchmark: %w", err)
 			}
 		}
 		if e.cfg.selected(5) {
 			if rep.Fanout, err = e.runFanout(ctx, s, base, listing); err != nil {
-				hub.stop()
+				hub.Kill()
 				return fmt.Errorf("fan-out benchmark: %w", err)
 			}
 		}
-		hub.terminate(5 * time.Second)
+		_ = hub.Stop(5 * time.Second)
 	}
 	if e.cfg.selected(4) {
 		if rep.Idle, err = e.runIdle(ctx, s); err != nil {
@@ -416,13 +416,13 @@ type FanoutBench struct {
 	ThroughputRatio float64 `json:"throughputRatio"` // hub / direct
 }
 
-func (e *benchEnv) runFanout(ctx context.Context, s *scaleSetup, base string, listing *apiListing) (*FanoutBench, error) {
+func (e *benchEnv) runFanout(ctx context.Context, s *scaleSetup, base string, listing *hubtest.Listing) (*FanoutBench, error) {
 	n := e.cfg.FanoutConcurrency
 	if n <= 0 {
 		n = defaultFanout
 	}
 	// tools[i][j] is upstream i's tool j; published[i][j] its hub name.
-	names := listing.published()
+	names := published(listing)
 	tools := make([][]string, s.upstreams)
 	published := make([][]string, s.upstreams)
 	for i := range s.upstreams {

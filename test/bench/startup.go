@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"slices"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Benchmark 6: start-up time, from the exec of the hub to /readyz answering
@@ -119,41 +118,16 @@ func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds())
 
 // startOnce starts a hub, times it, and stops it.
 func (e *benchEnv) startOnce(ctx context.Context, args, want []string) (run StartupRun, tools int, err error) {
-	cmd := exec.Command(e.hubBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "info"}, args...)...)
-	cmd.Env = hubEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+	lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	hub, err := hubtest.LaunchHub(lctx, hubtest.HubOptions{Bin: e.hubBin, LogLevel: "info", Args: args})
 	if err != nil {
 		return run, 0, err
 	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return run, 0, err
-	}
-	p := &proc{cmd: cmd}
-	defer p.terminate(5 * time.Second)
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on ") {
-				select {
-				case lines <- sc.Text():
-				default:
-				}
-			}
-		}
-	}()
-	var base string
-	select {
-	case line := <-lines:
-		run.ListeningMs = msSince(t0)
-		base = strings.TrimSuffix(hubMCPURL(line), "/mcp")
-	case <-time.After(20 * time.Second):
-		return run, 0, fmt.Errorf("no \"listening on\" line")
-	case <-ctx.Done():
-		return run, 0, ctx.Err()
-	}
+	run.ListeningMs = msSince(t0)
+	defer hub.Stop(5 * time.Second)
+	base := hub.Base
 	hc := newHTTPClient(4)
 	defer hc.CloseIdleConnections()
 	deadline := time.Now().Add(time.Minute)
@@ -180,8 +154,8 @@ func (e *benchEnv) startOnce(ctx context.Context, args, want []string) (run Star
 			return run, 0, fmt.Errorf("the catalog never completed")
 		}
 		t := time.Now()
-		l, err := fetchListing(ctx, hc, base, "?format=names")
-		if err == nil && l.complete(want) && len(l.Servers) > 0 {
+		l, err := hubtest.FetchListing(ctx, hc, base, "?format=names")
+		if err == nil && l.Connected(want...) {
 			run.CompleteMs = msSince(t0)
 			tools = l.TotalTools
 			break

@@ -22,19 +22,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Bounds. A full run of the active suite takes ~1.5 s on a 2-core machine;
@@ -43,10 +41,6 @@ import (
 const (
 	suiteTimeout = 5 * time.Minute  // one run of the suite CLI
 	buildTimeout = 10 * time.Minute // hack/everything-server.sh, first build ~40 s
-	readyTimeout = 30 * time.Second // the server answers HTTP
-	stopTimeout  = 5 * time.Second  // SIGTERM -> SIGKILL
-	startTries   = 3                // a free port can be taken between probe and bind
-	outputTail   = 8 << 10          // bytes of process output shown on failure
 	detailsLimit = 2 << 10          // bytes of a check's details JSON kept in Result.Details
 
 	depsHint = "run `make test-deps` (npm ci in test/conformance)"
@@ -90,25 +84,14 @@ type Result struct {
 	Details string
 }
 
-// RepoRoot returns the repository root: the nearest directory at or above
-// the working directory (go test runs in the package's directory) holding
-// go.mod.
-func RepoRoot(t testing.TB) string {
+// repoRoot is hubtest.RepoRoot for a test.
+func repoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := hubtest.RepoRoot()
 	if err != nil {
 		t.Fatalf("conformance: %v", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("conformance: no go.mod at or above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // paths of the npm-installed pieces, relative to the repository root.
@@ -121,7 +104,7 @@ var (
 // when `make test-deps` has not installed them.
 func suite(t testing.TB) (node, script string) {
 	t.Helper()
-	root := RepoRoot(t)
+	root := repoRoot(t)
 	node, script = filepath.Join(root, nodeRel), filepath.Join(root, suiteRel)
 	for _, p := range []string{node, script} {
 		if _, err := os.Stat(p); err != nil {
@@ -139,7 +122,7 @@ func everythingServerBinary(t testing.TB) string {
 	if p := os.Getenv(EnvEverythingServer); p != "" {
 		return p
 	}
-	root := RepoRoot(t)
+	root := repoRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -165,20 +148,10 @@ func everythingServerBinary(t testing.TB) string {
 func EverythingServer(t testing.TB, stateless bool) (url string) {
 	t.Helper()
 	bin := everythingServerBinary(t)
-	var lastErr error
-	for range startTries {
-		port := FreePort(t)
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		p := startProcess(t, "everything-server", bin, "-http="+addr, "-stateless="+strconv.FormatBool(stateless))
-		url = "http://" + addr + "/mcp"
-		if lastErr = waitHTTP(url, p); lastErr == nil {
-			return url
-		}
-		p.stop()
-		t.Logf("conformance: everything-server on %s: %v; retrying on another port", addr, lastErr)
-	}
-	t.Fatalf("conformance: everything-server did not start: %v", lastErr)
-	return ""
+	_, port := hubtest.StartServer(t, "everything-server", 0, func(port int) *exec.Cmd {
+		return exec.Command(bin, "-http="+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), "-stateless="+strconv.FormatBool(stateless))
+	})
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "/mcp"
 }
 
 // Run runs the suite's default ("active") server scenarios against url and
@@ -272,12 +245,9 @@ func run(t testing.TB, url string, args ...string) map[string]Result {
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, node, argv...)
+	cmd := hubtest.Command(ctx, node, argv...)
 	cmd.Dir = t.TempDir()
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = stopTimeout
 	start := time.Now()
 	runErr := cmd.Run()
 	elapsed := time.Since(start).Round(time.Millisecond)
@@ -297,7 +267,7 @@ func run(t testing.TB, url string, args ...string) map[string]Result {
 	// summary (full-suite runs); count it as failed rather than lose it.
 	for _, m := range summaryRE.FindAllStringSubmatch(stdout.String(), -1) {
 		if _, ok := results[m[1]]; !ok {
-			results[m[1]] = Result{Scenario: m[1], Details: "no checks.json written; suite stderr:\n" + string(tail(stderr.Bytes()))}
+			results[m[1]] = Result{Scenario: m[1], Details: "no checks.json written; suite stderr:\n" + tail(stderr.Bytes())}
 		}
 	}
 	if len(results) == 0 {
@@ -374,103 +344,5 @@ func parseChecks(scenario string, data []byte) (Result, error) {
 	return r, nil
 }
 
-// process is a child started in its own process group.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{} // closed when the process has exited
-	once sync.Once
-}
-
-func startProcess(t testing.TB, name, bin string, args ...string) *process {
-	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("conformance: start %s: %v", name, err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("conformance: %s output:\n%s", name, tail(p.out.Bytes()))
-		}
-	})
-	return p
-}
-
-// stop sends SIGTERM to the process group (by the child's PID), then SIGKILL
-// if it has not exited within stopTimeout.
-func (p *process) stop() {
-	p.once.Do(func() {
-		pid := p.cmd.Process.Pid
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(stopTimeout):
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			<-p.done
-		}
-	})
-}
-
-// waitHTTP waits until url answers any HTTP response, or p exits.
-func waitHTTP(url string, p *process) error {
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(readyTimeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("%s exited: %v\n%s", p.name, p.cmd.ProcessState, tail(p.out.Bytes()))
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer from %s within %v: %v", url, readyTimeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("conformance: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// tail returns the last outputTail bytes of b.
-func tail(b []byte) []byte {
-	if len(b) > outputTail {
-		return slices.Concat([]byte("...\n"), b[len(b)-outputTail:])
-	}
-	return b
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
+// tail returns the end of b, for a failure message.
+func tail(b []byte) string { return hubtest.Tail(string(b)) }

@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // TestHubTransparency runs the suite (all 32 scenarios) against go-sdk's
@@ -12,14 +14,15 @@ import (
 // upstream the tools, prompts and resources keep their names (naming policy
 // on-conflict), so the suite finds them by the fixed names it calls.
 func TestHubTransparency(t *testing.T) {
-	hub := BuildHub(t)
+	bin := hubtest.HubBinary(t)
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
 			// Every scenario, the pending ones too: json-schema-2020-12
 			// checks that a tool's schema reaches the client as written.
 			upstream := EverythingServer(t, stateless)
 			direct := RunSuite(t, upstream, "all")
-			through := RunSuite(t, StartHub(t, hub, "127.0.0.1:0", oneUpstream(upstream)), "all")
+			hub := hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Config: oneUpstream(upstream), LogLevel: "info", Wait: hubtest.Connected})
+			through := RunSuite(t, hub.MCPURL(), "all")
 
 			passedDirect, _ := Passing(direct)
 			if len(passedDirect) == 0 {

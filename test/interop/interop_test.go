@@ -5,49 +5,49 @@
 // the downstream over /mcp, /sse and /ws. Both npm packages are pinned in
 // package-lock.json; `make test-deps` installs them.
 //
-// Every process is started in its own process group and killed by group in
-// t.Cleanup; all traffic stays on 127.0.0.1 (the reference server binds all
-// interfaces, but nothing outside the machine talks to it).
+// Every process is started by internal/hubtest in its own process group and
+// stopped by its PID in t.Cleanup; all traffic stays on 127.0.0.1 (the
+// reference server binds all interfaces, but nothing outside the machine
+// talks to it).
 package interop
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // Bounds for the polls below. They are generous because `make test` runs
 // every package at once under -race on small CI machines, where a node
 // process alone takes a second or two to start.
 const (
-	startTimeout     = 60 * time.Second // hub connected to every upstream
-	changeTimeout    = 30 * time.Second // a status or catalog change shows up
-	clientTimeout    = 90 * time.Second // one run of client.mjs
-	exitTimeout      = 10 * time.Second // hub exits after SIGTERM ("a few seconds")
-	pollInterval     = 150 * time.Millisecond
-	markerEnvKey     = "MCP_HUB_INTEROP_MARKER"
-	upstreamEnvKey   = "EV_UPSTREAM" // which upstream a get-env answer came from
-	instanceEnvKey   = "EV_INSTANCE" // which start of that upstream
-	depsHint         = "run `make test-deps` (npm ci in test/interop) first"
-	outputTailLength = 8 << 10
+	startTimeout   = hubtest.StartTimeout // hub connected to every upstream
+	changeTimeout  = 30 * time.Second     // a status or catalog change shows up
+	clientTimeout  = 90 * time.Second     // one run of client.mjs
+	exitTimeout    = 10 * time.Second     // hub exits after SIGTERM ("a few seconds")
+	pollInterval   = 150 * time.Millisecond
+	markerEnvKey   = "MCP_HUB_INTEROP_MARKER"
+	upstreamEnvKey = "EV_UPSTREAM" // which upstream a get-env answer came from
+	instanceEnvKey = "EV_INSTANCE" // which start of that upstream
+	depsHint       = "run `make test-deps` (npm ci in test/interop) first"
 )
 
 var (
@@ -70,39 +70,20 @@ func testMain(m *testing.M) int {
 	if testDir, err = os.Getwd(); err != nil {
 		return fail("%v", err)
 	}
-	repoRoot := filepath.Join(testDir, "..", "..")
-	if _, err := os.Stat(filepath.Join(repoRoot, "go.mod")); err != nil {
-		return fail("cannot find the repository root from %s: %v", testDir, err)
+	if everything, err = hubtest.EverythingScript(); err != nil {
+		return fail("%v", err)
 	}
-	everything = filepath.Join(testDir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	clientScript = filepath.Join(testDir, "client.mjs")
-	for _, p := range []string{
-		everything,
-		filepath.Join(testDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"),
-	} {
-		if _, err := os.Stat(p); err != nil {
-			return fail("npm dependencies missing (%v): %s", err, depsHint)
-		}
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		return fail("node is not on PATH (%v): install Node.js >= 20, then %s", err, depsHint)
+	if _, err := os.Stat(filepath.Join(testDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		return fail("npm dependencies missing (%v): %s", err, depsHint)
 	}
 	// Node 20 has WebSocket only behind a flag; Node >= 22 has it built in
 	// (and may one day drop the flag), so ask node rather than guess.
 	if out, err := exec.Command("node", "-p", "typeof WebSocket").Output(); err != nil || strings.TrimSpace(string(out)) != "function" {
 		wsNodeFlags = []string{"--experimental-websocket"}
 	}
-
-	tmp, err := os.MkdirTemp("", "mcp-hub-interop-bin-")
-	if err != nil {
+	if hubBin, err = hubtest.Build(context.Background()); err != nil {
 		return fail("%v", err)
-	}
-	defer os.RemoveAll(tmp)
-	hubBin = filepath.Join(tmp, "mcp-hub")
-	build := exec.Command("go", "build", "-o", hubBin, "./cmd/mcp-hub")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		return fail("go build ./cmd/mcp-hub: %v\n%s", err, out)
 	}
 	return m.Run()
 }
@@ -132,15 +113,15 @@ func TestThroughHub(t *testing.T) {
 		l := e.listing(t)
 		sum := 0
 		for _, name := range all {
-			sv, ok := l.server(name)
+			sv, ok := l.Server(name)
 			if !ok {
-				t.Fatalf("listing has no server %s: %s", name, l.summary())
+				t.Fatalf("listing has no server %s: %s", name, l.Summary())
 			}
 			wantTransport := map[string]string{"ev-http": "streamable-http", "ev-sse": "sse", "ev-stdio": "stdio"}[name]
 			if sv.Status != "connected" || sv.Error != "" || sv.Transport != wantTransport {
 				t.Errorf("%s: status %q error %q transport %q; want connected, no error, %s", name, sv.Status, sv.Error, sv.Transport, wantTransport)
 			}
-			tools, err := sv.toolObjects()
+			tools, err := sv.ToolObjects()
 			if err != nil {
 				t.Fatalf("%s: tools are not objects: %v", name, err)
 			}
@@ -156,7 +137,7 @@ func TestThroughHub(t *testing.T) {
 				}
 			}
 			for _, want := range []string{"echo", "get-sum", "get-env"} {
-				if !slices.ContainsFunc(tools, func(tl listedTool) bool { return tl.Name == name+"__"+want }) {
+				if !slices.ContainsFunc(tools, func(tl hubtest.ListedTool) bool { return tl.Name == name+"__"+want }) {
 					t.Errorf("%s: no tool %s__%s in the listing", name, name, want)
 				}
 			}
@@ -169,16 +150,16 @@ func TestThroughHub(t *testing.T) {
 	t.Run("listing format=names", func(t *testing.T) {
 		full, names := e.listing(t), e.listingNames(t)
 		for _, name := range all {
-			fsv, _ := full.server(name)
-			nsv, ok := names.server(name)
+			fsv, _ := full.Server(name)
+			nsv, ok := names.Server(name)
 			if !ok {
-				t.Fatalf("?format=names has no server %s: %s", name, names.summary())
+				t.Fatalf("?format=names has no server %s: %s", name, names.Summary())
 			}
-			got, err := nsv.toolNames()
+			got, err := nsv.ToolNames()
 			if err != nil {
 				t.Fatalf("%s: ?format=names tools are not a list of strings: %v: %s", name, err, nsv.Tools)
 			}
-			objs, _ := fsv.toolObjects()
+			objs, _ := fsv.ToolObjects()
 			want := make([]string, len(objs))
 			for i, tl := range objs {
 				want[i] = tl.Name
@@ -281,16 +262,16 @@ func TestUpstreamRestart(t *testing.T) {
 	mcpURL := e.base + "/mcp"
 
 	start := time.Now()
-	e.ups["ev-http"].kill()
-	e.waitListing(t, changeTimeout, "ev-http in error with a message, ev-sse connected", func(l listing) bool {
-		h, _ := l.server("ev-http")
-		s, _ := l.server("ev-sse")
+	e.ups["ev-http"].Kill()
+	e.waitListing(t, changeTimeout, "ev-http in error with a message, ev-sse connected", func(l *hubtest.Listing) bool {
+		h, _ := l.Server("ev-http")
+		s, _ := l.Server("ev-sse")
 		return h.Status == "error" && h.Error != "" && s.Status == "connected"
 	})
 	t.Logf("ev-http shown in error %s after it was killed", time.Since(start).Round(time.Millisecond))
 	l := e.listing(t)
-	h, _ := l.server("ev-http")
-	s, _ := l.server("ev-sse")
+	h, _ := l.Server("ev-http")
+	s, _ := l.Server("ev-sse")
 	if l.TotalTools != s.ToolCount {
 		t.Errorf("totalTools = %d while ev-http is down; want %d, the tools of ev-sse alone", l.TotalTools, s.ToolCount)
 	}
@@ -358,14 +339,13 @@ func TestReloadAndShutdown(t *testing.T) {
 		}
 
 		e.removeServer(t, "ev-stdio")
-		e.waitListing(t, changeTimeout, "ev-stdio gone, ev-sse connected", func(l listing) bool {
-			_, has := l.server("ev-stdio")
-			s, _ := l.server("ev-sse")
+		e.waitListing(t, changeTimeout, "ev-stdio gone, ev-sse connected", func(l *hubtest.Listing) bool {
+			_, has := l.Server("ev-stdio")
+			s, _ := l.Server("ev-sse")
 			return !has && s.Status == "connected"
 		})
-		waitFor(t, changeTimeout, "the ev-stdio child ("+first+") to exit", func() (bool, string) {
-			pids := markedPIDs(first)
-			return len(pids) == 0, fmt.Sprintf("still running: pids %v", pids)
+		hubtest.Eventually(t, changeTimeout, pollInterval, "the ev-stdio child ("+first+") to exit", func() error {
+			return noneRunning(markedPIDs(first))
 		})
 		// With no conflict left, on-conflict publishes ev-sse's tools bare.
 		for _, w := range watchers {
@@ -399,23 +379,22 @@ func TestReloadAndShutdown(t *testing.T) {
 			startClient(t, tr.kind, tr.url(e.base), opUntilGone("ev-sse__echo")).waitReady(t)
 		}
 		start := time.Now()
-		if err := e.hub.signal(syscall.SIGTERM); err != nil {
+		if err := e.hub.Signal(syscall.SIGTERM); err != nil {
 			t.Fatalf("SIGTERM hub: %v", err)
 		}
 		select {
-		case <-e.hub.done:
+		case <-e.hub.Done():
 		case <-time.After(exitTimeout):
 			t.Fatalf("hub still running %s after SIGTERM", exitTimeout)
 		}
 		t.Logf("hub exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
-		if code := e.hub.cmd.ProcessState.ExitCode(); code != 0 {
-			t.Errorf("hub exit code after SIGTERM = %d (%v); want 0", code, e.hub.err)
+		if code := e.hub.ExitCode(); code != 0 {
+			t.Errorf("hub exit code after SIGTERM = %d (%v); want 0", code, e.hub.Err())
 		}
 		// The hub says it waits for its children; allow only for the kernel
 		// to finish reaping.
-		waitFor(t, 5*time.Second, "no stdio child to outlive the hub", func() (bool, string) {
-			pids := append(markedPIDs(first), markedPIDs(second)...)
-			return len(pids) == 0, fmt.Sprintf("still running: pids %v", pids)
+		hubtest.Eventually(t, 5*time.Second, pollInterval, "no stdio child to outlive the hub", func() error {
+			return noneRunning(append(markedPIDs(first), markedPIDs(second)...))
 		})
 	})
 }
@@ -429,7 +408,7 @@ type env struct {
 	servers []serverCfg
 	markers []string
 	ups     map[string]*upstreamProc
-	hub     *proc
+	hub     *hubtest.Hub
 	base    string // http://127.0.0.1:PORT
 }
 
@@ -444,7 +423,7 @@ type serverCfg struct {
 }
 
 type upstreamProc struct {
-	*proc
+	*hubtest.Process
 	mode string
 	port int
 }
@@ -533,45 +512,18 @@ func (e *env) writeConfig(t *testing.T) {
 	}
 }
 
-var listeningRE = regexp.MustCompile(`listening on http://(\S+)/mcp`)
-
 func (e *env) startHub(t *testing.T) {
 	t.Helper()
 	e.writeConfig(t)
-	addr := make(chan string, 1)
-	cmd := exec.Command(hubBin, "--listen", "127.0.0.1:0", "--config", e.cfgPath, "--log-level", "warn")
-	cmd.Dir = e.dir
-	cmd.Env = os.Environ()
-	var once sync.Once
-	cmd.Stdout = &lineWriter{f: func(line string) {
-		if m := listeningRE.FindStringSubmatch(line); m != nil {
-			once.Do(func() { addr <- m[1] })
-		}
-	}}
-	e.hub = startProc(t, "mcp-hub", cmd, func(p *proc) {
-		// Ask nicely first so the hub can stop its stdio children.
-		if p.signal(syscall.SIGTERM) == nil {
-			select {
-			case <-p.done:
-			case <-time.After(15 * time.Second):
-			}
-		}
-	})
-	select {
-	case a := <-addr:
-		e.base = "http://" + a
-	case <-e.hub.done:
-		t.Fatalf("hub exited before listening: %v", e.hub.err)
-	case <-time.After(startTimeout):
-		t.Fatalf("hub printed no listening address within %s", startTimeout)
-	}
+	e.hub = hubtest.StartHub(t, hubtest.HubOptions{Bin: hubBin, ConfigFile: e.cfgPath, LogLevel: "warn", Dir: e.dir})
+	e.base = e.hub.Base
 }
 
 func (e *env) waitConnected(t *testing.T, names ...string) {
 	t.Helper()
-	e.waitListing(t, startTimeout, fmt.Sprintf("%v connected with tools", names), func(l listing) bool {
+	e.waitListing(t, startTimeout, fmt.Sprintf("%v connected with tools", names), func(l *hubtest.Listing) bool {
 		for _, n := range names {
-			if sv, ok := l.server(n); !ok || sv.Status != "connected" || sv.ToolCount == 0 {
+			if sv, ok := l.Server(n); !ok || sv.Status != "connected" || sv.ToolCount == 0 {
 				return false
 			}
 		}
@@ -579,32 +531,35 @@ func (e *env) waitConnected(t *testing.T, names ...string) {
 	})
 }
 
-func (e *env) waitListing(t *testing.T, timeout time.Duration, what string, ok func(listing) bool) {
+func (e *env) waitListing(t *testing.T, timeout time.Duration, what string, ok func(*hubtest.Listing) bool) {
 	t.Helper()
-	waitFor(t, timeout, what, func() (bool, string) {
-		if e.hub.exited() {
-			t.Fatalf("hub exited while waiting for %s: %v", what, e.hub.err)
+	hubtest.Eventually(t, timeout, pollInterval, what, func() error {
+		if e.hub.Exited() {
+			t.Fatalf("hub exited while waiting for %s: %v", what, e.hub.Err())
 		}
-		l, err := getListing(e.base + "/api/mcp/tools?format=names")
+		l, err := e.hub.Listing("?format=names")
 		if err != nil {
-			return false, err.Error()
+			return err
 		}
-		return ok(l), l.summary()
+		if !ok(l) {
+			return errors.New(l.Summary())
+		}
+		return nil
 	})
 }
 
-func (e *env) listing(t *testing.T) listing {
+func (e *env) listing(t *testing.T) *hubtest.Listing {
 	t.Helper()
-	l, err := getListing(e.base + "/api/mcp/tools")
+	l, err := e.hub.Listing("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
-func (e *env) listingNames(t *testing.T) listing {
+func (e *env) listingNames(t *testing.T) *hubtest.Listing {
 	t.Helper()
-	l, err := getListing(e.base + "/api/mcp/tools?format=names")
+	l, err := e.hub.Listing("?format=names")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,65 +571,12 @@ func (e *env) listingNames(t *testing.T) listing {
 // accepts connections.
 func startEverything(t *testing.T, name, mode string, port int, instance string) *upstreamProc {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		p := port
-		if p == 0 {
-			p = freePort(t)
-		}
-		cmd := exec.Command("node", everything, mode)
+	p, port := hubtest.StartServer(t, fmt.Sprintf("%s (%s #%s)", name, mode, instance), port, func(port int) *exec.Cmd {
+		cmd := hubtest.EverythingCommand(everything, mode, port, upstreamEnvKey+"="+name, instanceEnvKey+"="+instance)
 		cmd.Dir = testDir
-		// A small environment: get-env answers with all of it.
-		cmd.Env = []string{
-			"PATH=" + os.Getenv("PATH"),
-			"HOME=" + os.Getenv("HOME"),
-			"PORT=" + strconv.Itoa(p),
-			upstreamEnvKey + "=" + name,
-			instanceEnvKey + "=" + instance,
-		}
-		u := &upstreamProc{proc: startProc(t, fmt.Sprintf("%s (%s :%d #%s)", name, mode, p, instance), cmd, nil), mode: mode, port: p}
-		if lastErr = waitPort(p, u.proc); lastErr == nil {
-			return u
-		}
-		exited := u.exited()
-		u.kill()
-		if !exited {
-			break // alive but deaf: another try will not help
-		}
-		// Most likely the port was taken meanwhile (EADDRINUSE), or a
-		// restart on a fixed port came too early: try again.
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("start reference server %s (%s): %v", name, mode, lastErr)
-	return nil
-}
-
-func waitPort(port int, p *proc) error {
-	deadline := time.Now().Add(startTimeout)
-	for time.Now().Before(deadline) {
-		if p.exited() {
-			return fmt.Errorf("exited before listening on %d: %v\n%s", port, p.err, p.output())
-		}
-		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
-		if err == nil {
-			c.Close()
-			if !p.exited() {
-				return nil
-			}
-		}
-		time.Sleep(pollInterval)
-	}
-	return fmt.Errorf("not listening on %d after %s", port, startTimeout)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+		return cmd
+	})
+	return &upstreamProc{Process: p, mode: mode, port: port}
 }
 
 func newMarker(t *testing.T) string {
@@ -705,201 +607,16 @@ func markedPIDs(marker string) []int {
 	return pids
 }
 
-// waitFor polls cond until it holds or timeout passes; detail says what was
-// seen last, for the failure message.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, detail := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, detail)
-		}
-		time.Sleep(pollInterval)
+// noneRunning is nil for no PIDs, and names them otherwise.
+func noneRunning(pids []int) error {
+	if len(pids) == 0 {
+		return nil
 	}
+	return fmt.Errorf("still running: pids %v", pids)
 }
 
 // ---------------------------------------------------------------------------
-// Processes.
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error // Wait's result, once done is closed
-}
-
-// startProc starts cmd in a process group of its own. Cleanup runs stop
-// (if not nil), then kills the group and waits; on failure it logs the
-// process's output.
-func startProc(t *testing.T, name string, cmd *exec.Cmd, stop func(*proc)) *proc {
-	t.Helper()
-	p := &proc{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if cmd.Stdout == nil {
-		cmd.Stdout = p.out
-	} else {
-		cmd.Stdout = io.MultiWriter(cmd.Stdout, p.out)
-	}
-	cmd.Stderr = p.out
-	cmd.WaitDelay = 5 * time.Second // children holding the pipes
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		if stop != nil && !p.exited() {
-			stop(p)
-		}
-		p.kill()
-		if t.Failed() {
-			t.Logf("--- output of %s (last %d bytes):\n%s", name, outputTailLength, p.output())
-		}
-	})
-	return p
-}
-
-func (p *proc) signal(sig syscall.Signal) error { return syscall.Kill(-p.cmd.Process.Pid, sig) }
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// kill SIGKILLs the process group and waits for the process.
-func (p *proc) kill() {
-	_ = p.signal(syscall.SIGKILL)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-	}
-}
-
-func (p *proc) output() string {
-	s := p.out.String()
-	if len(s) > outputTailLength {
-		s = "…" + s[len(s)-outputTailLength:]
-	}
-	return s
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// lineWriter is a writer that calls f with every complete line.
-type lineWriter struct {
-	f   func(string)
-	buf []byte
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		w.f(string(w.buf[:i]))
-		w.buf = w.buf[i+1:]
-	}
-}
-
-// ---------------------------------------------------------------------------
-// The JSON listing.
-
-type listing struct {
-	Servers    []listedServer `json:"servers"`
-	TotalTools int            `json:"totalTools"`
-}
-
-type listedServer struct {
-	Name      string          `json:"name"`
-	URL       string          `json:"url"`
-	Transport string          `json:"transport"`
-	Status    string          `json:"status"`
-	Error     string          `json:"error"`
-	ToolCount int             `json:"toolCount"`
-	Tools     json.RawMessage `json:"tools"`
-}
-
-type listedTool struct {
-	Name         string `json:"name"`
-	Server       string `json:"server"`
-	OriginalName string `json:"originalName"`
-}
-
-func (l listing) server(name string) (listedServer, bool) {
-	for _, s := range l.Servers {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return listedServer{}, false
-}
-
-func (l listing) summary() string {
-	parts := make([]string, 0, len(l.Servers))
-	for _, s := range l.Servers {
-		p := fmt.Sprintf("%s=%s/%d tools", s.Name, s.Status, s.ToolCount)
-		if s.Error != "" {
-			p += fmt.Sprintf(" (error %q)", s.Error)
-		}
-		parts = append(parts, p)
-	}
-	return fmt.Sprintf("[%s] totalTools=%d", strings.Join(parts, ", "), l.TotalTools)
-}
-
-func (s listedServer) toolObjects() ([]listedTool, error) {
-	var tools []listedTool
-	err := json.Unmarshal(s.Tools, &tools)
-	return tools, err
-}
-
-func (s listedServer) toolNames() ([]string, error) {
-	var names []string
-	err := json.Unmarshal(s.Tools, &names)
-	return names, err
-}
-
-func getListing(url string) (listing, error) {
-	code, body, err := httpGet(url)
-	if err != nil {
-		return listing{}, err
-	}
-	if code != http.StatusOK {
-		return listing{}, fmt.Errorf("GET %s: status %d: %s", url, code, body)
-	}
-	var l listing
-	if err := json.Unmarshal(body, &l); err != nil {
-		return listing{}, fmt.Errorf("GET %s: %v: %s", url, err, body)
-	}
-	return l, nil
-}
+// HTTP.
 
 func httpGet(url string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -943,20 +660,17 @@ type clientOut struct {
 // clientRun is one run of client.mjs.
 type clientRun struct {
 	desc   string
-	cmd    *exec.Cmd
+	p      *hubtest.Process
 	cancel context.CancelFunc
-	stdout *syncBuffer
-	stderr *syncBuffer
-	ready  chan struct{} // closed when it prints {"ready":true}
-	done   chan struct{}
-	err    error
 	nOps   int
 }
 
-// startClient starts client.mjs with every op in order, over one session.
+// startClient starts client.mjs with every op in order, over one session;
+// it is killed when it has not finished within clientTimeout.
 func startClient(t *testing.T, kind, url string, ops ...[]string) *clientRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	t.Cleanup(cancel)
 	args := []string{clientScript, kind, url}
 	if kind == "ws" {
 		args = append(slices.Clone(wsNodeFlags), args...)
@@ -964,36 +678,10 @@ func startClient(t *testing.T, kind, url string, ops ...[]string) *clientRun {
 	for _, op := range ops {
 		args = append(args, op...)
 	}
-	r := &clientRun{
-		desc: "client.mjs " + kind + " " + url, cancel: cancel, nOps: len(ops),
-		stdout: &syncBuffer{}, stderr: &syncBuffer{},
-		ready: make(chan struct{}), done: make(chan struct{}),
-	}
-	cmd := exec.CommandContext(ctx, "node", args...)
+	r := &clientRun{desc: "client.mjs " + kind + " " + url, cancel: cancel, nOps: len(ops)}
+	cmd := hubtest.Command(ctx, "node", args...)
 	cmd.Dir = testDir
-	var once sync.Once
-	cmd.Stdout = io.MultiWriter(r.stdout, &lineWriter{f: func(line string) {
-		if line == `{"ready":true}` {
-			once.Do(func() { close(r.ready) })
-		}
-	}})
-	cmd.Stderr = r.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("%s: %v", r.desc, err)
-	}
-	r.cmd = cmd
-	go func() {
-		r.err = cmd.Wait()
-		close(r.done)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-r.done
-	})
+	r.p = hubtest.StartProcess(t, r.desc, cmd)
 	return r
 }
 
@@ -1007,25 +695,23 @@ func runClient(t *testing.T, kind, url string, ops ...[]string) clientOut {
 // has listed once and is watching.
 func (r *clientRun) waitReady(t *testing.T) {
 	t.Helper()
-	select {
-	case <-r.ready:
-	case <-r.done:
-		t.Fatalf("%s ended before it was ready: %v\nstderr: %s\nstdout: %s", r.desc, r.err, r.stderr, r.stdout)
+	if _, err := r.p.WaitLine(context.Background(), func(l string) bool { return l == `{"ready":true}` }); err != nil {
+		t.Fatalf("%s ended before it was ready: %v\noutput: %s", r.desc, err, r.p.Output())
 	}
 }
 
 // wait waits for the client to finish and decodes its last output line.
 func (r *clientRun) wait(t *testing.T) clientOut {
 	t.Helper()
-	<-r.done
+	<-r.p.Done()
 	r.cancel()
-	if r.err != nil {
-		t.Fatalf("%s: %v\nstderr: %s\nstdout: %s", r.desc, r.err, r.stderr, r.stdout)
+	if err := r.p.Err(); err != nil {
+		t.Fatalf("%s: %v\noutput: %s", r.desc, err, r.p.Output())
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(r.p.Stdout()), "\n")
 	var out clientOut
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil {
-		t.Fatalf("%s: bad output: %v\n%s", r.desc, err, r.stdout)
+		t.Fatalf("%s: bad output: %v\n%s", r.desc, err, r.p.Stdout())
 	}
 	if len(out.Results) != r.nOps {
 		t.Fatalf("%s: %d results for %d ops", r.desc, len(out.Results), r.nOps)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
 
@@ -98,8 +99,8 @@ func TestServiceAccountCallers(t *testing.T) {
 	up := startUpstream(t, "issue_read")
 	upWrite := startUpstream(t, "create_issue")
 	mcps := dyn.Resource(gvr).Namespace(agentsNS)
-	for name, u := range map[string]upstream{"issues": up, "writer": upWrite} {
-		obj := mcpServerObj(name, u.url, nil)
+	for name, u := range map[string]*hubtest.Upstream{"issues": up, "writer": upWrite} {
+		obj := mcpServerObj(name, u.URL, nil)
 		obj.SetNamespace(agentsNS)
 		if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := mcps.Create(ctx, obj, metav1.CreateOptions{}); return err }); err != nil {
 			t.Fatal(err)
@@ -111,7 +112,7 @@ func TestServiceAccountCallers(t *testing.T) {
 	}
 	hub := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(agentsNS, saName)),
 		"--namespaces", agentsNS, "--config", cfgPath)
-	eventually(t, 15*time.Second, "both servers connected", func() error {
+	hubtest.Eventually(t, 15*time.Second, poll, "both servers connected", func() error {
 		for _, n := range []string{"issues", "writer"} {
 			if status, _, _, ok := hub.server(n); !ok || status != "connected" {
 				return fmt.Errorf("%s = %q", n, status)
@@ -121,7 +122,7 @@ func TestServiceAccountCallers(t *testing.T) {
 	})
 
 	post := func(token, body string) (int, string) {
-		req, _ := http.NewRequest("POST", hub.base+"/mcp", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", hub.Base+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if token != "" {
@@ -142,9 +143,9 @@ func TestServiceAccountCallers(t *testing.T) {
 	if status, _ := post("not-a-token", list); status != http.StatusUnauthorized {
 		t.Fatalf("garbage token: HTTP %d", status)
 	}
-	c, _ := dialHubWith(t, hub.base, reviewerToken)
+	c, _ := dialHubWith(t, hub.Base, reviewerToken)
 	// The session lists the Agent's view once the catalog is published.
-	eventually(t, 10*time.Second, "the agent's view", func() error {
+	hubtest.Eventually(t, 10*time.Second, poll, "the agent's view", func() error {
 		if tools := toolNamesOf(t, c); strings.Join(tools, ",") != "issue_read,lookup_ticket" {
 			return fmt.Errorf("the restricted agent with tools [issue_read create_issue lookup_ticket] lists %v, want [issue_read lookup_ticket]", tools)
 		}
@@ -165,8 +166,8 @@ func TestServiceAccountCallers(t *testing.T) {
 		t.Fatalf("the ticket API saw %v", got)
 	}
 	// Another agent neither sees nor runs it.
-	oc, _ := dialHubWith(t, hub.base, otherToken)
-	eventually(t, 10*time.Second, "the other agent's view", func() error {
+	oc, _ := dialHubWith(t, hub.Base, otherToken)
+	hubtest.Eventually(t, 10*time.Second, poll, "the other agent's view", func() error {
 		if tools := toolNamesOf(t, oc); !slices.Contains(tools, "create_issue") || slices.Contains(tools, "lookup_ticket") {
 			return fmt.Errorf("the other agent lists %v, want create_issue and not the reviewer's lookup_ticket", tools)
 		}
@@ -176,7 +177,7 @@ func TestServiceAccountCallers(t *testing.T) {
 		t.Fatalf("lookup_ticket by another agent: %v", err)
 	}
 	for _, secret := range []string{reviewerToken, "ticket-secret-5"} {
-		if strings.Contains(hub.logs(), secret) {
+		if strings.Contains(hub.Output(), secret) {
 			t.Fatal("a secret is in the hub's log")
 		}
 	}

@@ -5,21 +5,15 @@
 package kube
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
 
@@ -49,53 +44,29 @@ var (
 	gvr      = schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "mcpservers"}
 )
 
+// poll is how often the tests look again for a change to show up.
+const poll = 10 * time.Millisecond
+
 func TestMain(m *testing.M) {
-	wd, _ := os.Getwd()
-	repoRoot = filepath.Join(wd, "..", "..")
-	dir, err := os.MkdirTemp("", "mcp-hub-kube")
-	if err != nil {
-		panic(err)
+	var err error
+	if repoRoot, err = hubtest.RepoRoot(); err == nil {
+		hubBin, err = hubtest.Build(context.Background())
 	}
-	hubBin = filepath.Join(dir, "mcp-hub")
-	build := exec.Command("go", "build", "-o", hubBin, "./cmd/mcp-hub")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build mcp-hub: %v\n%s", err, out)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kube: %v\n", err)
 		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
 	kubetest.Main(m)
 }
 
-// upstream is an mcp-go server on loopback with one tool named after it;
-// it records the Authorization header it last saw.
-type upstream struct {
-	url  string
-	auth func() string
-}
-
-func startUpstream(t *testing.T, tool string) upstream {
+// startUpstream is an MCP server on loopback with one tool named after it,
+// which answers "from <tool>".
+func startUpstream(t *testing.T, tool string) *hubtest.Upstream {
 	t.Helper()
-	s := mcpserver.NewMCPServer(tool, "1")
-	s.AddTool(mcp.NewTool(tool), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("from " + tool), nil
-	})
-	h := mcpserver.NewStreamableHTTPServer(s)
-	var mu sync.Mutex
-	var last string
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		last = r.Header.Get("Authorization")
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	})}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return upstream{url: "http://" + ln.Addr().String() + "/mcp", auth: func() string { mu.Lock(); defer mu.Unlock(); return last }}
+	return hubtest.StartUpstream(t, tool, mcpserver.ServerTool{Tool: mcp.NewTool(tool),
+		Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("from " + tool), nil
+		}})
 }
 
 // applyChartAccess applies the chart's CRD, ServiceAccount and RBAC
@@ -144,66 +115,26 @@ func renderChartIn(t *testing.T, namespace string, args ...string) []*unstructur
 	return objs
 }
 
-type hubProc struct {
-	base   string
-	stderr *bytes.Buffer
-	mu     *sync.Mutex
-}
+// hubProc is a hub run against the cluster.
+type hubProc struct{ *hubtest.Hub }
 
-func (h hubProc) logs() string { h.mu.Lock(); defer h.mu.Unlock(); return h.stderr.String() }
-
-var listenLine = regexp.MustCompile(`listening on http://([0-9.:]+)/mcp`)
-
+// startHub starts the hub binary against the cluster and waits until it is
+// ready.
 func startHub(t *testing.T, kubeconfig string, args ...string) hubProc {
 	t.Helper()
-	h := launchHub(t, kubeconfig, args...)
-	eventually(t, 30*time.Second, "hub ready", func() error {
-		resp, err := http.Get(h.base + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("readyz %d", resp.StatusCode)
-		}
-		return nil
-	})
-	return h
+	return runHub(t, hubtest.Ready, kubeconfig, args...)
 }
 
 // launchHub starts the hub binary against the cluster without waiting.
 func launchHub(t *testing.T, kubeconfig string, args ...string) hubProc {
 	t.Helper()
-	cmd := exec.Command(hubBin, append([]string{"serve", "--listen", "127.0.0.1:0", "--kubeconfig", kubeconfig, "--namespaces", ns, "--log-level", "info"}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBERNETES_SERVICE_HOST=")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, _ := cmd.StdoutPipe()
-	h := hubProc{stderr: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) { h.mu.Lock(); defer h.mu.Unlock(); return h.stderr.Write(p) })
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("hub log:\n%s", h.logs())
-		}
-	})
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("hub printed nothing\n%s", h.logs())
-	}
-	m := listenLine.FindStringSubmatch(sc.Text())
-	if m == nil {
-		t.Fatalf("unexpected first line %q", sc.Text())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	h.base = "http://" + m[1]
-	return h
+	return runHub(t, hubtest.Listening, kubeconfig, args...)
+}
+
+func runHub(t *testing.T, wait hubtest.Readiness, kubeconfig string, args ...string) hubProc {
+	t.Helper()
+	return hubProc{hubtest.StartHub(t, hubtest.HubOptions{Bin: hubBin, LogLevel: "info", Wait: wait, Timeout: 30 * time.Second,
+		Args: append([]string{"--kubeconfig", kubeconfig, "--namespaces", ns}, args...)})}
 }
 
 // freshNamespace creates base, or base-2, base-3, ... when a namespace of an
@@ -225,49 +156,17 @@ func freshNamespace(t *testing.T, kc kubernetes.Interface, base string) string {
 	}
 }
 
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// listing is the part of /api/mcp/tools the tests read.
-type listing struct {
-	Servers []struct {
-		Name, URL, Status, Error string
-		Tools                    []string
-	}
-}
-
 func (h hubProc) server(name string) (status, errMsg string, tools []string, ok bool) {
-	resp, err := http.Get(h.base + "/api/mcp/tools?format=names")
+	l, err := h.Listing("?format=names")
 	if err != nil {
 		return "", "", nil, false
 	}
-	defer resp.Body.Close()
-	var l listing
-	if json.NewDecoder(resp.Body).Decode(&l) != nil {
+	s, ok := l.Server(name)
+	if !ok {
 		return "", "", nil, false
 	}
-	for _, s := range l.Servers {
-		if s.Name == name {
-			return s.Status, s.Error, s.Tools, true
-		}
-	}
-	return "", "", nil, false
+	tools, _ = s.ToolNames()
+	return s.Status, s.Error, tools, true
 }
 
 func dialHub(t *testing.T, base string) (*client.Client, <-chan struct{}) {
@@ -397,7 +296,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 	a, b := startUpstream(t, "alpha_tool"), startUpstream(t, "beta_tool")
 	sec := startUpstream(t, "secure_tool")
 	hub := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(ns, saName)))
-	c, changed := dialHub(t, hub.base)
+	c, changed := dialHub(t, hub.Base)
 	mcps := dyn.Resource(gvr).Namespace(ns)
 
 	create := func(u *unstructured.Unstructured) {
@@ -411,12 +310,12 @@ func TestKubernetesDiscovery(t *testing.T) {
 	}
 
 	t.Run("created MCPServer becomes callable and gets status", func(t *testing.T) {
-		create(mcpServerObj("alpha", a.url, nil))
-		eventually(t, 10*time.Second, "alpha_tool callable", func() error {
+		create(mcpServerObj("alpha", a.URL, nil))
+		hubtest.Eventually(t, 10*time.Second, poll, "alpha_tool callable", func() error {
 			_, err := callText(c, "alpha_tool")
 			return err
 		})
-		eventually(t, 10*time.Second, "status written", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "status written", func() error {
 			u, err := mcps.Get(ctx, "alpha", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -436,23 +335,23 @@ func TestKubernetesDiscovery(t *testing.T) {
 	})
 
 	t.Run("changed annotation reconnects", func(t *testing.T) {
-		eventually(t, 10*time.Second, "update", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "update", func() error {
 			u, err := mcps.Get(ctx, "alpha", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			u.SetAnnotations(map[string]string{"mcp-hub.purko.io/url": b.url})
+			u.SetAnnotations(map[string]string{"mcp-hub.purko.io/url": b.URL})
 			_, err = mcps.Update(ctx, u, metav1.UpdateOptions{})
 			return err
 		})
-		eventually(t, 10*time.Second, "beta_tool callable through alpha", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "beta_tool callable through alpha", func() error {
 			got, err := callText(c, "beta_tool")
 			if err == nil && got != "from beta_tool" {
 				err = fmt.Errorf("got %q", got)
 			}
 			return err
 		})
-		eventually(t, 10*time.Second, "alpha_tool gone", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "alpha_tool gone", func() error {
 			if listed(c, "alpha_tool") {
 				return fmt.Errorf("still listed")
 			}
@@ -465,12 +364,12 @@ func TestKubernetesDiscovery(t *testing.T) {
 		if _, err := kc.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		create(mcpServerObj("secure", sec.url, map[string]any{"auth": "bearer", "secretRef": "secure-token"}))
-		eventually(t, 10*time.Second, "secure_tool with the first token", func() error {
+		create(mcpServerObj("secure", sec.URL, map[string]any{"auth": "bearer", "secretRef": "secure-token"}))
+		hubtest.Eventually(t, 10*time.Second, poll, "secure_tool with the first token", func() error {
 			if _, err := callText(c, "secure_tool"); err != nil {
 				return err
 			}
-			if got := sec.auth(); got != "Bearer first-token" {
+			if got := sec.Authorization(); got != "Bearer first-token" {
 				return fmt.Errorf("upstream saw %q", got)
 			}
 			return nil
@@ -479,25 +378,25 @@ func TestKubernetesDiscovery(t *testing.T) {
 		if _, err := kc.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "rotated token used", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "rotated token used", func() error {
 			if _, err := callText(c, "secure_tool"); err != nil {
 				return err
 			}
-			if got := sec.auth(); got != "Bearer rotated-token" {
+			if got := sec.Authorization(); got != "Bearer rotated-token" {
 				return fmt.Errorf("upstream saw %q", got)
 			}
 			return nil
 		})
 
-		create(mcpServerObj("nosecret", a.url, map[string]any{"auth": "bearer", "secretRef": "does-not-exist"}))
-		eventually(t, 10*time.Second, "nosecret in error", func() error {
+		create(mcpServerObj("nosecret", a.URL, map[string]any{"auth": "bearer", "secretRef": "does-not-exist"}))
+		hubtest.Eventually(t, 10*time.Second, poll, "nosecret in error", func() error {
 			status, msg, _, ok := hub.server("nosecret")
 			if !ok || status != "error" || !strings.Contains(msg, "Secret "+ns+"/does-not-exist not found") {
 				return fmt.Errorf("nosecret = %q %q", status, msg)
 			}
 			return nil
 		})
-		eventually(t, 10*time.Second, "nosecret condition", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "nosecret condition", func() error {
 			u, err := mcps.Get(ctx, "nosecret", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -508,7 +407,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 			}
 			return nil
 		})
-		eventually(t, 10*time.Second, "ConnectFailed event", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "ConnectFailed event", func() error {
 			evs, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=nosecret"})
 			if err != nil {
 				return err
@@ -524,7 +423,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 			t.Fatalf("another server broke while one had a missing Secret: %v", err)
 		}
 		for _, leak := range []string{"first-token", "rotated-token"} {
-			if strings.Contains(hub.logs(), leak) {
+			if strings.Contains(hub.Output(), leak) {
 				t.Fatalf("token %q in the hub's log", leak)
 			}
 		}
@@ -532,23 +431,23 @@ func TestKubernetesDiscovery(t *testing.T) {
 
 	t.Run("ConfigMap in JSON then YAML", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: ns}, Data: map[string]string{
-			"servers": `[{"name":"cm-alpha","url":"` + a.url + `","icon":"a","category":"dev"},{"name":"bad entry","url":"x"}]`,
+			"servers": `[{"name":"cm-alpha","url":"` + a.URL + `","icon":"a","category":"dev"},{"name":"bad entry","url":"x"}]`,
 		}}
 		if _, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "cm-alpha from JSON", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "cm-alpha from JSON", func() error {
 			status, _, tools, ok := hub.server("cm-alpha")
 			if !ok || status != "connected" || !slices.Contains(tools, "alpha_tool") {
 				return fmt.Errorf("cm-alpha = %q %v", status, tools)
 			}
 			return nil
 		})
-		cm.Data["servers"] = "- name: cm-beta\n  url: " + b.url + "\n  category: dev\n"
+		cm.Data["servers"] = "- name: cm-beta\n  url: " + b.URL + "\n  category: dev\n"
 		if _, err := kc.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "cm-beta from YAML replaces cm-alpha", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "cm-beta from YAML replaces cm-alpha", func() error {
 			if _, _, _, ok := hub.server("cm-alpha"); ok {
 				return fmt.Errorf("cm-alpha still listed")
 			}
@@ -557,7 +456,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 			}
 			return nil
 		})
-		if !strings.Contains(hub.logs(), "bad entry") {
+		if !strings.Contains(hub.Output(), "bad entry") {
 			t.Error("the bad ConfigMap entry was not reported by name")
 		}
 	})
@@ -569,7 +468,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 		if err := mcps.Delete(ctx, "secure", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "secure_tool gone", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "secure_tool gone", func() error {
 			if listed(c, "secure_tool") {
 				return fmt.Errorf("still listed")
 			}
@@ -581,8 +480,8 @@ func TestKubernetesDiscovery(t *testing.T) {
 			t.Fatal("no tools/list_changed after the MCPServer was deleted")
 		}
 		// Re-created under the same name, it gets its status written again.
-		create(mcpServerObj("secure", b.url, nil))
-		eventually(t, 10*time.Second, "status of the re-created MCPServer", func() error {
+		create(mcpServerObj("secure", b.URL, nil))
+		hubtest.Eventually(t, 10*time.Second, poll, "status of the re-created MCPServer", func() error {
 			u, err := mcps.Get(ctx, "secure", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -595,11 +494,11 @@ func TestKubernetesDiscovery(t *testing.T) {
 	})
 
 	t.Run("label selector", func(t *testing.T) {
-		labeled := mcpServerObj("labeled", a.url, nil)
+		labeled := mcpServerObj("labeled", a.URL, nil)
 		labeled.SetLabels(map[string]string{"team": "a"})
 		create(labeled)
 		selective := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(ns, saName)), "--label-selector", "team=a")
-		eventually(t, 10*time.Second, "labeled server on the selective hub", func() error {
+		hubtest.Eventually(t, 10*time.Second, poll, "labeled server on the selective hub", func() error {
 			if status, _, _, ok := selective.server("labeled"); !ok || status != "connected" {
 				return fmt.Errorf("labeled = %q", status)
 			}
@@ -619,8 +518,8 @@ func TestKubernetesDiscovery(t *testing.T) {
 			name := fmt.Sprintf("lat-%d", i)
 			u := startUpstream(t, fmt.Sprintf("lat_tool_%d", i))
 			start := time.Now()
-			create(mcpServerObj(name, u.url, nil))
-			eventually(t, 10*time.Second, name+" listed and callable", func() error {
+			create(mcpServerObj(name, u.URL, nil))
+			hubtest.Eventually(t, 10*time.Second, poll, name+" listed and callable", func() error {
 				if !listed(c, fmt.Sprintf("lat_tool_%d", i)) {
 					return fmt.Errorf("not listed")
 				}
@@ -632,7 +531,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 			if err := mcps.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, name+" gone", func() error {
+			hubtest.Eventually(t, 10*time.Second, poll, name+" gone", func() error {
 				if listed(c, fmt.Sprintf("lat_tool_%d", i)) {
 					return fmt.Errorf("still listed")
 				}
@@ -648,7 +547,7 @@ func TestKubernetesDiscovery(t *testing.T) {
 			percentile(down, 50).Round(time.Millisecond), percentile(down, 99).Round(time.Millisecond))
 	})
 
-	if logs := hub.logs(); strings.Contains(strings.ToLower(logs), "forbidden") {
+	if logs := hub.Output(); strings.Contains(strings.ToLower(logs), "forbidden") {
 		t.Fatalf("the hub hit RBAC denials with the chart's permissions:\n%s", logs)
 	}
 }
@@ -661,13 +560,13 @@ func TestWithoutRBACNotReady(t *testing.T) {
 	kc := kubernetes.NewForConfigOrDie(cluster.AdminConfig())
 	other := freshNamespace(t, kc, "no-rbac")
 	hub := launchHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(other, "nobody")))
-	eventually(t, 20*time.Second, "denial logged", func() error {
-		if !strings.Contains(strings.ToLower(hub.logs()), "forbidden") {
+	hubtest.Eventually(t, 20*time.Second, poll, "denial logged", func() error {
+		if !strings.Contains(strings.ToLower(hub.Output()), "forbidden") {
 			return fmt.Errorf("no RBAC denial in the log yet")
 		}
 		return nil
 	})
-	resp, err := http.Get(hub.base + "/readyz")
+	resp, err := http.Get(hub.Base + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}

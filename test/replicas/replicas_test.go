@@ -26,6 +26,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 	"github.com/purko-io/mcp-hub/test/conformance"
 )
 
@@ -33,23 +34,24 @@ const replicas = 3
 
 func TestReplicasBehindRoundRobin(t *testing.T) {
 	upstream := conformance.EverythingServer(t, false)
-	bin := conformance.BuildHub(t)
-	ports := make([]int, replicas)
+	bin := hubtest.HubBinary(t)
 	peers := make([]string, replicas)
-	for i := range ports {
-		ports[i] = conformance.FreePort(t)
-		peers[i] = fmt.Sprintf("127.0.0.1:%d", ports[i])
+	for i := range peers {
+		peers[i] = fmt.Sprintf("127.0.0.1:%d", hubtest.FreePort(t))
 	}
+	hubs := make([]*hubtest.Hub, replicas)
 	backends := make([]string, replicas)
-	for i := range ports {
-		backends[i] = conformance.StartHub(t, bin, peers[i], replicaConfig(upstream, strings.Join(peers, ",")))
+	for i := range peers {
+		hubs[i] = hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: peers[i], LogLevel: "info", Wait: hubtest.Connected,
+			Config: replicaConfig(upstream, strings.Join(peers, ","))})
+		backends[i] = hubs[i].MCPURL()
 	}
 	lb := newBalancer(t, backends)
 
 	// Every replica converges to the same catalog from the same sources.
 	var first []string
-	for i, b := range backends {
-		names := toolNames(t, b)
+	for i, h := range hubs {
+		names := toolNames(t, h)
 		if i == 0 {
 			first = names
 			continue
@@ -226,24 +228,19 @@ func (b bodyCheck) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func toolNames(t *testing.T, base string) []string {
+func toolNames(t *testing.T, h *hubtest.Hub) []string {
 	t.Helper()
-	resp, err := http.Get(strings.TrimSuffix(base, "/mcp") + "/api/mcp/tools?format=names")
+	l, err := h.Listing("?format=names")
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var l struct {
-		Servers []struct {
-			Tools []string `json:"tools"`
-		} `json:"servers"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, s := range l.Servers {
-		names = append(names, s.Tools...)
+		tools, err := s.ToolNames()
+		if err != nil {
+			t.Fatalf("%s: tools are not names: %v", s.Name, err)
+		}
+		names = append(names, tools...)
 	}
 	slices.Sort(names)
 	return names

@@ -1,0 +1,59 @@
+package hubtest
+
+import (
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Upstream is an MCP server (mcp-go, Streamable HTTP) inside the test
+// process on 127.0.0.1, for a hub to connect to. It keeps the
+// Authorization header of the last request it got, so that a test can
+// check which credential the hub sent upstream, and that it sent one.
+type Upstream struct {
+	// URL is its endpoint: http://127.0.0.1:PORT/mcp.
+	URL string
+
+	mu   sync.Mutex
+	auth string
+}
+
+// StartUpstream serves tools as the MCP server name until t's cleanup.
+func StartUpstream(t testing.TB, name string, tools ...server.ServerTool) *Upstream {
+	t.Helper()
+	s := server.NewMCPServer(name, "1")
+	s.AddTools(tools...)
+	handler := server.NewStreamableHTTPServer(s)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("hubtest: %v", err)
+	}
+	u := &Upstream{URL: "http://" + ln.Addr().String() + "/mcp"}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.auth = r.Header.Get("Authorization")
+		u.mu.Unlock()
+		handler.ServeHTTP(w, r)
+	})}
+	done := make(chan struct{})
+	go func() { // owned by the Upstream: ends when the cleanup closes the server
+		defer close(done)
+		_ = hs.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = hs.Close()
+		<-done
+	})
+	return u
+}
+
+// Authorization is the Authorization header of the last request, "" when
+// it had none.
+func (u *Upstream) Authorization() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.auth
+}
