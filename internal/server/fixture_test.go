@@ -175,6 +175,12 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 // newTestHubAuth is newTestHub with an authenticator (nil: everyone full).
 func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ...hubOption) *testHub {
 	t.Helper()
+	return newTestHubOpts(t, specs, Options{Auth: auth}, opts...)
+}
+
+// newTestHubOpts is newTestHub with the server's Options chosen by the test.
+func newTestHubOpts(t *testing.T, specs []config.ServerSpec, so Options, opts ...hubOption) *testHub {
+	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +201,8 @@ func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ..
 	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	reg := registry.New(ro, log)
-	srv := New(reg, Options{Name: "mcp-hub", Version: "test", Auth: auth}, log)
+	so.Name, so.Version = "mcp-hub", "test"
+	srv := New(reg, so, log)
 	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec)}}
 	ctx, cancel := context.WithCancel(context.Background())
 	regDone := make(chan struct{})

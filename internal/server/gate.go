@@ -76,33 +76,29 @@ func refusal(raw []byte) []byte {
 // rpcErrorBody is the JSON-RPC error answering the request raw, with the
 // request's own id when it has one.
 func rpcErrorBody(raw []byte, err error) []byte {
-	var rpcErr *jsonrpc.Error
-	if !errors.As(err, &rpcErr) {
-		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-	}
-	id := jsonrpc.IDOf(raw)
+	return errorReply(jsonrpc.IDOf(raw), asRPCError(err))
+}
+
+// errorReply is the one encoding of a JSON-RPC error answer.
+func errorReply(id json.RawMessage, e *jsonrpc.Error) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	e, _ := json.Marshal(rpcErr)
-	out := make([]byte, 0, len(e)+len(id)+40)
+	b, _ := json.Marshal(e)
+	out := make([]byte, 0, len(b)+len(id)+40)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
 	out = append(out, `,"error":`...)
-	out = append(out, e...)
+	out = append(out, b...)
 	return append(out, "}\n"...)
 }
 
-// writeRPCError answers an HTTP request with a JSON-RPC error: 400 when
-// the body could not be read as a message, 200 for a readable request the
-// hub refuses.
-func writeRPCError(w http.ResponseWriter, raw []byte, err error) {
-	status := http.StatusOK
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) && (rpcErr.Code == jsonrpc.CodeParseError || rpcErr.Code == jsonrpc.CodeInvalidRequest) {
-		status = http.StatusBadRequest
-	}
-	w.Header().Set("Content-Type", "application/json")
+// writeRPCError answers an HTTP request with the JSON-RPC error err, with
+// the id of the request whose body is raw.
+func writeRPCError(w http.ResponseWriter, status int, raw []byte, err error) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(rpcErrorBody(raw, err))
 }
@@ -116,12 +112,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			refuse(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, s.edge.guard.tooLarge(-1))
+			refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, s.edge.guard.tooLarge(-1))
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			refuse(w, http.StatusRequestTimeout, codeInvalidRequest, fmt.Sprintf(
+			refuse(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 				"request body not received within %s (http.readTimeout)", s.edge.readTimeout))
 		default:
-			refuse(w, http.StatusBadRequest, codeInvalidRequest, "read request body: "+err.Error())
+			refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "read request body: "+err.Error())
 		}
 		return nil, false
 	}
@@ -143,9 +139,7 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 			return
 		}
 		if _, _, err := admit(body); err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = w.Write(rpcErrorBody(body, err))
+			writeRPCError(w, http.StatusBadRequest, body, err)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"mime"
 	"net"
 	"net/http"
@@ -59,30 +60,15 @@ func refuse(w http.ResponseWriter, status, code int, msg string) {
 
 // refuseID is refuse answering the request whose JSON-RPC id is id.
 func refuseID(w http.ResponseWriter, status, code int, id json.RawMessage, msg string) {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	body, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{code, msg}})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(errorReply(id, &jsonrpc.Error{Code: code, Message: msg}))
 }
 
-// JSON-RPC codes of the guards' refusals.
-const (
-	codeInvalidRequest = -32600
-	codeServerBusy     = -32000
-)
+// codeServerBusy is the JSON-RPC code of a refusal at a session cap.
+const codeServerBusy = -32000
 
 // checkHost refuses requests that fail the DNS rebinding check, on every
 // route: mcp-go checks /mcp and /sse itself, but /api/mcp/tools, /metrics
@@ -90,7 +76,7 @@ const (
 func (g *guard) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r) {
-			refuse(w, http.StatusForbidden, codeInvalidRequest, fmt.Sprintf(
+			refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 				"Host %q refused: the request came to the hub's loopback address, so it must name a loopback host (localhost, 127.0.0.1, [::1]); another name is how DNS rebinding reaches a local server", r.Host))
 			return
 		}
@@ -104,7 +90,7 @@ func (g *guard) checkHost(next http.Handler) http.Handler {
 func (g *guard) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
-			refuse(w, http.StatusRequestEntityTooLarge, codeInvalidRequest, g.tooLarge(r.ContentLength))
+			refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, g.tooLarge(r.ContentLength))
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -137,7 +123,7 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cors, ok := g.origin(r)
 		if !ok {
-			refuse(w, http.StatusForbidden, codeInvalidRequest, fmt.Sprintf(
+			refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 				"Origin %q refused: browser pages may call the hub only from its own origin or from one listed in http.allowedOrigins", r.Header.Get("Origin")))
 			return
 		}
@@ -159,7 +145,7 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 		if r.Method == http.MethodPost {
 			ct := r.Header.Get("Content-Type")
 			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, codeInvalidRequest, fmt.Sprintf(
+				refuse(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
 					"Content-Type %q refused: MCP messages must be sent as application/json", ct))
 				return
 			}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -17,55 +16,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
-	"github.com/purko-io/mcp-hub/internal/config"
-	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
-
-// newTestHubOpts is newTestHubAuth with the server's Options chosen by the
-// test.
-func newTestHubOpts(t *testing.T, specs []config.ServerSpec, opts Options) *testHub {
-	t.Helper()
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
-	reg := registry.New(registry.Options{
-		Naming: cfg.Naming, RouteCacheSize: 64, NotifyDebounce: 20 * time.Millisecond,
-		Upstream: upstream.Options{
-			Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, PingInterval: 200 * time.Millisecond,
-			BackoffMin: 50 * time.Millisecond, BackoffMax: 300 * time.Millisecond,
-			BreakerFailures: 3, BreakerOpenFor: 500 * time.Millisecond, DiscoverTimeout: time.Second,
-			ClientInfo: mcp.Implementation{Name: "mcp-hub-test", Version: "0"},
-		},
-	}, log)
-	srv := New(reg, opts, log)
-	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec)}}
-	ctx, cancel := context.WithCancel(context.Background())
-	regDone := make(chan struct{})
-	go func() { defer close(regDone); reg.Run(ctx, h.src) }()
-	h.src.ch <- specs
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.addr = ln.Addr().String()
-	srvCtx, stopSrv := context.WithCancel(context.Background())
-	srvDone := make(chan struct{})
-	go func() { defer close(srvDone); _ = srv.Serve(srvCtx, ln, 2*time.Second) }()
-	t.Cleanup(func() {
-		stopSrv()
-		<-srvDone
-		cancel()
-		<-regDone
-	})
-	return h
-}
 
 // rpcError reads the JSON-RPC error of a refusal.
 func rpcError(t *testing.T, body string) (id json.RawMessage, code int, msg string) {

@@ -162,7 +162,13 @@ func visible(caller Caller, t registry.Tool) bool {
 func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error) {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
-	s.metrics.observeCall(srv, tool, outcome, elapsed)
+	metricTool := tool
+	if outcome == outcomeUnknown {
+		// A name no server offers is the caller's text: as a label it
+		// would let any caller grow the series without bound.
+		metricTool = ""
+	}
+	s.metrics.observeCall(srv, metricTool, outcome, elapsed)
 	ev := s.log.Info()
 	if outcome != outcomeOK && outcome != outcomeToolError {
 		ev = s.log.Warn().Str("error", err.Error())

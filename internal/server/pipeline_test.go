@@ -269,3 +269,27 @@ func TestCallOfADownServerSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownToolNamesStayOutOfMetrics: a caller's made-up tool names are
+// audited but never become metric labels (unbounded series).
+func TestUnknownToolNamesStayOutOfMetrics(t *testing.T) {
+	h := newTestHub(t, nil)
+	ex := &executor{t: t, url: h.url("/mcp")}
+	for _, name := range []string{"made_up_1", "made_up_2"} {
+		if text, isErr := ex.call(name, false); !isErr {
+			t.Fatalf("unknown tool %s answered %q", name, text)
+		}
+	}
+	resp, err := http.Get(h.url("/metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if strings.Contains(string(raw), "made_up_") {
+		t.Fatal("an unknown tool name became a metric label")
+	}
+	if !strings.Contains(string(raw), `outcome="unknown_tool"`) {
+		t.Fatal("unknown-tool calls are not counted")
+	}
+}

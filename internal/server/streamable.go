@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"mime"
 	"net"
 	"net/http"
@@ -37,7 +38,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, call, err := admit(body)
 	if err != nil {
-		writeRPCError(w, body, err)
+		// 400 for a body that is no message, 200 for a request refused.
+		status := http.StatusOK
+		if c := asRPCError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
+			status = http.StatusBadRequest
+		}
+		writeRPCError(w, status, body, err)
 		return
 	}
 	switch {
@@ -132,7 +138,8 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 
 // asRPCError makes err a JSON-RPC error object.
 func asRPCError(err error) *jsonrpc.Error {
-	if e, ok := err.(*jsonrpc.Error); ok {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
 		return e
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
