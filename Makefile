@@ -51,11 +51,13 @@ vet:
 test: test-deps vet helm-test fuzz
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-# Each fuzz target runs briefly on every `make test`: the strict JSON-RPC
-# reading, the call the hub sends upstream, the read-only classifier and
-# the config parser. FUZZTIME=1m for a longer look.
+# Each fuzz target runs briefly on every `make test` (its seeds first, then
+# a random search): the strict JSON-RPC reading, the call the hub sends upstream,
+# the read-only classifier and the config parser. A failing input is written
+# to the package's testdata/fuzz, where `go test` replays it from then on.
+# FUZZTIME=5m for a longer look.
 FUZZTIME ?= 10s
-FUZZ_TARGETS := ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
+FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
 	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse
 .PHONY: fuzz
 fuzz:

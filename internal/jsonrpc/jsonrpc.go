@@ -105,6 +105,9 @@ func Parse(raw []byte) (*Message, error) {
 	}
 	m := &Message{}
 	for _, mb := range members {
+		if known, bad := misCased(mb, envelopeMembers); bad {
+			return nil, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: member %q must be spelt %q; a server may read either", mb.Key, known)}
+		}
 		switch mb.Key {
 		case "jsonrpc":
 			if err := json.Unmarshal(mb.Value, &m.JSONRPC); err != nil {
@@ -138,9 +141,16 @@ func Parse(raw []byte) (*Message, error) {
 				return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
 			}
 			for _, p := range params {
+				if known, bad := misCased(p, []string{"_meta"}); bad {
+					return nil, invalidParams("params member %q must be spelt %q; a server may read either", p.Key, known)
+				}
 				if p.Key == "_meta" && p.Value[0] == '{' {
-					if _, err := Object(p.Value); err != nil {
+					meta, err := Object(p.Value)
+					if err != nil {
 						return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: _meta: " + err.Error()}
+					}
+					if err := checkMeta(meta); err != nil {
+						return nil, err
 					}
 				}
 			}
@@ -253,6 +263,36 @@ func members(raw []byte, foldCase bool) ([]Member, error) {
 		return nil, errors.New("not JSON: data after the object")
 	}
 	return out, nil
+}
+
+// envelopeMembers are the members of a JSON-RPC message.
+var envelopeMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// metaMembers are the _meta members the hub reads itself.
+var metaMembers = []string{MetaProgressToken, MetaTraceparent, MetaTracestate}
+
+// misCased reports whether m is one of known spelt in another letter case:
+// the hub reads the exact name, while a case-insensitive decoder behind it
+// would read m as the known member, so the two would act on different
+// values. It returns the spelling the hub reads.
+func misCased(m Member, known []string) (string, bool) {
+	for _, k := range known {
+		if k != m.Key && fold(k) == m.folded {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// checkMeta refuses a _meta member that is a hub-read key in another
+// letter case.
+func checkMeta(meta []Member) error {
+	for _, mm := range meta {
+		if known, bad := misCased(mm, metaMembers); bad {
+			return invalidParams("params._meta member %q must be spelt %q; a server may read either", mm.Key, known)
+		}
+	}
+	return nil
 }
 
 // errNotObject is valid JSON that is not an object.

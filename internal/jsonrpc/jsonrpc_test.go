@@ -54,6 +54,12 @@ func TestParseRefuses(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"progressToken":1,"PROGRESSTOKEN":2}}}`, CodeInvalidParams, "_meta"},
 		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"arguments":{"deep":{"x":1,"x":2}}}}`, CodeInvalidParams, "appears twice"},
 		{`{"jsonrpc":"2.0","id":1,"method":"a","params":"x"}`, CodeInvalidParams, "must be an object"},
+		// A lone member in another letter case: the hub reads no method,
+		// a case-insensitive server would read "tools/call".
+		{`{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`, CodeInvalidRequest, `"Method" must be spelt "method"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"_Meta":{}}}`, CodeInvalidParams, `"_Meta"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"ProgressToken":1}}}`, CodeInvalidParams, `"ProgressToken"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"TraceParent":"x"}}}`, CodeInvalidParams, `"TraceParent"`},
 		// The Kelvin sign folds onto k in encoding/json.
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"kind\":1,\"\u212aind\":2}}", CodeInvalidParams, "letter case"},
 	} {
@@ -82,6 +88,10 @@ func TestParseToolCall(t *testing.T) {
 		`{"name":"a","arguments":{"x":1,"x":2}}`,
 		`{"name":"a","_meta":{"progressToken":1,"ProgressToken":2}}`, `{"name":"a","_meta":1}`,
 		`{"name":"a","arguments":{},"Arguments":{}}`,
+		// Found by the fuzzer: strict read no arguments, a lenient
+		// decoder read these.
+		`{"name":"0","ArGuments":{}}`, `{"Name":"a"}`, `{"name":"a","_META":{}}`,
+		`{"name":"a","inputresponses":{}}`, `{"name":"a","_meta":{"progresstoken":1}}`,
 	} {
 		if _, err := ParseToolCall(json.RawMessage(bad)); err == nil {
 			t.Errorf("ParseToolCall(%s) accepted", bad)
@@ -102,6 +112,7 @@ func FuzzParseToolCall(f *testing.F) {
 		`{"name":"g\u0065t","arguments":{}}`,
 		"{\"name\":\"a\",\"\u212aey\":1,\"key\":2}",
 		`{"name":"a","_meta":{"progressToken":1}}`,
+		`{"name":"0","ArGuments":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -122,6 +133,36 @@ func FuzzParseToolCall(f *testing.F) {
 		}
 		if string(lenient.Arguments) != "null" && string(lenient.Arguments) != string(call.Arguments) {
 			t.Fatalf("%q: strict arguments %s, lenient %s", raw, call.Arguments, lenient.Arguments)
+		}
+	})
+}
+
+// FuzzParse: whatever the bytes, a message the strict reading accepts has
+// the same method, id and params for a lenient decoder.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call"}`,
+		`{"jsonrpc":"2.0","method":"a","METHOD":"b"}`,
+		`{"jsonrpc":"2.0","id":"x","result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, err := Parse(raw)
+		if err != nil {
+			return
+		}
+		var lenient struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(raw, &lenient); err != nil {
+			t.Fatalf("strict reading accepted %q, lenient one refused it: %v", raw, err)
+		}
+		if lenient.Method != m.Method || string(lenient.ID) != string(m.ID) || string(lenient.Params) != string(m.Params) {
+			t.Fatalf("%q: strict %q %s %s, lenient %q %s %s", raw, m.Method, m.ID, m.Params, lenient.Method, lenient.ID, lenient.Params)
 		}
 	})
 }

@@ -28,7 +28,14 @@ const (
 	MetaProgressToken = "progressToken"
 	// MetaLogLevel is a 2026-07-28 caller asking for log messages.
 	MetaLogLevel = "io.modelcontextprotocol/logLevel"
+	// MetaTraceparent and MetaTracestate carry a W3C trace context in a
+	// request's _meta, for transports without headers (stdio, WebSocket).
+	MetaTraceparent = "traceparent"
+	MetaTracestate  = "tracestate"
 )
+
+// toolCallMembers are the members of tools/call params the hub reads.
+var toolCallMembers = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState"}
 
 // ProgressToken returns the caller's progress token, nil when none.
 func (c *ToolCall) ProgressToken() json.RawMessage {
@@ -55,6 +62,9 @@ func ParseToolCall(params json.RawMessage) (ToolCall, error) {
 	}
 	hasName := false
 	for _, m := range members {
+		if known, bad := misCased(m, toolCallMembers); bad {
+			return c, invalidParams("params member %q must be spelt %q; a server may read either", m.Key, known)
+		}
 		switch m.Key {
 		case "name":
 			if err := json.Unmarshal(m.Value, &c.Name); err != nil {
@@ -79,6 +89,9 @@ func ParseToolCall(params json.RawMessage) (ToolCall, error) {
 			meta, err := Object(m.Value)
 			if err != nil {
 				return c, invalidParams("params._meta: %v", err)
+			}
+			if err := checkMeta(meta); err != nil {
+				return c, err
 			}
 			c.Meta = make(map[string]json.RawMessage, len(meta))
 			for _, mm := range meta {
