@@ -77,6 +77,9 @@ type Config struct {
 	// HTTP bounds what one caller can make the hub's HTTP endpoint hold:
 	// body size, sessions, slow clients.
 	HTTP HTTPSettings `json:"http"`
+	// Limits bound how often and how many at once callers may call, per
+	// caller and per upstream server; nothing is limited unless set.
+	Limits LimitSettings `json:"limits"`
 	// APITools are api-type tools: one HTTP request per call, credentials
 	// attached by the hub.
 	APITools []toolspec.EndpointSpec `json:"apiTools,omitempty"`
@@ -180,6 +183,8 @@ type CallerToken struct {
 	// Tools, when not empty, are the only tools the caller may see and run
 	// (published or original names).
 	Tools []string `json:"tools,omitempty"`
+	// Limits, when set, replace limits.perCaller for this caller.
+	Limits *Limits `json:"limits,omitempty"`
 
 	// Value is the resolved token.
 	Value Secret `json:"-"`
@@ -278,6 +283,8 @@ type ServerSpec struct {
 	// decide when no operator rule does; off by default, since a server
 	// describes itself.
 	TrustAnnotations bool `json:"trustAnnotations,omitempty"`
+	// Limits, when set, replace limits.perUpstream for this server.
+	Limits *Limits `json:"limits,omitempty"`
 
 	// Problem, when set by a source, says why the server cannot be used as
 	// found (a missing Secret, say): the hub lists it as error with this
@@ -477,7 +484,10 @@ func (c *Config) validate() error {
 	if c.Catalog.RouteCacheSize < 0 {
 		return fmt.Errorf("catalog.routeCacheSize: must not be negative")
 	}
-	if err := c.Auth.validate(); err != nil {
+	if err := c.Limits.normalize(); err != nil {
+		return err
+	}
+	if err := c.Auth.validate(c.Limits.PerUpstream); err != nil {
 		return err
 	}
 	for _, p := range c.Replicas.PeerList() {
@@ -614,6 +624,11 @@ func (s *ServerSpec) Normalize() error {
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout: must not be negative")
 	}
+	if s.Limits != nil {
+		if err := s.Limits.Normalize(); err != nil {
+			return fmt.Errorf("limits.%w", err)
+		}
+	}
 	if p := s.ToolPolicy; p != nil {
 		for field, list := range map[string][]string{"readOnly": p.ReadOnly, "write": p.Write} {
 			if err := toolspec.ValidatePatterns(list); err != nil {
@@ -661,7 +676,7 @@ func (t TokenRef) read() (Secret, error) {
 	return Secret(v), nil
 }
 
-func (a AuthSettings) validate() error {
+func (a AuthSettings) validate(perUpstream Limits) error {
 	names := map[string]bool{}
 	for i, t := range a.Tokens {
 		where := fmt.Sprintf("auth.tokens[%d]%s", i, nameHint(t.Name))
@@ -677,6 +692,14 @@ func (a AuthSettings) validate() error {
 		}
 		if _, err := toolspec.CanonicalLevel(t.MaxLevel); err != nil {
 			return fmt.Errorf("%s.maxLevel: %w", where, err)
+		}
+		if l := t.Limits; l != nil {
+			if err := l.Normalize(); err != nil {
+				return fmt.Errorf("%s.limits.%w", where, err)
+			}
+			if u := perUpstream.MaxInFlight; l.MaxInFlight > 0 && u > 0 && l.MaxInFlight >= u {
+				return fmt.Errorf("%s.limits.maxInFlight: %d is not below limits.perUpstream.maxInFlight %d, so this caller could take every slot of an upstream", where, l.MaxInFlight, u)
+			}
 		}
 	}
 	if an := a.Anonymous; an != nil && an.Enabled {
