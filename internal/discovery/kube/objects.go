@@ -43,6 +43,12 @@ const (
 	// AnnotationTrustAnnotations "true" lets the server's own readOnlyHint
 	// and destructiveHint count when no operator rule decides.
 	AnnotationTrustAnnotations = annotationPrefix + "trust-annotations"
+	// AnnotationMaxInFlight bounds the calls running at once on the server
+	// (replaces limits.perUpstream.maxInFlight).
+	AnnotationMaxInFlight = annotationPrefix + "max-in-flight"
+	// AnnotationRate is the server's calls per second (replaces
+	// limits.perUpstream.rate; the burst is ceil(rate)).
+	AnnotationRate = annotationPrefix + "rate"
 )
 
 // defaultPort is the MCPServer spec.port default of Purko's CRD.
@@ -112,8 +118,40 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 		}
 		spec.TrustAnnotations = trust
 	}
+	limits, err := limitsOf(ann)
+	if err != nil {
+		return spec, err
+	}
+	spec.Limits = limits
 	spec.Problem = resolveAuth(&spec, ns, auth, secretRef, token)
 	return spec, nil
+}
+
+// limitsOf reads the limit annotations; nil when there are none.
+func limitsOf(ann map[string]string) (*config.Limits, error) {
+	rate, inFlight := ann[AnnotationRate], ann[AnnotationMaxInFlight]
+	if rate == "" && inFlight == "" {
+		return nil, nil
+	}
+	var l config.Limits
+	if rate != "" {
+		r, err := strconv.ParseFloat(rate, 64)
+		if err != nil {
+			return nil, fmt.Errorf("annotation %s: %q is not a number of calls per second", AnnotationRate, rate)
+		}
+		l.Rate = r
+	}
+	if inFlight != "" {
+		n, err := strconv.Atoi(inFlight)
+		if err != nil {
+			return nil, fmt.Errorf("annotation %s: %q is not a whole number", AnnotationMaxInFlight, inFlight)
+		}
+		l.MaxInFlight = n
+	}
+	if err := l.Normalize(); err != nil {
+		return nil, fmt.Errorf("annotations %s, %s: %w", AnnotationRate, AnnotationMaxInFlight, err)
+	}
+	return &l, nil
 }
 
 // resolveAuth fills the bearer token for auth "bearer" and returns the

@@ -62,6 +62,21 @@ func TestFromMCPServer(t *testing.T) {
 		{name: "bad timeout", obj: mcpServer("gh", nil, map[string]string{AnnotationTimeout: "soon"}), err: AnnotationTimeout},
 		{name: "bad pattern", obj: mcpServer("gh", nil, map[string]string{AnnotationWriteTools: "run_[x"}), err: AnnotationWriteTools},
 		{name: "bad trust flag", obj: mcpServer("gh", nil, map[string]string{AnnotationTrustAnnotations: "maybe"}), err: AnnotationTrustAnnotations},
+		{name: "bad rate", obj: mcpServer("gh", nil, map[string]string{AnnotationRate: "lots"}), err: AnnotationRate},
+		{name: "negative rate", obj: mcpServer("gh", nil, map[string]string{AnnotationRate: "-2"}), err: "rate: -2 is not within"},
+		{name: "bad max in flight", obj: mcpServer("gh", nil, map[string]string{AnnotationMaxInFlight: "1.5"}), err: AnnotationMaxInFlight},
+		{name: "negative max in flight", obj: mcpServer("gh", nil, map[string]string{AnnotationMaxInFlight: "-1"}), err: "maxInFlight: -1 must not be negative"},
+		{name: "limits", obj: mcpServer("gh", nil, map[string]string{AnnotationMaxInFlight: "16", AnnotationRate: "2.5"}),
+			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
+				if s.Limits == nil || *s.Limits != (config.Limits{Rate: 2.5, Burst: 3, MaxInFlight: 16}) {
+					t.Errorf("limits %+v", s.Limits)
+				}
+			}},
+		{name: "no limits", obj: mcpServer("gh", nil, nil), url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
+			if s.Limits != nil {
+				t.Errorf("limits %+v without annotations", s.Limits)
+			}
+		}},
 		{name: "tool policy and timeout", obj: mcpServer("gh", nil, map[string]string{
 			AnnotationReadOnlyTools: "get_*, list_issues", AnnotationWriteTools: "run_query", AnnotationTimeout: "30s"}),
 			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
