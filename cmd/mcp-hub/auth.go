@@ -28,7 +28,12 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens (%s).maxLevel: %w", t.Name, err)
 		}
-		tokens = append(tokens, server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools})
+		tc := server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools}
+		if t.Limits != nil {
+			l := server.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
+			tc.Limits = &l
+		}
+		tokens = append(tokens, tc)
 	}
 	var anonymous *autonomy.Level
 	switch {

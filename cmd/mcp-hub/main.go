@@ -212,6 +212,9 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		SessionIdleTimeout:   cfg.HTTP.SessionIdleTimeout.D(),
 		ReadTimeout:          cfg.HTTP.ReadTimeout.D(),
 		ReadHeaderTimeout:    cfg.HTTP.ReadHeaderTimeout.D(),
+
+		PerCaller:   server.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
+		PerUpstream: server.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {

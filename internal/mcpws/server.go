@@ -57,6 +57,16 @@ func WithMessageCheck(check func(data []byte) (refusal []byte)) HandlerOption {
 	return func(h *handler) { h.check = check }
 }
 
+// WithRequestScope runs scope around every request a client sends: the
+// context it returns is the one the request is handled under (derive it
+// from ctx), and finish gets the response (nil for none) and returns the
+// one to send. mcp-go answers every error a tool handler returns with
+// -32603 and the error's text; a scope lets the server put back the code
+// and data its handler meant.
+func WithRequestScope(scope func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage)) HandlerOption {
+	return func(h *handler) { h.scope = scope }
+}
+
 // WithCheckOrigin replaces the Origin check made before upgrading, which by
 // default accepts only requests without Origin (non-browser clients) and
 // browser pages of the same origin (host and port) as the request. This is
@@ -93,6 +103,7 @@ type handler struct {
 	readLimit   int64
 	keepalive   keepalive
 	check       func(data []byte) []byte
+	scope       func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage)
 }
 
 // NewHandler returns an http.Handler that upgrades requests to WebSocket and
@@ -171,6 +182,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &serverConn{
 		srv:           h.srv,
 		check:         h.check,
+		scope:         h.scope,
 		conn:          newWSConn(ws, h.readLimit, h.keepalive),
 		log:           log,
 		slots:         make(chan struct{}, maxInFlight),
@@ -183,6 +195,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type serverConn struct {
 	srv     *server.MCPServer
 	check   func(data []byte) []byte
+	scope   func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage)
 	conn    *wsConn
 	session *session
 	log     *zerolog.Logger
@@ -334,6 +347,10 @@ func (c *serverConn) handle(ctx context.Context, rawID json.RawMessage, data []b
 				}
 			}
 		}()
+		if c.scope != nil {
+			scoped, finish := c.scope(ctx)
+			return finish(c.srv.HandleMessage(scoped, data))
+		}
 		return c.srv.HandleMessage(ctx, data)
 	}()
 	if resp != nil {

@@ -114,6 +114,9 @@ type ServerView struct {
 	// Hidden are tools not published because another server owns the name
 	// (prefix policy never): original name -> owning server.
 	Hidden map[string]string
+	// Limits, when set, are the server's own call limits (its spec's),
+	// replacing limits.perUpstream.
+	Limits *config.Limits
 }
 
 // Tool is one published tool.
@@ -491,7 +494,7 @@ func (r *Registry) rebuild() {
 	}
 	for _, e := range entries {
 		spec := e.c.Spec()
-		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status}
+		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status, Limits: spec.Limits}
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/ratelimit"
 )
 
 // HeaderAutonomyLevel lets a caller ask for a lower level than its ceiling
@@ -33,6 +34,19 @@ type Caller struct {
 	// verifiedAgent is the Agent proven by the caller's identity (never a
 	// header): only it unlocks an agent's own api tools.
 	verifiedAgent string
+	// limits, when set, replace Options.PerCaller for this caller.
+	limits *ratelimit.Limits
+	// rateKey is what the caller's limits count under when not its Name
+	// (each anonymous remote address).
+	rateKey string
+}
+
+// limitKey is what the caller's limits count under.
+func (c Caller) limitKey() string {
+	if c.rateKey != "" {
+		return c.rateKey
+	}
+	return c.Name
 }
 
 // Headers a Purko executor sets to tell the hub which run a call belongs to.
@@ -69,6 +83,8 @@ type TokenCaller struct {
 	Token   string
 	Ceiling autonomy.Level
 	Tools   []string
+	// Limits, when set, replace Options.PerCaller for this caller.
+	Limits *ratelimit.Limits
 }
 
 // ClusterIdentity is what the cluster says about a ServiceAccount token.
@@ -114,13 +130,23 @@ func NewAuth(tokens []TokenCaller, anonymous *autonomy.Level, reviewer TokenRevi
 	for _, t := range tokens {
 		a.tokens = append(a.tokens, tokenEntry{
 			hash:   sha256.Sum256([]byte(t.Token)),
-			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools)},
+			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools), limits: t.Limits},
 		})
 	}
 	if anonymous != nil {
 		a.anonymous = &Caller{Name: "anonymous", Ceiling: *anonymous}
 	}
 	return a
+}
+
+// limitsCallers reports whether any token caller has limits of its own.
+func (a *Auth) limitsCallers() bool {
+	for _, e := range a.tokens {
+		if e.caller.limits != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // AnonymousOnly admits everyone up to ceiling: the hub on a laptop, and
@@ -169,6 +195,7 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 		}
 	case a.anonymous != nil:
 		c = *a.anonymous
+		c.rateKey = anonymousKey(r.RemoteAddr)
 	default:
 		return Caller{}, &authError{http.StatusUnauthorized, "credentials required: send Authorization: Bearer <token>"}
 	}

@@ -31,6 +31,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 			add(t)
 		}
 	}
+	s.limits.follow(cat)
 	s.mcp.SetTools(tools...)
 	s.publishFeatures(cat)
 	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")

@@ -17,6 +17,7 @@ type metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	refused  *prometheus.CounterVec
 }
 
 func newMetrics(cat *registry.Registry) *metrics {
@@ -31,14 +32,22 @@ func newMetrics(cat *registry.Registry) *metrics {
 			Help:    "Tool call latency through the hub, by owning server.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"server"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_rate_limited_total",
+			Help: "Tool calls refused by a rate or concurrency limit, by limit (caller, upstream), kind (rate, inFlight) and owning server (empty for a caller's limit, met before the lookup). Callers are no label: anonymous ones would grow the series without bound.",
+		}, []string{"limit", "kind", "server"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, catalogCollector{cat},
+	m.reg.MustRegister(m.calls, m.duration, m.refused, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func (m *metrics) observeRefusal(limit, kind, server string) {
+	m.refused.WithLabelValues(limit, kind, server).Inc()
 }
 
 func (m *metrics) observeCall(server, tool, outcome string, d time.Duration) {

@@ -31,6 +31,7 @@ const (
 	outcomeCanceled    = "canceled"
 	outcomeRPCError    = "rpc_error"
 	outcomeDenied      = "denied"
+	outcomeRateLimited = "rate_limited"
 	outcomeError       = "error"
 )
 
@@ -44,6 +45,13 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
+	if s.limits.callers != nil {
+		release, refused := s.limits.acquireCaller(caller)
+		if refused != nil {
+			return nil, s.refuseCall(session, caller, call.Name, "", refused)
+		}
+		defer release()
+	}
 	rt, err := s.reg.Lookup(call.Name)
 	if err != nil {
 		s.record(ctx, session, caller, call.Name, "", start, false, err)
@@ -57,6 +65,13 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	if denial := decide(caller, call.Name, rt); denial != "" {
 		s.recordDenial(session, caller, call.Name, rt, denial)
 		return errorResult(denial), nil
+	}
+	if policy := s.limits.policy.Load(); policy != nil {
+		release, refused := s.limits.acquireUpstream(policy, rt.Server())
+		if refused != nil {
+			return nil, s.refuseCall(session, caller, call.Name, rt.Server(), refused)
+		}
+		defer release() // when the backend call has returned
 	}
 	bc := registry.Call{ToolCall: call, Bindings: caller.bindings(), Relay: relay}
 	bc.Name = rt.Original
@@ -99,6 +114,10 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	}
 	raw, err := s.runCall(ctx, callerFrom(ctx), sessionID(ctx), call, s.relayFor(ctx))
 	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			keepRPCError(ctx, rpcErr) // for a face that can send it as it is
+		}
 		return nil, err
 	}
 	return mcp.ParseCallToolResult(&raw)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
+	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -57,6 +58,12 @@ type Options struct {
 	// bodies); ReadHeaderTimeout its headers (slowloris). Neither limits a
 	// response stream (SSE) or an upgraded WebSocket. 30s and 10s.
 	ReadTimeout, ReadHeaderTimeout time.Duration
+
+	// PerCaller and PerUpstream limit the tool calls of every caller and
+	// to every owning server that has no limits of its own
+	// (TokenCaller.Limits, the server spec's); zero: no limit
+	// (ratelimits.go).
+	PerCaller, PerUpstream ratelimit.Limits
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
@@ -80,6 +87,7 @@ type Server struct {
 	calls      inflight
 	draining   atomic.Bool
 	edge       edge // limits on what callers can make the hub hold
+	limits     *callLimits
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
@@ -92,6 +100,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.metrics = newMetrics(reg)
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = newEdge(opts)
+	s.limits = newCallLimits(opts, s.auth)
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(s.edge.sessions.registered)
 	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
@@ -126,6 +135,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		mcpws.WithCheckOrigin(s.edge.guard.originAllowed),
 		mcpws.WithReadLimit(s.edge.guard.maxBody),
 		mcpws.WithMessageCheck(refusal),
+		mcpws.WithRequestScope(errorScope),
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)

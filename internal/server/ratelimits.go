@@ -1,0 +1,197 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// Rate and concurrency limits of tool calls, one step of runCall: the
+// caller's limits before the lookup (so a flood of unknown names is limited
+// too), the owning server's after the decision (a denied call takes no
+// upstream slot). A call over a limit is refused at once with a JSON-RPC
+// error that says when to retry; nothing queues. With no limits configured
+// the step is a nil check.
+//
+// Fairness: with limits.perCaller.maxInFlight below a server's maxInFlight,
+// one caller can never hold all of that server's slots, so the others still
+// get theirs however hard it pushes.
+
+// callLimits are the limiters of the call path.
+type callLimits struct {
+	// callers is nil when no caller has limits.
+	callers   *ratelimit.Limiter
+	perCaller ratelimit.Limits
+	// upstreams keeps the state of each owning server; policy says which
+	// limits apply, nil when none do (read on every call, swapped when the
+	// catalog changes).
+	upstreams   *ratelimit.Limiter
+	perUpstream ratelimit.Limits
+	policy      atomic.Pointer[upstreamPolicy]
+}
+
+// upstreamPolicy is the limits of each owning server.
+type upstreamPolicy struct {
+	def ratelimit.Limits
+	own map[string]ratelimit.Limits
+}
+
+func (p *upstreamPolicy) limits(server string) ratelimit.Limits {
+	if l, ok := p.own[server]; ok {
+		return l
+	}
+	return p.def
+}
+
+func newCallLimits(opts Options, auth *Auth) *callLimits {
+	l := &callLimits{
+		perCaller:   opts.PerCaller,
+		perUpstream: opts.PerUpstream,
+		upstreams:   ratelimit.New(ratelimit.Options{Name: "upstream"}),
+	}
+	if !opts.PerCaller.Zero() || auth.limitsCallers() {
+		l.callers = ratelimit.New(ratelimit.Options{Name: "caller"})
+	}
+	if !opts.PerUpstream.Zero() {
+		l.policy.Store(&upstreamPolicy{def: opts.PerUpstream})
+	}
+	return l
+}
+
+// follow takes the servers' own limits from a new catalog.
+func (l *callLimits) follow(cat *registry.Catalog) {
+	var own map[string]ratelimit.Limits
+	for _, sv := range cat.Servers {
+		if sv.Limits == nil {
+			continue
+		}
+		if own == nil {
+			own = map[string]ratelimit.Limits{}
+		}
+		own[sv.Name] = LimitsOf(*sv.Limits, "servers["+sv.Name+"].limits")
+	}
+	if own == nil && l.perUpstream.Zero() {
+		l.policy.Store(nil)
+		return
+	}
+	l.policy.Store(&upstreamPolicy{def: l.perUpstream, own: own})
+}
+
+// LimitsOf turns configured limits into the server's; where names the
+// setting (such as "limits.perCaller") for refusals.
+func LimitsOf(c config.Limits, where string) ratelimit.Limits {
+	return ratelimit.Limits{Rate: c.Rate, Burst: c.Burst, MaxInFlight: c.MaxInFlight, Where: where}
+}
+
+// acquireCaller admits a call of caller, or refuses it.
+func (l *callLimits) acquireCaller(c Caller) (func(), *ratelimit.Refusal) {
+	lim := l.perCaller
+	if c.limits != nil {
+		lim = *c.limits
+	}
+	return l.callers.Acquire(c.limitKey(), lim)
+}
+
+// acquireUpstream admits a call to server, or refuses it; policy is not nil.
+func (l *callLimits) acquireUpstream(policy *upstreamPolicy, server string) (func(), *ratelimit.Refusal) {
+	return l.upstreams.Acquire(server, policy.limits(server))
+}
+
+// anonymousKey is the limiter key of an anonymous caller at remote (a
+// RemoteAddr): its IP address, so one anonymous flood does not stop other
+// anonymous callers. An IPv6 address counts by its /64, which one host
+// usually holds whole.
+func anonymousKey(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return "anonymous@" + host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return "anonymous@" + p.String()
+	}
+	return "anonymous@" + ip.String()
+}
+
+// refusalError is the JSON-RPC error a refused call is answered with.
+func refusalError(r *ratelimit.Refusal) *jsonrpc.Error {
+	data, _ := json.Marshal(struct {
+		RetryAfterMs int64  `json:"retryAfterMs"`
+		Limit        string `json:"limit"`
+		Kind         string `json:"kind"`
+	}{r.RetryAfter.Milliseconds(), r.Limit, string(r.Kind)})
+	return &jsonrpc.Error{Code: codeServerBusy, Message: r.Error(), Data: data}
+}
+
+// refuseCall records a refused call and returns its error. tool is the
+// published name, srv the owning server ("" before the lookup).
+func (s *Server) refuseCall(session string, caller Caller, tool, srv string, r *ratelimit.Refusal) error {
+	metricTool := tool
+	if srv == "" {
+		metricTool = "" // not looked up: the caller's text, unbounded as a label
+	}
+	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
+	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
+	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
+		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Msg(r.Error())
+	return refusalError(r)
+}
+
+// The faces mcp-go serves answer every error of a tool handler with -32603
+// and its text. Where the hub writes the answer itself (WebSocket), an
+// errorSlot carries the JSON-RPC error the handler meant to the face, which
+// sends it as it is: a refused call's code and retryAfterMs, an upstream's
+// own error code.
+
+type errorSlotKey struct{}
+
+// errorSlot is the JSON-RPC error of one request's handler.
+type errorSlot struct {
+	mu  sync.Mutex
+	err *jsonrpc.Error
+}
+
+// keepRPCError stores err in ctx's slot, if the face gave it one.
+func keepRPCError(ctx context.Context, err *jsonrpc.Error) {
+	if slot, ok := ctx.Value(errorSlotKey{}).(*errorSlot); ok {
+		slot.mu.Lock()
+		slot.err = err
+		slot.mu.Unlock()
+	}
+}
+
+// errorScope gives each WebSocket request a slot, and its answer the
+// handler's JSON-RPC error in place of mcp-go's -32603.
+func errorScope(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage) {
+	slot := &errorSlot{}
+	return context.WithValue(ctx, errorSlotKey{}, slot), func(resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+		slot.mu.Lock()
+		e := slot.err
+		slot.mu.Unlock()
+		reply, ok := resp.(mcp.JSONRPCError)
+		if e == nil || !ok {
+			return resp
+		}
+		reply.Error.Code, reply.Error.Message, reply.Error.Data = e.Code, e.Message, nil
+		if len(e.Data) > 0 {
+			reply.Error.Data = e.Data
+		}
+		return reply
+	}
+}
