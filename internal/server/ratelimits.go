@@ -147,7 +147,9 @@ func (s *Server) refuseCall(session string, caller Caller, tool, srv string, r *
 	}
 	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
 	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
-	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	// Info, as allowed calls: a refusal is load, not a policy breach, and
+	// a flood of them must not become a flood of warnings.
+	s.log.Info().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
 		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Msg(r.Error())
 	return refusalError(r)
