@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
@@ -469,26 +467,14 @@ func TestCallerRateLimitOverSSE(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	h := newLimitedHub(t, Options{PerCaller: ratelimit.Limits{Rate: 0.5, Burst: 1, Where: "limits.perCaller"}}, a.spec())
 	h.waitConnected("alpha")
-	tr, err := transport.NewSSE(h.url("/sse"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	c := h.dialSSE(false).c
+	ctx := ctx10(t)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "echo"
 	if _, err := c.CallTool(ctx, req); err != nil {
 		t.Fatalf("first call over /sse: %v", err)
 	}
-	_, err = c.CallTool(ctx, req)
+	_, err := c.CallTool(ctx, req)
 	mustf(t, err != nil && strings.Contains(err.Error(), `rate limit: caller "anonymous@127.0.0.1" is over its limit of 0.5 calls/s (limits.perCaller.rate): retry after`),
 		"second call over /sse: %v, want the refusal", err)
 	mustf(t, a.calls.Load() == 1, "upstream saw %d calls, want 1", a.calls.Load())
