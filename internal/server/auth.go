@@ -36,15 +36,15 @@ type Caller struct {
 	verifiedAgent string
 	// limits, when set, replace Options.PerCaller for this caller.
 	limits *ratelimit.Limits
-	// rateKey is what the caller's limits count under when not its Name
-	// (each anonymous remote address).
-	rateKey string
+	// anonymousAt is an anonymous caller's remote address, whose limits
+	// are its own (read only when limits are configured).
+	anonymousAt string
 }
 
 // limitKey is what the caller's limits count under.
 func (c Caller) limitKey() string {
-	if c.rateKey != "" {
-		return c.rateKey
+	if c.anonymousAt != "" {
+		return anonymousKey(c.anonymousAt)
 	}
 	return c.Name
 }
@@ -195,7 +195,7 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 		}
 	case a.anonymous != nil:
 		c = *a.anonymous
-		c.rateKey = anonymousKey(r.RemoteAddr)
+		c.anonymousAt = r.RemoteAddr
 	default:
 		return Caller{}, &authError{http.StatusUnauthorized, "credentials required: send Authorization: Bearer <token>"}
 	}
