@@ -20,6 +20,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // limitReply is a tools/call answer as a rate-limited caller reads it.
@@ -478,4 +479,58 @@ func TestCallerRateLimitOverSSE(t *testing.T) {
 	mustf(t, err != nil && strings.Contains(err.Error(), `rate limit: caller "anonymous@127.0.0.1" is over its limit of 0.5 calls/s (limits.perCaller.rate): retry after`),
 		"second call over /sse: %v, want the refusal", err)
 	mustf(t, a.calls.Load() == 1, "upstream saw %d calls, want 1", a.calls.Load())
+}
+
+// TestLimitKeys: what each kind of caller's limits count under.
+func TestLimitKeys(t *testing.T) {
+	auth := NewAuth([]TokenCaller{{Name: "ci", Token: "tok-ci", Ceiling: autonomy.Full}}, new(autonomy.Full), nil)
+	for _, tc := range []struct {
+		name, token, remote, want string
+	}{
+		{"token", "tok-ci", "10.0.0.7:1234", "ci"},
+		{"anonymous", "", "10.0.0.7:1234", "anonymous@10.0.0.7"},
+		{"anonymous, another port", "", "10.0.0.7:999", "anonymous@10.0.0.7"},
+		{"anonymous, another address", "", "10.0.0.8:1234", "anonymous@10.0.0.8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := http.NewRequest(http.MethodPost, "/mcp", nil)
+			r.RemoteAddr = tc.remote
+			if tc.token != "" {
+				r.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			c, err := auth.authenticate(r)
+			if err != nil {
+				t.Fatal(err.msg)
+			}
+			if got := c.limitKey(); got != tc.want {
+				t.Errorf("limit key %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// A ServiceAccount caller and stdio count under their names.
+	for _, name := range []string{"system:serviceaccount:purko:executor", "stdio"} {
+		if got := (Caller{Name: name}).limitKey(); got != name {
+			t.Errorf("limit key of %s: %q", name, got)
+		}
+	}
+}
+
+// TestUpstreamPolicyFollowsCatalog: a server's own limits apply while the
+// catalog has them, and without any limits the call path has no policy.
+func TestUpstreamPolicyFollowsCatalog(t *testing.T) {
+	own := &config.Limits{MaxInFlight: 2}
+	withOwn := &registry.Catalog{Servers: []registry.ServerView{{Name: "gh", Limits: own}, {Name: "docs"}}}
+	l := newCallLimits(Options{}, AnonymousOnly(autonomy.Full))
+	mustf(t, l.policy.Load() == nil && l.callers == nil, "limiters without limits")
+	l.follow(withOwn)
+	p := l.policy.Load()
+	mustf(t, p != nil && p.limits("gh").MaxInFlight == 2 && p.limits("gh").Where == "servers[gh].limits" && p.limits("docs").Zero(),
+		"policy %+v", p)
+	l.follow(&registry.Catalog{Servers: []registry.ServerView{{Name: "docs"}}})
+	mustf(t, l.policy.Load() == nil, "policy kept after the server's limits went away")
+
+	l = newCallLimits(Options{PerUpstream: ratelimit.Limits{MaxInFlight: 9}}, AnonymousOnly(autonomy.Full))
+	l.follow(withOwn)
+	p = l.policy.Load()
+	mustf(t, p.limits("gh").MaxInFlight == 2 && p.limits("docs").MaxInFlight == 9, "own limits over the default: %+v", p)
 }
