@@ -17,6 +17,8 @@ type metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// resultsCut counts results cut to their cap (resultcap).
+	resultsCut *prometheus.CounterVec
 }
 
 func newMetrics(cat *registry.Registry) *metrics {
@@ -31,8 +33,12 @@ func newMetrics(cat *registry.Registry) *metrics {
 			Help:    "Tool call latency through the hub, by owning server.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"server"}),
+		resultsCut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_tool_results_cut_total",
+			Help: "Tool results cut to the result cap (upstream.maxResultChars), by owning server.",
+		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, catalogCollector{cat},
+	m.reg.MustRegister(m.calls, m.duration, m.resultsCut, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

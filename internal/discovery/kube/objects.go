@@ -43,6 +43,9 @@ const (
 	// AnnotationTrustAnnotations "true" lets the server's own readOnlyHint
 	// and destructiveHint count when no operator rule decides.
 	AnnotationTrustAnnotations = annotationPrefix + "trust-annotations"
+	// AnnotationMaxResultChars overrides upstream.maxResultChars for the
+	// server's tools ("0": no cap).
+	AnnotationMaxResultChars = annotationPrefix + "max-result-chars"
 )
 
 // defaultPort is the MCPServer spec.port default of Purko's CRD.
@@ -111,6 +114,13 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 			return spec, fmt.Errorf("annotation %s: %q is not true or false", AnnotationTrustAnnotations, v)
 		}
 		spec.TrustAnnotations = trust
+	}
+	if v := ann[AnnotationMaxResultChars]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 0 && n < config.MinMaxResultChars) {
+			return spec, fmt.Errorf("annotation %s: %q: must be 0 (off) or a number of characters, at least %d", AnnotationMaxResultChars, v, config.MinMaxResultChars)
+		}
+		spec.MaxResultChars = &n
 	}
 	spec.Problem = resolveAuth(&spec, ns, auth, secretRef, token)
 	return spec, nil
