@@ -53,12 +53,12 @@ test: test-deps vet helm-test fuzz
 
 # Each fuzz target runs briefly on every `make test` (its seeds first, then
 # a random search): the strict JSON-RPC reading, the call the hub sends upstream,
-# the read-only classifier and the config parser. A failing input is written
+# the read-only classifier, the config parser and the result cap. A failing input is written
 # to the package's testdata/fuzz, where `go test` replays it from then on.
 # FUZZTIME=5m for a longer look.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
-	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse
+	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

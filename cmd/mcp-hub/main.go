@@ -193,6 +193,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
 		Upstream:       upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version}),
 		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
+		MaxResultChars: cfg.Upstream.ResultCap(),
 	}, log)
 	auth, err := buildAuth(cfg, o, o.listen, log)
 	if err != nil {

@@ -246,6 +246,40 @@ type UpstreamDefaults struct {
 	// top, so it must be at least as verbose as what callers ask for on a
 	// replica that did not see their logging/setLevel.
 	LogLevel string `json:"logLevel"`
+	// MaxResultChars caps the text of every tool result, upstream and api
+	// tools alike, at this many characters: what Purko's executor keeps
+	// (package resultcap says what counts). 0 turns the cap off; a server's
+	// own maxResultChars overrides it. Default 100000.
+	MaxResultChars *int `json:"maxResultChars"`
+	// MaxResponseBytes is the most the hub reads of one upstream answer;
+	// a larger one fails the call with an error that says so. Default 32 MiB.
+	MaxResponseBytes int64 `json:"maxResponseBytes"`
+}
+
+// Bounds of the result cap: below the minimum the cut's notice would not
+// fit beside any text.
+const (
+	DefaultMaxResultChars   = 100000
+	MinMaxResultChars       = 1000
+	DefaultMaxResponseBytes = 32 << 20
+	minMaxResponseBytes     = 64 << 10
+	maxMaxResponseBytes     = 1 << 30
+)
+
+// ResultCap is the result cap in characters; 0 is off.
+func (u UpstreamDefaults) ResultCap() int {
+	if u.MaxResultChars == nil {
+		return DefaultMaxResultChars
+	}
+	return *u.MaxResultChars
+}
+
+// checkResultCap checks a maxResultChars setting.
+func checkResultCap(field string, v *int) error {
+	if v != nil && *v != 0 && *v < MinMaxResultChars {
+		return fmt.Errorf("%s: %d must be 0 (off) or at least %d, room for the text and the notice of the cut", field, *v, MinMaxResultChars)
+	}
+	return nil
 }
 
 // logLevels are the MCP logging levels, most verbose first.
@@ -285,6 +319,9 @@ type ServerSpec struct {
 	TrustAnnotations bool `json:"trustAnnotations,omitempty"`
 	// Limits, when set, replace limits.perUpstream for this server.
 	Limits *Limits `json:"limits,omitempty"`
+	// MaxResultChars overrides upstream.maxResultChars for this server's
+	// tools (0: no cap).
+	MaxResultChars *int `json:"maxResultChars,omitempty"`
 
 	// Problem, when set by a source, says why the server cannot be used as
 	// found (a missing Secret, say): the hub lists it as error with this
@@ -443,6 +480,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&u.BreakerOpenFor, Duration(10*time.Second))
 	setDefault(&u.LogLevel, "info")
 	setDefault(&u.DiscoverTimeout, Duration(2*time.Second))
+	setDefault(&u.MaxResponseBytes, DefaultMaxResponseBytes)
 	setDefault(&c.Catalog.RouteCacheSize, 16384)
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
@@ -477,6 +515,12 @@ func (c *Config) validate() error {
 	}
 	if levels := logLevels(); c.Upstream.LogLevel != "off" && !slices.Contains(levels, c.Upstream.LogLevel) {
 		return fmt.Errorf("upstream.logLevel: %q is not one of off, %s", c.Upstream.LogLevel, strings.Join(levels, ", "))
+	}
+	if err := checkResultCap("upstream.maxResultChars", c.Upstream.MaxResultChars); err != nil {
+		return err
+	}
+	if n := c.Upstream.MaxResponseBytes; n < minMaxResponseBytes || n > maxMaxResponseBytes {
+		return fmt.Errorf("upstream.maxResponseBytes: %d is not within %d (64 KiB) and %d (1 GiB)", n, minMaxResponseBytes, maxMaxResponseBytes)
 	}
 	if c.Upstream.BreakerFailures < 0 {
 		return fmt.Errorf("upstream.breakerFailures: must not be negative")
@@ -628,6 +672,9 @@ func (s *ServerSpec) Normalize() error {
 		if err := s.Limits.Normalize(); err != nil {
 			return fmt.Errorf("limits.%w", err)
 		}
+	}
+	if err := checkResultCap("maxResultChars", s.MaxResultChars); err != nil {
+		return err
 	}
 	if p := s.ToolPolicy; p != nil {
 		for field, list := range map[string][]string{"readOnly": p.ReadOnly, "write": p.Write} {

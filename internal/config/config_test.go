@@ -21,6 +21,13 @@ func TestDefaultLoads(t *testing.T) {
 	if c.Upstream.Timeout.D() != 60*time.Second {
 		t.Errorf("timeout = %s", c.Upstream.Timeout.D())
 	}
+	if c.Upstream.ResultCap() != 100000 || c.Upstream.MaxResponseBytes != 32<<20 {
+		t.Errorf("result cap %d, response limit %d: want Purko's 100000 characters and 32 MiB", c.Upstream.ResultCap(), c.Upstream.MaxResponseBytes)
+	}
+	off, err := Parse("off.yaml", []byte("servers: []\nupstream: {maxResultChars: 0}\n"))
+	if err != nil || off.Upstream.ResultCap() != 0 {
+		t.Errorf("maxResultChars: 0 must turn the cap off: %v", err)
+	}
 }
 
 func TestParseErrorsNameFileAndField(t *testing.T) {
@@ -44,6 +51,11 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"prefix", "naming: {prefix: sometimes}\n", `naming.prefix: "sometimes" is not one of`},
 		{"separator", "naming: {separator: '.'}\n", `naming.separator: "." must be`},
 		{"backoff", "upstream: {backoffMin: 10s, backoffMax: 1s}\n", "upstream.backoffMax"},
+		{"result cap", "upstream: {maxResultChars: 10}\n", "upstream.maxResultChars: 10 must be 0 (off) or at least 1000"},
+		{"negative result cap", "upstream: {maxResultChars: -1}\n", "upstream.maxResultChars: -1 must be 0"},
+		{"server result cap", "servers:\n- name: a\n  url: http://x/mcp\n  maxResultChars: 999\n", "servers[0] (a).maxResultChars: 999 must be 0 (off)"},
+		{"response bytes", "upstream: {maxResponseBytes: 1000}\n", "upstream.maxResponseBytes: 1000 is not within"},
+		{"response bytes too many", "upstream: {maxResponseBytes: 4294967296}\n", "upstream.maxResponseBytes: 4294967296 is not within"},
 		{"not yaml", "servers: [\n", "config test.yaml:"},
 		{"auth level", "auth:\n  tokens:\n  - name: bot\n    token: {env: HOME}\n    maxLevel: godmode\n", `auth.tokens[0] (bot).maxLevel: `},
 		{"auth token source", "auth:\n  tokens:\n  - name: bot\n    maxLevel: full\n", "auth.tokens[0] (bot).token: set exactly one of env or file"},

@@ -38,6 +38,9 @@ type Options struct {
 	Local []LocalTool
 	// LogLevel is the logging level upstreams get on connect ("" none).
 	LogLevel mcp.LoggingLevel
+	// MaxResultChars caps the text of every tool result (0: no cap),
+	// unless a server's spec sets its own.
+	MaxResultChars int
 }
 
 // LocalTool is a tool the hub runs itself. Routing tries builtins first,
@@ -144,8 +147,17 @@ type Route struct {
 	Class autonomy.Class
 	// Agent, when set, is the only Purko Agent whose callers may run it.
 	Agent string
+	// ResultCap bounds what the call's result may hold.
+	ResultCap ResultCap
 	// server names the owner for metrics and audit lines.
 	server string
+}
+
+// ResultCap is the most characters of text a tool's result may hold (0:
+// no cap) and the setting that says so, which a cut result names.
+type ResultCap struct {
+	Chars   int
+	Setting string
 }
 
 // Server names the route's owner for metrics and audit lines.
@@ -624,11 +636,15 @@ func (r *Registry) Lookup(name string) (Route, error) {
 				}
 				return Route{}, &upstream.UnavailableError{Server: sv.Name, Reason: reason}
 			}
-			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, server: sv.Name}
+			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, server: sv.Name,
+				ResultCap: ResultCap{Chars: r.opts.MaxResultChars, Setting: "upstream.maxResultChars"}}
 			if t.local != nil {
 				rt.Backend = localBackend{t.local}
 			} else {
 				rt.Backend = upstreamBackend{t.client}
+				if n := t.client.Spec().MaxResultChars; n != nil {
+					rt.ResultCap = ResultCap{Chars: *n, Setting: "maxResultChars of server " + sv.Name}
+				}
 			}
 			r.routes.Add(name, route{gen: cat.Gen, Route: rt})
 			return rt, nil

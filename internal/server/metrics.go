@@ -18,6 +18,8 @@ type metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	refused  *prometheus.CounterVec
+	// resultsCut counts results cut to their cap (resultcap).
+	resultsCut *prometheus.CounterVec
 }
 
 func newMetrics(cat *registry.Registry) *metrics {
@@ -36,8 +38,12 @@ func newMetrics(cat *registry.Registry) *metrics {
 			Name: "mcphub_rate_limited_total",
 			Help: "Tool calls refused by a rate or concurrency limit, by limit (caller, upstream), kind (rate, inFlight) and owning server (empty for a caller's limit, met before the lookup). Callers are no label: anonymous ones would grow the series without bound.",
 		}, []string{"limit", "kind", "server"}),
+		resultsCut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_tool_results_cut_total",
+			Help: "Tool results cut to the result cap (upstream.maxResultChars), by owning server.",
+		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.refused, catalogCollector{cat},
+	m.reg.MustRegister(m.calls, m.duration, m.refused, m.resultsCut, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

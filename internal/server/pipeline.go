@@ -13,13 +13,15 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/resultcap"
 )
 
 // The way of one tool call. Every face (the /mcp fast path, mcp-go's
 // handler behind Streamable HTTP, SSE, WebSocket and stdio) reads a call
 // once, strictly (jsonrpc.ParseToolCall, or the gate in gate.go for what
 // mcp-go reads), and hands it to runCall: look up, decide, call the backend
-// with exactly the name and arguments decided on, record. There is no
+// with exactly the name and arguments decided on, cut the result to its
+// cap, record. There is no
 // other way to a backend.
 
 // Outcomes of a call, as counted in metrics and written in the audit line.
@@ -54,7 +56,7 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	}
 	rt, err := s.reg.Lookup(call.Name)
 	if err != nil {
-		s.record(ctx, session, caller, call.Name, "", start, false, err)
+		s.record(ctx, session, caller, call.Name, "", start, false, err, nil)
 		var unknown *registry.UnknownToolError
 		if errors.As(err, &unknown) {
 			// The answer mcp-go gives for a name it does not serve.
@@ -76,7 +78,11 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	bc := registry.Call{ToolCall: call, Bindings: caller.bindings(), Relay: relay}
 	bc.Name = rt.Original
 	result, err := rt.Backend.Call(ctx, bc)
-	s.record(ctx, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err)
+	var cut *resultcap.Report
+	if err == nil {
+		result, cut, err = s.capResult(rt, result)
+	}
+	s.record(ctx, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -85,6 +91,23 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 		return nil, rpcErr // the upstream's JSON-RPC error stays one
 	}
 	return errorResult("ERROR: " + err.Error()), nil
+}
+
+// capResult cuts a result to the route's cap (resultcap says how). The
+// length check first: a result of at most cap bytes cannot hold more
+// characters, so a call under the cap costs nothing more.
+func (s *Server) capResult(rt registry.Route, result json.RawMessage) (json.RawMessage, *resultcap.Report, error) {
+	if rt.ResultCap.Chars <= 0 || len(result) <= rt.ResultCap.Chars {
+		return result, nil, nil
+	}
+	out, rep, err := resultcap.Apply(result, rt.ResultCap.Chars, rt.ResultCap.Setting)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cut the result of %s to %d characters: %w", rt.Server(), rt.ResultCap.Chars, err)
+	}
+	if rep != nil {
+		s.metrics.resultsCut.WithLabelValues(rt.Server()).Inc()
+	}
+	return out, rep, nil
 }
 
 // errorResult is an error result with text.
@@ -178,7 +201,7 @@ func visible(caller Caller, t registry.Tool) bool {
 
 // record writes the metrics and the audit line of one call (never its
 // arguments: they may hold secrets).
-func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error) {
+func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -191,6 +214,12 @@ func (s *Server) record(ctx context.Context, session string, caller Caller, tool
 	ev := s.log.Info()
 	if outcome != outcomeOK && outcome != outcomeToolError {
 		ev = s.log.Warn().Str("error", err.Error())
+	}
+	if cut != nil {
+		ev = ev.Int("result_chars", cut.TextTotal).Int("result_chars_kept", cut.TextKept)
+		if cut.StructuredChars > 0 {
+			ev = ev.Int("structured_chars_dropped", cut.StructuredChars)
+		}
 	}
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").

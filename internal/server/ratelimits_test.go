@@ -160,16 +160,6 @@ func TestCallerRateLimit(t *testing.T) {
 	mustf(t, strings.Contains(m, `mcphub_tool_calls_total{outcome="rate_limited",server="",tool=""} 2`), "calls not counted as rate_limited:\n%s", grepLines(m, "rate_limited"))
 }
 
-func grepLines(text, substr string) string {
-	var out []string
-	for line := range strings.SplitSeq(text, "\n") {
-		if strings.Contains(line, substr) {
-			out = append(out, line)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // TestCallerRateLimitOverWebSocket: the refusal reaches a WebSocket caller
 // as the same JSON-RPC error, code and data included (mcp-go alone would
 // make it -32603 without data).

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -24,9 +25,6 @@ import (
 // the caller's arguments and the upstream's result pass through as bytes.
 // The session (id, negotiated revision, list_changed stream) stays with the
 // mcp-go client; this path only borrows it.
-
-// maxResultBytes bounds an upstream's answer to one call.
-const maxResultBytes = 64 << 20
 
 // direct is what a connection needs to send tools/call itself.
 type direct struct {
@@ -167,11 +165,7 @@ func (c *Client) request(ctx context.Context, cn *conn, method mcp.MCPMethod, p 
 			req.Header.Set(k, v)
 		}
 	}
-	hc := c.opts.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		return nil, transport.NewError(err)
 	}
@@ -180,15 +174,14 @@ func (c *Client) request(ctx context.Context, cn *conn, method mcp.MCPMethod, p 
 		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(resp.Body, 256)))
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	body2 := io.LimitReader(resp.Body, maxResultBytes)
 	if ct == "text/event-stream" {
-		return readSSEResponse(body2, id, func(reqID json.RawMessage, method string) {
+		return readSSEResponse(resp.Body, id, c.opts.maxResponseBytes(), func(reqID json.RawMessage, method string) {
 			c.refuseRequest(ctx, cn, reqID, method)
 		})
 	}
-	raw, err := io.ReadAll(body2)
+	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, transport.NewError(err)
+		return nil, readError(err)
 	}
 	return parseResponse(raw, id)
 }
@@ -297,17 +290,24 @@ func (c *Client) refuseRequest(ctx context.Context, cn *conn, reqID json.RawMess
 		return
 	}
 	req.Header = d.header.Clone()
-	hc := c.opts.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
 		c.log.Debug().Err(c.redact(err)).Str("method", method).Msg("refusing an upstream request")
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+}
+
+// readError is the error of a failed read of an answer: an answer over
+// the limit is the tool's doing and says so (the upstream is fine, and its
+// breaker must not count it); anything else is a transport failure.
+func readError(err error) error {
+	var tooLarge *TooLargeError
+	if errors.As(err, &tooLarge) {
+		return tooLarge
+	}
+	return transport.NewError(err)
 }
 
 // parseResponse extracts the result of the response with our id.
@@ -340,9 +340,10 @@ func sameID(raw json.RawMessage, id string) bool {
 // Notifications before it (log messages) are not the caller's business on
 // this path: it serves only requests without a progress token from callers
 // that take no server requests. A server request is passed to refuse.
-func readSSEResponse(r io.Reader, id string, refuse func(id json.RawMessage, method string)) (json.RawMessage, error) {
+func readSSEResponse(r io.Reader, id string, limit int64, refuse func(id json.RawMessage, method string)) (json.RawMessage, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxResultBytes)
+	// The body's own limit (limitAnswers) speaks first.
+	sc.Buffer(make([]byte, 64<<10), int(limit)+2)
 	var data []byte
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -370,7 +371,7 @@ func readSSEResponse(r io.Reader, id string, refuse func(id json.RawMessage, met
 		return parseResponse(data, id)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, transport.NewError(err)
+		return nil, readError(err)
 	}
 	return nil, transport.NewError(fmt.Errorf("stream ended without a response"))
 }

@@ -59,6 +59,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// ClientInfo is what the hub calls itself in handshakes.
 	ClientInfo mcp.Implementation
+	// MaxResponseBytes is the most read of one answer to a request (0:
+	// DefaultMaxResponseBytes); a larger one fails with *TooLargeError.
+	MaxResponseBytes int64
 	// Events receives resource updates; nil drops them.
 	Events Events
 }
@@ -70,6 +73,7 @@ func OptionsFrom(u config.UpstreamDefaults, httpClient *http.Client, info mcp.Im
 		BackoffMin: u.BackoffMin.D(), BackoffMax: u.BackoffMax.D(),
 		BreakerFailures: u.BreakerFailures, BreakerOpenFor: u.BreakerOpenFor.D(),
 		DiscoverTimeout: u.DiscoverTimeout.D(), HTTPClient: httpClient, ClientInfo: info,
+		MaxResponseBytes: u.MaxResponseBytes,
 	}
 }
 
@@ -143,7 +147,7 @@ type conn struct {
 // as X-API-Key anywhere, and this server's credentials are for its origin
 // only. A same-origin redirect is followed.
 func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
-	opts.HTTPClient = secrets.WithPolicy(opts.HTTPClient, secrets.RefuseCrossOrigin)
+	opts.HTTPClient = limitAnswers(secrets.WithPolicy(opts.HTTPClient, secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	c := &Client{
 		spec:     spec,
 		opts:     opts,

@@ -42,8 +42,8 @@ type Config struct {
 	NotifyCalls int
 
 	// Only lists the benchmarks to run (1 tools/call, 2 reference server,
-	// 3 tools/list at scale, 4 idle sessions, 5 fan-out, 6 start-up); all
-	// when empty.
+	// 3 tools/list at scale, 4 idle sessions, 5 fan-out, 6 start-up,
+	// 7 floods); all when empty.
 	Only []int
 	// ProfileDir, when set, receives CPU and allocation profiles of the hub
 	// during a tools/call run at ProfileConcurrency sessions (benchmark 1);
@@ -63,13 +63,17 @@ type Config struct {
 	FanoutConcurrency int
 	// Benchmark 6: starts per configuration; default 5.
 	StartupRuns int
+	// Benchmark 7: slowloris connections and abandoned initialize calls;
+	// default 10,000 and 40,000; the hub's header timeout, default 10s.
+	FloodConns, FloodInits int
+	FloodHeaderTimeout     time.Duration
 }
 
 // selected reports whether benchmark n is to run.
 func (c Config) selected(n int) bool { return len(c.Only) == 0 || slices.Contains(c.Only, n) }
 
 // Benchmark numbers and names, for -only.
-var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6}
+var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7}
 
 // Result is one target at one concurrency.
 type Result struct {
@@ -128,6 +132,9 @@ type Report struct {
 	Fanout *FanoutBench `json:"fanout,omitempty"`
 	// Startup: time from exec to a ready hub with a complete catalog.
 	Startup *StartupBench `json:"startup,omitempty"`
+	// Floods: what one caller's slowloris connections and abandoned
+	// sessions make the hub hold.
+	Floods *FloodBench `json:"floods,omitempty"`
 }
 
 // benchEnv is what every benchmark of one run shares.
@@ -170,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	env := &benchEnv{cfg: cfg, hubBin: hubBin, self: self, tmp: tmp, progress: progress}
 	rep := &Report{Benchmark: "tools/call, fast mcp-go upstream, streamable HTTP", When: time.Now().UTC(),
 		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Duration: cfg.Duration.String()}
-	for n := 1; n <= 6; n++ {
+	for n := 1; n <= 7; n++ {
 		if cfg.selected(n) {
 			rep.Ran = append(rep.Ran, n)
 		}
@@ -188,6 +195,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.selected(3) || cfg.selected(4) || cfg.selected(5) || cfg.selected(6) {
 		if err := env.runScale(ctx, rep); err != nil {
 			return nil, err
+		}
+	}
+	if cfg.selected(7) {
+		progress("benchmark 7: floods")
+		if rep.Floods, err = env.runFloods(ctx); err != nil {
+			return nil, fmt.Errorf("flood benchmark: %w", err)
 		}
 	}
 	rep.WallSeconds = time.Since(began).Seconds()
@@ -357,6 +370,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if r.Startup != nil {
 		r.Startup.writeTable(w)
+	}
+	if r.Floods != nil {
+		r.Floods.writeTable(w)
 	}
 	fmt.Fprintf(w, "\nbenchmarks run: %v in %.0f s\n", r.Ran, r.WallSeconds)
 }

@@ -28,14 +28,15 @@ func TestMain(m *testing.M) {
 func TestBenchHarness(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const upstreams, tools, idle = 5, 10, 50
+	const upstreams, tools, idle, floodConns, floodInits = 5, 10, 50, 200, 1100
 	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Concurrency: []int{1, 4}, NotifyCalls: 20,
 		ProfileDir: t.TempDir(), ProfileSeconds: 1, ProfileConcurrency: 4,
-		RefConcurrency: []int{1, 2}, ScaleUpstreams: upstreams, ScaleTools: tools, IdleSessions: idle, FanoutConcurrency: 4, StartupRuns: 1})
+		RefConcurrency: []int{1, 2}, ScaleUpstreams: upstreams, ScaleTools: tools, IdleSessions: idle, FanoutConcurrency: 4, StartupRuns: 1,
+		FloodConns: floodConns, FloodInits: floodInits, FloodHeaderTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6}) {
+	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7}) {
 		t.Errorf("benchmarks run: %v", rep.Ran)
 	}
 	if len(rep.Comparisons) != 2 {
@@ -149,6 +150,15 @@ func TestBenchHarness(t *testing.T) {
 		}
 	}
 
+	// 7: the hub closed every slow connection, admitted the caller's
+	// sessions up to its cap and refused the rest, and the other caller
+	// was served in every phase.
+	if f := rep.Floods; f == nil || f.SlowConns != floodConns || f.SlowOpenAfter != 0 ||
+		f.Admitted != f.PerCallerCap || f.Refused != floodInits-f.PerCallerCap || f.Failed != 0 ||
+		f.OtherErrors != 0 || f.OtherIdleMs <= 0 || f.OtherSlowMs <= 0 || f.OtherAfterMs <= 0 || f.AfterInit.RSSKB <= 0 {
+		t.Errorf("floods: %+v", rep.Floods)
+	}
+
 	// 6: one start with each config, every stage timed in order.
 	if s := rep.Startup; s == nil || s.ExecMs <= 0 {
 		t.Errorf("start-up: %+v", rep.Startup)
@@ -172,7 +182,7 @@ func TestBenchHarness(t *testing.T) {
 
 	var table strings.Builder
 	rep.WriteTable(&table)
-	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up"} {
+	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table has no %q:\n%s", want, table.String())
 		}
@@ -182,14 +192,14 @@ func TestBenchHarness(t *testing.T) {
 
 // TestParseOnly: -only takes numbers and names.
 func TestParseOnly(t *testing.T) {
-	got, err := parseOnly("3, idle,fanout ,6")
-	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6}) {
+	got, err := parseOnly("3, idle,fanout ,6,floods")
+	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7}) {
 		t.Errorf("parseOnly = %v, %v", got, err)
 	}
 	if got, err := parseOnly(""); err != nil || got != nil {
 		t.Errorf("parseOnly(\"\") = %v, %v", got, err)
 	}
-	for _, bad := range []string{"0", "7", "lists"} {
+	for _, bad := range []string{"0", "8", "lists"} {
 		if _, err := parseOnly(bad); err == nil {
 			t.Errorf("parseOnly(%q) accepted", bad)
 		}

@@ -39,7 +39,7 @@ func main() {
 	out := flag.String("out", "", "write the results as JSON to this file")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
 	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
-	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup)")
+	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods)")
 	profileDir := flag.String("profile", "", "capture the hub's CPU and allocation profiles into this directory during tools/call at -profile-concurrency sessions (benchmark 1) and during tools/list of the large catalog (benchmark 3), and print their top")
 	profileSecs := flag.Int("profile-seconds", 0, "CPU profile length in seconds (default: -duration)")
 	profileConc := flag.Int("profile-concurrency", 16, "sessions of the profiled tools/call run")
@@ -49,6 +49,8 @@ func main() {
 	idle := flag.Int("idle-sessions", defaultIdleSessions, "idle sessions to open in benchmark 4")
 	fanout := flag.Int("fanout-concurrency", defaultFanout, "concurrent sessions in benchmark 5")
 	startups := flag.Int("startup-runs", defaultStartupRuns, "starts per config in benchmark 6")
+	floodConns := flag.Int("flood-conns", defaultFloodConns, "slowloris connections in benchmark 7")
+	floodInits := flag.Int("flood-inits", defaultFloodInits, "abandoned initialize calls in benchmark 7")
 	flag.Parse()
 
 	if role := os.Getenv(roleEnv); role != "" {
@@ -81,7 +83,7 @@ func main() {
 	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr, NotifyCalls: *notifyCalls,
 		Only: selected, ProfileDir: *profileDir, ProfileSeconds: *profileSecs, ProfileConcurrency: *profileConc,
 		RefConcurrency: refLevels, ScaleUpstreams: *upstreams, ScaleTools: *tools, IdleSessions: *idle,
-		FanoutConcurrency: *fanout, StartupRuns: *startups})
+		FanoutConcurrency: *fanout, StartupRuns: *startups, FloodConns: *floodConns, FloodInits: *floodInits})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -127,8 +129,8 @@ func parseOnly(list string) ([]int, error) {
 		if named, ok := benchNames[s]; ok {
 			n, err = named, nil
 		}
-		if err != nil || n < 1 || n > 6 {
-			return nil, fmt.Errorf("-only: %q is neither 1-6 nor one of call, reference, list, idle, fanout, startup", s)
+		if err != nil || n < 1 || n > 7 {
+			return nil, fmt.Errorf("-only: %q is neither 1-7 nor one of call, reference, list, idle, fanout, startup, floods", s)
 		}
 		out = append(out, n)
 	}

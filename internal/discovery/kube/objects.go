@@ -49,6 +49,9 @@ const (
 	// AnnotationRate is the server's calls per second (replaces
 	// limits.perUpstream.rate; the burst is ceil(rate)).
 	AnnotationRate = annotationPrefix + "rate"
+	// AnnotationMaxResultChars overrides upstream.maxResultChars for the
+	// server's tools ("0": no cap).
+	AnnotationMaxResultChars = annotationPrefix + "max-result-chars"
 )
 
 // defaultPort is the MCPServer spec.port default of Purko's CRD.
@@ -123,6 +126,13 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 		return spec, err
 	}
 	spec.Limits = limits
+	if v := ann[AnnotationMaxResultChars]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || (n != 0 && n < config.MinMaxResultChars) {
+			return spec, fmt.Errorf("annotation %s: %q: must be 0 (off) or a number of characters, at least %d", AnnotationMaxResultChars, v, config.MinMaxResultChars)
+		}
+		spec.MaxResultChars = &n
+	}
 	spec.Problem = resolveAuth(&spec, ns, auth, secretRef, token)
 	return spec, nil
 }

@@ -77,6 +77,13 @@ func TestFromMCPServer(t *testing.T) {
 				t.Errorf("limits %+v without annotations", s.Limits)
 			}
 		}},
+		{name: "bad result cap", obj: mcpServer("gh", nil, map[string]string{AnnotationMaxResultChars: "500"}), err: AnnotationMaxResultChars + `: "500": must be 0 (off)`},
+		{name: "result cap", obj: mcpServer("gh", nil, map[string]string{AnnotationMaxResultChars: "0"}),
+			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
+				if s.MaxResultChars == nil || *s.MaxResultChars != 0 {
+					t.Errorf("maxResultChars %v, want 0", s.MaxResultChars)
+				}
+			}},
 		{name: "tool policy and timeout", obj: mcpServer("gh", nil, map[string]string{
 			AnnotationReadOnlyTools: "get_*, list_issues", AnnotationWriteTools: "run_query", AnnotationTimeout: "30s"}),
 			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
