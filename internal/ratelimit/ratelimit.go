@@ -60,8 +60,9 @@ const (
 type Refusal struct {
 	// Limit is what the key is ("caller", "upstream"), from Options.Name.
 	Limit string
-	Key   string
-	Kind  Kind
+	// Key is what was refused: a caller's key, a server's name.
+	Key  string
+	Kind Kind
 	// Limits are the key's bounds when it was refused.
 	Limits Limits
 	// InFlight is the number of calls running under the key (KindInFlight).
@@ -220,5 +221,5 @@ func (st *state) follow(lim Limits, now time.Time) {
 	}
 }
 
-// Len is the number of keys whose state is kept.
-func (l *Limiter) Len() int { return l.keys.Len() }
+// len is the number of keys whose state is kept.
+func (l *Limiter) len() int { return l.keys.Len() }

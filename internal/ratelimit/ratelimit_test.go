@@ -176,7 +176,7 @@ func TestKeysAreBounded(t *testing.T) {
 			rel()
 		}
 	}
-	if n := l.Len(); n > 100 {
+	if n := l.len(); n > 100 {
 		t.Fatalf("%d keys kept, want at most 100", n)
 	}
 	// Unlimited calls keep no state at all.
@@ -184,8 +184,8 @@ func TestKeysAreBounded(t *testing.T) {
 	for i := range 1000 {
 		u.Acquire(fmt.Sprint(i), Limits{})
 	}
-	if u.Len() != 0 {
-		t.Fatalf("unlimited calls kept %d keys", u.Len())
+	if u.len() != 0 {
+		t.Fatalf("unlimited calls kept %d keys", u.len())
 	}
 }
 
