@@ -1,0 +1,206 @@
+package pinning
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Rule is an operator's standing approval from the config: the tools of
+// Server matching the glob Tool (path.Match; "" is "*") are approved as
+// they are now, or, with SHA256, only that exact definition.
+type Rule struct {
+	Server string
+	Tool   string
+	SHA256 string
+}
+
+func (r Rule) matches(key Key, sum string) bool {
+	if r.Server != key.Server {
+		return false
+	}
+	glob := r.Tool
+	if glob == "" {
+		glob = "*"
+	}
+	if ok, _ := path.Match(glob, key.Tool); !ok {
+		return false
+	}
+	return r.SHA256 == "" || r.SHA256 == sum
+}
+
+// Change is a tool whose definition is not the pinned one.
+type Change struct {
+	Key
+	// PinnedSHA256 and CurrentSHA256 are the digests of the pinned and the
+	// offered definition.
+	PinnedSHA256, CurrentSHA256 string
+	// Diff says in words what changed (see Diff).
+	Diff string
+	// PinnedAt is when the pinned definition was first seen.
+	PinnedAt time.Time
+}
+
+// Pinner checks tool definitions against their pins: it pins what it has
+// not seen, applies the config's approvals, and reports the rest.
+type Pinner struct {
+	mode  Mode
+	store Store
+	rules []Rule
+	now   func() time.Time
+
+	mu sync.Mutex
+	// unsaved are pins the store refused (it was unreachable, say): they
+	// are compared against in this process and saved on the next check.
+	unsaved map[Key]Pin
+}
+
+// New returns a Pinner. With mode Off, store may be nil and nothing is
+// pinned.
+func New(mode Mode, store Store, rules []Rule) *Pinner {
+	return &Pinner{mode: mode, store: store, rules: rules, now: time.Now, unsaved: map[Key]Pin{}}
+}
+
+// Mode is what the hub does with a changed tool.
+func (p *Pinner) Mode() Mode {
+	if p == nil {
+		return Off
+	}
+	return p.mode
+}
+
+// Store is where the pins are kept (nil with mode Off).
+func (p *Pinner) Store() Store { return p.store }
+
+// Changed fires when another replica changed the pins.
+func (p *Pinner) Changed() <-chan struct{} {
+	if p == nil || p.store == nil {
+		return nil
+	}
+	return p.store.Changed()
+}
+
+// Check compares the tools a server offers with their pins. Unknown tools
+// are pinned; changed tools that a config rule approves are re-pinned; the
+// other changed tools are returned by original name. A failing store is
+// logged by the caller (err) and never hides a tool by itself: the pin is
+// kept in memory and saved on a later check.
+func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (map[string]Change, error) {
+	if p.Mode() == Off {
+		return nil, nil
+	}
+	var changes map[string]Change
+	var errs []error
+	for _, t := range tools {
+		key := Key{Server: server, Tool: t.Name}
+		def, err := DefinitionOf(t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sum := def.Sum()
+		pin, err := p.pinned(ctx, NewPin(key, def, p.now()))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if pin.SHA256 == sum {
+			continue
+		}
+		if p.approvedByRule(key, sum) {
+			np := NewPin(key, def, p.now())
+			np.Approved = "config"
+			if err := p.store.Replace(ctx, np); err != nil {
+				errs = append(errs, fmt.Errorf("approve %s by config: %w", key, err))
+			}
+			continue
+		}
+		if changes == nil {
+			changes = map[string]Change{}
+		}
+		changes[t.Name] = Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
+			Diff: Diff(pin.Definition, def), PinnedAt: pin.FirstSeen}
+	}
+	if len(errs) > 0 {
+		return changes, fmt.Errorf("pin tools of %s: %w", server, joinErrs(errs))
+	}
+	return changes, nil
+}
+
+// pinned returns the pin in force for candidate's key, pinning candidate
+// when there is none.
+func (p *Pinner) pinned(ctx context.Context, candidate Pin) (Pin, error) {
+	if pin, ok := p.store.Get(candidate.Key); ok {
+		p.forgetUnsaved(candidate.Key)
+		return pin, nil
+	}
+	p.mu.Lock()
+	if u, ok := p.unsaved[candidate.Key]; ok {
+		candidate = u
+	}
+	p.mu.Unlock()
+	pin, err := p.store.PinFirst(ctx, candidate)
+	if err != nil {
+		p.mu.Lock()
+		p.unsaved[candidate.Key] = candidate
+		p.mu.Unlock()
+		return candidate, fmt.Errorf("save pin of %s: %w", candidate.Key, err)
+	}
+	p.forgetUnsaved(candidate.Key)
+	return pin, nil
+}
+
+func (p *Pinner) forgetUnsaved(k Key) {
+	p.mu.Lock()
+	delete(p.unsaved, k)
+	p.mu.Unlock()
+}
+
+func (p *Pinner) approvedByRule(key Key, sum string) bool {
+	for _, r := range p.rules {
+		if r.matches(key, sum) {
+			return true
+		}
+	}
+	return false
+}
+
+// Approve re-pins the current definitions of tools of server (an
+// operator's approval, how says by what: "api", "cli"), and returns the
+// new pins of those that changed.
+func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, how string) ([]Pin, error) {
+	if p.Mode() == Off {
+		return nil, fmt.Errorf("pinning is off (pinning.mode): nothing to approve")
+	}
+	var pins []Pin
+	for _, t := range tools {
+		key := Key{Server: server, Tool: t.Name}
+		def, err := DefinitionOf(t)
+		if err != nil {
+			return nil, err
+		}
+		if old, ok := p.store.Get(key); ok && old.SHA256 == def.Sum() {
+			continue
+		}
+		np := NewPin(key, def, p.now())
+		np.Approved = how
+		pins = append(pins, np)
+	}
+	if len(pins) == 0 {
+		return nil, nil
+	}
+	if err := p.store.Replace(ctx, pins...); err != nil {
+		return nil, fmt.Errorf("approve tools of %s: %w", server, err)
+	}
+	return pins, nil
+}
+
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
+}
