@@ -33,6 +33,10 @@ type Caller struct {
 	// verifiedAgent is the Agent proven by the caller's identity (never a
 	// header): only it unlocks an agent's own api tools.
 	verifiedAgent string
+	// Admin may change the hub's state through its REST API (approve
+	// changed tool definitions): a token with admin: true, the local
+	// user of a hub without auth on loopback, and stdio.
+	Admin bool
 }
 
 // Headers a Purko executor sets to tell the hub which run a call belongs to.
@@ -69,6 +73,8 @@ type TokenCaller struct {
 	Token   string
 	Ceiling autonomy.Level
 	Tools   []string
+	// Admin may approve changed tool definitions (POST /api/mcp/pins/approve).
+	Admin bool
 }
 
 // ClusterIdentity is what the cluster says about a ServiceAccount token.
@@ -114,7 +120,7 @@ func NewAuth(tokens []TokenCaller, anonymous *autonomy.Level, reviewer TokenRevi
 	for _, t := range tokens {
 		a.tokens = append(a.tokens, tokenEntry{
 			hash:   sha256.Sum256([]byte(t.Token)),
-			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools)},
+			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools), Admin: t.Admin},
 		})
 	}
 	if anonymous != nil {
@@ -126,6 +132,17 @@ func NewAuth(tokens []TokenCaller, anonymous *autonomy.Level, reviewer TokenRevi
 // AnonymousOnly admits everyone up to ceiling: the hub on a laptop, and
 // the stdio face (whoever can start the process is the local user).
 func AnonymousOnly(ceiling autonomy.Level) *Auth { return NewAuth(nil, &ceiling, nil) }
+
+// LocalUserIsAdmin makes anonymous callers admins: only for the hub that
+// has no auth configured and listens on loopback, where the anonymous
+// caller is the user who started it. Explicit auth.anonymous access is
+// never admin.
+func (a *Auth) LocalUserIsAdmin() *Auth {
+	if a.anonymous != nil {
+		a.anonymous.Admin = true
+	}
+	return a
+}
 
 func allowlist(tools []string) *autonomy.Allowlist {
 	if len(tools) == 0 {

@@ -31,6 +31,7 @@ const (
 	outcomeCanceled    = "canceled"
 	outcomeRPCError    = "rpc_error"
 	outcomeDenied      = "denied"
+	outcomeQuarantined = "quarantined"
 	outcomeError       = "error"
 )
 
@@ -45,6 +46,13 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	defer s.calls.done()
 	start := time.Now()
 	rt, err := s.reg.Lookup(call.Name)
+	var quarantined *registry.QuarantinedError
+	if errors.As(err, &quarantined) {
+		// Refused before the upstream: its definition is not the one
+		// pinned (pins.go).
+		s.recordQuarantined(session, caller, quarantined)
+		return errorResult("BLOCKED: " + err.Error()), nil
+	}
 	if err != nil {
 		s.record(ctx, session, caller, call.Name, "", start, false, err)
 		var unknown *registry.UnknownToolError
