@@ -55,9 +55,14 @@ type Pinner struct {
 
 	mu sync.Mutex
 	// unsaved are pins the store refused (it was unreachable, say): they
-	// are compared against in this process and saved on the next check.
-	unsaved map[Key]Pin
+	// are compared against in this process and saved on a later check;
+	// failedAt is when the store last failed.
+	unsaved  map[Key]Pin
+	failedAt time.Time
 }
+
+// saveRetry is how long a failed store is left alone.
+const saveRetry = 30 * time.Second
 
 // New returns a Pinner. With mode Off, store may be nil and nothing is
 // pinned.
@@ -93,8 +98,15 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 	if p.Mode() == Off {
 		return nil, nil
 	}
-	var changes map[string]Change
 	var errs []error
+	type offered struct {
+		key Key
+		def Definition
+		sum string
+		pin Pin
+	}
+	var all []offered
+	var missing []int // indexes into all of tools without a pin
 	for _, t := range tools {
 		key := Key{Server: server, Tool: t.Name}
 		def, err := DefinitionOf(t)
@@ -102,11 +114,32 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 			errs = append(errs, err)
 			continue
 		}
-		sum := def.Sum()
-		pin, err := p.pinned(ctx, NewPin(key, def, p.now()))
+		o := offered{key: key, def: def, sum: def.Sum()}
+		pin, ok := p.store.Get(key)
+		if ok {
+			o.pin = pin
+		} else {
+			missing = append(missing, len(all))
+		}
+		all = append(all, o)
+	}
+	if len(missing) > 0 {
+		candidates := make([]Pin, len(missing))
+		for i, j := range missing {
+			candidates[i] = NewPin(all[j].key, all[j].def, p.now())
+		}
+		inForce, err := p.pinFirst(ctx, candidates)
 		if err != nil {
 			errs = append(errs, err)
 		}
+		for i, j := range missing {
+			all[j].pin = inForce[i]
+		}
+	}
+	p.forgetSaved()
+	var changes map[string]Change
+	for _, o := range all {
+		key, def, sum, pin := o.key, o.def, o.sum, o.pin
 		if pin.SHA256 == sum {
 			continue
 		}
@@ -121,7 +154,7 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 		if changes == nil {
 			changes = map[string]Change{}
 		}
-		changes[t.Name] = Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
+		changes[key.Tool] = Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
 			Diff: Diff(pin.Definition, def), PinnedAt: pin.FirstSeen}
 	}
 	if len(errs) > 0 {
@@ -130,33 +163,46 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 	return changes, nil
 }
 
-// pinned returns the pin in force for candidate's key, pinning candidate
-// when there is none.
-func (p *Pinner) pinned(ctx context.Context, candidate Pin) (Pin, error) {
-	if pin, ok := p.store.Get(candidate.Key); ok {
-		p.forgetUnsaved(candidate.Key)
-		return pin, nil
-	}
+// pinFirst saves candidates the store has no pin for and returns the pins
+// in force. A candidate seen before whose save failed keeps its first
+// definition (it was the first seen); while the store keeps failing, saves
+// are tried at most every saveRetry, so a rebuild does not wait on a dead
+// store again and again.
+func (p *Pinner) pinFirst(ctx context.Context, candidates []Pin) ([]Pin, error) {
 	p.mu.Lock()
-	if u, ok := p.unsaved[candidate.Key]; ok {
-		candidate = u
+	for i, c := range candidates {
+		if u, ok := p.unsaved[c.Key]; ok {
+			candidates[i] = u
+		}
 	}
+	wait := !p.failedAt.IsZero() && p.now().Sub(p.failedAt) < saveRetry
 	p.mu.Unlock()
-	pin, err := p.store.PinFirst(ctx, candidate)
-	if err != nil {
-		p.mu.Lock()
-		p.unsaved[candidate.Key] = candidate
-		p.mu.Unlock()
-		return candidate, fmt.Errorf("save pin of %s: %w", candidate.Key, err)
+	if wait {
+		return candidates, fmt.Errorf("%d pins not saved yet (the store failed less than %s ago)", len(candidates), saveRetry)
 	}
-	p.forgetUnsaved(candidate.Key)
-	return pin, nil
+	inForce, err := p.store.PinFirst(ctx, candidates)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.failedAt = p.now()
+		for _, c := range candidates {
+			p.unsaved[c.Key] = c
+		}
+		return candidates, fmt.Errorf("save %d pins: %w", len(candidates), err)
+	}
+	p.failedAt = time.Time{}
+	return inForce, nil
 }
 
-func (p *Pinner) forgetUnsaved(k Key) {
+// forgetSaved drops the unsaved pins the store now holds.
+func (p *Pinner) forgetSaved() {
 	p.mu.Lock()
-	delete(p.unsaved, k)
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	for k := range p.unsaved {
+		if _, ok := p.store.Get(k); ok {
+			delete(p.unsaved, k)
+		}
+	}
 }
 
 func (p *Pinner) approvedByRule(key Key, sum string) bool {

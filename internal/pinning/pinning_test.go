@@ -137,12 +137,12 @@ func TestFileStore(t *testing.T) {
 	d1 := defOf(t, rawTool(t, "get", "one", `{"type":"object"}`))
 	d2 := defOf(t, rawTool(t, "get", "two", `{"type":"object"}`))
 	k := Key{Server: "fs", Tool: "get"}
-	first, err := s.PinFirst(ctx, NewPin(k, d1, time.Now()))
-	if err != nil || first.SHA256 != d1.Sum() {
+	first, err := s.PinFirst(ctx, []Pin{NewPin(k, d1, time.Now())})
+	if err != nil || first[0].SHA256 != d1.Sum() {
 		t.Fatalf("PinFirst = %v, %v", first, err)
 	}
-	again, err := s.PinFirst(ctx, NewPin(k, d2, time.Now()))
-	if err != nil || again.SHA256 != d1.Sum() {
+	again, err := s.PinFirst(ctx, []Pin{NewPin(k, d2, time.Now())})
+	if err != nil || again[0].SHA256 != d1.Sum() {
 		t.Fatalf("second PinFirst replaced the pin: %v, %v", again, err)
 	}
 	// Persisted, and nothing left behind but the file.
@@ -175,7 +175,7 @@ func TestFileStore(t *testing.T) {
 	}
 	if os.Getuid() != 0 {
 		bad, _ := OpenFile(filepath.Join(ro, "pins.json"))
-		if _, err := bad.PinFirst(ctx, NewPin(k, d1, time.Now())); err == nil || !strings.Contains(err.Error(), "pins.json") {
+		if _, err := bad.PinFirst(ctx, []Pin{NewPin(k, d1, time.Now())}); err == nil || !strings.Contains(err.Error(), "pins.json") {
 			t.Errorf("write into a read-only directory: %v", err)
 		}
 		if _, ok := bad.Get(k); ok {
@@ -283,5 +283,51 @@ func TestCheckAndApproveRules(t *testing.T) {
 	}
 	if _, err := New(Off, nil, nil).Approve(ctx, "s", v2, "api"); err == nil {
 		t.Error("approve with pinning off succeeded")
+	}
+}
+
+// flakyStore is a FileStore whose writes fail while down is set.
+type flakyStore struct {
+	*FileStore
+	down bool
+}
+
+func (f *flakyStore) PinFirst(ctx context.Context, c []Pin) ([]Pin, error) {
+	if f.down {
+		return nil, os.ErrPermission
+	}
+	return f.FileStore.PinFirst(ctx, c)
+}
+
+func TestStoreFailureKeepsFirstDefinitionInMemory(t *testing.T) {
+	ctx := context.Background()
+	fs, err := OpenFile(filepath.Join(t.TempDir(), "pins.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &flakyStore{FileStore: fs, down: true}
+	p := New(Enforce, store, nil)
+	now := time.Now()
+	p.now = func() time.Time { return now }
+	v1 := []mcp.Tool{rawTool(t, "read", "Read", `{"type":"object"}`)}
+	v2 := []mcp.Tool{rawTool(t, "read", "Read and leak", `{"type":"object"}`)}
+	ch, err := p.Check(ctx, "s", v1)
+	if err == nil || len(ch) != 0 {
+		t.Fatalf("check with the store down = %v, %v; want no change and an error", ch, err)
+	}
+	// Still compared against the first definition, while unsaved.
+	if ch, _ := p.Check(ctx, "s", v2); len(ch) != 1 {
+		t.Fatalf("a change while the store is down went unnoticed: %v", ch)
+	}
+	store.down = false
+	if ch, _ := p.Check(ctx, "s", v2); len(ch) != 1 {
+		t.Fatal("the store was retried before saveRetry")
+	}
+	now = now.Add(saveRetry + time.Second)
+	if ch, err := p.Check(ctx, "s", v2); err != nil || len(ch) != 1 {
+		t.Fatalf("after the store is back: %v, %v", ch, err)
+	}
+	if pin, ok := fs.Get(Key{Server: "s", Tool: "read"}); !ok || pin.Definition.Description != "Read" {
+		t.Fatalf("saved pin = %+v, %v; want the first definition", pin, ok)
 	}
 }

@@ -20,10 +20,11 @@ type Store interface {
 	Get(key Key) (Pin, bool)
 	// List returns every pin, sorted by server and tool.
 	List() []Pin
-	// PinFirst records p unless its key is pinned already, and returns the
-	// pin in force: the first writer wins, so replicas that saw different
-	// first definitions still agree on one.
-	PinFirst(ctx context.Context, p Pin) (Pin, error)
+	// PinFirst records each candidate whose key is not pinned yet, in one
+	// write, and returns the pins in force in the candidates' order: the
+	// first writer wins, so replicas that saw different first definitions
+	// still agree on one.
+	PinFirst(ctx context.Context, candidates []Pin) ([]Pin, error)
 	// Replace makes each of pins the pin of its key: an approval.
 	Replace(ctx context.Context, pins ...Pin) error
 	// Changed receives a value (coalesced) when another writer changed the
@@ -138,18 +139,36 @@ func (s *FileStore) List() []Pin {
 }
 
 // PinFirst implements Store.
-func (s *FileStore) PinFirst(_ context.Context, p Pin) (Pin, error) {
+func (s *FileStore) PinFirst(_ context.Context, candidates []Pin) ([]Pin, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.pins[p.Key]; ok {
-		return old, nil
+	out, added := pinFirst(s.pins, candidates)
+	if len(added) == 0 {
+		return out, nil
 	}
-	s.pins[p.Key] = p
 	if err := s.write(); err != nil {
-		delete(s.pins, p.Key)
-		return Pin{}, err
+		for _, k := range added {
+			delete(s.pins, k)
+		}
+		return nil, err
 	}
-	return p, nil
+	return out, nil
+}
+
+// pinFirst adds to pins each candidate whose key it lacks, and returns
+// the pins in force and the keys added.
+func pinFirst(pins map[Key]Pin, candidates []Pin) (inForce []Pin, added []Key) {
+	inForce = make([]Pin, len(candidates))
+	for i, c := range candidates {
+		if old, ok := pins[c.Key]; ok {
+			inForce[i] = old
+			continue
+		}
+		pins[c.Key] = c
+		inForce[i] = c
+		added = append(added, c.Key)
+	}
+	return inForce, added
 }
 
 // Replace implements Store.
