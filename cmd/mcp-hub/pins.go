@@ -24,8 +24,10 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
-// pinsSyncTimeout bounds the wait for the pins ConfigMap at start-up.
-const pinsSyncTimeout = 15 * time.Second
+// pinsSyncTimeout bounds the wait for the pins ConfigMap at start-up; the
+// store is correct without it (writes read the live object), it only
+// spares the first listings a round trip each.
+const pinsSyncTimeout = 5 * time.Second
 
 // pinsWiring is what pinning adds to a hub: the pinner, the Kubernetes
 // Events sender (nil without a cluster), and what stops them.
@@ -79,7 +81,7 @@ func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, er
 	if err != nil {
 		return nil, fmt.Errorf("pins ConfigMap: %w", err)
 	}
-	ns := cmp.Or(own, "default")
+	ns := pinsNamespace(o, cfg.Kubernetes, own)
 	store, err := pinning.OpenConfigMap(cs, ns, log)
 	if err != nil {
 		return nil, err
@@ -99,6 +101,20 @@ func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, er
 		store.Close()
 	}
 	return w, nil
+}
+
+// pinsNamespace is where the pins ConfigMap lives: in a cluster the hub's
+// own namespace (the chart's pins Role is there); out of one, the one
+// namespace watched when a single one is named (the kubeconfig context's
+// namespace is often just "default"), else the context's.
+func pinsNamespace(o options, settings config.KubeSettings, own string) string {
+	inCluster := o.kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != ""
+	if !inCluster {
+		if ns := watchNamespaces(o.namespaces, settings, own); len(ns) == 1 && ns[0] != "" {
+			return ns[0]
+		}
+	}
+	return cmp.Or(own, "default")
 }
 
 // reportTo sends a Kubernetes Event for every changed tool definition.
