@@ -874,19 +874,26 @@ func checkPinsRBAC(t *testing.T, m manifests) manifests {
 			continue
 		}
 		bindings++
-		var b binding
-		o.decode(t, &b)
-		if b.RoleRef.Kind != "Role" || b.RoleRef.APIGroup != "rbac.authorization.k8s.io" || b.RoleRef.Name != pinsRoleName {
-			t.Errorf("%s: roleRef %+v, want Role %s", o.key(), b.RoleRef, pinsRoleName)
-		}
-		if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != fullname || b.Subjects[0].Namespace != namespace {
-			t.Errorf("%s: subjects %+v, want only ServiceAccount %s/%s", o.key(), b.Subjects, namespace, fullname)
-		}
+		checkBinding(t, o, "Role", pinsRoleName)
 	}
 	if roles != 1 || bindings != 1 {
 		t.Errorf("%d Roles and %d RoleBindings named %s, want 1 each", roles, bindings, pinsRoleName)
 	}
 	return index(rest)
+}
+
+// checkBinding: the binding o gives the role kind/name to the hub's
+// ServiceAccount and nothing else.
+func checkBinding(t *testing.T, o object, kind, name string) {
+	t.Helper()
+	var b binding
+	o.decode(t, &b)
+	if b.RoleRef.Kind != kind || b.RoleRef.APIGroup != "rbac.authorization.k8s.io" || b.RoleRef.Name != name {
+		t.Errorf("%s: roleRef %+v, want %s %s", o.key(), b.RoleRef, kind, name)
+	}
+	if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != fullname || b.Subjects[0].Namespace != namespace {
+		t.Errorf("%s: subjects %+v, want only ServiceAccount %s/%s", o.key(), b.Subjects, namespace, fullname)
+	}
 }
 
 // checkTokenReviewRBAC checks the ClusterRole and ClusterRoleBinding of
@@ -908,14 +915,7 @@ func checkTokenReviewRBAC(t *testing.T, m manifests) manifests {
 			continue
 		}
 		bindings++
-		var b binding
-		o.decode(t, &b)
-		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.APIGroup != "rbac.authorization.k8s.io" || b.RoleRef.Name != tokenReviewName {
-			t.Errorf("%s: roleRef %+v, want ClusterRole %s", o.key(), b.RoleRef, tokenReviewName)
-		}
-		if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != fullname || b.Subjects[0].Namespace != namespace {
-			t.Errorf("%s: subjects %+v, want only ServiceAccount %s/%s", o.key(), b.Subjects, namespace, fullname)
-		}
+		checkBinding(t, o, "ClusterRole", tokenReviewName)
 	}
 	if roles != 1 || bindings != 1 {
 		t.Errorf("%d ClusterRoles and %d ClusterRoleBindings named %s, want 1 each", roles, bindings, tokenReviewName)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/rs/zerolog"
 	corev1 "k8s.io/api/core/v1"
@@ -39,8 +38,7 @@ type ConfigMapStore struct {
 	cancel    context.CancelFunc
 	changed   chan struct{}
 
-	mu   sync.Mutex
-	pins map[Key]Pin
+	held        // under held.mu also:
 	rv   uint64 // resourceVersion the pins were read from
 	uid  string
 }
@@ -53,7 +51,7 @@ func OpenConfigMap(client kubernetes.Interface, namespace string, log zerolog.Lo
 		return nil, errors.New("pins ConfigMap: no namespace")
 	}
 	s := &ConfigMapStore{client: client, namespace: namespace, log: log.With().Str("component", "pins").Logger(),
-		changed: make(chan struct{}, 1), pins: map[Key]Pin{}}
+		changed: make(chan struct{}, 1), held: held{pins: map[Key]Pin{}}}
 	s.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + ConfigMapName }))
 	s.informer = s.factory.Core().V1().ConfigMaps().Informer()
@@ -135,21 +133,6 @@ func decodeConfigMap(cm *corev1.ConfigMap) (map[Key]Pin, error) {
 			cm.Namespace, cm.Name, configMapKey, err)
 	}
 	return pins, nil
-}
-
-// Get implements Store.
-func (s *ConfigMapStore) Get(key Key) (Pin, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.pins[key]
-	return p, ok
-}
-
-// List implements Store.
-func (s *ConfigMapStore) List() []Pin {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sortedPins(s.pins)
 }
 
 // Changed implements Store.

@@ -32,9 +32,9 @@ func Diff(old, cur Definition) string {
 		a, b := textChange(old.Description, cur.Description)
 		parts = append(parts, fmt.Sprintf("description changed: %s -> %s", a, b))
 	}
-	parts = append(parts, schemaDiff("inputSchema", old.InputSchema, cur.InputSchema)...)
-	parts = append(parts, schemaDiff("outputSchema", old.OutputSchema, cur.OutputSchema)...)
-	parts = append(parts, objectDiff("annotations", old.Annotations, cur.Annotations)...)
+	parts = append(parts, objectDiff("inputSchema", old.InputSchema, cur.InputSchema, schemaDiff)...)
+	parts = append(parts, objectDiff("outputSchema", old.OutputSchema, cur.OutputSchema, schemaDiff)...)
+	parts = append(parts, objectDiff("annotations", old.Annotations, cur.Annotations, keyDiff)...)
 	return bound(parts)
 }
 
@@ -94,15 +94,7 @@ func quote(s string) string {
 
 // schemaDiff names added, removed and changed properties, changes to the
 // required list, and any other keyword that changed.
-func schemaDiff(field string, a, b json.RawMessage) []string {
-	if bytes.Equal(a, b) {
-		return nil
-	}
-	ma, okA := asObject(a)
-	mb, okB := asObject(b)
-	if !okA || !okB {
-		return []string{fmt.Sprintf("%s changed: %s -> %s", field, short(a), short(b))}
-	}
+func schemaDiff(field string, ma, mb map[string]json.RawMessage) []string {
 	var out []string
 	pa, _ := asObject(ma["properties"])
 	pb, _ := asObject(mb["properties"])
@@ -140,8 +132,9 @@ func schemaDiff(field string, a, b json.RawMessage) []string {
 	return out
 }
 
-// objectDiff compares two JSON objects key by key.
-func objectDiff(field string, a, b json.RawMessage) []string {
+// objectDiff compares two JSON objects with keys (key by key, or as
+// schemas); what is not an object is compared whole.
+func objectDiff(field string, a, b json.RawMessage, keys func(field string, ma, mb map[string]json.RawMessage) []string) []string {
 	if bytes.Equal(a, b) {
 		return nil
 	}
@@ -150,7 +143,7 @@ func objectDiff(field string, a, b json.RawMessage) []string {
 	if !okA || !okB {
 		return []string{fmt.Sprintf("%s changed: %s -> %s", field, short(a), short(b))}
 	}
-	return keyDiff(field, ma, mb)
+	return keys(field, ma, mb)
 }
 
 func keyDiff(field string, ma, mb map[string]json.RawMessage) []string {

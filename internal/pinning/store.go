@@ -96,15 +96,35 @@ func DefaultStateFile() (string, error) {
 // the new one, never half of one. One hub process owns the file.
 type FileStore struct {
 	path string
+	held
+}
+
+// held are the pins a store holds in memory, guarded by mu.
+type held struct {
 	mu   sync.Mutex
 	pins map[Key]Pin
+}
+
+// Get implements Store.
+func (h *held) Get(key Key) (Pin, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p, ok := h.pins[key]
+	return p, ok
+}
+
+// List implements Store.
+func (h *held) List() []Pin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return sortedPins(h.pins)
 }
 
 // OpenFile reads the pins at path; a missing file is no pins. A file that
 // cannot be read as pins is an error naming it: resetting it would forget
 // every pin, which is what an attacker would want.
 func OpenFile(path string) (*FileStore, error) {
-	s := &FileStore{path: path, pins: map[Key]Pin{}}
+	s := &FileStore{path: path, held: held{pins: map[Key]Pin{}}}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -122,21 +142,6 @@ func OpenFile(path string) (*FileStore, error) {
 
 // Path is the file the store writes.
 func (s *FileStore) Path() string { return s.path }
-
-// Get implements Store.
-func (s *FileStore) Get(key Key) (Pin, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.pins[key]
-	return p, ok
-}
-
-// List implements Store.
-func (s *FileStore) List() []Pin {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sortedPins(s.pins)
-}
 
 // PinFirst implements Store.
 func (s *FileStore) PinFirst(_ context.Context, candidates []Pin) ([]Pin, error) {
