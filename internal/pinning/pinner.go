@@ -2,6 +2,7 @@ package pinning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sync"
@@ -32,6 +33,9 @@ func (r Rule) matches(key Key, sum string) bool {
 	}
 	return r.SHA256 == "" || r.SHA256 == sum
 }
+
+// ErrOff is returned by approvals while pinning is off.
+var ErrOff = errors.New("pinning is off (pinning.mode): nothing to approve")
 
 // Change is a tool whose definition is not the pinned one.
 type Change struct {
@@ -79,7 +83,12 @@ func (p *Pinner) Mode() Mode {
 }
 
 // Store is where the pins are kept (nil with mode Off).
-func (p *Pinner) Store() Store { return p.store }
+func (p *Pinner) Store() Store {
+	if p == nil {
+		return nil
+	}
+	return p.store
+}
 
 // Changed fires when another replica changed the pins.
 func (p *Pinner) Changed() <-chan struct{} {
@@ -219,7 +228,7 @@ func (p *Pinner) approvedByRule(key Key, sum string) bool {
 // new pins of those that changed.
 func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, how string) ([]Pin, error) {
 	if p.Mode() == Off {
-		return nil, fmt.Errorf("pinning is off (pinning.mode): nothing to approve")
+		return nil, ErrOff
 	}
 	var pins []Pin
 	for _, t := range tools {

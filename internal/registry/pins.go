@@ -144,7 +144,7 @@ func (r *Registry) reportQuarantines(cat *Catalog) {
 func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([]pinning.Pin, error) {
 	p := r.opts.Pins
 	if p.Mode() == pinning.Off {
-		return nil, fmt.Errorf("pinning is off (pinning.mode): nothing to approve")
+		return nil, pinning.ErrOff
 	}
 	r.mu.Lock()
 	c, ok := r.clients[server]

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -135,8 +136,11 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 	pins, err := s.reg.ApprovePins(ctx, req.Server, req.Tool, "api:"+caller.Name)
 	if err != nil {
 		status := http.StatusInternalServerError
-		if errors.Is(err, registry.ErrNotFound) {
+		switch {
+		case errors.Is(err, registry.ErrNotFound):
 			status = http.StatusNotFound
+		case errors.Is(err, pinning.ErrOff):
+			status = http.StatusConflict
 		}
 		writeJSON(w, status, map[string]string{"error": "approve: " + err.Error()})
 		return

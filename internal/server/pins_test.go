@@ -279,6 +279,18 @@ func TestPinningModes(t *testing.T) {
 			mustf(t, n == 0 && e["quarantined"] == nil && (e["definitionChanged"] == true) == tc.changed, "listing: %v", e)
 			_, err := os.Stat(path)
 			mustf(t, (err == nil) == tc.pinsFile, "pins file exists = %v", err == nil)
+			var pins struct {
+				Mode string `json:"mode"`
+				Pins []any  `json:"pins"`
+			}
+			getJSON(t, h.url("/api/mcp/pins"), &pins)
+			mustf(t, pins.Mode == string(tc.mode) && (len(pins.Pins) > 0) == tc.pinsFile, "/api/mcp/pins = %+v", pins)
+			status, body := approve(t, h, "", "application/json", "", `{"server":"fs"}`)
+			wantStatus := http.StatusOK
+			if tc.mode == pinning.Off {
+				wantStatus = http.StatusConflict
+			}
+			mustf(t, status == wantStatus, "approve with mode %s: %d %s", tc.mode, status, body)
 			if tc.changeEvents != "" {
 				mustf(t, strings.Contains(metricsText(t, h), tc.changeEvents), "/metrics lacks %q", tc.changeEvents)
 			}
