@@ -56,8 +56,8 @@ func OpenConfigMap(client kubernetes.Interface, namespace string, log zerolog.Lo
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + ConfigMapName }))
 	s.informer = s.factory.Core().V1().ConfigMaps().Informer()
 	if _, err := s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.observe(obj) },
-		UpdateFunc: func(_, obj any) { s.observe(obj) },
+		AddFunc:    func(obj any) { s.observe(obj, true) },
+		UpdateFunc: func(_, obj any) { s.observe(obj, true) },
 		DeleteFunc: func(any) {
 			s.log.Warn().Str("configmap", namespace+"/"+ConfigMapName).Msg("pins ConfigMap deleted; the pins held are written back with the next change")
 		},
@@ -95,10 +95,11 @@ func (s *ConfigMapStore) UID() string {
 	return s.uid
 }
 
-// observe takes a copy of the ConfigMap (from the watch or a write). An
-// older copy than the one held is ignored; a copy that cannot be read is
-// logged and ignored: forgetting pins is what an attacker would want.
-func (s *ConfigMapStore) observe(obj any) {
+// observe takes a copy of the ConfigMap: from the watch (notify: another
+// writer may have changed it) or from this store's own write. An older
+// copy than the one held is ignored; a copy that cannot be read is logged
+// and ignored: forgetting pins is what an attacker would want.
+func (s *ConfigMapStore) observe(obj any, notify bool) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return
@@ -116,6 +117,9 @@ func (s *ConfigMapStore) observe(obj any) {
 	}
 	s.pins, s.rv, s.uid = pins, rv, string(cm.UID)
 	s.mu.Unlock()
+	if !notify {
+		return
+	}
 	select {
 	case s.changed <- struct{}{}:
 	default:
@@ -184,7 +188,7 @@ func (s *ConfigMapStore) modify(ctx context.Context, change func(map[Key]Pin) bo
 			return err // never overwrite pins that cannot be read
 		}
 		if !change(pins) {
-			s.observe(cm)
+			s.observe(cm, false)
 			return nil
 		}
 		data, err := encodePins(pins)
@@ -204,7 +208,7 @@ func (s *ConfigMapStore) modify(ctx context.Context, change func(map[Key]Pin) bo
 		if err != nil {
 			return err
 		}
-		s.observe(written)
+		s.observe(written, false)
 		return nil
 	})
 	if err != nil {
