@@ -116,11 +116,20 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 	}
 	var all []offered
 	var missing []int // indexes into all of tools without a pin
+	var changes map[string]Change
+	change := func(c Change) {
+		if changes == nil {
+			changes = map[string]Change{}
+		}
+		changes[c.Tool] = c
+	}
 	for _, t := range tools {
 		key := Key{Server: server, Tool: t.Name}
 		def, err := DefinitionOf(t)
 		if err != nil {
-			errs = append(errs, err)
+			// Fail closed: a definition that cannot be compared is not
+			// trusted.
+			change(Change{Key: key, Diff: "the definition cannot be read: " + err.Error()})
 			continue
 		}
 		o := offered{key: key, def: def, sum: def.Sum()}
@@ -146,7 +155,7 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 		}
 	}
 	p.forgetSaved()
-	var changes map[string]Change
+	var approved []Pin
 	for _, o := range all {
 		key, def, sum, pin := o.key, o.def, o.sum, o.pin
 		if pin.SHA256 == sum {
@@ -155,16 +164,17 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 		if p.approvedByRule(key, sum) {
 			np := NewPin(key, def, p.now())
 			np.Approved = "config"
-			if err := p.store.Replace(ctx, np); err != nil {
-				errs = append(errs, fmt.Errorf("approve %s by config: %w", key, err))
-			}
+			approved = append(approved, np)
 			continue
 		}
-		if changes == nil {
-			changes = map[string]Change{}
+		change(Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
+			Diff: Diff(pin.Definition, def), PinnedAt: pin.FirstSeen})
+	}
+	if len(approved) > 0 {
+		// Approved as offered even if the write fails: the config says so.
+		if err := p.store.Replace(ctx, approved...); err != nil {
+			errs = append(errs, fmt.Errorf("save %d pins approved by config: %w", len(approved), err))
 		}
-		changes[key.Tool] = Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
-			Diff: Diff(pin.Definition, def), PinnedAt: pin.FirstSeen}
 	}
 	if len(errs) > 0 {
 		return changes, fmt.Errorf("pin tools of %s: %w", server, joinErrs(errs))

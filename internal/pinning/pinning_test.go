@@ -331,3 +331,16 @@ func TestStoreFailureKeepsFirstDefinitionInMemory(t *testing.T) {
 		t.Fatalf("saved pin = %+v, %v; want the first definition", pin, ok)
 	}
 }
+
+func TestUnreadableDefinitionIsNotTrusted(t *testing.T) {
+	store, err := OpenFile(filepath.Join(t.TempDir(), "pins.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := rawTool(t, "odd", "Odd", `{"type":"object"}`)
+	bad.InputSchema.Type = "object" // both schemas set: mcp-go refuses to encode it
+	ch, _ := New(Enforce, store, nil).Check(context.Background(), "s", []mcp.Tool{bad})
+	if c, ok := ch["odd"]; !ok || !strings.Contains(c.Diff, "cannot be read") {
+		t.Fatalf("an unreadable definition passed: %v", ch)
+	}
+}
