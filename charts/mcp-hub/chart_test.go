@@ -67,6 +67,16 @@ var tokenReview = []string{"authentication.k8s.io/tokenreviews create"}
 // prefixed with the release namespace).
 const tokenReviewName = namespace + "-" + fullname + "-tokenreview"
 
+// pinsRoleName names the Role (and binding) of tool pinning in the release
+// namespace; pinsGrants is all it grants: the pins ConfigMap by name
+// (create cannot be limited by name) and Events on it.
+const pinsRoleName = fullname + "-pins"
+
+var pinsGrants = []string{
+	"/configmaps get mcp-hub-pins", "/configmaps list mcp-hub-pins", "/configmaps watch mcp-hub-pins", "/configmaps update mcp-hub-pins",
+	"/configmaps create", "/events create", "/events patch",
+}
+
 var (
 	helmOnce sync.Once
 	helmPath string
@@ -735,6 +745,9 @@ func checkRBAC(t *testing.T, m manifests, roleNamespaces []string, clusterRole, 
 	if saAuth && !none {
 		m = checkTokenReviewRBAC(t, m)
 	}
+	if !none {
+		m = checkPinsRBAC(t, m)
+	}
 	wantRoleKind, wantBindingKind := "Role", "RoleBinding"
 	if clusterRole {
 		wantRoleKind, wantBindingKind = "ClusterRole", "ClusterRoleBinding"
@@ -823,6 +836,66 @@ func ruleGrants(t *testing.T, what string, rules []policyRule) []string {
 	return grants
 }
 
+// checkPinsRBAC checks the Role and RoleBinding of tool pinning in the
+// release namespace and returns m without them.
+func checkPinsRBAC(t *testing.T, m manifests) manifests {
+	t.Helper()
+	var rest []object
+	var roles, bindings int
+	for _, o := range m.all {
+		if o.Metadata.Name != pinsRoleName || (o.Kind != "Role" && o.Kind != "RoleBinding") {
+			rest = append(rest, o)
+			continue
+		}
+		if o.Metadata.Namespace != namespace {
+			t.Errorf("%s: not in the release namespace %s", o.key(), namespace)
+		}
+		if o.Kind == "Role" {
+			roles++
+			var r role
+			o.decode(t, &r)
+			var grants []string
+			for _, rule := range r.Rules {
+				names := []string{""}
+				if len(rule.ResourceNames) > 0 {
+					names = rule.ResourceNames
+				}
+				for _, g := range rule.APIGroups {
+					for _, res := range rule.Resources {
+						for _, v := range rule.Verbs {
+							for _, n := range names {
+								grants = append(grants, strings.TrimSpace(g+"/"+res+" "+v+" "+n))
+							}
+						}
+					}
+				}
+			}
+			checkGrants(t, o.key(), grants, pinsGrants)
+			continue
+		}
+		bindings++
+		checkBinding(t, o, "Role", pinsRoleName)
+	}
+	if roles != 1 || bindings != 1 {
+		t.Errorf("%d Roles and %d RoleBindings named %s, want 1 each", roles, bindings, pinsRoleName)
+	}
+	return index(rest)
+}
+
+// checkBinding: the binding o gives the role kind/name to the hub's
+// ServiceAccount and nothing else.
+func checkBinding(t *testing.T, o object, kind, name string) {
+	t.Helper()
+	var b binding
+	o.decode(t, &b)
+	if b.RoleRef.Kind != kind || b.RoleRef.APIGroup != "rbac.authorization.k8s.io" || b.RoleRef.Name != name {
+		t.Errorf("%s: roleRef %+v, want %s %s", o.key(), b.RoleRef, kind, name)
+	}
+	if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != fullname || b.Subjects[0].Namespace != namespace {
+		t.Errorf("%s: subjects %+v, want only ServiceAccount %s/%s", o.key(), b.Subjects, namespace, fullname)
+	}
+}
+
 // checkTokenReviewRBAC checks the ClusterRole and ClusterRoleBinding of
 // auth.serviceAccounts.enabled and returns m without them.
 func checkTokenReviewRBAC(t *testing.T, m manifests) manifests {
@@ -842,14 +915,7 @@ func checkTokenReviewRBAC(t *testing.T, m manifests) manifests {
 			continue
 		}
 		bindings++
-		var b binding
-		o.decode(t, &b)
-		if b.RoleRef.Kind != "ClusterRole" || b.RoleRef.APIGroup != "rbac.authorization.k8s.io" || b.RoleRef.Name != tokenReviewName {
-			t.Errorf("%s: roleRef %+v, want ClusterRole %s", o.key(), b.RoleRef, tokenReviewName)
-		}
-		if len(b.Subjects) != 1 || b.Subjects[0].Kind != "ServiceAccount" || b.Subjects[0].Name != fullname || b.Subjects[0].Namespace != namespace {
-			t.Errorf("%s: subjects %+v, want only ServiceAccount %s/%s", o.key(), b.Subjects, namespace, fullname)
-		}
+		checkBinding(t, o, "ClusterRole", tokenReviewName)
 	}
 	if roles != 1 || bindings != 1 {
 		t.Errorf("%d ClusterRoles and %d ClusterRoleBindings named %s, want 1 each", roles, bindings, tokenReviewName)

@@ -28,7 +28,7 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens (%s).maxLevel: %w", t.Name, err)
 		}
-		tc := server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools}
+		tc := server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
 		if t.Limits != nil {
 			l := server.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
 			tc.Limits = &l
@@ -36,6 +36,7 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 		tokens = append(tokens, tc)
 	}
 	var anonymous *autonomy.Level
+	localUser := false // the anonymous caller is the user who started the hub
 	switch {
 	case a.Anonymous != nil && a.Anonymous.Enabled:
 		lvl, err := autonomy.ParseLevel(a.Anonymous.MaxLevel)
@@ -49,8 +50,8 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 				"set auth.tokens, auth.serviceAccounts or auth.anonymous in the config file", listen)
 		}
 		full := autonomy.Full
-		anonymous = &full
-		log.Warn().Msg("no auth configured: anonymous callers get full autonomy (loopback only)")
+		anonymous, localUser = &full, true
+		log.Warn().Msg("no auth configured: anonymous callers get full autonomy and may approve tool definitions (loopback only)")
 	}
 	var reviewer server.TokenReviewer
 	if a.ServiceAccounts.Enabled || o.authServiceAccounts {
@@ -67,7 +68,11 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 		}
 		reviewer = clusterReviewer{r}
 	}
-	return server.NewAuth(tokens, anonymous, reviewer), nil
+	auth := server.NewAuth(tokens, anonymous, reviewer)
+	if localUser {
+		auth.LocalUserIsAdmin()
+	}
+	return auth, nil
 }
 
 // clusterReviewer adapts kubeauth to the server's interface.

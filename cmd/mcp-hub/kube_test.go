@@ -29,3 +29,29 @@ func TestWatchNamespaces(t *testing.T) {
 		}
 	}
 }
+
+func TestPinsNamespace(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	cases := []struct {
+		name, flag, own, want string
+		settings              config.KubeSettings
+	}{
+		{name: "one watched namespace", flag: "team-a", own: "default", want: "team-a"},
+		{name: "several watched: the context's", flag: "a,b", own: "ops", want: "ops"},
+		{name: "all: the context's", flag: "*", own: "ops", want: "ops"},
+		{name: "nothing named: the context's", own: "ops", want: "ops"},
+		{name: "from the config", settings: config.KubeSettings{Namespaces: []string{"purko"}}, own: "default", want: "purko"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pinsNamespace(options{namespaces: tc.flag, kubeconfig: "/k"}, tc.settings, tc.own); got != tc.want {
+				t.Errorf("pinsNamespace = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+	t.Setenv("KUBECONFIG", "")
+	if got := pinsNamespace(options{namespaces: "team-a"}, config.KubeSettings{}, "purko"); got != "purko" {
+		t.Errorf("in a cluster: %q, want the hub's own namespace", got)
+	}
+}

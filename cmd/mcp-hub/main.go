@@ -2,6 +2,7 @@
 //
 //	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub stdio   [--config FILE] [--log-level LEVEL] [--log-format json|console]
+//	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
 //	mcp-hub version
 package main
 
@@ -48,6 +49,7 @@ const usage = `mcp-hub puts many MCP servers behind one MCP endpoint.
 Usage:
   mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws) and the JSON listing
   mcp-hub stdio [flags]     serve the same catalog over stdin/stdout
+  mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
   mcp-hub version           print the version
 
 Flags:
@@ -76,11 +78,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "mcp-hub %s\n", version)
 		return 0
 	case "serve", "stdio":
+	case "pins":
+		return runPins(args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio or version)\n", cmd)
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins or version)\n", cmd)
 		return 2
 	}
 
@@ -168,6 +172,9 @@ type hub struct {
 	reg     *registry.Registry
 	srv     *server.Server
 	sources []discovery.Source
+	// close stops what the hub started besides the registry (the pins
+	// ConfigMap watch, the Events sender); after the registry stopped.
+	close func()
 }
 
 func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
@@ -186,6 +193,10 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	pins, err := newPins(cfg, o, log)
+	if err != nil {
+		return nil, err
+	}
 	reg := registry.New(registry.Options{
 		Local:          local,
 		Naming:         cfg.Naming,
@@ -194,9 +205,12 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		Upstream:       upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version}),
 		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
 		MaxResultChars: cfg.Upstream.ResultCap(),
+		Pins:           pins.pinner,
 	}, log)
+	pins.reportTo(reg)
 	auth, err := buildAuth(cfg, o, o.listen, log)
 	if err != nil {
+		pins.close()
 		return nil, err
 	}
 	srv := server.New(reg, server.Options{
@@ -226,13 +240,14 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	}
 	ks, err := kubeSource(o, cfg.Kubernetes, log)
 	if err != nil {
+		pins.close()
 		return nil, err
 	}
 	if ks != nil {
 		sources = append(sources, ks)
 		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
 	}
-	return &hub{reg: reg, srv: srv, sources: sources}, nil
+	return &hub{reg: reg, srv: srv, sources: sources, close: pins.close}, nil
 }
 
 // runRegistry runs the registry until ctx ends; the returned channel closes
@@ -251,6 +266,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 	if err != nil {
 		return err
 	}
+	defer h.close()
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
@@ -287,6 +303,7 @@ func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.
 	if err != nil {
 		return err
 	}
+	defer h.close()
 	regCtx, cancelReg := context.WithCancel(context.Background())
 	regDone := h.runRegistry(regCtx)
 	err = h.srv.ServeStdio(ctx, os.Stdin, os.Stdout, level)

@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -85,6 +87,39 @@ type Config struct {
 	APITools []toolspec.EndpointSpec `json:"apiTools,omitempty"`
 	// OpenAPI imports api tools from OpenAPI 3 documents.
 	OpenAPI []OpenAPIImport `json:"openapi,omitempty"`
+	// Pinning pins the first definition of every upstream tool and
+	// quarantines a tool whose definition later changes.
+	Pinning PinningSettings `json:"pinning"`
+}
+
+// Pinning modes (pinning.mode).
+const (
+	PinningEnforce = "enforce"
+	PinningWarn    = "warn"
+	PinningOff     = "off"
+)
+
+// PinningSettings: the defence against an upstream that changes a trusted
+// tool's definition ("rug pull").
+type PinningSettings struct {
+	// Mode is enforce (default: a changed tool is hidden and refused), warn
+	// (listed and callable, but reported) or off.
+	Mode string `json:"mode,omitempty"`
+	// StateFile is where a hub without a cluster keeps its pins; default
+	// $XDG_STATE_HOME/mcp-hub/pins.json (~/.local/state/mcp-hub/pins.json).
+	StateFile string `json:"stateFile,omitempty"`
+	// Approve are standing approvals of changed definitions.
+	Approve []PinApproval `json:"approve,omitempty"`
+}
+
+// PinApproval approves the current definitions of a server's tools that
+// match Tool (a glob, default "*"), or with SHA256 exactly that
+// definition. Without SHA256 it approves whatever the server offers while
+// it stays in the config: remove it after the upgrade it was written for.
+type PinApproval struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // AgentTool is an api tool declared in a Purko Agent's spec.tools: only
@@ -185,6 +220,9 @@ type CallerToken struct {
 	Tools []string `json:"tools,omitempty"`
 	// Limits, when set, replace limits.perCaller for this caller.
 	Limits *Limits `json:"limits,omitempty"`
+	// Admin lets the caller change the hub's state through its REST API
+	// (approving changed tool definitions); tools are not affected.
+	Admin bool `json:"admin,omitempty"`
 
 	// Value is the resolved token.
 	Value Secret `json:"-"`
@@ -485,6 +523,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
 	setDefault(&c.Kubernetes.ConfigMapName, "mcp-servers")
+	setDefault(&c.Pinning.Mode, PinningEnforce)
 	c.HTTP.applyDefaults()
 }
 
@@ -532,6 +571,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.Auth.validate(c.Limits.PerUpstream); err != nil {
+		return err
+	}
+	if err := c.Pinning.validate(); err != nil {
 		return err
 	}
 	for _, p := range c.Replicas.PeerList() {
@@ -752,6 +794,35 @@ func (a AuthSettings) validate(perUpstream Limits) error {
 	if an := a.Anonymous; an != nil && an.Enabled {
 		if _, err := toolspec.CanonicalLevel(an.MaxLevel); err != nil {
 			return fmt.Errorf("auth.anonymous.maxLevel: %w", err)
+		}
+	}
+	return nil
+}
+
+// sha256Pattern is a hex sha256 digest, as /api/mcp/pins lists them.
+var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func (p PinningSettings) validate() error {
+	switch p.Mode {
+	case PinningEnforce, PinningWarn, PinningOff:
+	default:
+		return fmt.Errorf("pinning.mode: %q is not one of enforce, warn, off", p.Mode)
+	}
+	if p.StateFile != "" && !filepath.IsAbs(p.StateFile) {
+		return fmt.Errorf("pinning.stateFile: %q must be an absolute path", p.StateFile)
+	}
+	for i, a := range p.Approve {
+		where := fmt.Sprintf("pinning.approve[%d]", i)
+		if a.Server == "" {
+			return fmt.Errorf("%s.server: is required", where)
+		}
+		if a.Tool != "" {
+			if _, err := path.Match(a.Tool, ""); err != nil {
+				return fmt.Errorf("%s (%s).tool: %q is not a glob: %w", where, a.Server, a.Tool, err)
+			}
+		}
+		if a.SHA256 != "" && !sha256Pattern.MatchString(a.SHA256) {
+			return fmt.Errorf("%s (%s).sha256: %q is not 64 lower-case hex digits", where, a.Server, a.SHA256)
 		}
 	}
 	return nil

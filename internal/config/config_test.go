@@ -107,6 +107,12 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"origin scheme", "http: {allowedOrigins: ['ftp://ui']}\n", `http.allowedOrigins[0]: "ftp://ui" is not an http or https origin`},
 		{"origin bare host", "http: {allowedOrigins: ['ui.example.com']}\n", `http.allowedOrigins[0]: "ui.example.com" is not an http or https origin`},
 		{"http unknown key", "http: {maxBody: 1}\n", `unknown field "maxBody"`},
+		{"pinning mode", "pinning: {mode: strict}\n", `pinning.mode: "strict" is not one of enforce, warn, off`},
+		{"pinning state file", "pinning: {stateFile: pins.json}\n", `pinning.stateFile: "pins.json" must be an absolute path`},
+		{"pinning approve server", "pinning: {approve: [{tool: x}]}\n", "pinning.approve[0].server: is required"},
+		{"pinning approve glob", "pinning: {approve: [{server: gh, tool: '['}]}\n", `pinning.approve[0] (gh).tool: "[" is not a glob`},
+		{"pinning approve hash", "pinning: {approve: [{server: gh, sha256: abc}]}\n", `pinning.approve[0] (gh).sha256: "abc" is not 64 lower-case hex digits`},
+		{"pinning unknown key", "pinning: {approvals: []}\n", `unknown field "approvals"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,7 +139,10 @@ func TestAuthTokensResolved(t *testing.T) {
 	if js, _ := json.Marshal(c); strings.Contains(string(js), "caller-secret") {
 		t.Fatal("caller token marshalled")
 	}
-	if d, _ := Default(); d.Auth.Configured() {
+	if c.Auth.Tokens[0].Admin {
+		t.Fatal("a token is admin without admin: true")
+	}
+	if d, _ := Default(); d.Auth.Configured() || d.Pinning.Mode != PinningEnforce {
 		t.Fatal("the embedded default must configure no auth (anonymous on loopback only)")
 	}
 }

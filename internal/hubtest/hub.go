@@ -56,7 +56,8 @@ type HubOptions struct {
 	// Env is added to the hub's environment, which is this process's
 	// without MCP_SERVERS, KUBECONFIG and the in-cluster variables: a
 	// developer's shell must not add upstreams or a cluster behind a
-	// test's back.
+	// test's back. XDG_STATE_HOME (where the hub pins tools) is a fresh
+	// directory unless Env sets it.
 	Env []string
 	// Dir is the hub's working directory; empty is this process's.
 	Dir string
@@ -117,9 +118,27 @@ func LaunchHub(ctx context.Context, o HubOptions) (*Hub, error) {
 	if o.LogLevel != "" {
 		args = append(args, "--log-level", o.LogLevel)
 	}
+	// Each hub keeps its tool pins in a state directory of its own (o.Env
+	// may name another, to see pins outlive a restart): never in the
+	// developer's ~/.local/state, and never shared by tests that reuse
+	// server names.
+	stateDir, err := os.MkdirTemp("", "mcp-hub-hubtest-state-")
+	if err != nil {
+		if onExit != nil {
+			onExit()
+		}
+		return nil, err
+	}
+	removeConfig := onExit
+	onExit = func() {
+		_ = os.RemoveAll(stateDir)
+		if removeConfig != nil {
+			removeConfig()
+		}
+	}
 	cmd := exec.Command(bin, append(args, o.Args...)...)
 	cmd.Dir = o.Dir
-	cmd.Env = append(hubEnv(), o.Env...)
+	cmd.Env = append(append(hubEnv(), "XDG_STATE_HOME="+stateDir), o.Env...)
 	p, err := launch("mcp-hub", cmd, onExit)
 	if err != nil {
 		return nil, err

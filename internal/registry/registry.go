@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -41,6 +43,9 @@ type Options struct {
 	// MaxResultChars caps the text of every tool result (0: no cap),
 	// unless a server's spec sets its own.
 	MaxResultChars int
+	// Pins checks upstream tool definitions against their pins; nil is
+	// pinning off.
+	Pins *pinning.Pinner
 }
 
 // LocalTool is a tool the hub runs itself. Routing tries builtins first,
@@ -120,6 +125,9 @@ type ServerView struct {
 	// Limits, when set, are the server's own call limits (its spec's),
 	// replacing limits.perUpstream.
 	Limits *config.Limits
+	// Quarantined are tools whose definition changed since it was pinned
+	// (pinning mode enforce): not published, and their calls are refused.
+	Quarantined []Tool
 }
 
 // Tool is one published tool.
@@ -132,9 +140,11 @@ type Tool struct {
 	// decides both what a session lists and what it may call.
 	Class autonomy.Class
 	// Agent, when set, is the only Purko Agent whose callers may use it.
-	Agent  string
-	client *upstream.Client
-	local  *LocalTool
+	Agent string
+	// Quarantine, when set, says the definition is not the pinned one.
+	Quarantine *Quarantine
+	client     *upstream.Client
+	local      *LocalTool
 }
 
 // Route says where a published tool goes and what decides on it.
@@ -149,6 +159,9 @@ type Route struct {
 	Agent string
 	// ResultCap bounds what the call's result may hold.
 	ResultCap ResultCap
+	// Quarantine, when set (pinning mode warn), says the definition is not
+	// the pinned one; the call runs.
+	Quarantine *Quarantine
 	// server names the owner for metrics and audit lines.
 	server string
 }
@@ -197,6 +210,14 @@ type Registry struct {
 	listeners []func(*Catalog)
 	updated   []func(server string, params map[string]any)
 	logLevel  atomic.Value // mcp.LoggingLevel every upstream should log at
+
+	// Pinning (pins.go). pinMemos and reported belong to the rebuild
+	// goroutine; rebuilt is closed and replaced (under mu) by every rebuild.
+	onQuarantine []func(QuarantineEvent)
+	pinGen       atomic.Uint64
+	pinMemos     map[*upstream.Client]pinMemo
+	reported     map[pinning.Key]string
+	rebuilt      chan struct{}
 }
 
 // New returns an empty registry.
@@ -214,6 +235,8 @@ func New(opts Options, log zerolog.Logger) *Registry {
 		agentSpecs: map[string][]config.AgentTool{},
 		routes:     routes,
 		dirty:      make(chan struct{}, 1),
+		pinMemos:   map[*upstream.Client]pinMemo{},
+		rebuilt:    make(chan struct{}),
 	}
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
@@ -282,7 +305,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 	changed := false
 	// The first catalog is announced at once: with no discovery source (the
 	// embedded default) nothing else would ever announce the hub's own tools.
-	r.rebuild()
+	r.rebuild(ctx)
 	r.announce()
 	for {
 		select {
@@ -301,8 +324,11 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 					r.ready.Store(true)
 				}
 			}
+		case <-r.opts.Pins.Changed():
+			// Another replica pinned or approved: check again.
+			r.pinsChanged()
 		case <-r.dirty:
-			r.rebuild()
+			r.rebuild(ctx)
 			// The first change after a quiet spell goes out at once (a
 			// server that just connected is callable through every face
 			// right away); changes within the window after it are
@@ -461,7 +487,7 @@ func (r *Registry) stopAll() {
 }
 
 // rebuild computes a new catalog from the clients' current state.
-func (r *Registry) rebuild() {
+func (r *Registry) rebuild(ctx context.Context) {
 	r.mu.Lock()
 	clients := make([]*upstream.Client, 0, len(r.clients))
 	for _, c := range r.clients {
@@ -495,6 +521,7 @@ func (r *Registry) rebuild() {
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
+	enforce := r.opts.Pins.Mode() == pinning.Enforce
 	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
@@ -507,6 +534,7 @@ func (r *Registry) rebuild() {
 	for _, e := range entries {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status, Limits: spec.Limits}
+		changes := r.checkPins(ctx, e.c, e.tools)
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]
@@ -522,6 +550,14 @@ func (r *Registry) rebuild() {
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
 			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, client: e.c}
+			if ch, changed := changes[t.Name]; changed {
+				pt.Quarantine = &Quarantine{Diff: ch.Diff, PinnedSHA256: ch.PinnedSHA256, CurrentSHA256: ch.CurrentSHA256,
+					PinnedAt: ch.PinnedAt, Enforced: enforce}
+				if enforce {
+					sv.Quarantined = append(sv.Quarantined, pt)
+					continue
+				}
+			}
 			sv.Tools = append(sv.Tools, pt)
 			if e.status.State == upstream.StateConnected {
 				cat.Tools = append(cat.Tools, pt)
@@ -547,6 +583,16 @@ func (r *Registry) rebuild() {
 		}
 	}
 	r.catalog.Store(cat)
+	for c := range r.pinMemos {
+		if !slices.Contains(clients, c) {
+			delete(r.pinMemos, c)
+		}
+	}
+	r.reportQuarantines(cat)
+	r.mu.Lock()
+	close(r.rebuilt)
+	r.rebuilt = make(chan struct{})
+	r.mu.Unlock()
 }
 
 // localViews lists the hub's own tools as two always-connected
@@ -637,7 +683,8 @@ func (r *Registry) Lookup(name string) (Route, error) {
 				return Route{}, &upstream.UnavailableError{Server: sv.Name, Reason: reason}
 			}
 			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, server: sv.Name,
-				ResultCap: ResultCap{Chars: r.opts.MaxResultChars, Setting: "upstream.maxResultChars"}}
+				Quarantine: t.Quarantine,
+				ResultCap:  ResultCap{Chars: r.opts.MaxResultChars, Setting: "upstream.maxResultChars"}}
 			if t.local != nil {
 				rt.Backend = localBackend{t.local}
 			} else {
@@ -648,6 +695,11 @@ func (r *Registry) Lookup(name string) (Route, error) {
 			}
 			r.routes.Add(name, route{gen: cat.Gen, Route: rt})
 			return rt, nil
+		}
+		for j := range sv.Quarantined {
+			if t := &sv.Quarantined[j]; t.Name == name {
+				return Route{}, &QuarantinedError{Name: name, Server: sv.Name, Original: t.Original, Quarantine: *t.Quarantine}
+			}
 		}
 	}
 	return Route{}, &UnknownToolError{Name: name}

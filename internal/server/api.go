@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -33,6 +32,9 @@ type serverListing struct {
 	Prompts   int               `json:"promptCount,omitempty"`
 	Tools     any               `json:"tools"`
 	Hidden    map[string]string `json:"hiddenTools,omitempty"`
+	// Quarantined counts the tools listed with "quarantined": true (not in
+	// toolCount: they cannot be called).
+	Quarantined int `json:"quarantinedCount,omitempty"`
 }
 
 type toolListing struct {
@@ -44,6 +46,14 @@ type toolListing struct {
 	OriginalName string              `json:"originalName,omitempty"`
 	ReadOnly     bool                `json:"readOnly"`
 	Reason       string              `json:"readOnlyReason"`
+	// Quarantined: the definition changed since it was pinned, and the
+	// tool is not listed to callers nor callable until approved. Changed
+	// is the same in pinning mode warn, where it still runs.
+	Quarantined   bool   `json:"quarantined,omitempty"`
+	Changed       bool   `json:"definitionChanged,omitempty"`
+	Diff          string `json:"diff,omitempty"`
+	PinnedSHA256  string `json:"pinnedSha256,omitempty"`
+	CurrentSHA256 string `json:"currentSha256,omitempty"`
 }
 
 // handleTools lists every server with its status and tools. With
@@ -70,16 +80,21 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, sv := range cat.Servers {
-		var tools []registry.Tool
+		var tools, quarantined []registry.Tool
 		for _, t := range sv.Tools {
 			if keep(t) {
 				tools = append(tools, t)
 			}
 		}
+		for _, t := range sv.Quarantined {
+			if keep(t) {
+				quarantined = append(quarantined, t)
+			}
+		}
 		sl := serverListing{
 			Name: sv.Name, URL: sv.URL, Transport: string(sv.Transport), Source: sv.Source,
 			Status: string(sv.Status.State), Error: sv.Status.Error, Protocol: sv.Status.Protocol,
-			ToolCount: len(tools), Hidden: sv.Hidden,
+			ToolCount: len(tools), Hidden: sv.Hidden, Quarantined: len(quarantined),
 		}
 		for _, res := range cat.Features.Resources {
 			if res.Server == sv.Name {
@@ -103,14 +118,11 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 			}
 			sl.Tools = names
 		} else {
-			sl.Tools = toolListings(tools)
+			sl.Tools = toolListings(append(tools, quarantined...))
 		}
 		out.Servers = append(out.Servers, sl)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(out)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func toolListings(tools []registry.Tool) []toolListing {
@@ -127,6 +139,9 @@ func toolListings(tools []registry.Tool) []toolListing {
 		a := t.Def.Annotations
 		if a != (mcp.ToolAnnotation{}) {
 			tl.Annotations = &a
+		}
+		if q := t.Quarantine; q != nil {
+			tl.Quarantined, tl.Changed, tl.Diff, tl.PinnedSHA256, tl.CurrentSHA256 = q.Enforced, true, q.Diff, q.PinnedSHA256, q.CurrentSHA256
 		}
 		out[i] = tl
 	}

@@ -39,6 +39,10 @@ type Caller struct {
 	// anonymousAt is an anonymous caller's remote address, whose limits
 	// are its own (read only when limits are configured).
 	anonymousAt string
+	// Admin may change the hub's state through its REST API (approve
+	// changed tool definitions): a token with admin: true, the local
+	// user of a hub without auth on loopback, and stdio.
+	Admin bool
 }
 
 // limitKey is what the caller's limits count under.
@@ -85,6 +89,8 @@ type TokenCaller struct {
 	Tools   []string
 	// Limits, when set, replace Options.PerCaller for this caller.
 	Limits *ratelimit.Limits
+	// Admin may approve changed tool definitions (POST /api/mcp/pins/approve).
+	Admin bool
 }
 
 // ClusterIdentity is what the cluster says about a ServiceAccount token.
@@ -130,7 +136,7 @@ func NewAuth(tokens []TokenCaller, anonymous *autonomy.Level, reviewer TokenRevi
 	for _, t := range tokens {
 		a.tokens = append(a.tokens, tokenEntry{
 			hash:   sha256.Sum256([]byte(t.Token)),
-			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools), limits: t.Limits},
+			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools), limits: t.Limits, Admin: t.Admin},
 		})
 	}
 	if anonymous != nil {
@@ -152,6 +158,17 @@ func (a *Auth) limitsCallers() bool {
 // AnonymousOnly admits everyone up to ceiling: the hub on a laptop, and
 // the stdio face (whoever can start the process is the local user).
 func AnonymousOnly(ceiling autonomy.Level) *Auth { return NewAuth(nil, &ceiling, nil) }
+
+// LocalUserIsAdmin makes anonymous callers admins: only for the hub that
+// has no auth configured and listens on loopback, where the anonymous
+// caller is the user who started it. Explicit auth.anonymous access is
+// never admin.
+func (a *Auth) LocalUserIsAdmin() *Auth {
+	if a.anonymous != nil {
+		a.anonymous.Admin = true
+	}
+	return a
+}
 
 func allowlist(tools []string) *autonomy.Allowlist {
 	if len(tools) == 0 {

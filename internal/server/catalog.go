@@ -30,6 +30,10 @@ func (s *Server) publish(cat *registry.Catalog) {
 		for _, t := range sv.Tools {
 			add(t)
 		}
+		// Quarantined tools too: a call must hear why it is refused.
+		for _, t := range sv.Quarantined {
+			add(t)
+		}
 	}
 	s.limits.follow(cat)
 	s.mcp.SetTools(tools...)

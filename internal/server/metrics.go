@@ -20,6 +20,8 @@ type metrics struct {
 	refused  *prometheus.CounterVec
 	// resultsCut counts results cut to their cap (resultcap).
 	resultsCut *prometheus.CounterVec
+	// pinChanges counts tool definitions found changed since pinned.
+	pinChanges *prometheus.CounterVec
 }
 
 func newMetrics(cat *registry.Registry) *metrics {
@@ -42,8 +44,12 @@ func newMetrics(cat *registry.Registry) *metrics {
 			Name: "mcphub_tool_results_cut_total",
 			Help: "Tool results cut to the result cap (upstream.maxResultChars), by owning server.",
 		}, []string{"server"}),
+		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_pinning_changes_total",
+			Help: "Tool definitions found changed since they were pinned (each changed definition once), by server.",
+		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.refused, m.resultsCut, catalogCollector{cat},
+	m.reg.MustRegister(m.calls, m.duration, m.refused, m.resultsCut, m.pinChanges, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -70,6 +76,8 @@ var (
 		"Tools last listed by each upstream.", []string{"server"}, nil)
 	catalogDesc = prometheus.NewDesc("mcphub_catalog_tools",
 		"Tools published in the catalog (callable now).", nil, nil)
+	quarantinedDesc = prometheus.NewDesc("mcphub_pinning_quarantined_tools",
+		"Tools whose definition changed since it was pinned, by server (refused in pinning mode enforce, reported in warn).", []string{"server"}, nil)
 )
 
 // catalogCollector reads the catalog at scrape time, so the request path
@@ -81,6 +89,7 @@ func (c catalogCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stateDesc
 	ch <- upstreamToolsDesc
 	ch <- catalogDesc
+	ch <- quarantinedDesc
 }
 
 func (c catalogCollector) Collect(ch chan<- prometheus.Metric) {
@@ -94,6 +103,7 @@ func (c catalogCollector) Collect(ch chan<- prometheus.Metric) {
 		states[sv.Status.State]++
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, sv.Name, string(sv.Transport))
 		ch <- prometheus.MustNewConstMetric(upstreamToolsDesc, prometheus.GaugeValue, float64(len(sv.Tools)), sv.Name)
+		ch <- prometheus.MustNewConstMetric(quarantinedDesc, prometheus.GaugeValue, float64(quarantinedTools(sv)), sv.Name)
 	}
 	for st, n := range states {
 		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(n), string(st))

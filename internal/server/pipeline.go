@@ -34,6 +34,7 @@ const (
 	outcomeRPCError    = "rpc_error"
 	outcomeDenied      = "denied"
 	outcomeRateLimited = "rate_limited"
+	outcomeQuarantined = "quarantined"
 	outcomeError       = "error"
 )
 
@@ -55,6 +56,13 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 		defer release()
 	}
 	rt, err := s.reg.Lookup(call.Name)
+	var quarantined *registry.QuarantinedError
+	if errors.As(err, &quarantined) {
+		// Refused before the upstream: its definition is not the one
+		// pinned (pins.go).
+		s.recordQuarantined(session, caller, quarantined)
+		return errorResult("BLOCKED: " + err.Error()), nil
+	}
 	if err != nil {
 		s.record(ctx, session, caller, call.Name, "", start, false, err, nil)
 		var unknown *registry.UnknownToolError

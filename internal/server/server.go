@@ -95,7 +95,7 @@ type Server struct {
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams()}
 	if s.auth == nil {
-		s.auth = AnonymousOnly(autonomy.Full)
+		s.auth = AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.metrics = newMetrics(reg)
 	s.modernList = modernListHead(opts.Name, opts.Version)
@@ -139,6 +139,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
+	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
 }
@@ -153,6 +154,10 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
 	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
+	mux.HandleFunc("GET /api/mcp/pins", s.handlePins)
+	// A write: the caller's token (a header, never a cookie), the Origin
+	// and Content-Type checks of the MCP faces, and an admin caller.
+	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
@@ -243,7 +248,7 @@ func (s *Server) forgetSession(id string) {
 // closes, for IDE clients that only launch stdio servers. Whoever can start
 // the process is the local user: level is its autonomy.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level) error {
-	caller := Caller{Name: "stdio", Ceiling: level, Level: level}
+	caller := Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })
 	ctx, cancel := context.WithCancel(ctx)

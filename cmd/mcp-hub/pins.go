@@ -1,0 +1,304 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery/kube"
+	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// pinsSyncTimeout bounds the wait for the pins ConfigMap at start-up; the
+// store is correct without it (writes read the live object), it only
+// spares the first listings a round trip each.
+const pinsSyncTimeout = 5 * time.Second
+
+// pinsWiring is what pinning adds to a hub: the pinner, the Kubernetes
+// Events sender (nil without a cluster), and what stops them.
+type pinsWiring struct {
+	pinner *pinning.Pinner
+	events *pinning.Events
+	close  func()
+}
+
+// newPins opens the pins store: in a cluster (or with --kubeconfig) the
+// ConfigMap mcp-hub-pins in the hub's namespace, shared by the replicas;
+// else the state file. With pinning.mode off there is none.
+func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, error) {
+	p := cfg.Pinning
+	mode, err := pinning.ParseMode(p.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("pinning.mode: %w", err)
+	}
+	w := &pinsWiring{close: func() {}}
+	if mode == pinning.Off {
+		return w, nil
+	}
+	rules := make([]pinning.Rule, len(p.Approve))
+	for i, a := range p.Approve {
+		rules[i] = pinning.Rule{Server: a.Server, Tool: a.Tool, SHA256: a.SHA256}
+	}
+	rc, own, err := clusterConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if rc == nil || p.StateFile != "" {
+		path := p.StateFile
+		if path == "" {
+			if path, err = pinning.DefaultStateFile(); err != nil {
+				return nil, err
+			}
+		}
+		store, err := pinning.OpenFile(path)
+		if err != nil {
+			return nil, err
+		}
+		log.Info().Str("mode", string(mode)).Str("file", path).Msg("tool pinning on")
+		w.pinner = pinning.New(mode, store, rules)
+		return w, nil
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("pins ConfigMap: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("pins ConfigMap: %w", err)
+	}
+	ns := pinsNamespace(o, cfg.Kubernetes, own)
+	store, err := pinning.OpenConfigMap(cs, ns, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pinsSyncTimeout)
+	defer cancel()
+	if err := store.WaitSynced(ctx); err != nil {
+		// Not fatal: pins are compared in memory and saved once the
+		// ConfigMap can be written; the error says what RBAC is missing.
+		log.Error().Err(err).Msg("tool pinning: the pins ConfigMap cannot be read; pins are held in memory until it can")
+	}
+	log.Info().Str("mode", string(mode)).Str("configmap", ns+"/"+pinning.ConfigMapName).Msg("tool pinning on")
+	w.pinner = pinning.New(mode, store, rules)
+	w.events = pinning.NewEvents(cs, dyn, store, log)
+	w.close = func() {
+		w.events.Stop()
+		store.Close()
+	}
+	return w, nil
+}
+
+// pinsNamespace is where the pins ConfigMap lives: in a cluster the hub's
+// own namespace (the chart's pins Role is there); out of one, the one
+// namespace watched when a single one is named (the kubeconfig context's
+// namespace is often just "default"), else the context's.
+func pinsNamespace(o options, settings config.KubeSettings, own string) string {
+	inCluster := o.kubeconfig == "" && os.Getenv("KUBECONFIG") == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != ""
+	if !inCluster {
+		if ns := watchNamespaces(o.namespaces, settings, own); len(ns) == 1 && ns[0] != "" {
+			return ns[0]
+		}
+	}
+	return cmp.Or(own, "default")
+}
+
+// reportTo sends a Kubernetes Event for every changed tool definition.
+func (w *pinsWiring) reportTo(reg *registry.Registry) {
+	if w.events == nil {
+		return
+	}
+	reg.OnQuarantine(func(ev registry.QuarantineEvent) {
+		var obj *pinning.Object
+		if o := ev.Origin; o != nil && o.Kind == "MCPServer" {
+			g := kube.MCPServerGVR
+			obj = &pinning.Object{Group: g.Group, Version: g.Version, Resource: g.Resource, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+		}
+		q := ev.Quarantine
+		w.events.Report(obj, pinning.Change{Key: pinning.Key{Server: ev.Server, Tool: ev.Tool}, PinnedSHA256: q.PinnedSHA256,
+			CurrentSHA256: q.CurrentSHA256, Diff: q.Diff, PinnedAt: q.PinnedAt}, q.Enforced)
+	})
+}
+
+const pinsUsage = `mcp-hub pins: list and approve pinned tool definitions of a running hub.
+
+Usage:
+  mcp-hub pins list [--url URL] [-o table|json]
+  mcp-hub pins approve --server NAME [--tool NAME] [--url URL] [-o table|json]
+
+approve re-pins what the server offers now: one tool, or with no --tool every
+tool of the server (after an upgrade). It needs an admin caller: the token in
+MCP_HUB_TOKEN must be an auth.tokens entry with admin: true (a hub without
+auth on loopback needs none).
+
+Flags:
+`
+
+// runPins is `mcp-hub pins`: a client of the hub's /api/mcp/pins.
+func runPins(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "approve") {
+		fmt.Fprint(stderr, pinsUsage)
+		return 2
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("mcp-hub pins "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, pinsUsage); fs.PrintDefaults() }
+	base := fs.String("url", "http://127.0.0.1:8080", "the hub's base URL")
+	out := fs.String("o", "table", "output: table or json")
+	var server, tool string
+	if sub == "approve" {
+		fs.StringVar(&server, "server", "", "server whose tools to approve (required)")
+		fs.StringVar(&tool, "tool", "", "tool to approve (original or published name); empty: every tool of the server")
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || (*out != "table" && *out != "json") || (sub == "approve" && server == "") {
+		fs.Usage()
+		return 2
+	}
+	u, err := url.Parse(strings.TrimRight(*base, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fmt.Fprintf(stderr, "mcp-hub pins: --url %q is not an http(s) URL\n", *base)
+		return 2
+	}
+	c := pinsClient{base: u.String(), token: os.Getenv("MCP_HUB_TOKEN"), http: &http.Client{Timeout: 60 * time.Second}}
+	ctx := context.Background()
+	var body []byte
+	if sub == "list" {
+		body, err = c.do(ctx, http.MethodGet, "/api/mcp/pins", nil)
+	} else {
+		req, _ := json.Marshal(map[string]string{"server": server, "tool": tool})
+		body, err = c.do(ctx, http.MethodPost, "/api/mcp/pins/approve", req)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub pins %s: %v\n", sub, err)
+		return 1
+	}
+	if *out == "json" {
+		_, _ = stdout.Write(body)
+		return 0
+	}
+	if err := printPins(stdout, sub, body); err != nil {
+		fmt.Fprintf(stderr, "mcp-hub pins %s: %v\n", sub, err)
+		return 1
+	}
+	return 0
+}
+
+type pinsClient struct {
+	base, token string
+	http        *http.Client
+}
+
+// do sends one request; an answer other than 200 is an error with the
+// hub's message.
+func (c pinsClient) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(string(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error any `json:"error"`
+		}
+		msg := strings.TrimSpace(string(b))
+		if json.Unmarshal(b, &e) == nil && e.Error != nil {
+			switch v := e.Error.(type) {
+			case string:
+				msg = v
+			case map[string]any: // a JSON-RPC error from the auth or guard layer
+				msg = fmt.Sprint(v["message"])
+			}
+		}
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg)
+	}
+	return b, nil
+}
+
+// listedPin is a pin as /api/mcp/pins and the approval list it.
+type listedPin struct {
+	Server, Tool, SHA256, Approved, Diff string
+	FirstSeen                            time.Time
+	Quarantined, Changed                 bool
+	CurrentSHA256                        string
+}
+
+func printPins(w io.Writer, sub string, body []byte) error {
+	var v struct {
+		Mode     string      `json:"mode"`
+		Pins     []listedPin `json:"pins"`
+		Approved []listedPin `json:"approved"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("read the hub's answer: %w", err)
+	}
+	if sub == "approve" {
+		if len(v.Approved) == 0 {
+			fmt.Fprintln(w, "nothing to approve: every tool already has its current definition pinned")
+			return nil
+		}
+		for _, p := range v.Approved {
+			fmt.Fprintf(w, "approved %s/%s sha256 %s\n", p.Server, p.Tool, p.SHA256)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "SERVER\tTOOL\tSTATE\tSHA256\tFIRST SEEN\tAPPROVED\n")
+	var changed []listedPin
+	for _, p := range v.Pins {
+		state := "pinned"
+		switch {
+		case p.Quarantined:
+			state = "QUARANTINED"
+		case p.Changed:
+			state = "changed"
+		}
+		if p.Changed {
+			changed = append(changed, p)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\n", p.Server, p.Tool, state, p.SHA256, p.FirstSeen.Format(time.RFC3339), cmp.Or(p.Approved, "-"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nmode %s, %d pins, %d changed\n", v.Mode, len(v.Pins), len(changed))
+	for _, p := range changed {
+		fmt.Fprintf(w, "\n%s/%s: %s\n  approve: mcp-hub pins approve --server %s --tool %s\n", p.Server, p.Tool, p.Diff, p.Server, p.Tool)
+	}
+	return nil
+}

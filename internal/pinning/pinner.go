@@ -1,0 +1,271 @@
+package pinning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Rule is an operator's standing approval from the config: the tools of
+// Server matching the glob Tool (path.Match; "" is "*") are approved as
+// they are now, or, with SHA256, only that exact definition.
+type Rule struct {
+	Server string
+	Tool   string
+	SHA256 string
+}
+
+func (r Rule) matches(key Key, sum string) bool {
+	if r.Server != key.Server {
+		return false
+	}
+	glob := r.Tool
+	if glob == "" {
+		glob = "*"
+	}
+	if ok, _ := path.Match(glob, key.Tool); !ok {
+		return false
+	}
+	return r.SHA256 == "" || r.SHA256 == sum
+}
+
+// ErrOff is returned by approvals while pinning is off.
+var ErrOff = errors.New("pinning is off (pinning.mode): nothing to approve")
+
+// Change is a tool whose definition is not the pinned one.
+type Change struct {
+	Key
+	// PinnedSHA256 and CurrentSHA256 are the digests of the pinned and the
+	// offered definition.
+	PinnedSHA256, CurrentSHA256 string
+	// Diff says in words what changed (see Diff).
+	Diff string
+	// PinnedAt is when the pinned definition was first seen.
+	PinnedAt time.Time
+}
+
+// Pinner checks tool definitions against their pins: it pins what it has
+// not seen, applies the config's approvals, and reports the rest.
+type Pinner struct {
+	mode  Mode
+	store Store
+	rules []Rule
+	now   func() time.Time
+
+	mu sync.Mutex
+	// unsaved are pins the store refused (it was unreachable, say): they
+	// are compared against in this process and saved on a later check;
+	// failedAt is when the store last failed.
+	unsaved  map[Key]Pin
+	failedAt time.Time
+}
+
+// saveRetry is how long a failed store is left alone.
+const saveRetry = 30 * time.Second
+
+// New returns a Pinner. With mode Off, store may be nil and nothing is
+// pinned.
+func New(mode Mode, store Store, rules []Rule) *Pinner {
+	return &Pinner{mode: mode, store: store, rules: rules, now: time.Now, unsaved: map[Key]Pin{}}
+}
+
+// Mode is what the hub does with a changed tool.
+func (p *Pinner) Mode() Mode {
+	if p == nil {
+		return Off
+	}
+	return p.mode
+}
+
+// Store is where the pins are kept (nil with mode Off).
+func (p *Pinner) Store() Store {
+	if p == nil {
+		return nil
+	}
+	return p.store
+}
+
+// Changed fires when another replica changed the pins.
+func (p *Pinner) Changed() <-chan struct{} {
+	if p == nil || p.store == nil {
+		return nil
+	}
+	return p.store.Changed()
+}
+
+// Check compares the tools a server offers with their pins. Unknown tools
+// are pinned; changed tools that a config rule approves are re-pinned; the
+// other changed tools are returned by original name. A failing store is
+// logged by the caller (err) and never hides a tool by itself: the pin is
+// kept in memory and saved on a later check.
+func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (map[string]Change, error) {
+	if p.Mode() == Off {
+		return nil, nil
+	}
+	var errs []error
+	type offered struct {
+		key Key
+		def Definition
+		sum string
+		pin Pin
+	}
+	var all []offered
+	var missing []int // indexes into all of tools without a pin
+	var changes map[string]Change
+	change := func(c Change) {
+		if changes == nil {
+			changes = map[string]Change{}
+		}
+		changes[c.Tool] = c
+	}
+	for _, t := range tools {
+		key := Key{Server: server, Tool: t.Name}
+		def, err := DefinitionOf(t)
+		if err != nil {
+			// Fail closed: a definition that cannot be compared is not
+			// trusted.
+			change(Change{Key: key, Diff: "the definition cannot be read: " + err.Error()})
+			continue
+		}
+		o := offered{key: key, def: def, sum: def.Sum()}
+		pin, ok := p.store.Get(key)
+		if ok {
+			o.pin = pin
+		} else {
+			missing = append(missing, len(all))
+		}
+		all = append(all, o)
+	}
+	if len(missing) > 0 {
+		candidates := make([]Pin, len(missing))
+		for i, j := range missing {
+			candidates[i] = NewPin(all[j].key, all[j].def, p.now())
+		}
+		inForce, err := p.pinFirst(ctx, candidates)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for i, j := range missing {
+			all[j].pin = inForce[i]
+		}
+	}
+	p.forgetSaved()
+	var approved []Pin
+	for _, o := range all {
+		key, def, sum, pin := o.key, o.def, o.sum, o.pin
+		if pin.SHA256 == sum {
+			continue
+		}
+		if p.approvedByRule(key, sum) {
+			np := NewPin(key, def, p.now())
+			np.Approved = "config"
+			approved = append(approved, np)
+			continue
+		}
+		change(Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
+			Diff: Diff(pin.Definition, def), PinnedAt: pin.FirstSeen})
+	}
+	if len(approved) > 0 {
+		// Approved as offered even if the write fails: the config says so.
+		if err := p.store.Replace(ctx, approved...); err != nil {
+			errs = append(errs, fmt.Errorf("save %d pins approved by config: %w", len(approved), err))
+		}
+	}
+	if len(errs) > 0 {
+		return changes, fmt.Errorf("pin tools of %s: %w", server, joinErrs(errs))
+	}
+	return changes, nil
+}
+
+// pinFirst saves candidates the store has no pin for and returns the pins
+// in force. A candidate seen before whose save failed keeps its first
+// definition (it was the first seen); while the store keeps failing, saves
+// are tried at most every saveRetry, so a rebuild does not wait on a dead
+// store again and again.
+func (p *Pinner) pinFirst(ctx context.Context, candidates []Pin) ([]Pin, error) {
+	p.mu.Lock()
+	for i, c := range candidates {
+		if u, ok := p.unsaved[c.Key]; ok {
+			candidates[i] = u
+		}
+	}
+	wait := !p.failedAt.IsZero() && p.now().Sub(p.failedAt) < saveRetry
+	p.mu.Unlock()
+	if wait {
+		return candidates, fmt.Errorf("%d pins not saved yet (the store failed less than %s ago)", len(candidates), saveRetry)
+	}
+	inForce, err := p.store.PinFirst(ctx, candidates)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.failedAt = p.now()
+		for _, c := range candidates {
+			p.unsaved[c.Key] = c
+		}
+		return candidates, fmt.Errorf("save %d pins: %w", len(candidates), err)
+	}
+	p.failedAt = time.Time{}
+	return inForce, nil
+}
+
+// forgetSaved drops the unsaved pins the store now holds.
+func (p *Pinner) forgetSaved() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.unsaved {
+		if _, ok := p.store.Get(k); ok {
+			delete(p.unsaved, k)
+		}
+	}
+}
+
+func (p *Pinner) approvedByRule(key Key, sum string) bool {
+	for _, r := range p.rules {
+		if r.matches(key, sum) {
+			return true
+		}
+	}
+	return false
+}
+
+// Approve re-pins the current definitions of tools of server (an
+// operator's approval, how says by what: "api", "cli"), and returns the
+// new pins of those that changed.
+func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, how string) ([]Pin, error) {
+	if p.Mode() == Off {
+		return nil, ErrOff
+	}
+	var pins []Pin
+	for _, t := range tools {
+		key := Key{Server: server, Tool: t.Name}
+		def, err := DefinitionOf(t)
+		if err != nil {
+			return nil, err
+		}
+		if old, ok := p.store.Get(key); ok && old.SHA256 == def.Sum() {
+			continue
+		}
+		np := NewPin(key, def, p.now())
+		np.Approved = how
+		pins = append(pins, np)
+	}
+	if len(pins) == 0 {
+		return nil, nil
+	}
+	if err := p.store.Replace(ctx, pins...); err != nil {
+		return nil, fmt.Errorf("approve tools of %s: %w", server, err)
+	}
+	return pins, nil
+}
+
+func joinErrs(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return fmt.Errorf("%w (and %d more)", errs[0], len(errs)-1)
+}

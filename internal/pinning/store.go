@@ -1,0 +1,228 @@
+package pinning
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Store keeps the pins. Reads are from memory (the catalog is rebuilt
+// often); writes persist before they return, so a pin survives a restart
+// and, for a shared store, every replica sees it.
+type Store interface {
+	// Get returns the pin of key.
+	Get(key Key) (Pin, bool)
+	// List returns every pin, sorted by server and tool.
+	List() []Pin
+	// PinFirst records each candidate whose key is not pinned yet, in one
+	// write, and returns the pins in force in the candidates' order: the
+	// first writer wins, so replicas that saw different first definitions
+	// still agree on one.
+	PinFirst(ctx context.Context, candidates []Pin) ([]Pin, error)
+	// Replace makes each of pins the pin of its key: an approval.
+	Replace(ctx context.Context, pins ...Pin) error
+	// Changed receives a value (coalesced) when another writer changed the
+	// pins; nil when nobody else writes.
+	Changed() <-chan struct{}
+}
+
+// pinSet is the persisted form of a set of pins, in the file and in the
+// ConfigMap.
+type pinSet struct {
+	Version int   `json:"version"`
+	Pins    []Pin `json:"pins"`
+}
+
+const formatVersion = 1
+
+func encodePins(pins map[Key]Pin) ([]byte, error) {
+	set := pinSet{Version: formatVersion, Pins: sortedPins(pins)}
+	return json.MarshalIndent(set, "", " ")
+}
+
+func decodePins(data []byte) (map[Key]Pin, error) {
+	var set pinSet
+	if err := json.Unmarshal(data, &set); err != nil {
+		return nil, err
+	}
+	if set.Version != formatVersion {
+		return nil, fmt.Errorf("format version %d is not %d", set.Version, formatVersion)
+	}
+	out := make(map[Key]Pin, len(set.Pins))
+	for i, p := range set.Pins {
+		if p.Server == "" || p.Tool == "" || p.SHA256 == "" {
+			return nil, fmt.Errorf("pins[%d]: server, tool and sha256 are required", i)
+		}
+		out[p.Key] = p
+	}
+	return out, nil
+}
+
+func sortedPins(pins map[Key]Pin) []Pin {
+	out := make([]Pin, 0, len(pins))
+	for _, p := range pins {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].Tool < out[j].Tool
+	})
+	return out
+}
+
+// DefaultStateFile is where a hub on a laptop keeps its pins:
+// $XDG_STATE_HOME/mcp-hub/pins.json, or ~/.local/state/mcp-hub/pins.json.
+func DefaultStateFile() (string, error) {
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "mcp-hub", "pins.json"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the state directory for pins (set pinning.stateFile): %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "mcp-hub", "pins.json"), nil
+}
+
+// FileStore keeps pins in one JSON file, rewritten whole on every change
+// through a temporary file and a rename, so a crash leaves the old file or
+// the new one, never half of one. One hub process owns the file.
+type FileStore struct {
+	path string
+	held
+}
+
+// held are the pins a store holds in memory, guarded by mu.
+type held struct {
+	mu   sync.Mutex
+	pins map[Key]Pin
+}
+
+// Get implements Store.
+func (h *held) Get(key Key) (Pin, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p, ok := h.pins[key]
+	return p, ok
+}
+
+// List implements Store.
+func (h *held) List() []Pin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return sortedPins(h.pins)
+}
+
+// OpenFile reads the pins at path; a missing file is no pins. A file that
+// cannot be read as pins is an error naming it: resetting it would forget
+// every pin, which is what an attacker would want.
+func OpenFile(path string) (*FileStore, error) {
+	s := &FileStore{path: path, held: held{pins: map[Key]Pin{}}}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return s, nil
+	case err != nil:
+		return nil, fmt.Errorf("read pins file %s: %w", path, err)
+	}
+	pins, err := decodePins(data)
+	if err != nil {
+		return nil, fmt.Errorf("pins file %s is corrupt (fix or remove it; removing forgets every pin): %w", path, err)
+	}
+	s.pins = pins
+	return s, nil
+}
+
+// Path is the file the store writes.
+func (s *FileStore) Path() string { return s.path }
+
+// PinFirst implements Store.
+func (s *FileStore) PinFirst(_ context.Context, candidates []Pin) ([]Pin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out, added := pinFirst(s.pins, candidates)
+	if len(added) == 0 {
+		return out, nil
+	}
+	if err := s.write(); err != nil {
+		for _, k := range added {
+			delete(s.pins, k)
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// pinFirst adds to pins each candidate whose key it lacks, and returns
+// the pins in force and the keys added.
+func pinFirst(pins map[Key]Pin, candidates []Pin) (inForce []Pin, added []Key) {
+	inForce = make([]Pin, len(candidates))
+	for i, c := range candidates {
+		if old, ok := pins[c.Key]; ok {
+			inForce[i] = old
+			continue
+		}
+		pins[c.Key] = c
+		inForce[i] = c
+		added = append(added, c.Key)
+	}
+	return inForce, added
+}
+
+// Replace implements Store.
+func (s *FileStore) Replace(_ context.Context, pins ...Pin) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := make(map[Key]Pin, len(s.pins))
+	for k, v := range s.pins {
+		old[k] = v
+	}
+	for _, p := range pins {
+		s.pins[p.Key] = p
+	}
+	if err := s.write(); err != nil {
+		s.pins = old
+		return err
+	}
+	return nil
+}
+
+// Changed implements Store: nobody else writes the file.
+func (s *FileStore) Changed() <-chan struct{} { return nil }
+
+// write persists s.pins atomically; s.mu is held.
+func (s *FileStore) write() error {
+	data, err := encodePins(s.pins)
+	if err != nil {
+		return fmt.Errorf("encode pins: %w", err)
+	}
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create pins directory %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, ".pins-*.json")
+	if err != nil {
+		return fmt.Errorf("write pins file %s: %w", s.path, err)
+	}
+	defer os.Remove(tmp.Name()) // gone after the rename; cleans up after a failure
+	if _, err := tmp.Write(data); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), s.path)
+	}
+	if err != nil {
+		return fmt.Errorf("write pins file %s: %w", s.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/upstream"
+)
+
+// Tool pinning in the catalog. Each time the catalog is rebuilt, every
+// server's tools are checked against their pins (pinning.Pinner.Check).
+// In enforce mode a changed tool is left out of the published tools and
+// kept in ServerView.Quarantined, where Lookup finds it only to refuse it;
+// in warn mode it is published with its Quarantine set. The decision is
+// made here, once, when the catalog is published: a call only reads it.
+
+// pinCheckTimeout bounds the store writes of one server's check (a
+// ConfigMap update) during a rebuild.
+const pinCheckTimeout = 10 * time.Second
+
+// Quarantine says a tool's definition is not the one pinned.
+type Quarantine struct {
+	// Diff says in words what changed.
+	Diff string
+	// PinnedSHA256 and CurrentSHA256 are the digests of the pinned and the
+	// offered definition.
+	PinnedSHA256, CurrentSHA256 string
+	// PinnedAt is when the pinned definition was first seen.
+	PinnedAt time.Time
+	// Enforced is true in enforce mode: the tool is not listed and its
+	// calls are refused. In warn mode it is listed and runs.
+	Enforced bool
+}
+
+// QuarantinedError refuses a call of a quarantined tool before it reaches
+// the upstream, saying what changed and how an operator approves it.
+type QuarantinedError struct {
+	Name, Server, Original string
+	Quarantine             Quarantine
+}
+
+func (e *QuarantinedError) Error() string {
+	return fmt.Sprintf("tool '%s' is quarantined: its definition changed since it was pinned: %s. "+
+		"An operator approves it with `mcp-hub pins approve --server %s --tool %s` or POST /api/mcp/pins/approve",
+		e.Name, e.Quarantine.Diff, e.Server, e.Original)
+}
+
+// QuarantineEvent reports a tool whose definition changed, once per
+// changed definition.
+type QuarantineEvent struct {
+	Server, Tool, Published string
+	// Origin is the Kubernetes object the server came from, if any.
+	Origin     *config.Origin
+	Quarantine Quarantine
+}
+
+// ErrNotFound is wrapped by ApprovePins for a server or tool the catalog
+// does not hold.
+var ErrNotFound = errors.New("not found")
+
+// OnQuarantine registers fn to hear of every newly changed tool
+// definition. Register before Run; fn must not block.
+func (r *Registry) OnQuarantine(fn func(QuarantineEvent)) {
+	r.onQuarantine = append(r.onQuarantine, fn)
+}
+
+// Pinning returns the pinner (nil when pinning is off).
+func (r *Registry) Pinning() *pinning.Pinner { return r.opts.Pins }
+
+// pinMemo is the last check of one client: its tool list (the same slice
+// while the server does not list again) and the result.
+type pinMemo struct {
+	first   *mcp.Tool
+	n       int
+	gen     uint64
+	changes map[string]pinning.Change
+}
+
+// checkPins returns the changed tools of c by original name; nil when
+// pinning is off or nothing changed. Only the rebuild goroutine calls it.
+func (r *Registry) checkPins(ctx context.Context, c *upstream.Client, tools []mcp.Tool) map[string]pinning.Change {
+	p := r.opts.Pins
+	if p.Mode() == pinning.Off || len(tools) == 0 {
+		return nil
+	}
+	gen := r.pinGen.Load()
+	m, ok := r.pinMemos[c]
+	if ok && m.first == &tools[0] && m.n == len(tools) && m.gen == gen {
+		return m.changes
+	}
+	ctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
+	defer cancel()
+	changes, err := p.Check(ctx, c.Name(), tools)
+	if err != nil {
+		r.log.Error().Err(err).Str("server", c.Name()).Msg("pinning: could not save pins; compared in memory until saved")
+	} else {
+		r.pinMemos[c] = pinMemo{first: &tools[0], n: len(tools), gen: gen, changes: changes}
+	}
+	return changes
+}
+
+// reportQuarantines tells the listeners of changes not reported before,
+// and forgets the ones that are gone (approved or reverted).
+func (r *Registry) reportQuarantines(cat *Catalog) {
+	seen := map[pinning.Key]string{}
+	report := func(sv *ServerView, t *Tool) {
+		if t.Quarantine == nil {
+			return
+		}
+		k := pinning.Key{Server: sv.Name, Tool: t.Original}
+		sum := t.Quarantine.CurrentSHA256
+		seen[k] = sum
+		if r.reported[k] == sum {
+			return
+		}
+		ev := QuarantineEvent{Server: sv.Name, Tool: t.Original, Published: t.Name, Origin: sv.Origin, Quarantine: *t.Quarantine}
+		for _, fn := range r.onQuarantine {
+			fn(ev)
+		}
+	}
+	for i := range cat.Servers {
+		sv := &cat.Servers[i]
+		for j := range sv.Tools {
+			report(sv, &sv.Tools[j])
+		}
+		for j := range sv.Quarantined {
+			report(sv, &sv.Quarantined[j])
+		}
+	}
+	r.reported = seen
+}
+
+// ApprovePins re-pins the current definitions of server's tools: the one
+// called tool (original or published name), or all of them when tool is
+// "". The catalog is rebuilt with the new pins before it returns, so the
+// approved tools are listed and callable at once on this replica (others
+// follow their store). how names the approver in the pins ("api").
+func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([]pinning.Pin, error) {
+	p := r.opts.Pins
+	if p.Mode() == pinning.Off {
+		return nil, pinning.ErrOff
+	}
+	r.mu.Lock()
+	c, ok := r.clients[server]
+	r.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("server %q: %w", server, ErrNotFound)
+	}
+	tools := c.Tools()
+	if tool != "" {
+		published := map[string]string{}
+		cat := r.Catalog()
+		for _, sv := range cat.Servers {
+			if sv.Name != server {
+				continue
+			}
+			for _, list := range [][]Tool{sv.Tools, sv.Quarantined} {
+				for _, t := range list {
+					published[t.Name] = t.Original
+				}
+			}
+		}
+		var picked []mcp.Tool
+		for _, t := range tools {
+			if t.Name == tool || published[tool] == t.Name {
+				picked = append(picked, t)
+			}
+		}
+		if len(picked) == 0 {
+			return nil, fmt.Errorf("server %q offers no tool %q: %w", server, tool, ErrNotFound)
+		}
+		tools = picked
+	}
+	pins, err := p.Approve(ctx, server, tools, how)
+	if err != nil {
+		return nil, err
+	}
+	r.pinsChanged()
+	if err := r.awaitRebuild(ctx); err != nil {
+		return pins, err
+	}
+	return pins, nil
+}
+
+// pinsChanged makes the next rebuild check every tool again.
+func (r *Registry) pinsChanged() {
+	r.pinGen.Add(1)
+	r.markDirty()
+}
+
+// awaitRebuild waits until a rebuild that started after the call has
+// finished.
+func (r *Registry) awaitRebuild(ctx context.Context) error {
+	for range 2 { // the first may have started before the change
+		r.mu.Lock()
+		ch := r.rebuilt
+		r.mu.Unlock()
+		r.markDirty()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the catalog: %w", ctx.Err())
+		}
+	}
+	return nil
+}
