@@ -9,10 +9,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
 // The way of one tool call. Every face (the /mcp fast path, mcp-go's
@@ -44,9 +46,14 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
+	var span trace.Span // nil when tracing is off
+	if s.tracer != nil {
+		ctx, span = s.startCall(ctx, caller, session, call)
+		defer span.End()
+	}
 	rt, err := s.reg.Lookup(call.Name)
 	if err != nil {
-		s.record(ctx, session, caller, call.Name, "", start, false, err)
+		s.record(ctx, span, session, caller, call.Name, "", start, false, err)
 		var unknown *registry.UnknownToolError
 		if errors.As(err, &unknown) {
 			// The answer mcp-go gives for a name it does not serve.
@@ -55,13 +62,13 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 		return errorResult("ERROR: " + err.Error()), nil
 	}
 	if denial := decide(caller, call.Name, rt); denial != "" {
-		s.recordDenial(session, caller, call.Name, rt, denial)
+		s.recordDenial(span, session, caller, call.Name, rt, denial)
 		return errorResult(denial), nil
 	}
 	bc := registry.Call{ToolCall: call, Bindings: caller.bindings(), Relay: relay}
 	bc.Name = rt.Original
 	result, err := rt.Backend.Call(ctx, bc)
-	s.record(ctx, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err)
+	s.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -157,9 +164,10 @@ func visible(caller Caller, t registry.Tool) bool {
 	return decideTool(caller, t.Name, t.Original, t.Class, t.Agent) == ""
 }
 
-// record writes the metrics and the audit line of one call (never its
-// arguments: they may hold secrets).
-func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error) {
+// record writes the metrics, the audit line and the span (nil when tracing
+// is off) of one call, never its arguments: they may hold secrets. The audit
+// line carries the trace id of a traced call.
+func (s *Server) record(ctx context.Context, span trace.Span, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error) {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -173,15 +181,29 @@ func (s *Server) record(ctx context.Context, session string, caller Caller, tool
 	if outcome != outcomeOK && outcome != outcomeToolError {
 		ev = s.log.Warn().Str("error", err.Error())
 	}
+	if span != nil {
+		endCall(span, srv, "allowed", outcome, err)
+		if id := tracing.TraceID(span); id != "" {
+			ev = ev.Str("trace_id", id)
+		}
+	}
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
 		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
 }
 
-// recordDenial writes the audit line and metric of a refused call.
-func (s *Server) recordDenial(session string, caller Caller, tool string, rt registry.Route, reason string) {
+// recordDenial writes the audit line, metric and span (nil when tracing is
+// off) of a refused call.
+func (s *Server) recordDenial(span trace.Span, session string, caller Caller, tool string, rt registry.Route, reason string) {
 	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
-	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	ev := s.log.Warn()
+	if span != nil {
+		endCall(span, rt.Server(), "denied", outcomeDenied, nil)
+		if id := tracing.TraceID(span); id != "" {
+			ev = ev.Str("trace_id", id)
+		}
+	}
+	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
 		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Msg("tool call denied")
 }
