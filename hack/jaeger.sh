@@ -28,7 +28,7 @@ if [[ ! -x $bin ]]; then
 		flock 9
 	fi
 	if [[ ! -x $bin ]]; then
-		echo "hack/jaeger.sh: building $PKG@$JAEGER_VERSION into $bin (first time only, 10+ min)" >&2
+		echo "hack/jaeger.sh: building $PKG@$JAEGER_VERSION into $bin (first time only, 10-20 min)" >&2
 		start=$SECONDS
 		# A throwaway module in a scratch dir: jaeger's go.mod carries replace
 		# directives, so `go install pkg@version` refuses it; `go get` in a
