@@ -99,11 +99,12 @@ func TestTracingOnEveryFace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ws := dialWS(ctx, t, h)
+	sse := dialSSE(ctx, t, h)
 	stdio := startStdio(ctx, t, h, autonomy.Restricted)
 
 	for i, tc := range []struct {
 		name     string
-		face     string // mcp, ws, stdio
+		face     string // mcp, ws, sse, stdio
 		header   bool   // caller context in the traceparent header
 		meta     bool   // caller context in params._meta.traceparent
 		tool     string
@@ -115,6 +116,8 @@ func TestTracingOnEveryFace(t *testing.T) {
 		{name: "mcp _meta", face: "mcp", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "mcp header wins over _meta", face: "mcp", header: true, meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "websocket _meta", face: "ws", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
+		{name: "sse header on /messages", face: "sse", header: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
+		{name: "sse _meta", face: "sse", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "stdio _meta", face: "stdio", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "stdio"},
 		{name: "mcp denied", face: "mcp", header: true, tool: "delete_file", decision: "denied", outcome: "denied", caller: "anonymous"},
 		{name: "stdio denied", face: "stdio", meta: true, tool: "delete_file", decision: "denied", outcome: "denied", caller: "stdio"},
@@ -133,13 +136,15 @@ func TestTracingOnEveryFace(t *testing.T) {
 				meta = fmt.Sprintf(`,"_meta":{"traceparent":%q,"tracestate":"caller=1"}`, traceparentOf(metaCtx))
 			}
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q%s}}`, 100+i, tc.tool, meta)
+			hdr := http.Header{}
+			if tc.header {
+				hdr.Set("traceparent", traceparentOf(headerCtx))
+			}
 			switch tc.face {
 			case "mcp":
-				hdr := http.Header{}
-				if tc.header {
-					hdr.Set("traceparent", traceparentOf(headerCtx))
-				}
 				postMCP(t, h.url("/mcp"), body, hdr)
+			case "sse":
+				sse(body, hdr)
 			case "ws":
 				ws(body)
 			case "stdio":
@@ -190,8 +195,8 @@ func TestTracingOnEveryFace(t *testing.T) {
 			initSpans++
 		}
 	}
-	if initSpans < 2 {
-		t.Errorf("%d initialize spans, want one per session (2)", initSpans)
+	if initSpans < 3 {
+		t.Errorf("%d initialize spans, want one per session (3)", initSpans)
 	}
 }
 
@@ -309,6 +314,50 @@ func dialWS(ctx context.Context, t *testing.T, h *testHub) func(string) {
 		}
 	}
 	send(initializeMsg)
+	return send
+}
+
+// dialSSE opens an initialized legacy SSE session; the returned func posts
+// a request to its /messages endpoint with hdr and waits for its answer on
+// the stream.
+func dialSSE(ctx context.Context, t *testing.T, h *testHub) func(string, http.Header) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.url("/sse"), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	endpoint := ""
+	for endpoint == "" && lines.Scan() {
+		if l := lines.Text(); strings.HasPrefix(l, "data: ") {
+			endpoint = strings.TrimPrefix(l, "data: ")
+		}
+	}
+	if endpoint == "" {
+		t.Fatal("no endpoint event on /sse")
+	}
+	send := func(msg string, hdr http.Header) {
+		pr, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.url(endpoint), strings.NewReader(msg))
+		for k, v := range hdr {
+			pr.Header[k] = v
+		}
+		pr.Header.Set("Content-Type", "application/json")
+		presp, err := http.DefaultClient.Do(pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, presp.Body)
+		presp.Body.Close()
+		for lines.Scan() {
+			if l := lines.Text(); strings.HasPrefix(l, "data: ") && strings.Contains(l, `"id"`) {
+				return
+			}
+		}
+		t.Fatal("SSE stream ended without an answer")
+	}
+	send(initializeMsg, nil)
 	return send
 }
 
