@@ -84,6 +84,9 @@ func TestTracedCallReplacesTheCallersTraceContext(t *testing.T) {
 			if strings.Contains(string(b), "00f067aa0ba902b7") {
 				t.Fatalf("the caller's span id reached the upstream: %s", b)
 			}
+			if tc.wantParent != "" && !strings.Contains(string(b), `"traceparent":"00-`+sc.TraceID().String()+"-"+tc.wantParent) {
+				t.Fatalf("the request sent upstream lacks the hub's traceparent: %s", b)
+			}
 		})
 	}
 }
