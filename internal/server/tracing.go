@@ -92,11 +92,10 @@ func endCall(span trace.Span, srv, decision, outcome string, err error) {
 	if !span.IsRecording() {
 		return
 	}
-	span.SetAttributes(
-		tracing.Server.String(srv),
-		tracing.Decision.String(decision),
-		tracing.Outcome.String(outcome),
-	)
+	if srv != "" { // "" for a name no server offers
+		span.SetAttributes(tracing.Server.String(srv))
+	}
+	span.SetAttributes(tracing.Decision.String(decision), tracing.Outcome.String(outcome))
 	if outcome == outcomeOK {
 		return
 	}
