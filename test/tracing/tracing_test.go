@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -70,12 +72,15 @@ func startUpstream(t *testing.T, tracer trace.Tracer) string {
 	return "http://" + ln.Addr().String() + "/mcp"
 }
 
-func hubConfig(upstream string) string {
+func hubConfig(upstream, stdioUpstream, otlp string) string {
 	return fmt.Sprintf(`builtins: {staticAnalysis: {enabled: false}, triggerWorkflow: {enabled: false}}
 servers:
   - name: up
     url: %s
     transport: streamable-http
+  - name: stdio-up
+    command: %s
+    env: {OTEL_EXPORTER_OTLP_ENDPOINT: %q}
 auth:
   tokens:
     - name: executor
@@ -84,7 +89,24 @@ auth:
     - name: restricted-bot
       token: {env: TEST_TOKEN_RESTRICTED}
       maxLevel: restricted
-`, upstream)
+`, upstream, stdioUpstream, otlp)
+}
+
+// buildStdioUpstream builds test/tracing/upstream, the stdio server that
+// reads the hub's span from _meta and exports its own.
+func buildStdioUpstream(t *testing.T) string {
+	t.Helper()
+	root, err := hubtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "stdio-upstream")
+	cmd := exec.Command("go", "build", "-o", bin, "./test/tracing/upstream")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the stdio upstream: %v\n%s", err, out)
+	}
+	return bin
 }
 
 const (
@@ -96,7 +118,9 @@ const (
 // the hub's SERVER span (with tool, server, caller, level, decision and
 // outcome), the hub's CLIENT span under it, and the upstream's span under
 // that, whether the caller's context came in the traceparent header
-// (Streamable HTTP) or in params._meta (WebSocket). A denied call ends at
+// (Streamable HTTP) or in params._meta (WebSocket), and whether the hub
+// passed its span on in a header (streamable HTTP upstream) or in
+// params._meta (a stdio upstream, a process of its own). A denied call ends at
 // the hub: decision=denied, no CLIENT span, nothing upstream. Each call's
 // audit line carries its trace id.
 func TestTraceCallerHubUpstream(t *testing.T) {
@@ -104,7 +128,7 @@ func TestTraceCallerHubUpstream(t *testing.T) {
 	callerTracer := tracerOf(t, j, "test-caller")
 	upstream := startUpstream(t, tracerOf(t, j, "test-upstream"))
 	hub := hubtest.StartHub(t, hubtest.HubOptions{
-		Config: hubConfig(upstream), LogLevel: "info", Wait: hubtest.Connected,
+		Config: hubConfig(upstream, buildStdioUpstream(t), j.OTLP), LogLevel: "info", Wait: hubtest.Connected,
 		Env: []string{
 			"OTEL_EXPORTER_OTLP_ENDPOINT=" + j.OTLP,
 			"OTEL_BSP_SCHEDULE_DELAY=50",
@@ -115,18 +139,21 @@ func TestTraceCallerHubUpstream(t *testing.T) {
 	ws := dialWS(t, hub, tokenFull)
 
 	for i, tc := range []struct {
-		name    string
-		face    string // mcp: traceparent header; ws: params._meta
-		token   string
-		tool    string
-		caller  string
-		level   string
-		denied  bool
-		wantLen int // spans in the trace
+		name     string
+		face     string // mcp: traceparent header; ws: params._meta
+		token    string
+		tool     string
+		server   string // the upstream that owns tool
+		upstream string // its service name in Jaeger
+		caller   string
+		level    string
+		denied   bool
+		wantLen  int // spans in the trace
 	}{
-		{name: "streamable HTTP, traceparent header", face: "mcp", token: tokenFull, tool: "get_me", caller: "executor", level: "full", wantLen: 4},
-		{name: "WebSocket, _meta.traceparent", face: "ws", token: tokenFull, tool: "get_me", caller: "executor", level: "full", wantLen: 4},
-		{name: "denied", face: "mcp", token: tokenRestricted, tool: "delete_thing", caller: "restricted-bot", level: "restricted", denied: true, wantLen: 2},
+		{name: "streamable HTTP, traceparent header", face: "mcp", token: tokenFull, tool: "get_me", server: "up", upstream: "test-upstream", caller: "executor", level: "full", wantLen: 4},
+		{name: "WebSocket, _meta.traceparent", face: "ws", token: tokenFull, tool: "get_me", server: "up", upstream: "test-upstream", caller: "executor", level: "full", wantLen: 4},
+		{name: "stdio upstream, hub span in _meta", face: "mcp", token: tokenFull, tool: "get_stdio", server: "stdio-up", upstream: "test-stdio-upstream", caller: "executor", level: "full", wantLen: 4},
+		{name: "denied", face: "mcp", token: tokenRestricted, tool: "delete_thing", server: "up", caller: "restricted-bot", level: "restricted", denied: true, wantLen: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, callerSpan := callerTracer.Start(context.Background(), "caller "+tc.name, trace.WithSpanKind(trace.SpanKindClient))
@@ -170,7 +197,7 @@ func TestTraceCallerHubUpstream(t *testing.T) {
 			}
 			for k, want := range map[string]string{
 				"mcp.method.name": "tools/call", "gen_ai.tool.name": tc.tool, "gen_ai.operation.name": "execute_tool",
-				"mcp_hub.server": "up", "mcp_hub.caller": tc.caller, "mcp_hub.autonomy_level": tc.level,
+				"mcp_hub.server": tc.server, "mcp_hub.caller": tc.caller, "mcp_hub.autonomy_level": tc.level,
 				"mcp_hub.decision": decision, "mcp_hub.outcome": outcome,
 			} {
 				if got := hubServer.Tag(k); got != want {
@@ -194,10 +221,11 @@ func TestTraceCallerHubUpstream(t *testing.T) {
 			if hubClient.Parent() != hubServer.SpanID {
 				t.Fatalf("hub client span's parent %s, want the hub server span %s", hubClient.Parent(), hubServer.SpanID)
 			}
-			if hubClient.Tag("mcp_hub.server") != "up" || hubClient.Tag("gen_ai.tool.name") != tc.tool {
+			transport := map[string]string{"up": "streamable-http", "stdio-up": "stdio"}[tc.server]
+			if hubClient.Tag("mcp_hub.server") != tc.server || hubClient.Tag("gen_ai.tool.name") != tc.tool || hubClient.Tag("mcp_hub.transport") != transport {
 				t.Errorf("hub client span tags %v", hubClient.Tags)
 			}
-			up := only(t, spans, "test-upstream", "server")
+			up := only(t, spans, tc.upstream, "server")
 			if up.Parent() != hubClient.SpanID {
 				t.Fatalf("upstream span's parent %s, want the hub client span %s: %s", up.Parent(), hubClient.SpanID, summary(spans))
 			}
