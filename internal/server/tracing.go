@@ -109,9 +109,11 @@ func endCall(span trace.Span, srv, decision, outcome string, err error) {
 	span.SetStatus(codes.Error, outcome)
 }
 
-// methodSpans are the SERVER spans of requests mcp-go serves (initialize,
-// tools/list), from its before-hook to its after- or error-hook. mcp-go
-// hands both hooks the same request pointer, which keys the span.
+// methodSpans are the SERVER spans of the requests mcp-go serves other
+// than tools/call (which runCall traces on every face): initialize,
+// tools/list, resources/*, prompts/*, ping and the rest, from mcp-go's
+// before-hook to its success or error hook. mcp-go hands these hooks the
+// same request pointer, which keys the span.
 type methodSpans struct {
 	tracer trace.Tracer
 	mu     sync.Mutex
@@ -124,18 +126,26 @@ func (m *methodSpans) install(hooks *server.Hooks) {
 		return
 	}
 	m.open = map[any]trace.Span{}
-	hooks.AddBeforeInitialize(func(ctx context.Context, id any, req *mcp.InitializeRequest) {
-		m.begin(ctx, req, mcp.MethodInitialize, id, nil,
-			tracing.ProtocolVersion.String(req.Params.ProtocolVersion))
+	hooks.AddBeforeAny(func(ctx context.Context, id any, method mcp.MCPMethod, message any) {
+		if method == mcp.MethodToolsCall {
+			return
+		}
+		var meta *mcp.Meta
+		var extra []attribute.KeyValue
+		switch req := message.(type) {
+		case *mcp.InitializeRequest:
+			extra = append(extra, tracing.ProtocolVersion.String(req.Params.ProtocolVersion))
+		case *mcp.ListToolsRequest:
+			meta = req.Params.Meta
+		case *mcp.ListResourcesRequest:
+			meta = req.Params.Meta
+		case *mcp.ListPromptsRequest:
+			meta = req.Params.Meta
+		}
+		m.begin(ctx, message, method, id, meta, extra...)
 	})
-	hooks.AddAfterInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest, _ *mcp.InitializeResult) {
-		m.end(req, nil)
-	})
-	hooks.AddBeforeListTools(func(ctx context.Context, id any, req *mcp.ListToolsRequest) {
-		m.begin(ctx, req, mcp.MethodToolsList, id, req.Params.Meta)
-	})
-	hooks.AddAfterListTools(func(_ context.Context, _ any, req *mcp.ListToolsRequest, _ *mcp.ListToolsResult) {
-		m.end(req, nil)
+	hooks.AddOnSuccess(func(_ context.Context, _ any, _ mcp.MCPMethod, message any, _ any) {
+		m.end(message, nil)
 	})
 	hooks.AddOnError(func(_ context.Context, _ any, _ mcp.MCPMethod, message any, err error) {
 		m.end(message, err)
@@ -153,8 +163,8 @@ func (m *methodSpans) begin(ctx context.Context, key any, method mcp.MCPMethod, 
 	if sid := sessionID(ctx); sid != "" {
 		attrs = append(attrs, tracing.SessionID.String(sid))
 	}
-	if rid, ok := id.(mcp.RequestId); ok && !rid.IsNil() {
-		attrs = append(attrs, tracing.RequestID.String(rid.String()))
+	if rid := hookRequestID(id); rid != "" {
+		attrs = append(attrs, tracing.RequestID.String(rid))
 	}
 	_, span := m.tracer.Start(ctx, string(method), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	m.mu.Lock()
@@ -175,6 +185,24 @@ func (m *methodSpans) end(key any, err error) {
 		span.SetStatus(codes.Error, "rpc_error")
 	}
 	span.End()
+}
+
+// hookRequestID is the JSON-RPC id mcp-go hands its hooks (the id as
+// encoding/json decoded it) as the span attribute shows it.
+func hookRequestID(id any) string {
+	switch v := id.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case mcp.RequestId:
+		if !v.IsNil() {
+			return hookRequestID(v.Value())
+		}
+	}
+	return ""
 }
 
 // traceMeta is the trace context members of mcp-go's reading of a _meta.

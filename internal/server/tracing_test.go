@@ -188,6 +188,25 @@ func TestTracingOnEveryFace(t *testing.T) {
 		})
 	}
 
+	// Other requests mcp-go serves have their span too, child of the
+	// caller's context: tools/list with _meta on WebSocket, ping on stdio.
+	listCtx := remote(t, fmt.Sprintf("%032x", 0x3000), "00000000000000c3")
+	ws(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"traceparent":%q}}}`, traceparentOf(listCtx)))
+	list := findSpan(t, sr, listCtx.TraceID(), trace.SpanKindServer)
+	if list.Name() != "tools/list" || list.Parent().SpanID() != listCtx.SpanID() {
+		t.Errorf("tools/list span %q with parent %s, want tools/list under %s", list.Name(), list.Parent().SpanID(), listCtx.SpanID())
+	}
+	checkAttrs(t, list.Attributes(), map[string]string{"mcp.method.name": "tools/list", "jsonrpc.request.id": "7", "mcp_hub.caller": "anonymous"})
+	stdio(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	waitFor(t, "a ping span", func() bool {
+		for _, s := range sr.Ended() {
+			if s.Name() == "ping" && s.SpanKind() == trace.SpanKindServer {
+				return true
+			}
+		}
+		return false
+	})
+
 	// initialize (stdio and WebSocket, through mcp-go's hooks) has its span.
 	initSpans := 0
 	for _, s := range sr.Ended() {
