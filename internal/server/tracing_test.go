@@ -100,6 +100,7 @@ func TestTracingOnEveryFace(t *testing.T) {
 	defer cancel()
 	ws := dialWS(ctx, t, h)
 	sse := dialSSE(ctx, t, h)
+	session := initSession(t, h.url("/mcp"))
 	stdio := startStdio(ctx, t, h, autonomy.Restricted)
 
 	for i, tc := range []struct {
@@ -107,6 +108,7 @@ func TestTracingOnEveryFace(t *testing.T) {
 		face     string // mcp, ws, sse, stdio
 		header   bool   // caller context in the traceparent header
 		meta     bool   // caller context in params._meta.traceparent
+		progress bool   // a progress token: the call takes the relayed way
 		tool     string
 		decision string
 		outcome  string
@@ -115,6 +117,7 @@ func TestTracingOnEveryFace(t *testing.T) {
 		{name: "mcp header", face: "mcp", header: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "mcp _meta", face: "mcp", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "mcp header wins over _meta", face: "mcp", header: true, meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
+		{name: "mcp with a progress token (mcp-go's handler and client)", face: "mcp", header: true, progress: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "websocket _meta", face: "ws", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "sse header on /messages", face: "sse", header: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
 		{name: "sse _meta", face: "sse", meta: true, tool: "get_me", decision: "allowed", outcome: "ok", caller: "anonymous"},
@@ -132,13 +135,19 @@ func TestTracingOnEveryFace(t *testing.T) {
 				want = metaCtx
 			}
 			meta := ""
-			if tc.meta {
+			switch {
+			case tc.meta:
 				meta = fmt.Sprintf(`,"_meta":{"traceparent":%q,"tracestate":"caller=1"}`, traceparentOf(metaCtx))
+			case tc.progress:
+				meta = `,"_meta":{"progressToken":"p1"}`
 			}
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q%s}}`, 100+i, tc.tool, meta)
 			hdr := http.Header{}
 			if tc.header {
 				hdr.Set("traceparent", traceparentOf(headerCtx))
+			}
+			if tc.progress {
+				hdr.Set("Mcp-Session-Id", session)
 			}
 			switch tc.face {
 			case "mcp":
@@ -163,7 +172,8 @@ func TestTracingOnEveryFace(t *testing.T) {
 				"mcp_hub.server": "A", "mcp_hub.caller": tc.caller, "mcp_hub.autonomy_level": "restricted",
 				"mcp_hub.decision": tc.decision, "mcp_hub.outcome": tc.outcome,
 			}
-			if tc.face == "mcp" {
+			if tc.face == "mcp" && !tc.progress {
+				// The fast path knows the id; mcp-go's tool handler does not.
 				wantAttrs["jsonrpc.request.id"] = fmt.Sprint(100 + i)
 			}
 			checkAttrs(t, srv.Attributes(), wantAttrs)
@@ -214,8 +224,8 @@ func TestTracingOnEveryFace(t *testing.T) {
 			initSpans++
 		}
 	}
-	if initSpans < 3 {
-		t.Errorf("%d initialize spans, want one per session (3)", initSpans)
+	if initSpans < 4 {
+		t.Errorf("%d initialize spans, want one per session (4)", initSpans)
 	}
 }
 
@@ -305,6 +315,25 @@ func postMCP(t *testing.T, url, body string, hdr http.Header) string {
 		t.Fatalf("POST %s: HTTP %d %s", body, resp.StatusCode, raw)
 	}
 	return string(raw)
+}
+
+// initSession initializes a Streamable HTTP session and returns its id.
+func initSession(t *testing.T, url string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeMsg))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: HTTP %d, session %q", resp.StatusCode, id)
+	}
+	return id
 }
 
 const initializeMsg = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
