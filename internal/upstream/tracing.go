@@ -113,6 +113,14 @@ func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return base.RoundTrip(out)
 }
 
+// CloseIdleConnections passes http.Client.CloseIdleConnections on to the
+// wrapped transport.
+func (t tracingTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // withTracing returns a copy of hc whose requests carry the trace context.
 func withTracing(hc *http.Client) *http.Client {
 	out := *hc
