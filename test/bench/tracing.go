@@ -115,37 +115,31 @@ func (e *benchEnv) runTracing(ctx context.Context) (*TracingBench, error) {
 	for _, n := range cfg.Concurrency {
 		progress("tracing, concurrency %d: proxy, hubs with tracing off and on", n)
 		r := TracingResult{Concurrency: n}
-		if r.Proxy, err = measure(ctx, proxyURL, "proxy", n, cfg); err != nil {
-			return nil, err
+		// Every target twice, in one order and then the reverse, so none
+		// always runs on a warmer or busier machine than another.
+		targets := []struct{ name, url string }{{"proxy", proxyURL}, {"hub-off", off.MCPURL()}, {"hub-on", on.MCPURL()}}
+		if base != nil {
+			targets = append(targets, struct{ name, url string }{"hub-base", base.MCPURL()})
 		}
-		// Alternate the order (off, on, on, off) so neither side always
-		// runs on a warmer or busier machine.
-		var offs, ons []Result
-		for _, first := range []bool{false, true} {
-			for _, traced := range []bool{first, !first} {
-				url, target := off.MCPURL(), "hub-off"
-				if traced {
-					url, target = on.MCPURL(), "hub-on"
+		runs := map[string][]Result{}
+		for round := range 2 {
+			for i := range targets {
+				tg := targets[i]
+				if round == 1 {
+					tg = targets[len(targets)-1-i]
 				}
-				res, err := measure(ctx, url, target, n, cfg)
+				res, err := measure(ctx, tg.url, tg.name, n, cfg)
 				if err != nil {
 					return nil, err
 				}
-				if traced {
-					ons = append(ons, res)
-				} else {
-					offs = append(offs, res)
-				}
+				runs[tg.name] = append(runs[tg.name], res)
 			}
 		}
-		r.Off, r.On = mean(offs), mean(ons)
+		r.Proxy, r.Off, r.On = mean(runs["proxy"]), mean(runs["hub-off"]), mean(runs["hub-on"])
 		if base != nil {
-			res, err := measure(ctx, base.MCPURL(), "hub-base", n, cfg)
-			if err != nil {
-				return nil, err
-			}
-			r.Base = &res
-			r.BaseBeyondProxyP50Ms = res.P50Ms - r.Proxy.P50Ms
+			b := mean(runs["hub-base"])
+			r.Base = &b
+			r.BaseBeyondProxyP50Ms = b.P50Ms - r.Proxy.P50Ms
 		}
 		r.OffBeyondProxyP50Ms = r.Off.P50Ms - r.Proxy.P50Ms
 		r.OnBeyondProxyP50Ms = r.On.P50Ms - r.Proxy.P50Ms
