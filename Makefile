@@ -22,7 +22,7 @@ run: build
 # reference server and the official TypeScript SDK client; and for the
 # conformance tests: the official MCP conformance suite with the Node 22 it
 # needs, plus go-sdk's conformance everything-server.
-test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server
+test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger
 
 # kube-apiserver and etcd for the Kubernetes tests, built once from the Go
 # module proxy into ~/.cache/mcp-hub (10-20 min on a fresh 2-core machine).
@@ -43,6 +43,13 @@ $(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANC
 .PHONY: everything-server
 everything-server:
 	hack/everything-server.sh >/dev/null
+
+# Jaeger v2, the real trace backend of the tracing test (test/tracing),
+# built once from the Go module proxy into ~/.cache/mcp-hub (~18 min on a
+# fresh, busy 2-core machine).
+.PHONY: jaeger
+jaeger:
+	hack/jaeger.sh >/dev/null
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/klog/v2"
 
 	"github.com/purko-io/mcp-hub/internal/config"
@@ -34,6 +35,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
+	"github.com/purko-io/mcp-hub/internal/tracing"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -66,6 +68,9 @@ type options struct {
 	config              string
 	logLevel            string
 	logFormat           string
+	// tracer is from the OTEL_* environment (internal/tracing), nil when
+	// tracing is off.
+	tracer trace.Tracer
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -131,6 +136,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
+	traces, err := tracing.Setup(context.Background(), "mcp-hub", version)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub: tracing: %v\n", err)
+		return 1
+	}
+	defer flushTraces(traces, log)
+	o.tracer = traces.Tracer()
+	if traces.Enabled() {
+		log.Info().Msg("tracing on: exporting spans over OTLP (OTEL_* environment)")
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if cmd == "stdio" {
@@ -143,6 +159,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// traceFlushTimeout bounds how long a stopping hub waits for its last
+// spans to reach the trace backend.
+const traceFlushTimeout = 5 * time.Second
+
+// flushTraces exports what spans are still buffered, as the hub stops.
+func flushTraces(p *tracing.Provider, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		log.Warn().Err(err).Msg("flushing traces on shutdown")
+	}
 }
 
 func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
@@ -202,7 +231,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		Naming:         cfg.Naming,
 		RouteCacheSize: cfg.Catalog.RouteCacheSize,
 		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
-		Upstream:       upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version}),
+		Upstream:       upstreamOptions(cfg, httpClient, o.tracer),
 		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
 		MaxResultChars: cfg.Upstream.ResultCap(),
 		Pins:           pins.pinner,
@@ -230,6 +259,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 
 		PerCaller:   server.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
 		PerUpstream: server.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
+		Tracer:      o.tracer,
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {
@@ -248,6 +278,13 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
 	}
 	return &hub{reg: reg, srv: srv, sources: sources, close: pins.close}, nil
+}
+
+// upstreamOptions are the connection settings of every upstream.
+func upstreamOptions(cfg *config.Config, httpClient *http.Client, tracer trace.Tracer) upstream.Options {
+	opts := upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version})
+	opts.Tracer = tracer
+	return opts
 }
 
 // runRegistry runs the registry until ctx ends; the returned channel closes

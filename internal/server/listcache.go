@@ -124,6 +124,9 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	if err != nil {
 		return false
 	}
+	if s.tracer != nil {
+		defer s.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
+	}
 	out := make([]byte, 0, len(res)+len(env.ID)+len(s.modernList)+40)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, env.ID...)

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -49,9 +51,9 @@ func (s *Server) quarantined(ev registry.QuarantineEvent) {
 
 // recordQuarantined writes the audit line and metric of a refused call of
 // a quarantined tool.
-func (s *Server) recordQuarantined(session string, caller Caller, e *registry.QuarantinedError) {
+func (s *Server) recordQuarantined(span trace.Span, session string, caller Caller, e *registry.QuarantinedError) {
 	s.metrics.observeCall(e.Server, e.Name, outcomeQuarantined, 0)
-	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	traced(s.log.Warn(), span, e.Server, "denied", outcomeQuarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", e.Name).Str("server", e.Server).Str("decision", "denied").Str("reason", "quarantined").
 		Str("diff", e.Quarantine.Diff).Str("outcome", outcomeQuarantined).Msg("tool call denied")
 }

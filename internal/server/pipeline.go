@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
@@ -48,10 +49,15 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
+	var span trace.Span // nil when tracing is off
+	if s.tracer != nil {
+		ctx, span = s.startCall(ctx, caller, session, call)
+		defer span.End()
+	}
 	if s.limits.callers != nil {
 		release, refused := s.limits.acquireCaller(caller)
 		if refused != nil {
-			return nil, s.refuseCall(session, caller, call.Name, "", refused)
+			return nil, s.refuseCall(span, session, caller, call.Name, "", refused)
 		}
 		defer release()
 	}
@@ -60,11 +66,11 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	if errors.As(err, &quarantined) {
 		// Refused before the upstream: its definition is not the one
 		// pinned (pins.go).
-		s.recordQuarantined(session, caller, quarantined)
+		s.recordQuarantined(span, session, caller, quarantined)
 		return errorResult("BLOCKED: " + err.Error()), nil
 	}
 	if err != nil {
-		s.record(ctx, session, caller, call.Name, "", start, false, err, nil)
+		s.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
 		var unknown *registry.UnknownToolError
 		if errors.As(err, &unknown) {
 			// The answer mcp-go gives for a name it does not serve.
@@ -73,13 +79,13 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 		return errorResult("ERROR: " + err.Error()), nil
 	}
 	if denial := decide(caller, call.Name, rt); denial != "" {
-		s.recordDenial(session, caller, call.Name, rt, denial)
+		s.recordDenial(span, session, caller, call.Name, rt, denial)
 		return errorResult(denial), nil
 	}
 	if policy := s.limits.policy.Load(); policy != nil {
 		release, refused := s.limits.acquireUpstream(policy, rt.Server())
 		if refused != nil {
-			return nil, s.refuseCall(session, caller, call.Name, rt.Server(), refused)
+			return nil, s.refuseCall(span, session, caller, call.Name, rt.Server(), refused)
 		}
 		defer release() // when the backend call has returned
 	}
@@ -90,7 +96,7 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	if err == nil {
 		result, cut, err = s.capResult(rt, result)
 	}
-	s.record(ctx, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
+	s.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -207,9 +213,10 @@ func visible(caller Caller, t registry.Tool) bool {
 	return decideTool(caller, t.Name, t.Original, t.Class, t.Agent) == ""
 }
 
-// record writes the metrics and the audit line of one call (never its
-// arguments: they may hold secrets).
-func (s *Server) record(ctx context.Context, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) {
+// record writes the metrics, the audit line and the span (nil when tracing
+// is off) of one call, never its arguments: they may hold secrets. The audit
+// line carries the trace id of a traced call.
+func (s *Server) record(ctx context.Context, span trace.Span, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -229,15 +236,18 @@ func (s *Server) record(ctx context.Context, session string, caller Caller, tool
 			ev = ev.Int("structured_chars_dropped", cut.StructuredChars)
 		}
 	}
+	ev = traced(ev, span, srv, "allowed", outcome, err)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
 		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
 }
 
-// recordDenial writes the audit line and metric of a refused call.
-func (s *Server) recordDenial(session string, caller Caller, tool string, rt registry.Route, reason string) {
+// recordDenial writes the audit line, metric and span (nil when tracing is
+// off) of a refused call.
+func (s *Server) recordDenial(span trace.Span, session string, caller Caller, tool string, rt registry.Route, reason string) {
 	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
-	s.log.Warn().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	ev := traced(s.log.Warn(), span, rt.Server(), "denied", outcomeDenied, nil)
+	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
 		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Msg("tool call denied")
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
@@ -140,7 +141,7 @@ func refusalError(r *ratelimit.Refusal) *jsonrpc.Error {
 
 // refuseCall records a refused call and returns its error. tool is the
 // published name, srv the owning server ("" before the lookup).
-func (s *Server) refuseCall(session string, caller Caller, tool, srv string, r *ratelimit.Refusal) error {
+func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool, srv string, r *ratelimit.Refusal) error {
 	metricTool := tool
 	if srv == "" {
 		metricTool = "" // not looked up: the caller's text, unbounded as a label
@@ -149,10 +150,11 @@ func (s *Server) refuseCall(session string, caller Caller, tool, srv string, r *
 	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
-	s.log.Info().Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	err := refusalError(r)
+	traced(s.log.Info(), span, srv, "limited", outcomeRateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
 		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Msg(r.Error())
-	return refusalError(r)
+	return err
 }
 
 // The faces mcp-go serves answer every error of a tool handler with -32603

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
@@ -64,6 +65,9 @@ type Options struct {
 	// (TokenCaller.Limits, the server spec's); zero: no limit
 	// (ratelimits.go).
 	PerCaller, PerUpstream ratelimit.Limits
+	// Tracer makes a span of every request the hub serves
+	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
+	Tracer trace.Tracer
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
@@ -85,6 +89,8 @@ type Server struct {
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
 	calls      inflight
+	tracer     trace.Tracer // nil when tracing is off
+	spans      methodSpans  // spans of requests mcp-go serves
 	draining   atomic.Bool
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
@@ -101,7 +107,10 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = newEdge(opts)
 	s.limits = newCallLimits(opts, s.auth)
+	s.tracer = opts.Tracer
+	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
+	s.spans.install(hooks)
 	hooks.AddOnRegisterSession(s.edge.sessions.registered)
 	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
 	hooks.AddOnRequestInitialization(gateHook)
@@ -148,9 +157,9 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	g := s.edge.guard
-	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP))), false))
+	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.traceHeaders(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP)))), false))
 	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.sse)), true))
-	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.gateMessages(s.sse)), false))
+	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
 	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)

@@ -118,7 +118,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
 		return false
 	}
-	result, err := s.runCall(r.Context(), callerFrom(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
+	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callerFrom(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
 	out := make([]byte, 0, len(result)+len(msg.ID)+64)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, msg.ID...)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -18,7 +20,24 @@ type RPCError = jsonrpc.Error
 // elicitation, roots) reaches the caller; without one, the call takes the
 // shortest way: one POST on a streamable HTTP connection, arguments and
 // result passed through as bytes.
+//
+// With a tracer in the options the call gets a CLIENT span, whose context
+// the upstream receives in place of any the caller sent (tracing.go).
 func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
+	if c.opts.Tracer != nil {
+		var span trace.Span
+		ctx, span = c.startCall(ctx, call.Name)
+		defer span.End()
+		call = c.tracedCall(ctx, call)
+		res, err := c.callOnce(ctx, call)
+		endCall(span, err)
+		return res, err
+	}
+	return c.callOnce(ctx, call)
+}
+
+// callOnce is Call without its span.
+func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
 		if r := relayFrom(ctx); r != nil {
 			res, err := c.callRelayed(ctx, cn, r, forwardable(call))

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/secrets"
@@ -64,6 +65,10 @@ type Options struct {
 	MaxResponseBytes int64
 	// Events receives resource updates; nil drops them.
 	Events Events
+	// Tracer makes a CLIENT span of every tools/call sent upstream and
+	// passes it on as the upstream's parent (tracing.go); nil, tracing is
+	// off and costs nothing.
+	Tracer trace.Tracer
 }
 
 // OptionsFrom builds Options from the config defaults.
@@ -148,6 +153,9 @@ type conn struct {
 // only. A same-origin redirect is followed.
 func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
 	opts.HTTPClient = limitAnswers(secrets.WithPolicy(opts.HTTPClient, secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
+	if opts.Tracer != nil {
+		opts.HTTPClient = withTracing(opts.HTTPClient)
+	}
 	c := &Client{
 		spec:     spec,
 		opts:     opts,

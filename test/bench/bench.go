@@ -37,13 +37,16 @@ type Config struct {
 	Concurrency []int
 	HubBin      string    // built when empty
 	Progress    io.Writer // progress lines; nil for none
+	// BaseHubBin, when set, is a second hub binary that benchmark 8 also
+	// measures (one built before tracing, to show tracing off costs nothing).
+	BaseHubBin string
 	// NotifyCalls is how many calls the notification latency benchmark
 	// makes per target: defaultNotifyCalls when 0, none when negative.
 	NotifyCalls int
 
 	// Only lists the benchmarks to run (1 tools/call, 2 reference server,
 	// 3 tools/list at scale, 4 idle sessions, 5 fan-out, 6 start-up,
-	// 7 floods); all when empty.
+	// 7 floods, 8 tracing); all when empty.
 	Only []int
 	// ProfileDir, when set, receives CPU and allocation profiles of the hub
 	// during a tools/call run at ProfileConcurrency sessions (benchmark 1);
@@ -73,7 +76,7 @@ type Config struct {
 func (c Config) selected(n int) bool { return len(c.Only) == 0 || slices.Contains(c.Only, n) }
 
 // Benchmark numbers and names, for -only.
-var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7}
+var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7, "tracing": 8}
 
 // Result is one target at one concurrency.
 type Result struct {
@@ -135,6 +138,8 @@ type Report struct {
 	// Floods: what one caller's slowloris connections and abandoned
 	// sessions make the hub hold.
 	Floods *FloodBench `json:"floods,omitempty"`
+	// Tracing: tools/call with tracing off and on.
+	Tracing *TracingBench `json:"tracing,omitempty"`
 }
 
 // benchEnv is what every benchmark of one run shares.
@@ -177,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	env := &benchEnv{cfg: cfg, hubBin: hubBin, self: self, tmp: tmp, progress: progress}
 	rep := &Report{Benchmark: "tools/call, fast mcp-go upstream, streamable HTTP", When: time.Now().UTC(),
 		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Duration: cfg.Duration.String()}
-	for n := 1; n <= 7; n++ {
+	for n := 1; n <= 8; n++ {
 		if cfg.selected(n) {
 			rep.Ran = append(rep.Ran, n)
 		}
@@ -201,6 +206,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		progress("benchmark 7: floods")
 		if rep.Floods, err = env.runFloods(ctx); err != nil {
 			return nil, fmt.Errorf("flood benchmark: %w", err)
+		}
+	}
+	if cfg.selected(8) {
+		if rep.Tracing, err = env.runTracing(ctx); err != nil {
+			return nil, fmt.Errorf("tracing benchmark: %w", err)
 		}
 	}
 	rep.WallSeconds = time.Since(began).Seconds()
@@ -373,6 +383,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if r.Floods != nil {
 		r.Floods.writeTable(w)
+	}
+	if r.Tracing != nil {
+		r.Tracing.writeTable(w)
 	}
 	fmt.Fprintf(w, "\nbenchmarks run: %v in %.0f s\n", r.Ran, r.WallSeconds)
 }

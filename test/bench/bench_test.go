@@ -36,7 +36,7 @@ func TestBenchHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7}) {
+	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7, 8}) {
 		t.Errorf("benchmarks run: %v", rep.Ran)
 	}
 	if len(rep.Comparisons) != 2 {
@@ -180,9 +180,25 @@ func TestBenchHarness(t *testing.T) {
 		}
 	}
 
+	// 7: hubs with tracing off and on, and the traced one exported.
+	if tr := rep.Tracing; tr == nil || len(tr.Results) != 2 || tr.Exports == 0 {
+		t.Errorf("tracing: %+v", rep.Tracing)
+	} else {
+		for _, r := range tr.Results {
+			for _, res := range []Result{r.Proxy, r.Off, r.On} {
+				if res.Calls == 0 || res.Errors != 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms {
+					t.Errorf("tracing, %s at %d sessions: %+v", res.Target, r.Concurrency, res)
+				}
+			}
+			if r.ThroughputRatio <= 0 {
+				t.Errorf("tracing at %d: throughput ratio %v", r.Concurrency, r.ThroughputRatio)
+			}
+		}
+	}
+
 	var table strings.Builder
 	rep.WriteTable(&table)
-	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods"} {
+	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods", "[8] tracing"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table has no %q:\n%s", want, table.String())
 		}
@@ -192,14 +208,14 @@ func TestBenchHarness(t *testing.T) {
 
 // TestParseOnly: -only takes numbers and names.
 func TestParseOnly(t *testing.T) {
-	got, err := parseOnly("3, idle,fanout ,6,floods")
-	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7}) {
+	got, err := parseOnly("3, idle,fanout ,6,floods,tracing")
+	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7, 8}) {
 		t.Errorf("parseOnly = %v, %v", got, err)
 	}
 	if got, err := parseOnly(""); err != nil || got != nil {
 		t.Errorf("parseOnly(\"\") = %v, %v", got, err)
 	}
-	for _, bad := range []string{"0", "8", "lists"} {
+	for _, bad := range []string{"0", "9", "lists"} {
 		if _, err := parseOnly(bad); err == nil {
 			t.Errorf("parseOnly(%q) accepted", bad)
 		}

@@ -3,8 +3,8 @@
 // and every figure is reported against that direct baseline. The hub and the
 // upstream run as separate processes on loopback, as in production.
 //
-//	go run ./test/bench [-only 1,2,3,4,5,6] [-duration 3s] [-concurrency 1,16,64] [-notify-calls 200]
-//	                    [-profile DIR] [-idle-sessions 10000] [-out bench-results.json]
+//	go run ./test/bench [-only 1,2,3,4,5,6,7] [-duration 3s] [-concurrency 1,16,64] [-notify-calls 200]
+//	                    [-profile DIR] [-idle-sessions 10000] [-base-hub BIN] [-out bench-results.json]
 //
 // The benchmarks (-only takes their numbers or names):
 //
@@ -14,6 +14,7 @@
 //	4 idle       hub memory per idle downstream session (10,000 sessions)
 //	5 fanout     tools/call spread over 100 upstreams at 64 sessions
 //	6 startup    exec to ready with a complete catalog, default config and 100 upstreams
+//	7 tracing    tools/call through a hub with tracing off and on (OTLP export), against a bare proxy
 package main
 
 import (
@@ -38,8 +39,9 @@ func main() {
 	conc := flag.String("concurrency", "1,16,64", "concurrent sessions per scenario")
 	out := flag.String("out", "", "write the results as JSON to this file")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
+	baseHub := flag.String("base-hub", "", "benchmark 8: also measure this mcp-hub binary (e.g. built before tracing), tracing unset")
 	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
-	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods)")
+	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods, 8 tracing)")
 	profileDir := flag.String("profile", "", "capture the hub's CPU and allocation profiles into this directory during tools/call at -profile-concurrency sessions (benchmark 1) and during tools/list of the large catalog (benchmark 3), and print their top")
 	profileSecs := flag.Int("profile-seconds", 0, "CPU profile length in seconds (default: -duration)")
 	profileConc := flag.Int("profile-concurrency", 16, "sessions of the profiled tools/call run")
@@ -80,7 +82,7 @@ func main() {
 	if *notifyCalls <= 0 {
 		*notifyCalls = -1 // Config: negative skips, 0 is the default
 	}
-	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, Progress: os.Stderr, NotifyCalls: *notifyCalls,
+	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, BaseHubBin: *baseHub, Progress: os.Stderr, NotifyCalls: *notifyCalls,
 		Only: selected, ProfileDir: *profileDir, ProfileSeconds: *profileSecs, ProfileConcurrency: *profileConc,
 		RefConcurrency: refLevels, ScaleUpstreams: *upstreams, ScaleTools: *tools, IdleSessions: *idle,
 		FanoutConcurrency: *fanout, StartupRuns: *startups, FloodConns: *floodConns, FloodInits: *floodInits})
@@ -129,8 +131,8 @@ func parseOnly(list string) ([]int, error) {
 		if named, ok := benchNames[s]; ok {
 			n, err = named, nil
 		}
-		if err != nil || n < 1 || n > 7 {
-			return nil, fmt.Errorf("-only: %q is neither 1-7 nor one of call, reference, list, idle, fanout, startup, floods", s)
+		if err != nil || n < 1 || n > 8 {
+			return nil, fmt.Errorf("-only: %q is neither 1-8 nor one of call, reference, list, idle, fanout, startup, floods, tracing", s)
 		}
 		out = append(out, n)
 	}
@@ -146,6 +148,8 @@ func serveRole(role string) error {
 	switch role {
 	case "upstream":
 		h = upstreamHandler()
+	case otlpSinkRole:
+		h, path = otlpSinkHandler(), ""
 	case "many":
 		h, path = manyHandler(envInt(upstreamsEnv, defaultScaleUpstreams), envInt(toolsEnv, defaultScaleTools)), ""
 	case "proxy":

@@ -1,0 +1,248 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/tracing"
+)
+
+// Tracing of the requests the hub serves. Every tools/call gets a SERVER
+// span in runCall, whatever face it came in on; initialize and tools/list
+// get one through mcp-go's hooks (and the fast tools/list path). The
+// parent is the caller's W3C trace context: the traceparent header on /mcp
+// and /messages, else params._meta.traceparent (stdio, WebSocket, SSE).
+// With tracing off s.tracer is nil and none of this runs.
+
+// traceHeaders puts the caller's traceparent header, when it sends one, in
+// the request's context, where runCall and the hooks find it.
+func (s *Server) traceHeaders(next http.Handler) http.Handler {
+	if s.tracer == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ctx := tracing.FromHeader(r.Context(), r.Header); ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestIDKey holds the JSON-RPC id of a call on the fast path, for its
+// span (mcp-go's tool handler does not see the id).
+type requestIDKey struct{}
+
+// withRequestID records id for the span of the call made under ctx; it
+// costs nothing when tracing is off.
+func (s *Server) withRequestID(ctx context.Context, id json.RawMessage) context.Context {
+	if s.tracer == nil || len(id) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// requestIDText is a JSON-RPC id as the span attribute shows it: a string
+// id without its quotes, a number as written.
+func requestIDText(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(id)
+}
+
+// startCall starts the SERVER span of one tools/call. The caller's trace
+// context comes from the header (already in ctx) or from _meta.
+func (s *Server) startCall(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall) (context.Context, trace.Span) {
+	if !tracing.Remote(ctx) {
+		ctx = tracing.FromMeta(ctx, call.Meta)
+	}
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
+		tracing.MethodName.String(string(mcp.MethodToolsCall)),
+		tracing.ToolName.String(call.Name),
+		tracing.OperationName.String(tracing.OperationExecuteTool),
+		tracing.Caller.String(caller.Name),
+		tracing.AutonomyLevel.String(caller.Level.String()),
+	)
+	if session != "" {
+		attrs = append(attrs, tracing.SessionID.String(session))
+	}
+	if id, ok := ctx.Value(requestIDKey{}).(json.RawMessage); ok {
+		attrs = append(attrs, tracing.RequestID.String(requestIDText(id)))
+	}
+	return s.tracer.Start(ctx, tracing.SpanName(string(mcp.MethodToolsCall), call.Name),
+		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// endCall writes what was decided and what came of it on a call's span.
+// err is the backend's error, nil for a result (toolError or not).
+// traced ends span (nil: tracing is off) with the call's decision and
+// outcome, and returns ev, the call's audit line, with the trace id.
+func traced(ev *zerolog.Event, span trace.Span, srv, decision, outcome string, err error) *zerolog.Event {
+	if span == nil {
+		return ev
+	}
+	endCall(span, srv, decision, outcome, err)
+	if id := tracing.TraceID(span); id != "" {
+		ev = ev.Str("trace_id", id)
+	}
+	return ev
+}
+
+func endCall(span trace.Span, srv, decision, outcome string, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	if srv != "" { // "" for a name no server offers
+		span.SetAttributes(tracing.Server.String(srv))
+	}
+	span.SetAttributes(tracing.Decision.String(decision), tracing.Outcome.String(outcome))
+	if outcome == outcomeOK {
+		return
+	}
+	errType := outcome
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		// The MCP conventions name a JSON-RPC failure by its code.
+		errType = strconv.Itoa(rpcErr.Code)
+	}
+	span.SetAttributes(tracing.ErrorType.String(errType))
+	span.SetStatus(codes.Error, outcome)
+}
+
+// methodSpans are the SERVER spans of the requests mcp-go serves other
+// than tools/call (which runCall traces on every face): initialize,
+// tools/list, resources/*, prompts/*, ping and the rest, from mcp-go's
+// before-hook to its success or error hook. mcp-go hands these hooks the
+// same request pointer, which keys the span.
+type methodSpans struct {
+	tracer trace.Tracer
+	mu     sync.Mutex
+	open   map[any]trace.Span
+}
+
+// install adds the hooks; it does nothing when tracing is off.
+func (m *methodSpans) install(hooks *server.Hooks) {
+	if m.tracer == nil {
+		return
+	}
+	m.open = map[any]trace.Span{}
+	hooks.AddBeforeAny(func(ctx context.Context, id any, method mcp.MCPMethod, message any) {
+		if method == mcp.MethodToolsCall {
+			return
+		}
+		var meta *mcp.Meta
+		var extra []attribute.KeyValue
+		switch req := message.(type) {
+		case *mcp.InitializeRequest:
+			extra = append(extra, tracing.ProtocolVersion.String(req.Params.ProtocolVersion))
+		case *mcp.ListToolsRequest:
+			meta = req.Params.Meta
+		case *mcp.ListResourcesRequest:
+			meta = req.Params.Meta
+		case *mcp.ListPromptsRequest:
+			meta = req.Params.Meta
+		}
+		m.begin(ctx, message, method, id, meta, extra...)
+	})
+	hooks.AddOnSuccess(func(_ context.Context, _ any, _ mcp.MCPMethod, message any, _ any) {
+		m.end(message, nil)
+	})
+	hooks.AddOnError(func(_ context.Context, _ any, _ mcp.MCPMethod, message any, err error) {
+		m.end(message, err)
+	})
+}
+
+func (m *methodSpans) begin(ctx context.Context, key any, method mcp.MCPMethod, id any, meta *mcp.Meta, extra ...attribute.KeyValue) {
+	if !tracing.Remote(ctx) && meta != nil {
+		ctx = tracing.FromMeta(ctx, traceMeta(meta))
+	}
+	attrs := append(extra,
+		tracing.MethodName.String(string(method)),
+		tracing.Caller.String(callerFrom(ctx).Name),
+	)
+	if sid := sessionID(ctx); sid != "" {
+		attrs = append(attrs, tracing.SessionID.String(sid))
+	}
+	if rid := hookRequestID(id); rid != "" {
+		attrs = append(attrs, tracing.RequestID.String(rid))
+	}
+	_, span := m.tracer.Start(ctx, string(method), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	m.mu.Lock()
+	m.open[key] = span
+	m.mu.Unlock()
+}
+
+func (m *methodSpans) end(key any, err error) {
+	m.mu.Lock()
+	span, ok := m.open[key]
+	delete(m.open, key)
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err != nil {
+		span.SetAttributes(tracing.ErrorType.String("rpc_error"))
+		span.SetStatus(codes.Error, "rpc_error")
+	}
+	span.End()
+}
+
+// hookRequestID is the JSON-RPC id mcp-go hands its hooks (the id as
+// encoding/json decoded it) as the span attribute shows it.
+func hookRequestID(id any) string {
+	switch v := id.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case mcp.RequestId:
+		if !v.IsNil() {
+			return hookRequestID(v.Value())
+		}
+	}
+	return ""
+}
+
+// traceMeta is the trace context members of mcp-go's reading of a _meta.
+func traceMeta(meta *mcp.Meta) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range meta.AdditionalFields {
+		if str, ok := v.(string); ok && tracing.IsMetaKey(k) {
+			if out == nil {
+				out = make(map[string]json.RawMessage, 2)
+			}
+			out[k], _ = json.Marshal(str)
+		}
+	}
+	return out
+}
+
+// startList starts the span of a tools/list the fast path answers.
+func (s *Server) startList(ctx context.Context, id json.RawMessage, session string) trace.Span {
+	attrs := []attribute.KeyValue{
+		tracing.MethodName.String(string(mcp.MethodToolsList)),
+		tracing.Caller.String(callerFrom(ctx).Name),
+		tracing.RequestID.String(requestIDText(id)),
+	}
+	if session != "" {
+		attrs = append(attrs, tracing.SessionID.String(session))
+	}
+	_, span := s.tracer.Start(ctx, string(mcp.MethodToolsList), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return span
+}

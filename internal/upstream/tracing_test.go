@@ -1,0 +1,121 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+const callerParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+// hubSpan is a context holding a recording span, child of the caller's.
+func hubSpan(t *testing.T) (context.Context, trace.SpanContext) {
+	t.Helper()
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": callerParent})
+	ctx, span := tp.Tracer("t").Start(ctx, "hub")
+	t.Cleanup(func() { span.End() })
+	return ctx, span.SpanContext()
+}
+
+func TestTracedCallReplacesTheCallersTraceContext(t *testing.T) {
+	ctx, sc := hubSpan(t)
+	str := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+	callerMeta := map[string]json.RawMessage{
+		"traceparent":   str(callerParent),
+		"tracestate":    str("caller=1"),
+		"progressToken": json.RawMessage(`7`),
+	}
+	for _, tc := range []struct {
+		name        string
+		transport   config.Transport
+		ctx         context.Context
+		meta        map[string]json.RawMessage
+		wantParent  string // the traceparent the upstream's _meta carries, "" for none
+		wantUnmoved bool   // the call comes back as it went in
+	}{
+		{name: "stdio gets the hub span in _meta", transport: config.TransportStdio, ctx: ctx, meta: callerMeta, wantParent: sc.SpanID().String()},
+		{name: "websocket gets the hub span in _meta", transport: config.TransportWebSocket, ctx: ctx, meta: nil, wantParent: sc.SpanID().String()},
+		{name: "streamable HTTP: header only, caller's _meta dropped", transport: config.TransportStreamableHTTP, ctx: ctx, meta: callerMeta},
+		{name: "SSE: header only, caller's _meta dropped", transport: config.TransportSSE, ctx: ctx, meta: callerMeta},
+		{name: "HTTP without caller trace members: unchanged", transport: config.TransportStreamableHTTP, ctx: ctx, meta: map[string]json.RawMessage{"progressToken": json.RawMessage(`7`)}, wantUnmoved: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{spec: config.ServerSpec{Name: "up", Transport: tc.transport}}
+			in := jsonrpc.ToolCall{Name: "get_me", Meta: tc.meta}
+			before, _ := json.Marshal(in.Meta)
+			out := c.tracedCall(tc.ctx, in)
+			if after, _ := json.Marshal(in.Meta); string(after) != string(before) {
+				t.Fatalf("the caller's call was modified: %s -> %s", before, after)
+			}
+			if tc.wantUnmoved {
+				if got, _ := json.Marshal(out.Meta); string(got) != string(before) {
+					t.Fatalf("meta %s, want %s", got, before)
+				}
+				return
+			}
+			if _, ok := out.Meta["progressToken"]; tc.meta["progressToken"] != nil && !ok {
+				t.Fatalf("progressToken lost: %s", out.Meta)
+			}
+			got := string(out.Meta["traceparent"])
+			switch {
+			case tc.wantParent == "" && got != "":
+				t.Fatalf("traceparent %s in _meta of an HTTP upstream, want none (header)", got)
+			case tc.wantParent != "" && !strings.Contains(got, tc.wantParent):
+				t.Fatalf("traceparent %s, want the hub span %s", got, tc.wantParent)
+			}
+			if st := string(out.Meta["tracestate"]); strings.Contains(st, "caller=1") {
+				t.Fatalf("the caller's tracestate travelled on: %s", st)
+			}
+			// The upstream's request built from the call carries exactly that.
+			req := forwardable(out)
+			b, _ := json.Marshal(req.Params)
+			if strings.Contains(string(b), "00f067aa0ba902b7") {
+				t.Fatalf("the caller's span id reached the upstream: %s", b)
+			}
+			if tc.wantParent != "" && !strings.Contains(string(b), `"traceparent":"00-`+sc.TraceID().String()+"-"+tc.wantParent) {
+				t.Fatalf("the request sent upstream lacks the hub's traceparent: %s", b)
+			}
+		})
+	}
+}
+
+func TestTracingTransportSetsHeadersOfTracedRequestsOnly(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("traceparent"))
+	}))
+	defer srv.Close()
+	hc := withTracing(srv.Client())
+	ctx, sc := hubSpan(t)
+
+	for _, c := range []context.Context{ctx, context.Background()} {
+		req, _ := http.NewRequestWithContext(c, http.MethodPost, srv.URL, nil)
+		req.Header.Set("traceparent", callerParent) // a stale one, as a caller would send
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if req.Header.Get("traceparent") != callerParent {
+			t.Fatal("the RoundTripper modified the request it was given")
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], sc.SpanID().String()) || !strings.Contains(got[0], sc.TraceID().String()) {
+		t.Fatalf("traced request carried %q, want the hub span %s", got, sc.SpanID())
+	}
+	if got[1] != callerParent {
+		t.Fatalf("untraced request carried %q, want its own header untouched", got[1])
+	}
+}
