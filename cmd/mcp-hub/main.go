@@ -260,6 +260,8 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		PerCaller:   server.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
 		PerUpstream: server.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
 		Tracer:      o.tracer,
+
+		FindToolsAbove: cfg.Catalog.FindTools.Above,
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {

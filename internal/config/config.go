@@ -331,6 +331,18 @@ type CatalogSettings struct {
 	RouteCacheSize int `json:"routeCacheSize"`
 	// NotifyDebounce coalesces catalog changes into one tools/list_changed.
 	NotifyDebounce Duration `json:"notifyDebounce"`
+	// FindTools lets callers that may see many tools search for them
+	// instead of reading the whole list: a list of 1,000 tools costs a
+	// model far more tokens than the few it needs.
+	FindTools FindToolsSettings `json:"findTools"`
+}
+
+// FindToolsSettings configure the hub's find_tools tool.
+type FindToolsSettings struct {
+	// Above is the number of tools a caller may see above which its
+	// tools/list holds only find_tools and the tools it found in its
+	// session; 0 (the default) is off: every caller lists everything.
+	Above int `json:"above"`
 }
 
 // ServerSpec describes one upstream MCP server, whatever source found it.
@@ -566,6 +578,9 @@ func (c *Config) validate() error {
 	}
 	if c.Catalog.RouteCacheSize < 0 {
 		return fmt.Errorf("catalog.routeCacheSize: must not be negative")
+	}
+	if c.Catalog.FindTools.Above < 0 {
+		return fmt.Errorf("catalog.findTools.above: must not be negative (0 is off)")
 	}
 	if err := c.Limits.normalize(); err != nil {
 		return err

@@ -107,6 +107,8 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"origin scheme", "http: {allowedOrigins: ['ftp://ui']}\n", `http.allowedOrigins[0]: "ftp://ui" is not an http or https origin`},
 		{"origin bare host", "http: {allowedOrigins: ['ui.example.com']}\n", `http.allowedOrigins[0]: "ui.example.com" is not an http or https origin`},
 		{"http unknown key", "http: {maxBody: 1}\n", `unknown field "maxBody"`},
+		{"findTools negative", "catalog: {findTools: {above: -1}}\n", "catalog.findTools.above: must not be negative"},
+		{"findTools unknown key", "catalog: {findTools: {over: 10}}\n", `unknown field "over"`},
 		{"pinning mode", "pinning: {mode: strict}\n", `pinning.mode: "strict" is not one of enforce, warn, off`},
 		{"pinning state file", "pinning: {stateFile: pins.json}\n", `pinning.stateFile: "pins.json" must be an absolute path`},
 		{"pinning approve server", "pinning: {approve: [{tool: x}]}\n", "pinning.approve[0].server: is required"},

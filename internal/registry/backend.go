@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
@@ -97,4 +98,11 @@ func (b localBackend) Call(ctx context.Context, call Call) (json.RawMessage, err
 		return nil, fmt.Errorf("encode the result of %s: %w", call.Name, err)
 	}
 	return out, nil
+}
+
+// HubRoute is the route of a tool the server runs itself because it needs
+// the caller and session (find_tools): the decision and the audit line are
+// the same as for every other tool.
+func HubRoute(b Backend, name string, class autonomy.Class) Route {
+	return Route{Backend: b, Original: name, Class: class, server: ServerBuiltin}
 }

@@ -35,6 +35,20 @@ func (s *Server) publish(cat *registry.Catalog) {
 			add(t)
 		}
 	}
+	if s.find != nil {
+		s.find.rebuild(cat)
+		if !seen[findToolsName] {
+			tools = append(tools, server.ServerTool{Tool: s.find.def, Handler: s.callTool})
+		} else {
+			// The hub's find_tools wins the name (route); mcp-go must
+			// list the hub's definition, not the upstream's.
+			for i := range tools {
+				if tools[i].Tool.Name == findToolsName {
+					tools[i].Tool = s.find.def
+				}
+			}
+		}
+	}
 	s.limits.follow(cat)
 	s.mcp.SetTools(tools...)
 	s.publishFeatures(cat)
@@ -53,4 +67,7 @@ func (s *Server) filterList(ctx context.Context, _ any, _ *mcp.ListToolsRequest,
 		}
 	}
 	res.Tools = kept
+	if s.find.applies(caller, len(kept)) {
+		res.Tools = s.find.listTools(cat, caller, sessionID(ctx))
+	}
 }

@@ -36,21 +36,29 @@ type listCache struct {
 	mu    sync.Mutex
 	gen   uint64
 	tools [][]byte // encoded cat.Tools[i].Def, nil until first needed
-	views *lru.Cache[viewKey, []byte]
+	views *lru.Cache[viewKey, cachedView]
 }
 
-// toolsResult returns the encoded tools/list result for caller.
-func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, error) {
+// cachedView is one view's encoded tools/list result and how many tools
+// it holds (what decides whether the caller gets find_tools instead).
+type cachedView struct {
+	res   []byte
+	tools int
+}
+
+// toolsResult returns the encoded tools/list result for caller and the
+// number of tools in it.
+func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, int, error) {
 	lc := &s.lists
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.views == nil || lc.gen != cat.Gen {
-		views, _ := lru.New[viewKey, []byte](maxViews)
+		views, _ := lru.New[viewKey, cachedView](maxViews)
 		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
 	}
 	key := viewKey{level: caller.Level, allow: caller.Allow, agent: caller.verifiedAgent}
-	if res, ok := lc.views.Get(key); ok {
-		return res, nil
+	if v, ok := lc.views.Get(key); ok {
+		return v.res, v.tools, nil
 	}
 	out := make([]byte, 0, 64*1024)
 	out = append(out, `{"tools":[`...)
@@ -62,7 +70,7 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, erro
 		if lc.tools[i] == nil {
 			b, err := json.Marshal(t.Def)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			lc.tools[i] = b
 		}
@@ -73,8 +81,8 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, erro
 		n++
 	}
 	out = append(out, `]}`...)
-	lc.views.Add(key, out)
-	return out, nil
+	lc.views.Add(key, cachedView{res: out, tools: n})
+	return out, n, nil
 }
 
 // modernListHead is what a 2026-07-28 tools/list result carries before its
@@ -120,9 +128,15 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	} else if modern {
 		return false
 	}
-	res, err := s.toolsResult(s.reg.Catalog(), callerFrom(r.Context()))
+	cat, caller := s.reg.Catalog(), callerFrom(r.Context())
+	res, n, err := s.toolsResult(cat, caller)
 	if err != nil {
 		return false
+	}
+	if s.find.applies(caller, n) {
+		if res, err = s.find.listResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
+			return false
+		}
 	}
 	if s.tracer != nil {
 		defer s.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()

@@ -61,7 +61,7 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 		}
 		defer release()
 	}
-	rt, err := s.reg.Lookup(call.Name)
+	rt, err := s.route(caller, session, call.Name)
 	var quarantined *registry.QuarantinedError
 	if errors.As(err, &quarantined) {
 		// Refused before the upstream: its definition is not the one

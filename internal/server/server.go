@@ -65,6 +65,10 @@ type Options struct {
 	// (TokenCaller.Limits, the server spec's); zero: no limit
 	// (ratelimits.go).
 	PerCaller, PerUpstream ratelimit.Limits
+	// FindToolsAbove, when above 0, is the number of tools a caller may
+	// see above which its tools/list holds only find_tools and the tools
+	// it found in its session (findtools.go); 0 is off.
+	FindToolsAbove int
 	// Tracer makes a span of every request the hub serves
 	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
 	Tracer trace.Tracer
@@ -94,6 +98,7 @@ type Server struct {
 	draining   atomic.Bool
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
+	find       *finder // nil when tool search is off
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
@@ -108,6 +113,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.edge = newEdge(opts)
 	s.limits = newCallLimits(opts, s.auth)
 	s.tracer = opts.Tracer
+	s.find = newFinder(opts.FindToolsAbove)
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
@@ -117,6 +123,9 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	hooks.AddAfterListTools(s.filterList)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
+	if s.find != nil {
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.forget(cs.SessionID()) })
+	}
 	mcpOpts := append(s.serverOptions(hooks),
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),

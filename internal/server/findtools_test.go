@@ -1,0 +1,241 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// searchTools are an upstream's tools for the find_tools tests: reads and
+// writes by name.
+var searchTools = []string{"get_issue", "list_issues", "list_pull_requests", "search_code",
+	"create_issue", "create_pull_request", "merge_pull_request", "delete_repository"}
+
+// dialFace is an initialized mcp-go client of the hub on transport tr and
+// a channel that receives every tools/list_changed (testHub.dial on
+// Streamable HTTP; the find_tools tests on SSE too).
+func dialFace(t *testing.T, tr transport.Interface) (*client.Client, <-chan struct{}) {
+	t.Helper()
+	c := client.NewClient(tr)
+	changed := make(chan struct{}, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, changed
+}
+
+// findResult calls find_tools and returns its text and the names in its
+// structuredContent.
+func findResult(t *testing.T, c *client.Client, query string, limit int) (string, []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = findToolsName
+	req.Params.Arguments = map[string]any{"query": query, "limit": limit}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("find_tools: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("find_tools error: %s", resultText(res))
+	}
+	return resultText(res), structuredNames(t, res.StructuredContent)
+}
+
+func structuredNames(t *testing.T, sc any) []string {
+	t.Helper()
+	b, _ := json.Marshal(sc)
+	var out struct {
+		Tools []mcp.Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("structuredContent %s: %v", b, err)
+	}
+	var names []string
+	for _, tl := range out.Tools {
+		if tl.Name == "" || (len(tl.RawInputSchema) == 0 && tl.InputSchema.Type == "") {
+			t.Errorf("structuredContent tool without a full definition: %s", b)
+		}
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestFindToolsThroughHub is the flow of a client behind a low threshold,
+// on the fast path (Streamable HTTP) and on mcp-go's own (SSE).
+func TestFindToolsThroughHub(t *testing.T) {
+	up := newCountingUpstream(t, "github", searchTools...)
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h.waitConnected("github")
+	faces := []struct {
+		name string
+		tr   func() (transport.Interface, error)
+	}{
+		{"streamable", func() (transport.Interface, error) {
+			return transport.NewStreamableHTTP(h.url("/mcp"), transport.WithContinuousListening())
+		}},
+		{"sse", func() (transport.Interface, error) { return transport.NewSSE(h.url("/sse")) }},
+	}
+	for _, f := range faces {
+		t.Run(f.name, func(t *testing.T) {
+			tr, err := f.tr()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, changed := dialFace(t, tr)
+			if got := toolNames(t, c); !slices.Equal(got, []string{findToolsName}) {
+				t.Fatalf("tools/list above the threshold = %v, want only find_tools", got)
+			}
+			text, found := findResult(t, c, "create a pull request", 1)
+			if !slices.Equal(found, []string{"create_pull_request"}) || !strings.HasPrefix(text, "create_pull_request: ") {
+				t.Fatalf("find_tools found %v, text %q", found, text)
+			}
+			waitNotified(t, changed, "find_tools")
+			if got := toolNames(t, c); !slices.Equal(got, []string{findToolsName, "create_pull_request"}) {
+				t.Fatalf("tools/list after find_tools = %v", got)
+			}
+			if text, isErr := call(t, c, "create_pull_request", nil); isErr || text != "ran create_pull_request" {
+				t.Errorf("found tool: %q (error %v)", text, isErr)
+			}
+			// Never found, still callable by name.
+			if text, isErr := call(t, c, "delete_repository", nil); isErr || text != "ran delete_repository" {
+				t.Errorf("tool not found: %q (error %v)", text, isErr)
+			}
+			// Finding it again changes nothing and says nothing.
+			findResult(t, c, "create a pull request", 1)
+			select {
+			case <-changed:
+				t.Error("list_changed although nothing new was found")
+			case <-time.After(200 * time.Millisecond):
+			}
+		})
+	}
+}
+
+// TestFindToolsExecutor is Purko's executor (plain JSON, a session id, no
+// stream): the short list, then the found tool in it, calls by name.
+func TestFindToolsExecutor(t *testing.T) {
+	up := newCountingUpstream(t, "github", searchTools...)
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h.waitConnected("github")
+	e := &executor{t: t, url: h.url("/mcp")}
+	mustf(t, slices.Equal(e.tools(), []string{findToolsName}), "executor lists %v", e.tools())
+	status, res := e.post("tools/call", map[string]any{"name": findToolsName, "arguments": map[string]any{"query": "merge pull request", "limit": 1}})
+	r, _ := res["result"].(map[string]any)
+	mustf(t, status == 200 && r != nil && r["isError"] != true, "find_tools: %d %v", status, res)
+	text := r["content"].([]any)[0].(map[string]any)["text"].(string)
+	mustf(t, strings.HasPrefix(text, "merge_pull_request: "), "find_tools text %q", text)
+	mustf(t, slices.Equal(structuredNames(t, r["structuredContent"]), []string{"merge_pull_request"}), "structured %v", r["structuredContent"])
+	mustf(t, slices.Equal(e.tools(), []string{findToolsName, "merge_pull_request"}), "executor lists %v after find_tools", e.tools())
+	for _, tool := range []string{"merge_pull_request", "get_issue"} {
+		got, isErr := e.call(tool, false)
+		mustf(t, !isErr && got == "ran "+tool, "%s: %q", tool, got)
+	}
+	// Another session has found nothing.
+	other := &executor{t: t, url: h.url("/mcp")}
+	mustf(t, slices.Equal(other.tools(), []string{findToolsName}), "another session lists %v", other.tools())
+}
+
+// TestFindToolsPerCallerView: find_tools ranks only what the caller may
+// run, and a caller that may run nothing cannot search.
+func TestFindToolsPerCallerView(t *testing.T) {
+	up := newCountingUpstream(t, "github", searchTools...)
+	auth := authFor(
+		TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
+		TokenCaller{Name: "writer", Token: "tok-full", Ceiling: autonomy.Full},
+		TokenCaller{Name: "manual-bot", Token: "tok-manual", Ceiling: autonomy.Manual},
+	)
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{Auth: auth, FindToolsAbove: 2})
+	h.waitConnected("github")
+	reads := map[string]bool{"get_issue": true, "list_issues": true, "list_pull_requests": true, "search_code": true}
+	tests := []struct {
+		token     string
+		query     string
+		wantFirst string // "" when nothing may be found
+		writes    bool   // whether write tools may be found
+	}{
+		{"tok-restricted", "create a pull request", "list_pull_requests", false},
+		{"tok-restricted", "delete repository", "", false},
+		{"tok-restricted", "merge pull request", "list_pull_requests", false},
+		{"tok-full", "create a pull request", "create_pull_request", true},
+		{"tok-full", "delete repository", "delete_repository", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.token+" "+tt.query, func(t *testing.T) {
+			e := &executor{t: t, url: h.url("/mcp"), token: tt.token}
+			mustf(t, slices.Equal(e.tools(), []string{findToolsName}), "lists %v", e.tools())
+			_, res := e.post("tools/call", map[string]any{"name": findToolsName, "arguments": map[string]any{"query": tt.query, "limit": 50}})
+			r, _ := res["result"].(map[string]any)
+			mustf(t, r != nil && r["isError"] != true, "find_tools: %v", res)
+			names := structuredNames(t, r["structuredContent"])
+			if tt.wantFirst == "" {
+				mustf(t, len(names) == 0, "found %v, want nothing", names)
+			} else {
+				mustf(t, len(names) > 0 && names[0] == tt.wantFirst, "found %v, want %s first", names, tt.wantFirst)
+			}
+			for _, n := range names {
+				mustf(t, tt.writes || reads[n], "restricted caller found write tool %s", n)
+			}
+			for _, n := range e.tools()[1:] {
+				mustf(t, tt.writes || reads[n], "restricted caller lists write tool %s", n)
+			}
+		})
+	}
+	manual := &executor{t: t, url: h.url("/mcp"), token: "tok-manual"}
+	mustf(t, len(manual.tools()) == 0, "manual lists %v", manual.tools())
+	text, isErr := manual.call(findToolsName, false)
+	mustf(t, isErr && strings.HasPrefix(text, "BLOCKED: Manual autonomy"), "manual find_tools = %q", text)
+}
+
+// TestFindToolsBelowThresholdChangesNothing: at or below the threshold the
+// list is the full one, byte for byte the list of a hub without tool
+// search, on the fast path and on mcp-go's.
+func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
+	up := newCountingUpstream(t, "github", searchTools...)
+	off := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{})
+	on := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: len(searchTools)})
+	off.waitConnected("github")
+	on.waitConnected("github")
+	caller := Caller{Name: "t", Ceiling: autonomy.Full, Level: autonomy.Full}
+	want, _, err := off.srv.toolsResult(off.reg.Catalog(), caller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, n, err := on.srv.toolsResult(on.reg.Catalog(), caller)
+	mustf(t, err == nil && bytes.Equal(got, want) && n == len(searchTools), "cached list differs:\n%s\n%s", got, want)
+	e := &executor{t: t, url: on.url("/mcp")}
+	mustf(t, len(e.tools()) == len(searchTools) && !slices.Contains(e.tools(), findToolsName), "executor lists %v", e.tools())
+	tr, err := transport.NewSSE(on.url("/sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := dialFace(t, tr)
+	names := toolNames(t, c)
+	mustf(t, len(names) == len(searchTools) && !slices.Contains(names, findToolsName), "sse lists %v", names)
+}
