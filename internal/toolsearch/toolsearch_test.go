@@ -154,3 +154,19 @@ func TestSearchIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNew is the index build on each catalog change (1,000 tools).
+func BenchmarkNew(b *testing.B) {
+	docs := catalog1000()
+	for b.Loop() {
+		New(docs)
+	}
+}
+
+// BenchmarkSearch is one find_tools ranking over 1,000 tools.
+func BenchmarkSearch(b *testing.B) {
+	ix := New(catalog1000())
+	for b.Loop() {
+		ix.Search("create a pull request", 10, nil)
+	}
+}
