@@ -168,7 +168,7 @@ func TestFindToolsTokens(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", r.what, len(r.data), tokens[r.what]["o200k_base"], tokens[r.what]["cl100k_base"])
 	}
-	t.Logf("tokens of a 1,000-tool catalog:\n%s", b.String())
+	t.Logf("tokens of a 1,000-tool catalog:\n%s\nfind_tools \"create a pull request\" answered:\n%s", b.String(), text)
 	if out := os.Getenv("MCPHUB_TOKENS_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(b.String()), 0o600); err != nil {
 			t.Error(err)
