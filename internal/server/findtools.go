@@ -138,7 +138,7 @@ func (f *finder) foundIn(session string) []string {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	names, _ := f.found.Peek(session)
+	names, _ := f.found.Get(session) // a listing session stays remembered
 	return slices.Clone(names)
 }
 
