@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/mcpws"
 )
 
 // searchTools are an upstream's tools for the find_tools tests: reads and
@@ -101,6 +103,9 @@ func TestFindToolsThroughHub(t *testing.T) {
 			return transport.NewStreamableHTTP(h.url("/mcp"), transport.WithContinuousListening())
 		}},
 		{"sse", func() (transport.Interface, error) { return transport.NewSSE(h.url("/sse")) }},
+		{"websocket", func() (transport.Interface, error) {
+			return mcpws.NewClientTransport(strings.Replace(h.url("/ws"), "http://", "ws://", 1), nil), nil
+		}},
 	}
 	for _, f := range faces {
 		t.Run(f.name, func(t *testing.T) {
@@ -238,4 +243,81 @@ func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 	c, _ := dialFace(t, tr)
 	names := toolNames(t, c)
 	mustf(t, len(names) == len(searchTools) && !slices.Contains(names, findToolsName), "sse lists %v", names)
+}
+
+// TestFoundSetsBounded: a session keeps its newest maxFoundPerSession
+// tools, at most maxFoundSessions sessions are kept, and a session's set
+// goes with it.
+func TestFoundSetsBounded(t *testing.T) {
+	names := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = prefix + strconv.Itoa(i)
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		found    [][]string // remembered one after the other
+		want     int        // found tools then kept
+		wantNew  []bool
+		wantLast string
+	}{
+		{"none", nil, 0, nil, ""},
+		{"some", [][]string{{"a", "b"}}, 2, []bool{true}, "b"},
+		{"again", [][]string{{"a", "b"}, {"b", "a"}}, 2, []bool{true, false}, "b"},
+		{"more", [][]string{{"a"}, {"a", "c"}}, 2, []bool{true, true}, "c"},
+		{"over the bound", [][]string{names("t", maxFoundPerSession), {"last"}}, maxFoundPerSession, []bool{true, true}, "last"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFinder(1)
+			for i, batch := range tt.found {
+				if got := f.remember("s1", batch); got != tt.wantNew[i] {
+					t.Errorf("remember #%d: new %v, want %v", i, got, tt.wantNew[i])
+				}
+			}
+			got := f.foundIn("s1")
+			if len(got) != tt.want || (tt.want > 0 && got[len(got)-1] != tt.wantLast) {
+				t.Fatalf("found %d (last %v), want %d (last %s)", len(got), got[max(len(got)-1, 0):], tt.want, tt.wantLast)
+			}
+			if tt.want == maxFoundPerSession && slices.Contains(got, "t0") {
+				t.Error("the oldest found tool was kept over the bound")
+			}
+			f.forget("s1")
+			if got := f.foundIn("s1"); len(got) != 0 {
+				t.Errorf("after forget: %v", got)
+			}
+			if f.remember("", []string{"x"}) || len(f.foundIn("")) != 0 {
+				t.Error("a request without a session kept what it found")
+			}
+		})
+	}
+	f := newFinder(1)
+	for i := range maxFoundSessions + 10 {
+		f.remember("s"+strconv.Itoa(i), []string{"x"})
+	}
+	if n := f.found.Len(); n != maxFoundSessions {
+		t.Errorf("%d sessions kept, want %d", n, maxFoundSessions)
+	}
+	if newFinder(0) != nil {
+		t.Error("above 0 must be off")
+	}
+}
+
+// TestFoundSetGoesWithTheSession: a session's DELETE drops what it found.
+func TestFoundSetGoesWithTheSession(t *testing.T) {
+	up := newCountingUpstream(t, "github", searchTools...)
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h.waitConnected("github")
+	c, _ := h.dial()
+	_, found := findResult(t, c, "search code", 1)
+	mustf(t, slices.Equal(found, []string{"search_code"}), "found %v", found)
+	var id string
+	for _, s := range h.srv.find.found.Keys() {
+		id = s
+	}
+	mustf(t, id != "" && len(h.srv.find.foundIn(id)) == 1, "no found set kept: %v", h.srv.find.found.Keys())
+	_ = c.Close() // DELETE /mcp
+	waitFor(t, "the found set forgotten", func() bool { return h.srv.find.found.Len() == 0 })
 }
