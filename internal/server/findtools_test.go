@@ -321,3 +321,17 @@ func TestFoundSetGoesWithTheSession(t *testing.T) {
 	_ = c.Close() // DELETE /mcp
 	waitFor(t, "the found set forgotten", func() bool { return h.srv.find.found.Len() == 0 })
 }
+
+// TestFindToolsModernCaller: a 2026-07-28 caller has no session to keep
+// what it found; its list is find_tools alone, and it calls by name.
+func TestFindToolsModernCaller(t *testing.T) {
+	up := newCountingUpstream(t, "github", searchTools...)
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h.waitConnected("github")
+	s := h.dialSession("", false)
+	mustf(t, slices.Equal(toolNames(t, s.c), []string{findToolsName}), "modern caller lists %v", toolNames(t, s.c))
+	_, found := findResult(t, s.c, "list issues", 1)
+	mustf(t, slices.Equal(found, []string{"list_issues"}), "found %v", found)
+	text, isErr := call(t, s.c, "list_issues", nil)
+	mustf(t, !isErr && text == "ran list_issues", "list_issues = %q", text)
+}
