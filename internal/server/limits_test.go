@@ -238,8 +238,8 @@ func TestFloodsStayBounded(t *testing.T) {
 		initializes = 3000
 		perCaller   = 50
 		maxSessions = 100
-		headerWait  = 10 * time.Second // generous: the flood itself must fit in it on a loaded CI machine under -race
-		bodyWait    = 12 * time.Second
+		headerWait  = 15 * time.Second // generous: the flood itself must fit in it on a loaded CI machine under -race
+		bodyWait    = 17 * time.Second
 	)
 	up := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
