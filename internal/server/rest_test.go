@@ -267,3 +267,14 @@ func TestRESTRunAuditLine(t *testing.T) {
 		t.Fatal("an argument in the log")
 	}
 }
+
+// TestRESTRunUpstreamJSONRPCError: the upstream's own JSON-RPC error is a
+// 502 that carries it.
+func TestRESTRunUpstreamJSONRPCError(t *testing.T) {
+	h := newTestHub(t, []config.ServerSpec{chattyUpstream(t)})
+	h.waitConnected("chatty")
+	got := h.run(t, runReq{tool: "chatty_fail"})
+	if got.status != http.StatusBadGateway || !strings.Contains(got.raw, "kaboom in the handler") || got.result.Code == 0 {
+		t.Fatalf("HTTP %d %s, want 502 with the upstream's error and its code", got.status, got.raw)
+	}
+}
