@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -52,7 +53,7 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 	}
 	outputs := map[string][]string{"list": {"table", "json"}, "call": {"table", "text", "json"}}[sub]
 	nargs := map[string][2]int{"list": {0, 0}, "call": {1, 2}}[sub]
-	if len(pos) < nargs[0] || len(pos) > nargs[1] || !contains(outputs, *out) {
+	if len(pos) < nargs[0] || len(pos) > nargs[1] || !slices.Contains(outputs, *out) {
 		fs.Usage()
 		return 2
 	}
@@ -63,13 +64,13 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	if sub == "list" {
-		return listTools(ctx, c, *level, *out == "json", stdout, stderr)
+		return toolsList(ctx, c, *level, *out == "json", stdout, stderr)
 	}
 	arguments := "{}"
 	if len(pos) == 2 {
 		arguments = pos[1]
 	}
-	return callTool(ctx, c, pos[0], arguments, *level, *out == "json", stdout, stderr)
+	return toolsCall(ctx, c, pos[0], arguments, *level, *out == "json", stdout, stderr)
 }
 
 // parseInterspersed parses fs from args with flags before, between and
@@ -92,17 +93,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// listedTool is a tool as /api/mcp/tools lists it.
-type listedTool struct {
+// toolRow is a tool as /api/mcp/tools lists it.
+type toolRow struct {
 	Name        string `json:"name"`
 	Server      string `json:"server"`
 	ReadOnly    bool   `json:"readOnly"`
@@ -110,7 +102,7 @@ type listedTool struct {
 	Quarantined bool   `json:"quarantined"`
 }
 
-func listTools(ctx context.Context, c hubClient, level string, asJSON bool, stdout, stderr io.Writer) int {
+func toolsList(ctx context.Context, c hubClient, level string, asJSON bool, stdout, stderr io.Writer) int {
 	path := "/api/mcp/tools"
 	if level != "" {
 		path += "?autonomy=" + url.QueryEscape(level)
@@ -126,10 +118,10 @@ func listTools(ctx context.Context, c hubClient, level string, asJSON bool, stdo
 	}
 	var v struct {
 		Servers []struct {
-			Name   string       `json:"name"`
-			Status string       `json:"status"`
-			Error  string       `json:"error"`
-			Tools  []listedTool `json:"tools"`
+			Name   string    `json:"name"`
+			Status string    `json:"status"`
+			Error  string    `json:"error"`
+			Tools  []toolRow `json:"tools"`
 		} `json:"servers"`
 		TotalTools int `json:"totalTools"`
 	}
@@ -166,8 +158,8 @@ func listTools(ctx context.Context, c hubClient, level string, asJSON bool, stdo
 	return 0
 }
 
-// callResult is the part of a CallToolResult the CLI reads.
-type callResult struct {
+// toolResult is the part of a CallToolResult the CLI reads.
+type toolResult struct {
 	Content []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -175,7 +167,7 @@ type callResult struct {
 	IsError bool `json:"isError"`
 }
 
-func (r callResult) text() string {
+func (r toolResult) text() string {
 	var parts []string
 	for _, c := range r.Content {
 		if c.Type == "text" {
@@ -185,7 +177,7 @@ func (r callResult) text() string {
 	return strings.Join(parts, "\n")
 }
 
-func callTool(ctx context.Context, c hubClient, name, arguments, level string, asJSON bool, stdout, stderr io.Writer) int {
+func toolsCall(ctx context.Context, c hubClient, name, arguments, level string, asJSON bool, stdout, stderr io.Writer) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "mcp-hub tools call %s: %s\n", name, fmt.Sprintf(format, args...))
 		return 1
@@ -202,7 +194,7 @@ func callTool(ctx context.Context, c hubClient, name, arguments, level string, a
 	if asJSON {
 		_, _ = stdout.Write(body)
 	}
-	var res callResult
+	var res toolResult
 	isResult := json.Unmarshal(body, &res) == nil && (res.Content != nil || status == http.StatusOK)
 	switch {
 	case !isResult:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -95,7 +96,7 @@ auth:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
-			if !contains(args, "--url") {
+			if !slices.Contains(args, "--url") {
 				args = append(args, "--url", h.Base)
 			}
 			out, errOut, code := toolsCLI(t, tc.token, args...)

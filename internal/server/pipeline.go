@@ -18,12 +18,11 @@ import (
 )
 
 // The way of one tool call. Every face (the /mcp fast path, mcp-go's
-// handler behind Streamable HTTP, SSE, WebSocket and stdio) reads a call
-// once, strictly (jsonrpc.ParseToolCall, or the gate in gate.go for what
-// mcp-go reads), and hands it to runCall: look up, decide, call the backend
-// with exactly the name and arguments decided on, cut the result to its
-// cap, record. There is no
-// other way to a backend.
+// handler behind Streamable HTTP, SSE, WebSocket and stdio, the REST run
+// in rest.go) reads a call once, strictly (jsonrpc.ParseToolCall, or the
+// gate in gate.go for what mcp-go reads), and hands it to runCall: look up,
+// decide, call the backend with exactly the name and arguments decided on,
+// cut the result to its cap, record. There is no other way to a backend.
 
 // Outcomes of a call, as counted in metrics and written in the audit line.
 const (
