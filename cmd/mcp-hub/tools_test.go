@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -137,5 +138,24 @@ auth:
 	terminate(t, h)
 	if !strings.Contains(h.Output(), `"face":"rest"`) {
 		t.Fatal("no REST audit line in the hub's log")
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		pos, o, u string
+	}{
+		{args: []string{"get_issue", "{}"}, pos: "get_issue {}", o: "table", u: defaultHubURL},
+		{args: []string{"-o", "json", "get_issue", "{}"}, pos: "get_issue {}", o: "json", u: defaultHubURL},
+		{args: []string{"get_issue", "-o", "json", "{}", "--url", "http://h:1"}, pos: "get_issue {}", o: "json", u: "http://h:1"},
+		{args: []string{"get_issue", "--", "-o"}, pos: "get_issue -o", o: "table", u: defaultHubURL},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		base, out := clientFlags(fs)
+		pos, err := parseInterspersed(fs, tc.args)
+		if err != nil || strings.Join(pos, " ") != tc.pos || *out != tc.o || *base != tc.u {
+			t.Errorf("%q: positional %q, -o %q, --url %q, %v; want %q, %q, %q", tc.args, pos, *out, *base, err, tc.pos, tc.o, tc.u)
+		}
 	}
 }

@@ -301,3 +301,14 @@ func TestRESTRunQuarantined(t *testing.T) {
 		t.Fatalf("the upstream ran the quarantined echo (%d calls, %d before)", n, before)
 	}
 }
+
+// TestRESTRunBodyLimit: the body limit of every face holds here too.
+func TestRESTRunBodyLimit(t *testing.T) {
+	gh := newCountingUpstream(t, "github", githubTools...)
+	h := newTestHubOpts(t, []config.ServerSpec{gh.spec}, Options{MaxBodyBytes: 64})
+	h.waitConnected("github")
+	got := h.run(t, runReq{tool: "get_issue", body: `{"text":"` + strings.Repeat("x", 100) + `"}`})
+	if got.status != http.StatusRequestEntityTooLarge || !strings.Contains(got.raw, "http.maxBodyBytes") || gh.count("get_issue") != 0 {
+		t.Fatalf("HTTP %d %s, upstream calls %d", got.status, got.raw, gh.count("get_issue"))
+	}
+}
