@@ -3,6 +3,7 @@
 //	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub stdio   [--config FILE] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
+//	mcp-hub tools list [--autonomy L] | call NAME [JSON] [--url URL] [-o json]
 //	mcp-hub version
 package main
 
@@ -52,6 +53,7 @@ Usage:
   mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws) and the JSON listing
   mcp-hub stdio [flags]     serve the same catalog over stdin/stdout
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
+  mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
   mcp-hub version           print the version
 
 Flags:
@@ -85,11 +87,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "serve", "stdio":
 	case "pins":
 		return runPins(args, stdout, stderr)
+	case "tools":
+		return runTools(args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins or version)\n", cmd)
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, tools or version)\n", cmd)
 		return 2
 	}
 

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 )
@@ -43,6 +45,17 @@ type Caller struct {
 	// changed tool definitions): a token with admin: true, the local
 	// user of a hub without auth on loopback, and stdio.
 	Admin bool
+	// face names the face the call came through in its audit line, when
+	// it is not an MCP one ("rest"); empty keeps the MCP faces' lines as
+	// they were.
+	face string
+}
+
+// auditFace adds the caller's face to an audit line that has one.
+func (c Caller) auditFace(ev *zerolog.Event) {
+	if c.face != "" {
+		ev.Str("face", c.face)
+	}
 }
 
 // limitKey is what the caller's limits count under.

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -181,6 +181,13 @@ func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ..
 // newTestHubOpts is newTestHub with the server's Options chosen by the test.
 func newTestHubOpts(t *testing.T, specs []config.ServerSpec, so Options, opts ...hubOption) *testHub {
 	t.Helper()
+	return newTestHubLog(t, specs, so, nil, opts...)
+}
+
+// newTestHubLog is newTestHubOpts whose log, from level info on (the audit
+// lines of allowed calls), also goes to audit when it is not nil.
+func newTestHubLog(t *testing.T, specs []config.ServerSpec, so Options, audit io.Writer, opts ...hubOption) *testHub {
+	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +207,9 @@ func newTestHubOpts(t *testing.T, specs []config.ServerSpec, so Options, opts ..
 		o(&ro)
 	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	if audit != nil {
+		log = zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), audit)).Level(zerolog.InfoLevel)
+	}
 	reg := registry.New(ro, log)
 	so.Name, so.Version = "mcp-hub", "test"
 	srv := New(reg, so, log)

@@ -18,12 +18,11 @@ import (
 )
 
 // The way of one tool call. Every face (the /mcp fast path, mcp-go's
-// handler behind Streamable HTTP, SSE, WebSocket and stdio) reads a call
-// once, strictly (jsonrpc.ParseToolCall, or the gate in gate.go for what
-// mcp-go reads), and hands it to runCall: look up, decide, call the backend
-// with exactly the name and arguments decided on, cut the result to its
-// cap, record. There is no
-// other way to a backend.
+// handler behind Streamable HTTP, SSE, WebSocket and stdio, the REST run
+// in rest.go) reads a call once, strictly (jsonrpc.ParseToolCall, or the
+// gate in gate.go for what mcp-go reads), and hands it to runCall: look up,
+// decide, call the backend with exactly the name and arguments decided on,
+// cut the result to its cap, record. There is no other way to a backend.
 
 // Outcomes of a call, as counted in metrics and written in the audit line.
 const (
@@ -46,6 +45,15 @@ const (
 // starts with "ERROR:" (or "BLOCKED:" for a denial), which Purko's executor
 // treats as failure.
 func (s *Server) runCall(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, error) {
+	result, _, err := s.runCallOutcome(ctx, caller, session, call, relay)
+	return result, err
+}
+
+// runCallOutcome is runCall that also says how the call ended (one of the
+// outcome constants, as in the audit line), for a face that answers each
+// kind in its own way (rest.go: a denial is 403, a refusal 429) without
+// reading the result's text.
+func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, string, error) {
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
@@ -57,7 +65,7 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	if s.limits.callers != nil {
 		release, refused := s.limits.acquireCaller(caller)
 		if refused != nil {
-			return nil, s.refuseCall(span, session, caller, call.Name, "", refused)
+			return nil, outcomeRateLimited, s.refuseCall(span, session, caller, call.Name, "", refused)
 		}
 		defer release()
 	}
@@ -67,25 +75,25 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 		// Refused before the upstream: its definition is not the one
 		// pinned (pins.go).
 		s.recordQuarantined(span, session, caller, quarantined)
-		return errorResult("BLOCKED: " + err.Error()), nil
+		return errorResult("BLOCKED: " + err.Error()), outcomeQuarantined, nil
 	}
 	if err != nil {
-		s.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
+		outcome := s.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
 		var unknown *registry.UnknownToolError
 		if errors.As(err, &unknown) {
 			// The answer mcp-go gives for a name it does not serve.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}
+			return nil, outcome, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}
 		}
-		return errorResult("ERROR: " + err.Error()), nil
+		return errorResult("ERROR: " + err.Error()), outcome, nil
 	}
 	if denial := decide(caller, call.Name, rt); denial != "" {
 		s.recordDenial(span, session, caller, call.Name, rt, denial)
-		return errorResult(denial), nil
+		return errorResult(denial), outcomeDenied, nil
 	}
 	if policy := s.limits.policy.Load(); policy != nil {
 		release, refused := s.limits.acquireUpstream(policy, rt.Server())
 		if refused != nil {
-			return nil, s.refuseCall(span, session, caller, call.Name, rt.Server(), refused)
+			return nil, outcomeRateLimited, s.refuseCall(span, session, caller, call.Name, rt.Server(), refused)
 		}
 		defer release() // when the backend call has returned
 	}
@@ -96,15 +104,15 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 	if err == nil {
 		result, cut, err = s.capResult(rt, result)
 	}
-	s.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
+	outcome := s.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
-		return result, nil
+		return result, outcome, nil
 	case errors.As(err, &rpcErr):
-		return nil, rpcErr // the upstream's JSON-RPC error stays one
+		return nil, outcome, rpcErr // the upstream's JSON-RPC error stays one
 	}
-	return errorResult("ERROR: " + err.Error()), nil
+	return errorResult("ERROR: " + err.Error()), outcome, nil
 }
 
 // capResult cuts a result to the route's cap (resultcap says how). The
@@ -215,8 +223,8 @@ func visible(caller Caller, t registry.Tool) bool {
 
 // record writes the metrics, the audit line and the span (nil when tracing
 // is off) of one call, never its arguments: they may hold secrets. The audit
-// line carries the trace id of a traced call.
-func (s *Server) record(ctx context.Context, span trace.Span, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) {
+// line carries the trace id of a traced call. It returns the outcome.
+func (s *Server) record(ctx context.Context, span trace.Span, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) string {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -239,7 +247,8 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 	ev = traced(ev, span, srv, "allowed", outcome, err)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
-		Dur("duration", elapsed).Str("outcome", outcome).Msg("tool call")
+		Dur("duration", elapsed).Str("outcome", outcome).Func(caller.auditFace).Msg("tool call")
+	return outcome
 }
 
 // recordDenial writes the audit line, metric and span (nil when tracing is
@@ -249,7 +258,7 @@ func (s *Server) recordDenial(span trace.Span, session string, caller Caller, to
 	ev := traced(s.log.Warn(), span, rt.Server(), "denied", outcomeDenied, nil)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
-		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Msg("tool call denied")
+		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Func(caller.auditFace).Msg("tool call denied")
 }
 
 func outcomeOf(ctx context.Context, toolError bool, err error) string {

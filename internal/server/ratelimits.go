@@ -153,7 +153,7 @@ func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool
 	err := refusalError(r)
 	traced(s.log.Info(), span, srv, "limited", outcomeRateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
-		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Msg(r.Error())
+		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Func(caller.auditFace).Msg(r.Error())
 	return err
 }
 

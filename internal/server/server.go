@@ -1,6 +1,7 @@
 // Package server is the hub's face: one MCP endpoint over Streamable HTTP
 // (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
-// the JSON listing (/api/mcp/tools), health (/healthz, /readyz) and metrics
+// the JSON listing (/api/mcp/tools), REST tool runs
+// (/api/mcp/tools/{name}/run), health (/healthz, /readyz) and metrics
 // (/metrics). It reads the registry's catalog and routes calls through it.
 package server
 
@@ -176,6 +177,8 @@ func (s *Server) Handler() http.Handler {
 	// A write: the caller's token (a header, never a cookie), the Origin
 	// and Content-Type checks of the MCP faces, and an admin caller.
 	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
+	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
+	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())

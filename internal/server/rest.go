@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+// The REST face: POST /api/mcp/tools/{name}/run runs one tool for callers
+// that speak HTTP and JSON but not MCP (scripts, curl, the CLI). It is a
+// face like /mcp: the same guards (Origin, application/json, body limit),
+// the same caller (requireCaller, X-Autonomy-Level honoured), the same
+// strict reading of the arguments, and the same pipeline (runCall), so the
+// decision, limits and audit line are those of an MCP call. Only the
+// answer differs: how the call ended is the HTTP status, so a script can
+// tell a denial from a tool's failure without reading the text.
+
+// runPath is the route of a REST tool run.
+const runPath = "/api/mcp/tools/{name}/run"
+
+// faceREST marks a REST call's audit line.
+const faceREST = "rest"
+
+// handleRun is POST /api/mcp/tools/{name}/run. Other methods than POST
+// are refused here rather than by the mux, so that mcpFace can answer an
+// allowed origin's CORS preflight first.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "run a tool with POST " + r.URL.Path})
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	call, err := restToolCall(r.PathValue("name"), body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	caller := callerFrom(r.Context())
+	caller.face = faceREST
+	result, outcome, err := s.runCallOutcome(r.Context(), caller, "", call, nil)
+	if err != nil {
+		writeRunError(w, outcome, asRPCError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(runStatus(outcome))
+	_, _ = w.Write(result)
+}
+
+// runStatus is the HTTP status of a call that ended with a result. A
+// tool's own failure (isError) is a result like any other: 200.
+func runStatus(outcome string) int {
+	switch outcome {
+	case outcomeOK, outcomeToolError:
+		return http.StatusOK
+	case outcomeDenied, outcomeQuarantined:
+		return http.StatusForbidden
+	case outcomeUnavailable, outcomeCanceled:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadGateway // the backend failed in another way
+}
+
+// writeRunError answers a call that ended in a JSON-RPC error: an unknown
+// tool (404), a rate-limit refusal (429, with Retry-After), or the
+// upstream's own error (502).
+func writeRunError(w http.ResponseWriter, outcome string, e *jsonrpc.Error) {
+	out := map[string]any{"error": e.Message, "code": e.Code}
+	if len(e.Data) > 0 {
+		out["data"] = e.Data
+	}
+	status := http.StatusBadGateway
+	switch outcome {
+	case outcomeUnknown:
+		status = http.StatusNotFound
+	case outcomeRateLimited:
+		status = http.StatusTooManyRequests
+		var d struct {
+			RetryAfterMs int64 `json:"retryAfterMs"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil {
+			out["retryAfterMs"] = d.RetryAfterMs
+			w.Header().Set("Retry-After", strconv.FormatInt(max(1, (d.RetryAfterMs+999)/1000), 10))
+		}
+	}
+	writeJSON(w, status, out)
+}
+
+// restToolCall reads a REST run's body as the arguments of a tools/call
+// of name, with the reader of the MCP faces (jsonrpc.ParseToolCall): what
+// /mcp refuses in arguments (a member named twice, at any depth) is
+// refused here too, and what it accepts is accepted. An empty body is no
+// arguments ({}).
+func restToolCall(name string, body []byte) (jsonrpc.ToolCall, error) {
+	args := bytes.TrimSpace(body)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	// One JSON object and nothing else, checked before it is put into
+	// params: a body such as {}, "_meta": {...} must not add members.
+	if args[0] != '{' || !json.Valid(args) {
+		if _, err := jsonrpc.Object(args); err != nil && args[0] == '{' {
+			return jsonrpc.ToolCall{}, &runBodyError{err.Error()}
+		}
+		return jsonrpc.ToolCall{}, &runBodyError{"not one JSON object"}
+	}
+	n, _ := json.Marshal(name)
+	params := make([]byte, 0, len(args)+len(n)+24)
+	params = append(append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...), '}')
+	call, err := jsonrpc.ParseToolCall(params)
+	if err != nil {
+		return call, &runBodyError{strings.TrimPrefix(asRPCError(err).Message, "invalid params: params: ")}
+	}
+	return call, nil
+}
+
+// runBodyError is a REST run's body that is not an arguments object.
+type runBodyError struct{ reason string }
+
+func (e *runBodyError) Error() string {
+	return "the body must be the tool's arguments as one JSON object (or empty): " + e.reason
+}
