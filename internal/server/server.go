@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -94,12 +95,13 @@ type Server struct {
 	draining   atomic.Bool
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
+	feed       *feed // recent calls and event streams of the console
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: newFeed()}
 	if s.auth == nil {
 		s.auth = AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
@@ -148,6 +150,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
+	reg.OnChange(func(*registry.Catalog) { s.feed.catalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
@@ -167,6 +170,13 @@ func (s *Server) Handler() http.Handler {
 	// A write: the caller's token (a header, never a cookie), the Origin
 	// and Content-Type checks of the MCP faces, and an admin caller.
 	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
+	// The web console (internal/console) and its feed: the recent calls
+	// and the event stream name callers, so they need one, as the MCP
+	// faces do (a token in a header, never a cookie).
+	mux.Handle("GET /{$}", console.Handler())
+	mux.Handle("GET /console/", console.Handler())
+	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
+	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
