@@ -67,16 +67,17 @@
     let up = 0;
     for (const s of servers) {
       if (s.status === "connected") up++;
-      const remove = el("button", { class: "btn btn-small btn-danger", type: "button", "aria-label": "remove " + s.name,
-        text: "Remove", onclick: () => removeServer(s.name) });
+      // The hub's own tools are not a server that can be removed.
+      const remove = s.transport === "builtin" ? null : el("button", { class: "btn btn-small btn-danger", type: "button",
+        "aria-label": "remove " + s.name, text: "Remove", onclick: () => removeServer(s.name) });
       const toolText = String(s.toolCount) + (s.quarantinedCount ? " (+" + s.quarantinedCount + " quarantined)" : "");
       body.append(el("tr", { "data-server": s.name, "data-status": s.status },
         el("td", { "data-label": "Name" }, el("span", {}, el("span", { class: "name", text: s.name }), el("span", { class: "url", text: s.url }))),
         el("td", { "data-label": "Status", class: "status" }, statusBadge(s.status)),
         el("td", { "data-label": "Tools", class: "tool-count num" }, el("span", { text: toolText })),
         el("td", { "data-label": "Transport" }, el("span", { text: [s.transport, s.source].filter(Boolean).join(" · ") })),
-        el("td", { "data-label": "Error", class: "err" }, el("span", { text: s.error || "" })),
-        el("td", { "data-label": "" }, remove)));
+        el("td", { "data-label": "Error", class: s.error ? "err" : "err none" }, el("span", { text: s.error || "" })),
+        el("td", { "data-label": "", class: remove ? "act" : "act none" }, remove)));
     }
     $("#servers-empty").hidden = servers.length > 0;
     $("#summary").textContent = servers.length ? up + " of " + servers.length + " connected · " + listing.totalTools + " tools" : "";
