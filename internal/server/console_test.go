@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 func TestFeedKeepsTheLastCallsInOrder(t *testing.T) {
@@ -48,9 +52,6 @@ func TestFeedKeepsTheLastCallsInOrder(t *testing.T) {
 }
 
 func TestFeedAddAllocatesNothing(t *testing.T) {
-	if raceDetector {
-		t.Skip("the race detector allocates")
-	}
 	f := newFeed()
 	_, release := f.subscribe()
 	defer release()
@@ -229,5 +230,64 @@ func TestConsoleAssetsAreEmbeddedWithCSP(t *testing.T) {
 	}
 	if res, err := http.Get(h.url("/nothing-here")); err != nil || res.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /nothing-here: %v %v, want 404", res, err)
+	}
+}
+
+func TestEventStreamHeartbeatsAndEndsOnShutdown(t *testing.T) {
+	reg := registry.New(registry.Options{RouteCacheSize: 8}, zerolog.Nop())
+	srv := New(reg, Options{Name: "mcp-hub", Version: "test"}, zerolog.Nop())
+	srv.feed.heartbeat = 20 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln, 2*time.Second) }()
+	defer stop()
+
+	res, err := http.Get("http://" + ln.Addr().String() + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = res.Body.Close() }()
+	lines := make(chan string, 64)
+	go func() { // ends with the stream
+		defer close(lines)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	waitLine := func(what string, match func(string) bool) bool {
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					return false
+				}
+				if match(l) {
+					return true
+				}
+			case <-timeout:
+				t.Fatalf("no %s within 10s", what)
+			}
+		}
+	}
+	if !waitLine("heartbeat", func(l string) bool { return l == ": ping" }) {
+		t.Fatal("the stream ended before a heartbeat")
+	}
+	stop()
+	if waitLine("end of the stream at shutdown", func(string) bool { return false }) {
+		t.Fatal("unreachable")
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the stream ended")
 	}
 }
