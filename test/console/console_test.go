@@ -181,7 +181,17 @@ func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(pctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+	var err error
+	for {
+		_, err = chromedp.Run(pctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(100*time.Millisecond)))
+		// A page that navigates (a reload) ends the poll's JavaScript
+		// context: poll again in the new one, within the same bound.
+		if err == nil || pctx.Err() != nil || !strings.Contains(err.Error(), "context") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
 		shown, _ := evaluate[string](ctx, `document.querySelector("main").innerText`)
 		t.Fatalf("the console does not show %s: %v\n--- page:\n%s", what, err, shown)
 	}
@@ -318,5 +328,37 @@ func screenshot(t *testing.T, ctx context.Context, name string, width, height in
 	// Usable at this width: nothing wider than the viewport.
 	if w, err := evaluate[int64](ctx, `document.documentElement.scrollWidth`); err != nil || w > width {
 		t.Fatalf("at %d px the page is %d px wide (%v): it scrolls sideways", width, w, err)
+	}
+}
+
+func TestConsoleAsksForATokenAndKeepsItInTheTab(t *testing.T) {
+	const token = "console-test-token-3f9a"
+	hub := hubtest.StartHub(t, hubtest.HubOptions{
+		Config: "auth:\n  tokens:\n  - name: ops\n    token: {env: MCPHUB_CONSOLE_TEST_TOKEN}\n    maxLevel: full\n    admin: true\n",
+		Env:    []string{"MCPHUB_CONSOLE_TEST_TOKEN=" + token},
+		Wait:   hubtest.Ready,
+	})
+	ctx := browser(t)
+	if err := within(ctx, 30*time.Second, chromedp.Navigate(hub.Base+"/")); err != nil {
+		t.Fatalf("open the console: %v", err)
+	}
+	waitPage(t, ctx, "the token prompt (the event stream answered 401)",
+		`!document.querySelector('#token-bar').hidden && document.querySelector('#live').innerText !== 'live'`)
+	if _, err := evaluate[bool](ctx, `(() => { document.querySelector('#token-input').value = '`+token+`';
+		document.querySelector('#token-form').requestSubmit(); return true; })()`); err != nil {
+		t.Fatalf("enter the token: %v", err)
+	}
+	waitPage(t, ctx, "the event stream live with the token, the prompt gone",
+		`document.querySelector('#live').innerText === 'live' && document.querySelector('#token-bar').hidden
+		 && !document.querySelector('#calls-empty').hidden`)
+	kept, err := evaluate[string](ctx, `JSON.stringify({session: sessionStorage.getItem('mcp-hub-token'), local: localStorage.length, cookie: document.cookie})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"session":"` + token + `","local":0,"cookie":""}`; kept != want {
+		t.Fatalf("the token is kept as %s, want %s (sessionStorage only)", kept, want)
+	}
+	if body, err := evaluate[string](ctx, `document.body.innerText`); err != nil || strings.Contains(body, token) {
+		t.Fatalf("the page shows the token (%v):\n%s", err, body)
 	}
 }
