@@ -185,8 +185,9 @@ func waitPage(t *testing.T, ctx context.Context, what, cond string) {
 	for {
 		_, err = chromedp.Run(pctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(100*time.Millisecond)))
 		// A page that navigates (a reload) ends the poll's JavaScript
-		// context: poll again in the new one, within the same bound.
-		if err == nil || pctx.Err() != nil || !strings.Contains(err.Error(), "context") {
+		// context ("Cannot find context", "Inspected target navigated"):
+		// poll again in the new one, within the same bound.
+		if err == nil || pctx.Err() != nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -225,6 +226,21 @@ func TestConsoleShowsServersLiveInABrowser(t *testing.T) {
 	waitPage(t, ctx, "the event stream live", `document.querySelector('#live').innerText === 'live'`)
 	waitPage(t, ctx, "alpha's tools with their read-only reasons",
 		`[...document.querySelectorAll('#tools tr[data-tool]')].filter(r => r.dataset.tool.startsWith('alpha_') && r.cells[3].innerText.trim() !== '').length === 2`)
+
+	// The restricted view: alpha's write tool is not in it.
+	view := func(level string) string {
+		return `(() => { const s = document.querySelector('#autonomy'); s.value = '` + level + `';
+			s.dispatchEvent(new Event('change')); return true; })()`
+	}
+	if _, err := evaluate[bool](ctx, view("restricted")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, "the restricted view without alpha_update",
+		`!!document.querySelector('#tools tr[data-tool="alpha_lookup"]') && !document.querySelector('#tools tr[data-tool="alpha_update"]')`)
+	if _, err := evaluate[bool](ctx, view("")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, "every tool again", `!!document.querySelector('#tools tr[data-tool="alpha_update"]')`)
 
 	// A mark on the page: gone if anything below reloaded it.
 	if _, err := evaluate[int](ctx, `window.consoleTestMark = 42`); err != nil {
