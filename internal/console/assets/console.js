@@ -176,7 +176,7 @@
         el("td", { "data-label": "Caller" }, el("span", { text: c.caller + " · " + c.level })),
         el("td", { "data-label": "Decision", class: "decision" }, el("span", { class: "badge " + dcls, text: c.decision })),
         el("td", { "data-label": "Outcome" }, el("span", { class: "badge " + ocls, text: c.outcome })),
-        el("td", { "data-label": "ms", class: "num" }, el("span", { text: c.durationMs.toFixed(1) }))));
+        el("td", { "data-label": "ms", class: "num" }, el("span", { text: c.decision === "allowed" ? c.durationMs.toFixed(1) : "—" }))));
     }
     $("#calls-empty").hidden = calls.length > 0;
   }
