@@ -80,6 +80,7 @@
         el("td", { "data-label": "", class: remove ? "act" : "act none" }, remove)));
     }
     $("#servers-empty").hidden = servers.length > 0;
+    $("#servers").hidden = servers.length === 0;
     $("#summary").textContent = servers.length ? up + " of " + servers.length + " connected · " + listing.totalTools + " tools" : "";
   }
 
@@ -132,6 +133,7 @@
       }
     }
     $("#tools-empty").hidden = n > 0;
+    $("#tools").hidden = n === 0;
   }
 
   async function refresh() {
@@ -179,6 +181,7 @@
         el("td", { "data-label": "ms", class: "num" }, el("span", { text: c.decision === "allowed" ? c.durationMs.toFixed(1) : "—" }))));
     }
     $("#calls-empty").hidden = calls.length > 0;
+    $("#calls").hidden = calls.length === 0;
   }
 
   function addCalls(list) {
