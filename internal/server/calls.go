@@ -129,11 +129,28 @@ func (f *feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
 	return calls, seq, gen
 }
 
-// handleCalls lists the recent calls, newest last.
-func (s *Server) handleCalls(w http.ResponseWriter, _ *http.Request) {
+// handleCalls lists the recent calls the caller may see, newest last.
+func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
 	calls, _, _ := s.feed.since(0)
+	calls = visibleCalls(callerFrom(r.Context()), calls)
 	if calls == nil {
 		calls = []callJSON{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"calls": calls})
+}
+
+// visibleCalls keeps the calls caller may see: an admin (the operator; the
+// local user on the no-auth default) sees every call, any other caller
+// only its own, so that one agent's token does not show what the others do.
+func visibleCalls(caller Caller, calls []callJSON) []callJSON {
+	if caller.Admin {
+		return calls
+	}
+	own := calls[:0]
+	for _, c := range calls {
+		if c.Caller == caller.Name {
+			own = append(own, c)
+		}
+	}
+	return own
 }

@@ -161,7 +161,8 @@ func TestEventsOnCatalogChangeAndCall(t *testing.T) {
 }
 
 func TestEventsAndCallsNeedACaller(t *testing.T) {
-	h := newTestHubAuth(t, nil, authFor(TokenCaller{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full}))
+	h := newTestHubAuth(t, nil, authFor(TokenCaller{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
+		TokenCaller{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Full}))
 	for _, path := range []string{"/api/events", "/api/mcp/calls"} {
 		res, err := http.Get(h.url(path))
 		if err != nil {
@@ -182,15 +183,28 @@ func TestEventsAndCallsNeedACaller(t *testing.T) {
 			t.Fatalf("GET %s from a foreign page: %d, want 403", path, res.StatusCode)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodGet, h.url("/api/mcp/calls"), nil)
-	req.Header.Set("Authorization", "Bearer tok-ops")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/mcp/calls with a token: %d", res.StatusCode)
+	h.srv.feed.add(callEntry{Caller: "ops", Tool: "ops_tool", Decision: "allowed", Outcome: outcomeOK})
+	h.srv.feed.add(callEntry{Caller: "bot", Tool: "bot_tool", Decision: "allowed", Outcome: outcomeOK})
+	for token, want := range map[string][]string{"tok-ops": {"ops_tool", "bot_tool"}, "tok-bot": {"bot_tool"}} {
+		req, _ := http.NewRequest(http.MethodGet, h.url("/api/mcp/calls"), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ Calls []callJSON }
+		err = json.NewDecoder(res.Body).Decode(&out)
+		_ = res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /api/mcp/calls with %s: %d %v", token, res.StatusCode, err)
+		}
+		var got []string
+		for _, c := range out.Calls {
+			got = append(got, c.Tool)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("GET /api/mcp/calls with %s lists %v, want %v (an admin every call, another caller its own)", token, got, want)
+		}
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 // GET /api/events: server-sent events for the web console. "catalog" says
 // the catalog changed (a server connected, died or changed, tools came or
 // went): read /api/mcp/tools again. "call" carries one recorded call, as
-// /api/mcp/calls lists it. A comment line every heartbeat keeps proxies
+// /api/mcp/calls lists it (an admin's stream every call, another caller's
+// only its own). A comment line every heartbeat keeps proxies
 // from closing a quiet stream. The stream ends when the client goes or the
 // hub shuts down: its request context is the one Serve cancels when it
 // closes the streams.
@@ -48,6 +49,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}()
 	wake, release := f.subscribe()
 	defer release()
+	caller := callerFrom(r.Context())
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -79,6 +81,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-wake:
 			calls, newSeq, newGen := f.since(seq)
+			calls = visibleCalls(caller, calls)
 			ok := send(func() error {
 				if newGen != gen {
 					if err := writeEvent(w, "catalog", map[string]uint64{"gen": newGen}); err != nil {

@@ -1,7 +1,8 @@
 // Package server is the hub's face: one MCP endpoint over Streamable HTTP
 // (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
-// the JSON listing (/api/mcp/tools), health (/healthz, /readyz) and metrics
-// (/metrics). It reads the registry's catalog and routes calls through it.
+// the JSON listing (/api/mcp/tools), health (/healthz, /readyz), metrics
+// (/metrics), and the web console (/) with its feed (/api/mcp/calls,
+// /api/events). It reads the registry's catalog and routes calls through it.
 package server
 
 import (
@@ -172,9 +173,11 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
 	// The web console (internal/console) and its feed: the recent calls
 	// and the event stream name callers, so they need one, as the MCP
-	// faces do (a token in a header, never a cookie).
-	mux.Handle("GET /{$}", console.Handler())
-	mux.Handle("GET /console/", console.Handler())
+	// faces do (a token in a header, never a cookie); only an admin sees
+	// other callers' calls.
+	page := console.Handler()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /console/", page)
 	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
 	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
