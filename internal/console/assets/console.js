@@ -48,8 +48,12 @@
     n.hidden = !msg;
   }
 
+  // askToken shows the token prompt; focus moves only when it appears, not
+  // on every retry of the event stream.
   function askToken() {
-    $("#token-bar").hidden = false;
+    const bar = $("#token-bar");
+    if (!bar.hidden) return;
+    bar.hidden = false;
     $("#token-input").focus();
   }
 
