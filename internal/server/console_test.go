@@ -305,3 +305,16 @@ func TestEventStreamHeartbeatsAndEndsOnShutdown(t *testing.T) {
 		t.Fatal("Serve did not return after the stream ended")
 	}
 }
+
+// BenchmarkFeedAdd is what recording a call in the console's ring costs
+// every call, with one console watching.
+func BenchmarkFeedAdd(b *testing.B) {
+	f := newFeed()
+	_, release := f.subscribe()
+	defer release()
+	e := callEntry{Time: time.Now(), Caller: "c", Level: "full", Tool: "echo", Server: "s", Decision: "allowed", Outcome: outcomeOK}
+	b.ReportAllocs()
+	for b.Loop() {
+		f.add(e)
+	}
+}
