@@ -22,7 +22,17 @@ run: build
 # reference server and the official TypeScript SDK client; and for the
 # conformance tests: the official MCP conformance suite with the Node 22 it
 # needs, plus go-sdk's conformance everything-server.
-test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger
+test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger chromium
+
+# Debian's chromium, the headless browser of the web console's test
+# (test/console, driven with chromedp). Installed when missing: CI runs as
+# root on a fresh Debian.
+.PHONY: chromium
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "apt-get install chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
 
 # kube-apiserver and etcd for the Kubernetes tests, built once from the Go
 # module proxy into ~/.cache/mcp-hub (10-20 min on a fresh 2-core machine).

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
@@ -148,6 +149,8 @@ func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool
 	}
 	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
 	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
+	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, Level: caller.Level.String(), Tool: tool, Server: srv,
+		Decision: "limited", Outcome: outcomeRateLimited})
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
 	err := refusalError(r)

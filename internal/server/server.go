@@ -1,8 +1,9 @@
 // Package server is the hub's face: one MCP endpoint over Streamable HTTP
 // (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
 // the JSON listing (/api/mcp/tools), REST tool runs
-// (/api/mcp/tools/{name}/run), health (/healthz, /readyz) and metrics
-// (/metrics). It reads the registry's catalog and routes calls through it.
+// (/api/mcp/tools/{name}/run), health (/healthz, /readyz), metrics
+// (/metrics), and the web console (/) with its feed (/api/mcp/calls,
+// /api/events). It reads the registry's catalog and routes calls through it.
 package server
 
 import (
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -100,12 +102,13 @@ type Server struct {
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
 	find       *finder // nil when tool search is off
+	feed       *feed   // recent calls and event streams of the console
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: newFeed()}
 	if s.auth == nil {
 		s.auth = AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
@@ -158,6 +161,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
+	reg.OnChange(func(*registry.Catalog) { s.feed.catalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
@@ -179,6 +183,15 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
 	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
+	// The web console (internal/console) and its feed: the recent calls
+	// and the event stream name callers, so they need one, as the MCP
+	// faces do (a token in a header, never a cookie); only an admin sees
+	// other callers' calls.
+	page := console.Handler()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /console/", page)
+	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
+	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())

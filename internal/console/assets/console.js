@@ -1,0 +1,316 @@
+// mcp-hub console: reads /api/mcp/tools, /api/mcp/calls and the event
+// stream /api/events, and sends the add/remove/approve requests. A token,
+// when the hub needs one, lives in sessionStorage and goes in the
+// Authorization header of every request (never a cookie).
+"use strict";
+
+(function () {
+  const $ = (sel) => document.querySelector(sel);
+  const TOKEN_KEY = "mcp-hub-token";
+  const MAX_CALLS = 200;
+  let calls = [];
+  let refreshTimer = null;
+
+  function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+
+  function headers(extra) {
+    const h = Object.assign({}, extra || {});
+    const t = token();
+    if (t) h["Authorization"] = "Bearer " + t;
+    return h;
+  }
+
+  function api(path, opts) {
+    opts = opts || {};
+    return fetch(path, Object.assign({}, opts, { headers: headers(opts.headers), cache: "no-store", credentials: "omit" }))
+      .then((res) => {
+        if (res.status === 401) askToken();
+        return res;
+      });
+  }
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+
+  function notice(msg) {
+    const n = $("#notice");
+    n.textContent = msg || "";
+    n.hidden = !msg;
+  }
+
+  // askToken shows the token prompt; focus moves only when it appears, not
+  // on every retry of the event stream.
+  function askToken() {
+    const bar = $("#token-bar");
+    if (!bar.hidden) return;
+    bar.hidden = false;
+    $("#token-input").focus();
+  }
+
+  function statusBadge(status) {
+    const cls = { connected: "b-ok", connecting: "b-warn", error: "b-bad" }[status] || "b-idle";
+    return el("span", { class: "badge " + cls, text: status || "unknown" });
+  }
+
+  // --- servers, tools, quarantine -------------------------------------
+
+  function renderServers(listing) {
+    const body = $("#servers tbody");
+    body.replaceChildren();
+    const servers = listing.servers || [];
+    let up = 0;
+    for (const s of servers) {
+      if (s.status === "connected") up++;
+      // The hub's own tools are not a server that can be removed.
+      const remove = s.transport === "builtin" ? null : el("button", { class: "btn btn-small btn-danger", type: "button",
+        "aria-label": "remove " + s.name, text: "Remove", onclick: () => removeServer(s.name) });
+      const toolText = String(s.toolCount) + (s.quarantinedCount ? " (+" + s.quarantinedCount + " quarantined)" : "");
+      body.append(el("tr", { "data-server": s.name, "data-status": s.status },
+        el("td", { "data-label": "Name" }, el("span", {}, el("span", { class: "name", text: s.name }), el("span", { class: "url", text: s.url }))),
+        el("td", { "data-label": "Status", class: "status" }, statusBadge(s.status)),
+        el("td", { "data-label": "Tools", class: "tool-count num" }, el("span", { text: toolText })),
+        el("td", { "data-label": "Transport" }, el("span", { text: [s.transport, s.source].filter(Boolean).join(" · ") })),
+        el("td", { "data-label": "Error", class: s.error ? "err" : "err none" }, el("span", { text: s.error || "" })),
+        el("td", { "data-label": "", class: remove ? "act" : "act none" }, remove)));
+    }
+    $("#servers-empty").hidden = servers.length > 0;
+    $("#servers").hidden = servers.length === 0;
+    $("#summary").textContent = servers.length ? up + " of " + servers.length + " connected · " + listing.totalTools + " tools" : "";
+  }
+
+  function renderQuarantine(listing) {
+    const box = $("#quarantine");
+    box.replaceChildren();
+    let n = 0;
+    for (const s of listing.servers || []) {
+      for (const t of Array.isArray(s.tools) ? s.tools : []) {
+        if (!t.definitionChanged) continue;
+        n++;
+        const original = t.originalName || t.name;
+        const msg = el("span", { class: "msg" });
+        const approve = el("button", { class: "btn btn-small", type: "button", text: "Approve",
+          onclick: () => approveTool(s.name, original, msg) });
+        box.append(el("div", { class: "q", "data-tool": t.name },
+          el("div", { class: "q-head" },
+            el("span", {}, el("span", { class: "name", text: t.name }), " ", el("span", { class: "muted", text: "on " + s.name }), " ",
+              t.quarantined ? el("span", { class: "badge b-bad", text: "quarantined" }) : el("span", { class: "badge b-warn", text: "changed (warn)" })),
+            el("span", {}, msg, " ", approve)),
+          diffView(t.diff || "")));
+      }
+    }
+    $("#quarantine-empty").hidden = n > 0;
+    $("#quarantine-count").textContent = n ? String(n) : "";
+  }
+
+  function diffView(diff) {
+    const pre = el("pre");
+    for (const line of diff.split("\n")) {
+      const cls = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : null;
+      pre.append(el("span", { class: cls, text: line }), "\n");
+    }
+    return pre;
+  }
+
+  function renderTools(listing) {
+    const body = $("#tools tbody");
+    body.replaceChildren();
+    let n = 0;
+    for (const s of listing.servers || []) {
+      for (const t of Array.isArray(s.tools) ? s.tools : []) {
+        if (t.quarantined) continue;
+        n++;
+        body.append(el("tr", { "data-tool": t.name },
+          el("td", { "data-label": "Tool" }, el("span", { class: "mono", text: t.name, title: t.description || "" })),
+          el("td", { "data-label": "Server" }, el("span", { text: t.server || s.name })),
+          el("td", { "data-label": "Access" }, t.readOnly ? el("span", { class: "badge b-ok", text: "read-only" }) : el("span", { class: "badge b-warn", text: "writes" })),
+          el("td", { "data-label": "Why" }, el("span", { class: "muted", text: t.readOnlyReason || "" }))));
+      }
+    }
+    $("#tools-empty").hidden = n > 0;
+    $("#tools").hidden = n === 0;
+  }
+
+  async function refresh() {
+    try {
+      const res = await api("/api/mcp/tools");
+      if (!res.ok) throw new Error("GET /api/mcp/tools: " + res.status);
+      const listing = await res.json();
+      renderServers(listing);
+      renderQuarantine(listing);
+      const view = $("#autonomy").value;
+      if (view) {
+        const r2 = await api("/api/mcp/tools?autonomy=" + encodeURIComponent(view));
+        renderTools(r2.ok ? await r2.json() : { servers: [] });
+      } else {
+        renderTools(listing);
+      }
+      notice("");
+    } catch (e) {
+      notice("Cannot reach the hub: " + e.message);
+    }
+  }
+
+  // Catalog events come in bursts (a server and its tools): one refresh.
+  function refreshSoon() {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(refresh, 150);
+  }
+
+  // --- calls -----------------------------------------------------------
+
+  function renderCalls() {
+    const body = $("#calls tbody");
+    body.replaceChildren();
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const c = calls[i];
+      const dcls = { allowed: "b-ok", denied: "b-bad", limited: "b-warn" }[c.decision] || "b-idle";
+      const ocls = c.outcome === "ok" ? "b-ok" : c.outcome === "tool_error" ? "b-warn" : "b-bad";
+      body.append(el("tr", { class: "call", "data-tool": c.tool, "data-decision": c.decision },
+        el("td", { "data-label": "Time" }, el("span", { class: "mono", text: new Date(c.time).toLocaleTimeString() })),
+        el("td", { "data-label": "Tool" }, el("span", { class: "mono", text: c.tool })),
+        el("td", { "data-label": "Server" }, el("span", { text: c.server || "" })),
+        el("td", { "data-label": "Caller" }, el("span", { text: c.caller + " · " + c.level })),
+        el("td", { "data-label": "Decision", class: "decision" }, el("span", { class: "badge " + dcls, text: c.decision })),
+        el("td", { "data-label": "Outcome" }, el("span", { class: "badge " + ocls, text: c.outcome })),
+        el("td", { "data-label": "ms", class: "num" }, el("span", { text: c.decision === "allowed" ? c.durationMs.toFixed(1) : "—" }))));
+    }
+    $("#calls-empty").hidden = calls.length > 0;
+    $("#calls").hidden = calls.length === 0;
+  }
+
+  function addCalls(list) {
+    const seen = new Set(calls.map((c) => c.seq));
+    for (const c of list) if (!seen.has(c.seq)) calls.push(c);
+    calls.sort((a, b) => a.seq - b.seq);
+    if (calls.length > MAX_CALLS) calls = calls.slice(calls.length - MAX_CALLS);
+    renderCalls();
+  }
+
+  async function loadCalls() {
+    const res = await api("/api/mcp/calls");
+    if (res.ok) addCalls((await res.json()).calls || []);
+  }
+
+  // --- event stream: fetch + ReadableStream, so the token goes in a header.
+
+  function setLive(on) {
+    const p = $("#live");
+    p.textContent = on ? "live" : "reconnecting…";
+    p.className = "pill " + (on ? "pill-on" : "pill-off");
+  }
+
+  async function stream() {
+    let delay = 1000;
+    for (;;) {
+      try {
+        const res = await api("/api/events", { headers: { Accept: "text/event-stream" } });
+        if (res.ok && res.body) {
+          setLive(true);
+          delay = 1000;
+          await loadCalls(); // what happened while the stream was down
+          refreshSoon();
+          await readEvents(res.body.getReader());
+        }
+      } catch (e) { /* reconnect below */ }
+      setLive(false);
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 15000);
+    }
+  }
+
+  async function readEvents(reader) {
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += dec.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        let name = "message", data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event: ")) name = line.slice(7);
+          else if (line.startsWith("data: ")) data += line.slice(6);
+        }
+        if (name === "catalog") refreshSoon();
+        else if (name === "call" && data) addCalls([JSON.parse(data)]);
+      }
+    }
+  }
+
+  // --- writes ----------------------------------------------------------
+
+  async function errorText(res) {
+    try {
+      const j = await res.json();
+      return j.error && typeof j.error === "object" ? j.error.message : j.error || res.statusText;
+    } catch (e) { return res.status + " " + res.statusText; }
+  }
+
+  async function addServer(ev) {
+    ev.preventDefault();
+    const form = ev.target;
+    const msg = $("#add-msg");
+    const body = {};
+    for (const [k, v] of new FormData(form).entries()) if (String(v).trim() !== "") body[k] = String(v).trim();
+    msg.className = "msg";
+    msg.textContent = "Adding…";
+    const res = await api("/api/mcp/server", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    if (res.ok) {
+      msg.className = "msg ok";
+      msg.textContent = "Added " + body.name + ".";
+      form.reset();
+      refreshSoon();
+    } else {
+      msg.className = "msg bad";
+      msg.textContent = await errorText(res);
+    }
+  }
+
+  async function removeServer(name) {
+    if (!confirm("Remove server " + name + " from the hub?")) return;
+    const res = await api("/api/mcp/server/" + encodeURIComponent(name), { method: "DELETE" });
+    if (res.ok) refreshSoon();
+    else notice("Remove " + name + ": " + (await errorText(res)));
+  }
+
+  async function approveTool(server, tool, msg) {
+    msg.className = "msg";
+    msg.textContent = "Approving…";
+    const res = await api("/api/mcp/pins/approve", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ server: server, tool: tool }) });
+    if (res.ok) { msg.className = "msg ok"; msg.textContent = "Approved."; refreshSoon(); }
+    else { msg.className = "msg bad"; msg.textContent = await errorText(res); }
+  }
+
+  // --- start -----------------------------------------------------------
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("#token-button").addEventListener("click", () => { $("#token-bar").hidden = !$("#token-bar").hidden; });
+    $("#token-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $("#token-input").value.trim());
+      $("#token-input").value = "";
+      $("#token-bar").hidden = true;
+      location.reload();
+    });
+    $("#token-clear").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.reload(); });
+    $("#autonomy").addEventListener("change", refresh);
+    $("#add-form").addEventListener("submit", addServer);
+    renderCalls();
+    refresh();
+    stream();
+  });
+})();

@@ -1,0 +1,156 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The console's feed (GET /api/mcp/calls, GET /api/events): the last calls
+// the pipeline recorded, and a wake-up for every event stream when a call is
+// recorded or the catalog changes. A call costs one short lock and a copy
+// into a fixed ring, no allocation: it is on every call's path.
+
+// recentCalls is how many calls the ring keeps.
+const recentCalls = 200
+
+// maxFeedName is the most of a tool name the ring keeps; published names
+// have at most 64 characters.
+const maxFeedName = 128
+
+// callEntry is one recorded call: who, what, where, the decision and how it
+// ended. Never its arguments nor a credential: those may hold secrets.
+type callEntry struct {
+	Time     time.Time
+	Caller   string
+	Level    string
+	Tool     string
+	Server   string
+	Decision string // allowed, denied, limited
+	Outcome  string
+	Duration time.Duration
+}
+
+// callJSON is a callEntry as /api/mcp/calls and the "call" events show it.
+type callJSON struct {
+	Seq        uint64    `json:"seq"`
+	Time       time.Time `json:"time"`
+	Caller     string    `json:"caller"`
+	Level      string    `json:"level"`
+	Tool       string    `json:"tool"`
+	Server     string    `json:"server,omitempty"`
+	Decision   string    `json:"decision"`
+	Outcome    string    `json:"outcome"`
+	DurationMs float64   `json:"durationMs"`
+}
+
+// feed holds the ring of recent calls and the event streams to wake.
+type feed struct {
+	mu   sync.Mutex
+	ring [recentCalls]callEntry
+	seq  uint64 // calls recorded so far; the newest is ring[(seq-1)%len]
+	gen  uint64 // catalog changes seen
+	subs map[chan struct{}]struct{}
+	// streams counts the open event streams (events.go); heartbeat is
+	// their keep-alive interval.
+	streams   int
+	heartbeat time.Duration
+}
+
+func newFeed() *feed { return &feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat} }
+
+// add records a call and wakes the streams.
+func (f *feed) add(e callEntry) {
+	if len(e.Tool) > maxFeedName {
+		// An unknown tool's name is the caller's text: a copy of its
+		// start, so the ring never holds a large request's body.
+		e.Tool = strings.Clone(e.Tool[:maxFeedName])
+	}
+	f.mu.Lock()
+	f.ring[f.seq%recentCalls] = e
+	f.seq++
+	f.wakeLocked()
+	f.mu.Unlock()
+}
+
+// catalogChanged is a registry.OnChange listener: it wakes the streams.
+func (f *feed) catalogChanged() {
+	f.mu.Lock()
+	f.gen++
+	f.wakeLocked()
+	f.mu.Unlock()
+}
+
+// wakeLocked signals each stream without blocking: a stream that has not
+// taken its last signal yet will read everything new anyway.
+func (f *feed) wakeLocked() {
+	for c := range f.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// subscribe returns a channel signalled on every change and its release.
+func (f *feed) subscribe() (<-chan struct{}, func()) {
+	c := make(chan struct{}, 1)
+	f.mu.Lock()
+	f.subs[c] = struct{}{}
+	f.mu.Unlock()
+	return c, func() {
+		f.mu.Lock()
+		delete(f.subs, c)
+		f.mu.Unlock()
+	}
+}
+
+// since returns the calls recorded after the first `after` ones (at most the
+// ring's length, oldest first), the count of calls recorded and the
+// catalog generation.
+func (f *feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seq, gen = f.seq, f.gen
+	from := after
+	if seq > recentCalls && from < seq-recentCalls {
+		from = seq - recentCalls
+	}
+	if from >= seq {
+		return nil, seq, gen
+	}
+	calls = make([]callJSON, 0, seq-from)
+	for i := from; i < seq; i++ {
+		e := f.ring[i%recentCalls]
+		calls = append(calls, callJSON{Seq: i + 1, Time: e.Time, Caller: e.Caller, Level: e.Level, Tool: e.Tool,
+			Server: e.Server, Decision: e.Decision, Outcome: e.Outcome, DurationMs: float64(e.Duration.Microseconds()) / 1000})
+	}
+	return calls, seq, gen
+}
+
+// handleCalls lists the recent calls the caller may see, newest last.
+func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
+	calls, _, _ := s.feed.since(0)
+	calls = visibleCalls(callerFrom(r.Context()), calls)
+	if calls == nil {
+		calls = []callJSON{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"calls": calls})
+}
+
+// visibleCalls keeps the calls caller may see: an admin (the operator; the
+// local user on the no-auth default) sees every call, any other caller
+// only its own, so that one agent's token does not show what the others do.
+func visibleCalls(caller Caller, calls []callJSON) []callJSON {
+	if caller.Admin {
+		return calls
+	}
+	own := calls[:0]
+	for _, c := range calls {
+		if c.Caller == caller.Name {
+			own = append(own, c)
+		}
+	}
+	return own
+}

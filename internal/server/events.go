@@ -1,0 +1,115 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// GET /api/events: server-sent events for the web console. "catalog" says
+// the catalog changed (a server connected, died or changed, tools came or
+// went): read /api/mcp/tools again. "call" carries one recorded call, as
+// /api/mcp/calls lists it (an admin's stream every call, another caller's
+// only its own). A comment line every heartbeat keeps proxies
+// from closing a quiet stream. The stream ends when the client goes or the
+// hub shuts down: its request context is the one Serve cancels when it
+// closes the streams.
+
+const (
+	// maxEventStreams caps the open event streams: each is a goroutine and
+	// a connection, and a console needs one.
+	maxEventStreams = 64
+	// eventHeartbeat is the interval of the keep-alive comment.
+	eventHeartbeat = 15 * time.Second
+	// eventWriteTimeout bounds one write: a client that stops reading
+	// loses its stream instead of holding it.
+	eventWriteTimeout = 10 * time.Second
+)
+
+// handleEvents serves one event stream.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	f := s.feed
+	f.mu.Lock()
+	full := f.streams >= maxEventStreams
+	if !full {
+		f.streams++
+	}
+	f.mu.Unlock()
+	if full {
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": fmt.Sprintf(
+			"too many event streams open (the hub's limit is %d)", maxEventStreams)})
+		return
+	}
+	defer func() {
+		f.mu.Lock()
+		f.streams--
+		f.mu.Unlock()
+	}()
+	wake, release := f.subscribe()
+	defer release()
+	caller := callerFrom(r.Context())
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	// The stream starts with the state now: the catalog generation, and
+	// calls only from here on (the page reads /api/mcp/calls for the past).
+	_, seq, gen := f.since(^uint64(0))
+	send := func(write func() error) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
+		return write() == nil && rc.Flush() == nil
+	}
+	if !send(func() error { return writeEvent(w, "catalog", map[string]uint64{"gen": gen}) }) {
+		return
+	}
+	heartbeat := time.NewTicker(f.heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-heartbeat.C:
+			if !send(func() error { _, err := fmt.Fprint(w, ": ping\n\n"); return err }) {
+				return
+			}
+		case <-wake:
+			calls, newSeq, newGen := f.since(seq)
+			calls = visibleCalls(caller, calls)
+			ok := send(func() error {
+				if newGen != gen {
+					if err := writeEvent(w, "catalog", map[string]uint64{"gen": newGen}); err != nil {
+						return err
+					}
+				}
+				for _, c := range calls {
+					if err := writeEvent(w, "call", c); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if !ok {
+				return
+			}
+			seq, gen = newSeq, newGen
+		}
+	}
+}
+
+// writeEvent writes one server-sent event whose data is v as JSON (one
+// line: JSON escapes newlines inside strings).
+func writeEvent(w http.ResponseWriter, name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", name, err)
+	}
+	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	return err
+}
