@@ -3,6 +3,7 @@
 //	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub stdio   [--config FILE] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
+//	mcp-hub servers list|add|rm [NAME] [--url URL] [-o table|json]
 //	mcp-hub version
 package main
 
@@ -52,6 +53,7 @@ Usage:
   mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws) and the JSON listing
   mcp-hub stdio [flags]     serve the same catalog over stdin/stdout
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
+  mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
   mcp-hub version           print the version
 
 Flags:
@@ -85,11 +87,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "serve", "stdio":
 	case "pins":
 		return runPins(args, stdout, stderr)
+	case "servers":
+		return runServers(args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins or version)\n", cmd)
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, servers or version)\n", cmd)
 		return 2
 	}
 
@@ -242,6 +246,11 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		pins.close()
 		return nil, err
 	}
+	registered, registeredSource, err := newRegistrations(cfg, o, log)
+	if err != nil {
+		pins.close()
+		return nil, err
+	}
 	srv := server.New(reg, server.Options{
 		Name:         "mcp-hub",
 		Version:      version,
@@ -260,10 +269,15 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		PerCaller:   server.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
 		PerUpstream: server.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
 		Tracer:      o.tracer,
+
+		Registrations: registered,
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {
 		sources = append(sources, filesource.New(o.config, cfg, log))
+	}
+	if registeredSource != nil {
+		sources = append(sources, registeredSource)
 	}
 	if v, ok := os.LookupEnv("MCP_SERVERS"); ok && strings.TrimSpace(v) != "" {
 		sources = append(sources, envsource.New(v, log))

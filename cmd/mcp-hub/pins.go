@@ -177,7 +177,7 @@ func runPins(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcp-hub pins: --url %q is not an http(s) URL\n", *base)
 		return 2
 	}
-	c := pinsClient{base: u.String(), token: os.Getenv("MCP_HUB_TOKEN"), http: &http.Client{Timeout: 60 * time.Second}}
+	c := newHubClient(u.String())
 	ctx := context.Background()
 	var body []byte
 	if sub == "list" {
@@ -199,55 +199,6 @@ func runPins(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-type pinsClient struct {
-	base, token string
-	http        *http.Client
-}
-
-// do sends one request; an answer other than 200 is an error with the
-// hub's message.
-func (c pinsClient) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = strings.NewReader(string(body))
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error any `json:"error"`
-		}
-		msg := strings.TrimSpace(string(b))
-		if json.Unmarshal(b, &e) == nil && e.Error != nil {
-			switch v := e.Error.(type) {
-			case string:
-				msg = v
-			case map[string]any: // a JSON-RPC error from the auth or guard layer
-				msg = fmt.Sprint(v["message"])
-			}
-		}
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg)
-	}
-	return b, nil
 }
 
 // listedPin is a pin as /api/mcp/pins and the approval list it.

@@ -19,7 +19,8 @@ import (
 )
 
 // ConfigMapName and ConfigMapKey are Purko's "connect by URL" list, read
-// by Purko's registry and by the hub's Kubernetes source.
+// by Purko's registry and by the hub's Kubernetes source
+// (kubernetes.configMapName may rename the ConfigMap).
 const (
 	ConfigMapName = "mcp-servers"
 	ConfigMapKey  = "servers"
@@ -37,16 +38,21 @@ type Kube struct {
 	cs        kubernetes.Interface
 	dyn       dynamic.Interface
 	namespace string
+	cmName    string
 }
 
-// NewKube returns the writer for namespace.
-func NewKube(cs kubernetes.Interface, dyn dynamic.Interface, namespace string) *Kube {
-	return &Kube{cs: cs, dyn: dyn, namespace: namespace}
+// NewKube returns the writer for namespace; configMap is the name of the
+// list's ConfigMap (empty: mcp-servers).
+func NewKube(cs kubernetes.Interface, dyn dynamic.Interface, namespace, configMap string) *Kube {
+	if configMap == "" {
+		configMap = ConfigMapName
+	}
+	return &Kube{cs: cs, dyn: dyn, namespace: namespace, cmName: configMap}
 }
 
 // Where implements Writer.
 func (k *Kube) Where() string {
-	return fmt.Sprintf("ConfigMap %s/%s and MCPServers of namespace %s", k.namespace, ConfigMapName, k.namespace)
+	return fmt.Sprintf("ConfigMap %s/%s and MCPServers of namespace %s", k.namespace, k.cmName, k.namespace)
 }
 
 // Upsert implements Writer.
@@ -104,12 +110,12 @@ func (k *Kube) Has(ctx context.Context, name string) (bool, error) {
 	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("get MCPServer %s/%s: %w", k.namespace, name, err)
 	}
-	cm, err := k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, ConfigMapName, metav1.GetOptions{})
+	cm, err := k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, k.cmName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("get ConfigMap %s/%s: %w", k.namespace, ConfigMapName, err)
+		return false, fmt.Errorf("get ConfigMap %s/%s: %w", k.namespace, k.cmName, err)
 	}
 	list, _, err := decodeList(cm.Data[ConfigMapKey])
 	if err != nil {
@@ -124,15 +130,15 @@ func (k *Kube) Has(ctx context.Context, name string) (bool, error) {
 // no-op (a delete).
 func (k *Kube) editList(ctx context.Context, create bool, edit func([]any) ([]any, bool)) error {
 	cms := k.cs.CoreV1().ConfigMaps(k.namespace)
-	where := k.namespace + "/" + ConfigMapName
+	where := k.namespace + "/" + k.cmName
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm, err := cms.Get(ctx, ConfigMapName, metav1.GetOptions{})
+		cm, err := cms.Get(ctx, k.cmName, metav1.GetOptions{})
 		missing := apierrors.IsNotFound(err)
 		switch {
 		case missing && !create:
 			return nil
 		case missing:
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: k.namespace}}
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.cmName, Namespace: k.namespace}}
 		case err != nil:
 			return fmt.Errorf("get ConfigMap %s: %w", where, err)
 		}
@@ -156,7 +162,7 @@ func (k *Kube) editList(ctx context.Context, create bool, edit func([]any) ([]an
 			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				// Someone created it meanwhile: read it and try again.
-				return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, ConfigMapName, err)
+				return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, k.cmName, err)
 			}
 		} else {
 			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
