@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -62,7 +64,27 @@ func (c hubClient) do(ctx context.Context, method, path string, body []byte) ([]
 	return b, nil
 }
 
-// newHubClient is a client of the hub at base.
-func newHubClient(base string) hubClient {
-	return hubClient{base: base, token: hubToken(), http: &http.Client{Timeout: 60 * time.Second}}
+// newHubClient is a client of the hub at base, the value of the flag
+// named flagName; an error when it is not an http(s) URL.
+func newHubClient(flagName, base string) (hubClient, error) {
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return hubClient{}, fmt.Errorf("--%s %q is not an http(s) URL", flagName, base)
+	}
+	return hubClient{base: u.String(), token: os.Getenv("MCP_HUB_TOKEN"), http: &http.Client{Timeout: 60 * time.Second}}, nil
+}
+
+// answer ends a CLI request of `mcp-hub <cmd>`: the error, or the hub's
+// body as it came with -o json, or print's human form; the exit code.
+func answer(stdout, stderr io.Writer, cmd, format string, body []byte, err error, print func(io.Writer, []byte) error) int {
+	if err == nil && format != "json" {
+		err = print(stdout, body)
+	} else if err == nil {
+		_, err = stdout.Write(body)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -124,12 +123,11 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	u, err := url.Parse(strings.TrimRight(*base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fmt.Fprintf(stderr, "mcp-hub servers: --%s %q is not an http(s) URL\n", hubFlag, *base)
+	c, err := newHubClient(hubFlag, *base)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub servers: %v\n", err)
 		return 2
 	}
-	c := newHubClient(u.String())
 	ctx := context.Background()
 	var body []byte
 	switch sub {
@@ -142,19 +140,7 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 	case "rm":
 		body, err = c.do(ctx, "DELETE", "/api/mcp/server/"+url.PathEscape(name), nil)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub servers %s: %v\n", sub, err)
-		return 1
-	}
-	if *out == "json" {
-		_, _ = stdout.Write(body)
-		return 0
-	}
-	if err := printServers(stdout, sub, body); err != nil {
-		fmt.Fprintf(stderr, "mcp-hub servers %s: %v\n", sub, err)
-		return 1
-	}
-	return 0
+	return answer(stdout, stderr, "servers "+sub, *out, body, err, func(w io.Writer, b []byte) error { return printServers(w, sub, b) })
 }
 
 func printServers(w io.Writer, sub string, body []byte) error {
@@ -194,6 +180,3 @@ func printServers(w io.Writer, sub string, body []byte) error {
 	}
 	return tw.Flush()
 }
-
-// hubToken is the caller's token for the CLI's requests.
-func hubToken() string { return os.Getenv("MCP_HUB_TOKEN") }
