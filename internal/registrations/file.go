@@ -103,7 +103,10 @@ func (f *File) Delete(_ context.Context, name string) error {
 	return f.save(slices.Delete(slices.Clone(f.entries), i, i+1))
 }
 
-// Has implements Writer.
+// Owns implements Writer.
+func (f *File) Owns(source string, _ *config.Origin) bool { return source == SourceName }
+
+// Has reports whether a registration of that name exists.
 func (f *File) Has(_ context.Context, name string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

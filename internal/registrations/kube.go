@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
+
+	"github.com/purko-io/mcp-hub/internal/config"
 )
 
 // ConfigMapName and ConfigMapKey are Purko's "connect by URL" list, read
@@ -101,7 +103,14 @@ func (k *Kube) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
-// Has implements Writer.
+// Owns implements Writer: the MCPServers and the list's ConfigMap of the
+// namespace written to.
+func (k *Kube) Owns(_ string, o *config.Origin) bool {
+	return o != nil && o.Namespace == k.namespace && (o.Kind == "MCPServer" || (o.Kind == "ConfigMap" && o.Name == k.cmName))
+}
+
+// Has reports whether a registration of that name exists (an MCPServer or
+// an entry of the ConfigMap).
 func (k *Kube) Has(ctx context.Context, name string) (bool, error) {
 	_, err := k.dyn.Resource(mcpServerGVR).Namespace(k.namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {

@@ -88,9 +88,10 @@ type Writer interface {
 	// Delete removes the named registration; ErrNotFound when there is
 	// none.
 	Delete(ctx context.Context, name string) error
-	// Has reports whether a registration of that name exists, so the API
-	// can tell its own servers from those of the user's config file.
-	Has(ctx context.Context, name string) (bool, error)
+	// Owns reports whether a catalog server (its discovery source and
+	// Kubernetes object) is one this store holds, so DELETE may remove it;
+	// it asks no one, the listing calls it for every server.
+	Owns(source string, origin *config.Origin) bool
 	// Where names the store, for messages and logs.
 	Where() string
 }

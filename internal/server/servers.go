@@ -58,7 +58,7 @@ type itemStatus struct {
 }
 
 // handleServers lists every server of the catalog in Purko's shape.
-func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleServers(w http.ResponseWriter, _ *http.Request) {
 	out := serversListing{Servers: []serverItem{}}
 	for _, sv := range s.reg.Catalog().Servers {
 		it := serverItem{
@@ -74,7 +74,7 @@ func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
 			it.Status.LastDiscovery = &t
 		}
 		if s.registered != nil {
-			it.Registered, _ = s.registered.Has(r.Context(), sv.Name)
+			it.Registered = s.registered.Owns(sv.Source, sv.Origin)
 		}
 		out.Servers = append(out.Servers, it)
 	}

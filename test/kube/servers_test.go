@@ -96,6 +96,12 @@ func TestServersAPIWritesPurkosObjects(t *testing.T) {
 		}
 		return nil
 	})
+	// Listed as registered (DELETE may remove it); the other entry too, it
+	// is in the same ConfigMap.
+	if status, body := call("GET", "/api/mcp/servers", ""); status != 200 || !strings.Contains(body, `"kind": "ConfigMap"`) ||
+		strings.Count(body, `"registered": true`) != 2 {
+		t.Fatalf("GET /api/mcp/servers: %d %s", status, body)
+	}
 	// Upsert by name.
 	if status, body := call("POST", "/api/mcp/server", `{"name":"web","url":"`+up.URL+`","icon":"X"}`); status != 200 {
 		t.Fatalf("POST web again: %d %s", status, body)
