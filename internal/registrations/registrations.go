@@ -68,9 +68,8 @@ func (e *Entry) Validate() error {
 	}
 	switch e.Auth {
 	case "", "none":
-		if e.SecretRef != "" && e.Auth == "none" {
-			return fmt.Errorf("secretRef: only with auth bearer")
-		}
+		// Purko's form sends its secretRef field whatever auth says; it is
+		// kept, and unused.
 	case "bearer":
 		if e.SecretRef == "" {
 			return fmt.Errorf("secretRef: is required with auth bearer (it names where the token is; the token itself is never sent)")

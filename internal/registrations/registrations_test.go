@@ -33,7 +33,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"bad port", Entry{Name: "x", Image: "i", Port: 70000}, "port: 70000"},
 		{"bad auth", Entry{Name: "x", URL: "http://h/mcp", Auth: "basic"}, `auth: "basic"`},
 		{"bearer without secretRef", Entry{Name: "x", URL: "http://h/mcp", Auth: "bearer"}, "secretRef: is required"},
-		{"secretRef with auth none", Entry{Name: "x", URL: "http://h/mcp", Auth: "none", SecretRef: "S"}, "secretRef: only with auth bearer"},
+		{"Purko's image form", Entry{Name: "x", Image: "quay.io/o/i:1", Port: 8000, Auth: "none", HostNetwork: true, Args: []string{}}, ""},
+		{"secretRef with auth none", Entry{Name: "x", URL: "http://h/mcp", Auth: "none", SecretRef: "S"}, ""},
 	} {
 		err := tc.e.Validate()
 		switch {
