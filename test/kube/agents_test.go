@@ -200,17 +200,8 @@ func TestServiceAccountCallers(t *testing.T) {
 		status int
 		want   string
 	}{{reviewerToken, http.StatusForbidden, "needs an admin caller"}, {opsTR.Status.Token, http.StatusBadRequest, `"url: one of url`}} {
-		req, _ := http.NewRequest("POST", hub.Base+"/api/mcp/server", strings.NewReader(`{"name":"x"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+tc.token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
-			t.Errorf("POST /api/mcp/server: %d %s, want %d with %q", resp.StatusCode, b, tc.status, tc.want)
+		if status, body := apiRequest(t, "POST", hub.Base+"/api/mcp/server", tc.token, `{"name":"x"}`); status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("POST /api/mcp/server: %d %s, want %d with %q", status, body, tc.status, tc.want)
 		}
 	}
 	for _, secret := range []string{reviewerToken, "ticket-secret-5"} {

@@ -43,20 +43,7 @@ func TestServersAPIWritesPurkosObjects(t *testing.T) {
 	h := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(ns, saName)))
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, h.Base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return apiRequest(t, method, h.Base+path, "", body)
 	}
 	entries := func() []map[string]any {
 		t.Helper()
@@ -148,6 +135,29 @@ func TestServersAPIWritesPurkosObjects(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// apiRequest sends one request to the hub's REST API (a JSON body when
+// body is not empty, token as Bearer when not empty).
+func apiRequest(t *testing.T, method, url, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 type errNotYet string
