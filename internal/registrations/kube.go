@@ -60,7 +60,19 @@ func (k *Kube) Where() string {
 // Upsert implements Writer.
 func (k *Kube) Upsert(ctx context.Context, e Entry) error {
 	if e.IsImage() {
+		if inList, err := k.inList(ctx, e.Name); err != nil || inList {
+			if err == nil {
+				err = fmt.Errorf("%w: %s is a url entry of ConfigMap %s/%s; delete it first to deploy an image", ErrOtherKind, e.Name, k.namespace, k.cmName)
+			}
+			return err
+		}
 		return k.upsertMCPServer(ctx, e)
+	}
+	if isCR, err := k.isMCPServer(ctx, e.Name); err != nil || isCR {
+		if err == nil {
+			err = fmt.Errorf("%w: %s is an MCPServer of namespace %s; delete it first to connect a url", ErrOtherKind, e.Name, k.namespace)
+		}
+		return err
 	}
 	entry := map[string]any{"name": e.Name, "url": e.URL, "auth": e.Auth, "icon": e.Icon, "category": e.Category}
 	if e.SecretRef != "" {
@@ -112,6 +124,13 @@ func (k *Kube) Owns(_ string, o *config.Origin) bool {
 // Has reports whether a registration of that name exists (an MCPServer or
 // an entry of the ConfigMap).
 func (k *Kube) Has(ctx context.Context, name string) (bool, error) {
+	if isCR, err := k.isMCPServer(ctx, name); err != nil || isCR {
+		return isCR, err
+	}
+	return k.inList(ctx, name)
+}
+
+func (k *Kube) isMCPServer(ctx context.Context, name string) (bool, error) {
 	_, err := k.dyn.Resource(mcpServerGVR).Namespace(k.namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
@@ -119,6 +138,11 @@ func (k *Kube) Has(ctx context.Context, name string) (bool, error) {
 	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("get MCPServer %s/%s: %w", k.namespace, name, err)
 	}
+	return false, nil
+}
+
+// inList reports whether the ConfigMap's list has an entry of that name.
+func (k *Kube) inList(ctx context.Context, name string) (bool, error) {
 	cm, err := k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, k.cmName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

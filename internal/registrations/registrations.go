@@ -16,8 +16,13 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
-// ErrNotFound says no registration of that name exists.
-var ErrNotFound = errors.New("no such registered server")
+// ErrNotFound says no registration of that name exists; ErrOtherKind
+// that the name is registered as the other kind (a URL entry and an
+// image), which an upsert does not silently turn into two servers.
+var (
+	ErrNotFound  = errors.New("no such registered server")
+	ErrOtherKind = errors.New("registered as the other kind")
+)
 
 // Entry is one registration, as Purko's dashboard posts it. URL entries
 // connect a running server; image entries (Image, Port) deploy one as an

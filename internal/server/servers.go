@@ -107,7 +107,10 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := s.registered.Upsert(ctx, e); err != nil {
 		status := http.StatusInternalServerError
-		if e.IsImage() && !isKube(s.registered) {
+		switch {
+		case errors.Is(err, registrations.ErrOtherKind):
+			status = http.StatusConflict
+		case e.IsImage() && !isKube(s.registered):
 			status = http.StatusBadRequest
 		}
 		writeJSON(w, status, map[string]string{"error": "register " + e.Name + ": " + err.Error()})

@@ -113,6 +113,13 @@ func TestServersAPIWritesPurkosObjects(t *testing.T) {
 	if status, body := call("POST", "/api/mcp/server", `{"name":"bad","url":"ftp://x/mcp"}`); status != 400 || !strings.Contains(body, `"url: `) {
 		t.Fatalf("POST bad: %d %s", status, body)
 	}
+	// A name is one kind: an image over a url entry, or the reverse, is 409.
+	if status, body := call("POST", "/api/mcp/server", `{"name":"img","url":"`+up.URL+`"}`); status != 409 || !strings.Contains(body, "is an MCPServer") {
+		t.Fatalf("POST img as a url: %d %s", status, body)
+	}
+	if status, body := call("POST", "/api/mcp/server", `{"name":"web","image":"ghcr.io/example/mcp:1"}`); status != 409 || !strings.Contains(body, "is a url entry") {
+		t.Fatalf("POST web as an image: %d %s", status, body)
+	}
 
 	if status, body := call("DELETE", "/api/mcp/server/web", ""); status != 200 || !strings.Contains(body, `"deleted"`) {
 		t.Fatalf("DELETE web: %d %s", status, body)
