@@ -128,7 +128,7 @@ auth:
 		{"bad auth", "ops-secret", "application/json", "", `{"name":"x","url":"` + up + `","auth":"basic"}`, 400, `"auth: \"basic\"`},
 		{"bearer without secretRef", "ops-secret", "application/json", "", `{"name":"x","url":"` + up + `","auth":"bearer"}`, 400, `"secretRef: is required`},
 		{"unknown field", "ops-secret", "application/json", "", `{"name":"x","url":"` + up + `","token":"t"}`, 400, `unknown field \"token\"`},
-		{"image on a laptop", "ops-secret", "application/json", "", `{"name":"x","image":"ghcr.io/a/b","port":8000}`, 400, `image: deploying a container image needs Kubernetes`},
+		{"image on a laptop", "ops-secret", "application/json", "", `{"name":"x","image":"ghcr.io/a/b","port":8000}`, 400, `"error": "image: deploying a container image needs Kubernetes`},
 		{"config file's server", "ops-secret", "application/json", "", `{"name":"declared","url":"` + up + `"}`, 409, "edit the file"},
 		{"registered", "ops-secret", "application/json", "", good, 200, `"status": "connected"`},
 		{"upserted", "ops-secret", "application/json", "", good, 200, `"name": "added"`},

@@ -78,7 +78,7 @@ func (f *File) Where() string { return f.path }
 // Upsert implements Writer. Image entries need a cluster to run in.
 func (f *File) Upsert(_ context.Context, e Entry) error {
 	if e.IsImage() {
-		return fmt.Errorf("image: deploying a container image needs Kubernetes (an MCPServer); without a cluster register a running server by url")
+		return fmt.Errorf("image: %w; without a cluster register a running server by url", ErrNeedsCluster)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

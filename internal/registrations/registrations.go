@@ -22,6 +22,8 @@ import (
 var (
 	ErrNotFound  = errors.New("no such registered server")
 	ErrOtherKind = errors.New("registered as the other kind")
+	// ErrNeedsCluster: an image entry where there is no cluster to run it.
+	ErrNeedsCluster = errors.New("deploying a container image needs Kubernetes (an MCPServer)")
 )
 
 // Entry is one registration, as Purko's dashboard posts it. URL entries

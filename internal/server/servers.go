@@ -101,19 +101,19 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
-	if msg := s.declaredElsewhere(ctx, e.Name); msg != "" {
+	if msg := s.declaredElsewhere(e.Name); msg != "" {
 		writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
 		return
 	}
 	if err := s.registered.Upsert(ctx, e); err != nil {
-		status := http.StatusInternalServerError
 		switch {
 		case errors.Is(err, registrations.ErrOtherKind):
-			status = http.StatusConflict
-		case e.IsImage() && !isKube(s.registered):
-			status = http.StatusBadRequest
+			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+		case errors.Is(err, registrations.ErrNeedsCluster):
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		default:
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
 		}
-		writeJSON(w, status, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
 		return
 	}
 	status := "connected"
@@ -138,7 +138,7 @@ func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	err := s.registered.Delete(ctx, name)
 	switch {
 	case errors.Is(err, registrations.ErrNotFound):
-		if msg := s.declaredElsewhere(ctx, name); msg != "" {
+		if msg := s.declaredElsewhere(name); msg != "" {
 			writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
 			return
 		}
@@ -156,7 +156,7 @@ func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
 // declaredElsewhere says why name cannot be written through the API: a
 // server of that name is declared by the user's config file or MCP_SERVERS,
 // which the hub never rewrites. Empty when the name is free or registered.
-func (s *Server) declaredElsewhere(ctx context.Context, name string) string {
+func (s *Server) declaredElsewhere(name string) string {
 	for _, sv := range s.reg.Catalog().Servers {
 		if sv.Name != name {
 			continue
@@ -168,11 +168,5 @@ func (s *Server) declaredElsewhere(ctx context.Context, name string) string {
 			return fmt.Sprintf("server %q is declared in MCP_SERVERS; change the hub's environment to change or remove it", name)
 		}
 	}
-	_ = ctx
 	return ""
-}
-
-func isKube(w registrations.Writer) bool {
-	_, ok := w.(*registrations.Kube)
-	return ok
 }
