@@ -52,6 +52,8 @@ var leastPrivilege = []string{
 	"events.k8s.io/events create", "events.k8s.io/events patch",
 	"purko.io/mcpservers get", "purko.io/mcpservers list", "purko.io/mcpservers watch",
 	"purko.io/mcpservers/status get", "purko.io/mcpservers/status patch",
+	"purko.io/mcpservers create", "purko.io/mcpservers update", "purko.io/mcpservers delete",
+	"/configmaps update mcp-servers", "/configmaps create",
 	"purko.io/agents get", "purko.io/agents list", "purko.io/agents watch",
 }
 
@@ -822,13 +824,20 @@ func ruleGrants(t *testing.T, what string, rules []policyRule) []string {
 	t.Helper()
 	var grants []string
 	for _, rule := range rules {
-		if len(rule.ResourceNames) > 0 || len(rule.NonResourceURLs) > 0 {
-			t.Errorf("%s: rule with resourceNames/nonResourceURLs: %+v", what, rule)
+		if len(rule.NonResourceURLs) > 0 {
+			t.Errorf("%s: rule with nonResourceURLs: %+v", what, rule)
+		}
+		// A grant limited to named objects is "group/resource verb name".
+		names := []string{""}
+		if len(rule.ResourceNames) > 0 {
+			names = rule.ResourceNames
 		}
 		for _, g := range rule.APIGroups {
 			for _, res := range rule.Resources {
 				for _, v := range rule.Verbs {
-					grants = append(grants, g+"/"+res+" "+v)
+					for _, n := range names {
+						grants = append(grants, strings.TrimSpace(g+"/"+res+" "+v+" "+n))
+					}
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 
 	"github.com/rs/zerolog"
 
@@ -66,7 +67,7 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("ServiceAccount auth: %w", err)
 		}
-		reviewer = clusterReviewer{r}
+		reviewer = clusterReviewer{r: r, admins: a.ServiceAccounts.Admins}
 	}
 	auth := server.NewAuth(tokens, anonymous, reviewer)
 	if localUser {
@@ -75,8 +76,12 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 	return auth, nil
 }
 
-// clusterReviewer adapts kubeauth to the server's interface.
-type clusterReviewer struct{ r *kubeauth.Reviewer }
+// clusterReviewer adapts kubeauth to the server's interface; admins are
+// the ServiceAccounts (namespace/name) whose pods are admin callers.
+type clusterReviewer struct {
+	r      *kubeauth.Reviewer
+	admins []string
+}
 
 func (c clusterReviewer) Review(ctx context.Context, token string) (server.ClusterIdentity, error) {
 	id, err := c.r.Review(ctx, token)
@@ -88,7 +93,8 @@ func (c clusterReviewer) Review(ctx context.Context, token string) (server.Clust
 	case err != nil:
 		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
-	return server.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools}, nil
+	return server.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
+		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount)}, nil
 }
 
 // stdioLevel is the autonomy of the stdio face's local user: the executor's

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The subcommands that talk to a running hub (pins, tools) share one
+// The subcommands that talk to a running hub (pins, servers, tools) share one
 // client: the hub's base URL from --url, the caller's token from
 // MCP_HUB_TOKEN (never a flag: flags show in ps and shell history), and the
 // hub's own error text when it refuses.
@@ -32,12 +32,12 @@ func clientFlags(fs *flag.FlagSet) (base, out *string) {
 	return fs.String("url", defaultHubURL, "the hub's base URL"), fs.String("o", "table", "output: table or json")
 }
 
-// newHubClient checks base and returns a client of it; cmd names the
-// subcommand in the error.
-func newHubClient(cmd, base string) (hubClient, error) {
+// newHubClient is a client of the hub at base, the value of the flag
+// named flagName; an error when it is not an http(s) URL.
+func newHubClient(flagName, base string) (hubClient, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return hubClient{}, fmt.Errorf("%s: --url %q is not an http(s) URL", cmd, base)
+		return hubClient{}, fmt.Errorf("--%s %q is not an http(s) URL", flagName, base)
 	}
 	return hubClient{base: u.String(), token: os.Getenv("MCP_HUB_TOKEN"), http: &http.Client{Timeout: 60 * time.Second}}, nil
 }
@@ -104,4 +104,19 @@ func errorText(b []byte) string {
 		}
 	}
 	return msg
+}
+
+// answer ends a CLI request of `mcp-hub <cmd>`: the error, or the hub's
+// body as it came with -o json, or print's human form; the exit code.
+func answer(stdout, stderr io.Writer, cmd, format string, body []byte, err error, print func(io.Writer, []byte) error) int {
+	if err == nil && format != "json" {
+		err = print(stdout, body)
+	} else if err == nil {
+		_, err = stdout.Write(body)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
 }

@@ -4,6 +4,7 @@
 //	mcp-hub stdio   [--config FILE] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
 //	mcp-hub tools list [--autonomy L] | call NAME [JSON] [--url URL] [-o json]
+//	mcp-hub servers list|add|rm [NAME] [--url URL] [-o table|json]
 //	mcp-hub version
 package main
 
@@ -54,6 +55,7 @@ Usage:
   mcp-hub stdio [flags]     serve the same catalog over stdin/stdout
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
   mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
+  mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
   mcp-hub version           print the version
 
 Flags:
@@ -89,11 +91,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPins(args, stdout, stderr)
 	case "tools":
 		return runTools(args, stdout, stderr)
+	case "servers":
+		return runServers(args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, tools or version)\n", cmd)
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, servers, tools or version)\n", cmd)
 		return 2
 	}
 
@@ -246,6 +250,11 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		pins.close()
 		return nil, err
 	}
+	registered, registeredSource, err := newRegistrations(cfg, o, log)
+	if err != nil {
+		pins.close()
+		return nil, err
+	}
 	srv := server.New(reg, server.Options{
 		Name:         "mcp-hub",
 		Version:      version,
@@ -266,10 +275,14 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		Tracer:      o.tracer,
 
 		FindToolsAbove: cfg.Catalog.FindTools.Above,
+		Registrations:  registered,
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {
 		sources = append(sources, filesource.New(o.config, cfg, log))
+	}
+	if registeredSource != nil {
+		sources = append(sources, registeredSource)
 	}
 	if v, ok := os.LookupEnv("MCP_SERVERS"); ok && strings.TrimSpace(v) != "" {
 		sources = append(sources, envsource.New(v, log))

@@ -169,9 +169,9 @@ func runPins(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	c, err := newHubClient("mcp-hub pins", *base)
+	c, err := newHubClient("url", *base)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintf(stderr, "mcp-hub pins: %v\n", err)
 		return 2
 	}
 	ctx := context.Background()
@@ -182,19 +182,7 @@ func runPins(args []string, stdout, stderr io.Writer) int {
 		req, _ := json.Marshal(map[string]string{"server": server, "tool": tool})
 		body, err = c.do(ctx, http.MethodPost, "/api/mcp/pins/approve", req)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub pins %s: %v\n", sub, err)
-		return 1
-	}
-	if *out == "json" {
-		_, _ = stdout.Write(body)
-		return 0
-	}
-	if err := printPins(stdout, sub, body); err != nil {
-		fmt.Fprintf(stderr, "mcp-hub pins %s: %v\n", sub, err)
-		return 1
-	}
-	return 0
+	return answer(stdout, stderr, "pins "+sub, *out, body, err, func(w io.Writer, b []byte) error { return printPins(w, sub, b) })
 }
 
 // listedPin is a pin as /api/mcp/pins and the approval list it.

@@ -57,9 +57,9 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	c, err := newHubClient("mcp-hub tools", *base)
+	c, err := newHubClient("url", *base)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintf(stderr, "mcp-hub tools: %v\n", err)
 		return 2
 	}
 	ctx := context.Background()

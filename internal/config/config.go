@@ -240,6 +240,10 @@ type ServiceAccountAuth struct {
 	// Audiences the token must be issued for; empty accepts the API
 	// server's default audience.
 	Audiences []string `json:"audiences,omitempty"`
+	// Admins are ServiceAccounts ("namespace/name") whose pods are admin
+	// callers: they may use the REST API's writes (register servers,
+	// approve tool definitions), like auth.tokens entries with admin: true.
+	Admins []string `json:"admins,omitempty"`
 }
 
 // Configured reports whether any way to authenticate is set up.
@@ -804,6 +808,12 @@ func (a AuthSettings) validate(perUpstream Limits) error {
 			if u := perUpstream.MaxInFlight; l.MaxInFlight > 0 && u > 0 && l.MaxInFlight >= u {
 				return fmt.Errorf("%s.limits.maxInFlight: %d is not below limits.perUpstream.maxInFlight %d, so this caller could take every slot of an upstream", where, l.MaxInFlight, u)
 			}
+		}
+	}
+	for i, sa := range a.ServiceAccounts.Admins {
+		ns, name, ok := strings.Cut(sa, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("auth.serviceAccounts.admins[%d]: %q is not namespace/name", i, sa)
 		}
 	}
 	if an := a.Anonymous; an != nil && an.Enabled {

@@ -61,6 +61,7 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"auth token source", "auth:\n  tokens:\n  - name: bot\n    maxLevel: full\n", "auth.tokens[0] (bot).token: set exactly one of env or file"},
 		{"auth name", "auth:\n  tokens:\n  - token: {env: HOME}\n    maxLevel: full\n", "auth.tokens[0].name: is required"},
 		{"anonymous level", "auth:\n  anonymous: {enabled: true, maxLevel: most}\n", "auth.anonymous.maxLevel"},
+		{"admin ServiceAccount", "auth:\n  serviceAccounts: {enabled: true, admins: [ops]}\n", `auth.serviceAccounts.admins[0]: "ops" is not namespace/name`},
 		{"tool policy pattern", "servers:\n- name: a\n  url: http://x/mcp\n  toolPolicy: {write: ['[']}\n", `servers[0] (a).toolPolicy.write: "[" is not a valid tool pattern`},
 		{"tool policy empty pattern", "servers:\n- name: a\n  url: http://x/mcp\n  toolPolicy: {readOnly: ['']}\n", `servers[0] (a).toolPolicy.readOnly: empty tool pattern`},
 

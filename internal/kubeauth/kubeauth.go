@@ -52,6 +52,9 @@ type Identity struct {
 	Agent string
 	// Pod is the name of the pod the token is bound to.
 	Pod string
+	// ServiceAccount is the name of the pod's ServiceAccount (in
+	// Namespace), which auth.serviceAccounts.admins may name.
+	ServiceAccount string
 	// Level is the Agent's spec.autonomyLevel, raw (e.g. "supervised" or "ha");
 	// never empty.
 	Level string
@@ -341,6 +344,8 @@ func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
 		Pod:       podName,
 		Level:     level,
 		Tools:     tools,
+
+		ServiceAccount: sa,
 	}, nil
 }
 

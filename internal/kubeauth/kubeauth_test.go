@@ -248,7 +248,7 @@ func TestReview(t *testing.T) {
 			token: e.podToken(t, reviewerPod),
 			want: kubeauth.Identity{
 				Caller:    "agent " + ns + "/reviewer (pod " + ns + "/run-123-step-2)",
-				Namespace: ns, Agent: "reviewer", Pod: "run-123-step-2",
+				Namespace: ns, Agent: "reviewer", Pod: "run-123-step-2", ServiceAccount: "executor",
 				Level: "supervised", Tools: []string{"read_file", "search"},
 			},
 			calls: 3,
@@ -258,7 +258,7 @@ func TestReview(t *testing.T) {
 			token: e.podToken(t, freePod),
 			want: kubeauth.Identity{
 				Caller:    "agent " + ns + "/free (pod " + ns + "/run-123-step-3)",
-				Namespace: ns, Agent: "free", Pod: "run-123-step-3", Level: "ha",
+				Namespace: ns, Agent: "free", Pod: "run-123-step-3", ServiceAccount: "executor", Level: "ha",
 			},
 			calls: 3,
 		},
@@ -268,7 +268,7 @@ func TestReview(t *testing.T) {
 			opts:  kubeauth.Options{Audiences: []string{"mcp-hub"}},
 			want: kubeauth.Identity{
 				Caller:    "agent " + ns + "/free (pod " + ns + "/run-123-step-3)",
-				Namespace: ns, Agent: "free", Pod: "run-123-step-3", Level: "ha",
+				Namespace: ns, Agent: "free", Pod: "run-123-step-3", ServiceAccount: "executor", Level: "ha",
 			},
 			calls: 3,
 		},
@@ -632,7 +632,7 @@ func TestChartRBAC(t *testing.T) {
 			})
 			want := kubeauth.Identity{
 				Caller:    fmt.Sprintf("agent %s/reviewer (pod %s/run-7-step-1)", callerNS, callerNS),
-				Namespace: callerNS, Agent: "reviewer", Pod: "run-7-step-1",
+				Namespace: callerNS, Agent: "reviewer", Pod: "run-7-step-1", ServiceAccount: "executor",
 				Level: "supervised", Tools: []string{"search"},
 			}
 			if !reflect.DeepEqual(id, want) {

@@ -372,6 +372,13 @@ func (r *Registry) markDirty() {
 func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// A snapshot that changes nothing (a new source with no servers, say)
+	// leaves the catalog alone: a rebuild would hold the next real change
+	// back by the notify debounce.
+	if discovery.SameServers(r.sources[snap.Source], snap.Servers) && reflect.DeepEqual(r.agentSpecs[snap.Source], snap.AgentTools) {
+		r.sources[snap.Source] = snap.Servers
+		return
+	}
 	r.sources[snap.Source] = snap.Servers
 	if !reflect.DeepEqual(r.agentSpecs[snap.Source], snap.AgentTools) {
 		r.agentSpecs[snap.Source] = snap.AgentTools

@@ -112,6 +112,9 @@ type ClusterIdentity struct {
 	Agent  string // namespace/name of the Agent
 	Level  string // the Agent's spec.autonomyLevel, unparsed
 	Tools  []string
+	// Admin: the pod's ServiceAccount is granted the REST API's writes
+	// (auth.serviceAccounts.admins).
+	Admin bool
 }
 
 // TokenReviewer checks ServiceAccount tokens with the API server.
@@ -218,7 +221,7 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 			if err != nil {
 				return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
-			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools)}, true
+			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin}, true
 		}
 		if !found {
 			return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: not a token of this hub"}

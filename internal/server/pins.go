@@ -118,12 +118,6 @@ type approveRequest struct {
 // handleApprove re-pins the current definitions an admin approves.
 func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 	caller := callerFrom(r.Context())
-	if !caller.Admin {
-		s.log.Warn().Str("audit", "pinning").Str("caller", caller.Name).Str("decision", "denied").Msg("pin approval refused: not an admin")
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf(
-			"approving tool definitions needs an admin caller: %s is not one (give its entry in auth.tokens admin: true)", caller.Name)})
-		return
-	}
 	var req approveRequest
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -157,6 +151,26 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 	s.log.Warn().Str("audit", "pinning").Str("caller", caller.Name).Str("server", req.Server).Str("tool", req.Tool).
 		Int("approved", len(pins)).Str("decision", "approved").Msg("tool definitions approved")
 	writeJSON(w, http.StatusOK, map[string]any{"approved": approved})
+}
+
+// adminWrite guards every endpoint that changes the hub's state: the
+// Origin and Content-Type checks of the MCP faces (a browser page of
+// another origin cannot post, a form cannot either), the caller's token
+// from the Authorization header (never a cookie; 401 without one), and an
+// admin caller (403 otherwise). what names the action in the refusal.
+func (s *Server) adminWrite(what string, next http.HandlerFunc) http.Handler {
+	admin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller := callerFrom(r.Context())
+		if !caller.Admin {
+			s.log.Warn().Str("audit", "admin").Str("caller", caller.Name).Str("path", r.URL.Path).Str("decision", "denied").
+				Msg(what + " refused: not an admin")
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf(
+				"%s needs an admin caller: %s is not one (give its entry in auth.tokens admin: true)", what, caller.Name)})
+			return
+		}
+		next(w, r)
+	})
+	return s.edge.guard.mcpFace(s.requireCaller(admin), false)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

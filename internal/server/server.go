@@ -23,6 +23,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -75,6 +76,9 @@ type Options struct {
 	// Tracer makes a span of every request the hub serves
 	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
 	Tracer trace.Tracer
+	// Registrations stores the servers registered through POST
+	// /api/mcp/server (servers.go); nil, the write endpoints answer 501.
+	Registrations registrations.Writer
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
@@ -101,8 +105,9 @@ type Server struct {
 	draining   atomic.Bool
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
-	find       *finder // nil when tool search is off
-	feed       *feed   // recent calls and event streams of the console
+	find       *finder              // nil when tool search is off
+	feed       *feed                // recent calls and event streams of the console
+	registered registrations.Writer // nil: no registrations
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
@@ -118,6 +123,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.limits = newCallLimits(opts, s.auth)
 	s.tracer = opts.Tracer
 	s.find = newFinder(opts.FindToolsAbove)
+	s.registered = opts.Registrations
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
@@ -178,7 +184,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
 	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
 	mux.HandleFunc("GET /api/mcp/pins", s.handlePins)
-	// A write: the caller's token (a header, never a cookie), the Origin
+	mux.HandleFunc("GET /api/mcp/servers", s.handleServers)
+	mux.HandleFunc("GET /api/openapi.json", handleOpenAPI)
+	// Writes: the caller's token (a header, never a cookie), the Origin
 	// and Content-Type checks of the MCP faces, and an admin caller.
 	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
@@ -192,6 +200,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /console/", page)
 	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
 	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
+	mux.Handle("POST /api/mcp/pins/approve", s.adminWrite("approving tool definitions", s.handleApprove))
+	mux.Handle("POST /api/mcp/server", s.adminWrite("registering servers", s.handleRegister))
+	mux.Handle("DELETE /api/mcp/server/{name}", s.adminWrite("removing servers", s.handleUnregister))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())

@@ -107,7 +107,23 @@ func TestServiceAccountCallers(t *testing.T) {
 		}
 	}
 	cfgPath := filepath.Join(t.TempDir(), "hub.yaml")
-	if err := os.WriteFile(cfgPath, []byte("auth:\n  serviceAccounts: {enabled: true}\n"), 0o600); err != nil {
+	// The ServiceAccount ops is granted the REST API's writes; executor is not.
+	if _, err := kc.CoreV1().ServiceAccounts(agentsNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ops"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opsPod, err := kc.CoreV1().Pods(agentsNS).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "ops-1", Labels: map[string]string{"purko.io/agent": "other"}},
+		Spec:       corev1.PodSpec{ServiceAccountName: "ops", Containers: []corev1.Container{{Name: "ops", Image: "example/ops:1"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opsTR, err := kc.CoreV1().ServiceAccounts(agentsNS).CreateToken(ctx, "ops", &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{
+		BoundObjectRef: &authnv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: opsPod.Name, UID: opsPod.UID}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, []byte("auth:\n  serviceAccounts: {enabled: true, admins: ["+agentsNS+"/ops]}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	hub := startHub(t, kubetest.KubeconfigFor(t, cluster.ServiceAccountConfig(agentsNS, saName)),
@@ -175,6 +191,18 @@ func TestServiceAccountCallers(t *testing.T) {
 	})
 	if _, err := callText(oc, "lookup_ticket", map[string]any{"id": "T-7"}); err == nil || !strings.Contains(err.Error(), "belongs to agent "+agentsNS+"/reviewer") {
 		t.Fatalf("lookup_ticket by another agent: %v", err)
+	}
+	// Only the admin ServiceAccount's pod passes the write endpoints' admin
+	// check (the body is then refused for its missing url, so nothing is
+	// written).
+	for _, tc := range []struct {
+		token  string
+		status int
+		want   string
+	}{{reviewerToken, http.StatusForbidden, "needs an admin caller"}, {opsTR.Status.Token, http.StatusBadRequest, `"url: one of url`}} {
+		if status, body := apiRequest(t, "POST", hub.Base+"/api/mcp/server", tc.token, `{"name":"x"}`); status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("POST /api/mcp/server: %d %s, want %d with %q", status, body, tc.status, tc.want)
+		}
 	}
 	for _, secret := range []string{reviewerToken, "ticket-secret-5"} {
 		if strings.Contains(hub.Output(), secret) {

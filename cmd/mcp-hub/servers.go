@@ -1,0 +1,182 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/registrations"
+)
+
+// newRegistrations opens where POST /api/mcp/server writes: with a cluster
+// the mcp-servers ConfigMap and MCPServers of the namespace the hub
+// watches (the Kubernetes source brings them into the catalog); without
+// one a hub-managed file beside the config, which is also returned as the
+// discovery source that reads it.
+func newRegistrations(cfg *config.Config, o options, log zerolog.Logger) (registrations.Writer, discovery.Source, error) {
+	rc, own, err := clusterConfig(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rc == nil {
+		path, err := registrations.FilePath(o.config)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, err := registrations.OpenFile(path, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		log.Info().Str("file", path).Msg("servers registered through the API are kept in this file")
+		return f, f, nil
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("registrations: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("registrations: %w", err)
+	}
+	ns := registrationsNamespace(o, cfg.Kubernetes, own)
+	k := registrations.NewKube(cs, dyn, ns, cfg.Kubernetes.ConfigMapName)
+	log.Info().Str("namespace", ns).Msg("servers registered through the API are written to the mcp-servers ConfigMap and MCPServers")
+	return k, nil, nil
+}
+
+// registrationsNamespace is where registrations are written: the one
+// namespace watched when a single one is named (so the hub reads what it
+// writes), else the hub's own (Purko's dashboard writes its own namespace).
+func registrationsNamespace(o options, settings config.KubeSettings, own string) string {
+	if ns := watchNamespaces(o.namespaces, settings, own); len(ns) == 1 && ns[0] != "" {
+		return ns[0]
+	}
+	return cmp.Or(own, "default")
+}
+
+const serversUsage = `mcp-hub servers: list, register and remove the servers of a running hub.
+
+Usage:
+  mcp-hub servers list [--url URL] [-o table|json]
+  mcp-hub servers add NAME --url SERVER_URL [--auth bearer --secret-ref REF] [--category C] [--icon I] [--hub URL]
+  mcp-hub servers add NAME --image IMAGE [--port N] [--auth bearer --secret-ref SECRET] [--hub URL]
+  mcp-hub servers rm NAME [--url URL]
+
+add and rm need an admin caller: the token in MCP_HUB_TOKEN must be an
+auth.tokens entry with admin: true (a hub without auth on loopback needs
+none). --secret-ref names a Secret (key token) in Kubernetes, an environment
+variable of the hub on a laptop; the token itself is never sent. The hub's
+address is --url for list and rm, --hub for add (where --url is the
+server's).
+
+Flags:
+`
+
+// runServers is `mcp-hub servers`: a client of the hub's /api/mcp/servers.
+func runServers(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "add" && args[0] != "rm") {
+		fmt.Fprint(stderr, serversUsage)
+		return 2
+	}
+	sub, args := args[0], args[1:]
+	var name string
+	if sub != "list" {
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			fmt.Fprintf(stderr, "mcp-hub servers %s: NAME is required\n", sub)
+			return 2
+		}
+		name, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("mcp-hub servers "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, serversUsage); fs.PrintDefaults() }
+	hubFlag := "url"
+	var e registrations.Entry
+	if sub == "add" {
+		hubFlag = "hub"
+		fs.StringVar(&e.URL, "url", "", "URL of the running MCP server to connect")
+		fs.StringVar(&e.Image, "image", "", "container image to deploy as an MCPServer (Kubernetes)")
+		fs.IntVar(&e.Port, "port", 0, "the image's port (default 8000)")
+		fs.StringVar(&e.Auth, "auth", "", "none or bearer")
+		fs.StringVar(&e.SecretRef, "secret-ref", "", "with --auth bearer: the Secret (Kubernetes) or environment variable (laptop) holding the token")
+		fs.StringVar(&e.Category, "category", "", "category shown by Purko's dashboard")
+		fs.StringVar(&e.Icon, "icon", "", "icon shown by Purko's dashboard")
+	}
+	base := fs.String(hubFlag, "http://127.0.0.1:8080", "the hub's base URL")
+	out := fs.String("o", "table", "output: table or json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || (*out != "table" && *out != "json") {
+		fs.Usage()
+		return 2
+	}
+	c, err := newHubClient(hubFlag, *base)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcp-hub servers: %v\n", err)
+		return 2
+	}
+	ctx := context.Background()
+	var body []byte
+	switch sub {
+	case "list":
+		body, err = c.do(ctx, "GET", "/api/mcp/servers", nil)
+	case "add":
+		e.Name = name
+		req, _ := json.Marshal(e)
+		body, err = c.do(ctx, "POST", "/api/mcp/server", req)
+	case "rm":
+		body, err = c.do(ctx, "DELETE", "/api/mcp/server/"+url.PathEscape(name), nil)
+	}
+	return answer(stdout, stderr, "servers "+sub, *out, body, err, func(w io.Writer, b []byte) error { return printServers(w, sub, b) })
+}
+
+func printServers(w io.Writer, sub string, body []byte) error {
+	if sub != "list" {
+		var v struct{ Status, Name string }
+		if err := json.Unmarshal(body, &v); err != nil {
+			return fmt.Errorf("read the hub's answer: %w", err)
+		}
+		fmt.Fprintf(w, "%s %s\n", v.Name, v.Status)
+		return nil
+	}
+	var v struct {
+		Servers []struct {
+			Metadata struct{ Name string }
+			Spec     struct{ Transport string }
+			Status   struct {
+				Phase     string
+				ToolCount int
+				Message   string
+			}
+			Source     string
+			Registered bool
+		}
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("read the hub's answer: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "NAME\tSTATUS\tTRANSPORT\tTOOLS\tSOURCE\tERROR\n")
+	for _, s := range v.Servers {
+		src := s.Source
+		if s.Registered {
+			src += " (api)"
+		}
+		msg := strings.ReplaceAll(s.Status.Message, "\n", " ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Metadata.Name, s.Status.Phase, s.Spec.Transport, s.Status.ToolCount, src, cmp.Or(msg, "-"))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,195 @@
+package registrations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"sigs.k8s.io/yaml"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
+)
+
+// SourceName is the discovery source of a laptop hub's registrations.
+const SourceName = "registered"
+
+// FilePath is where a laptop hub keeps its registrations: beside the
+// config file (hub.yaml -> hub.registered.yaml), never in it; with the
+// embedded default config, in the state directory
+// ($XDG_STATE_HOME/mcp-hub/registered.yaml, ~/.local/state/...).
+func FilePath(configPath string) (string, error) {
+	if configPath != "" {
+		ext := filepath.Ext(configPath)
+		return strings.TrimSuffix(configPath, ext) + ".registered.yaml", nil
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("registrations file: no state directory: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcp-hub", "registered.yaml"), nil
+}
+
+// File keeps the registrations of a hub without a cluster in one YAML
+// file (a list in the shape of the mcp-servers ConfigMap's servers key)
+// and is the discovery source that reports them: a write is sent to the
+// registry at once, and the file is read again at start-up.
+type File struct {
+	path string
+	log  zerolog.Logger
+
+	mu      sync.Mutex
+	entries []Entry
+	// changed wakes Run after a write; buffered one, a pending wake-up
+	// covers every write before it.
+	changed chan struct{}
+}
+
+// OpenFile reads the registrations at path (a missing file is none).
+func OpenFile(path string, log zerolog.Logger) (*File, error) {
+	f := &File{path: path, log: log.With().Str("source", SourceName).Str("file", path).Logger(), changed: make(chan struct{}, 1)}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return f, nil
+	case err != nil:
+		return nil, fmt.Errorf("read registrations %s: %w", path, err)
+	}
+	if err := yaml.UnmarshalStrict(b, &f.entries); err != nil {
+		return nil, fmt.Errorf("read registrations %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Where implements Writer.
+func (f *File) Where() string { return f.path }
+
+// Upsert implements Writer. Image entries need a cluster to run in.
+func (f *File) Upsert(_ context.Context, e Entry) error {
+	if e.IsImage() {
+		return fmt.Errorf("image: %w; without a cluster register a running server by url", ErrNeedsCluster)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	next := slices.Clone(f.entries)
+	i := slices.IndexFunc(next, func(x Entry) bool { return x.Name == e.Name })
+	if i >= 0 {
+		next[i] = e
+	} else {
+		next = append(next, e)
+	}
+	return f.save(next)
+}
+
+// Delete implements Writer.
+func (f *File) Delete(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := slices.IndexFunc(f.entries, func(x Entry) bool { return x.Name == name })
+	if i < 0 {
+		return ErrNotFound
+	}
+	return f.save(slices.Delete(slices.Clone(f.entries), i, i+1))
+}
+
+// Owns implements Writer.
+func (f *File) Owns(source string, _ *config.Origin) bool { return source == SourceName }
+
+// Has reports whether a registration of that name exists.
+func (f *File) Has(_ context.Context, name string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.ContainsFunc(f.entries, func(x Entry) bool { return x.Name == name }), nil
+}
+
+// save writes entries atomically (temp file, rename) and wakes Run.
+func (f *File) save(entries []Entry) error {
+	if entries == nil {
+		entries = []Entry{}
+	}
+	b, err := yaml.Marshal(entries)
+	if err != nil {
+		return fmt.Errorf("write registrations: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+		return fmt.Errorf("write registrations: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".registered-*.yaml")
+	if err != nil {
+		return fmt.Errorf("write registrations: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	header := "# Servers registered through mcp-hub's API (POST /api/mcp/server); managed by the hub.\n"
+	if _, err := tmp.WriteString(header + string(b)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write registrations %s: %w", f.path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write registrations %s: %w", f.path, err)
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		return fmt.Errorf("write registrations %s: %w", f.path, err)
+	}
+	f.entries = entries
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Name implements discovery.Source.
+func (f *File) Name() string { return SourceName }
+
+// Run implements discovery.Source: the registrations now, and again after
+// every write.
+func (f *File) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	for {
+		select {
+		case out <- discovery.Snapshot{Source: SourceName, Servers: f.specs()}:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-f.changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// specs turns the entries into server specs. A bearer entry's secretRef
+// names an environment variable of the hub (token.env); a missing one is
+// the server's problem, listed as its error, not a failure of the others.
+func (f *File) specs() []config.ServerSpec {
+	f.mu.Lock()
+	entries := slices.Clone(f.entries)
+	f.mu.Unlock()
+	out := []config.ServerSpec{}
+	for _, e := range entries {
+		spec := config.ServerSpec{Name: e.Name, URL: e.URL, Source: SourceName}
+		if err := spec.Normalize(); err != nil {
+			f.log.Error().Err(err).Str("server", e.Name).Msg("registered server skipped")
+			continue
+		}
+		if strings.EqualFold(e.Auth, "bearer") {
+			spec.Token = &config.TokenRef{Env: e.SecretRef}
+			if err := spec.ResolveToken(); err != nil {
+				spec.Problem = fmt.Sprintf("auth bearer: secretRef %s: %v", e.SecretRef, err)
+			}
+		}
+		out = append(out, spec)
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/purko-io/mcp-hub/internal/registrations"
+)
+
+// Purko's dashboard API for servers, wire-compatible with its dashboard:
+// GET /api/mcp/servers lists, POST /api/mcp/server registers (a running
+// server by url, or an image to deploy as an MCPServer), DELETE
+// /api/mcp/server/{name} removes a registration. Writes go to the source
+// of truth discovery reads (registrations.Writer), so the catalog follows
+// through the normal reload path and every replica sees the same.
+
+// registerTimeout bounds one write to the registrations store.
+const registerTimeout = 30 * time.Second
+
+// serversListing is the body of GET /api/mcp/servers: Purko's
+// {"servers":[{"metadata","spec","status"}]}, with the hub's view of each
+// server of its catalog.
+type serversListing struct {
+	Servers []serverItem `json:"servers"`
+}
+
+type serverItem struct {
+	Metadata itemMeta   `json:"metadata"`
+	Spec     itemSpec   `json:"spec"`
+	Status   itemStatus `json:"status"`
+	// Source is the discovery source (file, env, kubernetes, registered).
+	Source string `json:"source"`
+	// Registered says the server came through this API, so DELETE may
+	// remove it; others are edited where they are declared.
+	Registered bool `json:"registered"`
+}
+
+type itemMeta struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	Kind      string `json:"kind,omitempty"` // MCPServer or ConfigMap, when from Kubernetes
+}
+
+type itemSpec struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+}
+
+type itemStatus struct {
+	Phase         string     `json:"phase"`
+	ToolCount     int        `json:"toolCount"`
+	LastDiscovery *time.Time `json:"lastDiscovery,omitempty"`
+	Message       string     `json:"message,omitempty"`
+}
+
+// handleServers lists every server of the catalog in Purko's shape.
+func (s *Server) handleServers(w http.ResponseWriter, _ *http.Request) {
+	out := serversListing{Servers: []serverItem{}}
+	for _, sv := range s.reg.Catalog().Servers {
+		it := serverItem{
+			Metadata: itemMeta{Name: sv.Name},
+			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport)},
+			Status:   itemStatus{Phase: string(sv.Status.State), ToolCount: len(sv.Tools), Message: sv.Status.Error},
+			Source:   sv.Source,
+		}
+		if o := sv.Origin; o != nil {
+			it.Metadata.Namespace, it.Metadata.Kind = o.Namespace, o.Kind
+		}
+		if t := sv.Status.ListedAt; !t.IsZero() {
+			it.Status.LastDiscovery = &t
+		}
+		if s.registered != nil {
+			it.Registered = s.registered.Owns(sv.Source, sv.Origin)
+		}
+		out.Servers = append(out.Servers, it)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleRegister is POST /api/mcp/server: upsert by name.
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+	caller := callerFrom(r.Context())
+	if s.registered == nil {
+		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
+		return
+	}
+	var e registrations.Entry
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body: not a server entry {name,url,auth,secretRef,category,icon} or {name,image,port,...}: " + err.Error()})
+		return
+	}
+	if err := e.Validate(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
+	defer cancel()
+	if msg := s.declaredElsewhere(e.Name); msg != "" {
+		writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
+		return
+	}
+	if err := s.registered.Upsert(ctx, e); err != nil {
+		switch {
+		case errors.Is(err, registrations.ErrOtherKind):
+			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+		case errors.Is(err, registrations.ErrNeedsCluster):
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		default:
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
+		}
+		return
+	}
+	status := "connected"
+	if e.IsImage() {
+		status = "created"
+	}
+	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", status).
+		Str("store", s.registered.Where()).Msg("server registered")
+	writeJSON(w, http.StatusOK, map[string]string{"status": status, "name": e.Name})
+}
+
+// handleUnregister is DELETE /api/mcp/server/{name}.
+func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
+	caller := callerFrom(r.Context())
+	name := r.PathValue("name")
+	if s.registered == nil {
+		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
+	defer cancel()
+	err := s.registered.Delete(ctx, name)
+	switch {
+	case errors.Is(err, registrations.ErrNotFound):
+		if msg := s.declaredElsewhere(name); msg != "" {
+			writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
+			return
+		}
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
+		return
+	case err != nil:
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})
+		return
+	}
+	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", name).Str("decision", "deleted").
+		Str("store", s.registered.Where()).Msg("server unregistered")
+	writeJSON(w, http.StatusOK, map[string]string{"status": "deleted", "name": name})
+}
+
+// declaredElsewhere says why name cannot be written through the API: a
+// server of that name is declared by the user's config file or MCP_SERVERS,
+// which the hub never rewrites. Empty when the name is free or registered.
+func (s *Server) declaredElsewhere(name string) string {
+	for _, sv := range s.reg.Catalog().Servers {
+		if sv.Name != name {
+			continue
+		}
+		switch sv.Source {
+		case "file":
+			return fmt.Sprintf("server %q is declared in the hub's config file; edit the file to change or remove it", name)
+		case "env":
+			return fmt.Sprintf("server %q is declared in MCP_SERVERS; change the hub's environment to change or remove it", name)
+		}
+	}
+	return ""
+}
