@@ -188,7 +188,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/openapi.json", handleOpenAPI)
 	// Writes: the caller's token (a header, never a cookie), the Origin
 	// and Content-Type checks of the MCP faces, and an admin caller.
-	mux.Handle("POST /api/mcp/pins/approve", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleApprove)), false))
+	mux.Handle("POST /api/mcp/pins/approve", s.adminWrite("approving tool definitions", s.handleApprove))
+	mux.Handle("POST /api/mcp/server", s.adminWrite("registering servers", s.handleRegister))
+	mux.Handle("DELETE /api/mcp/server/{name}", s.adminWrite("removing servers", s.handleUnregister))
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
 	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls
@@ -200,9 +202,6 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /console/", page)
 	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
 	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
-	mux.Handle("POST /api/mcp/pins/approve", s.adminWrite("approving tool definitions", s.handleApprove))
-	mux.Handle("POST /api/mcp/server", s.adminWrite("registering servers", s.handleRegister))
-	mux.Handle("DELETE /api/mcp/server/{name}", s.adminWrite("removing servers", s.handleUnregister))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
