@@ -305,6 +305,22 @@ func TestConsoleShowsServersLiveInABrowser(t *testing.T) {
 		`!document.querySelector('#quarantine .q') && !document.querySelector('#quarantine-empty').hidden
 		 && `+serverRow("alpha", "connected", 2))
 
+	// The form registers a server (POST /api/mcp/server) and its Remove
+	// button takes it away again (DELETE), both without a reload.
+	add := `(() => { const f = document.querySelector('#add-form'); f.closest('details').open = true;
+		f.elements.name.value = 'gamma'; f.elements.url.value = '` + betaURL + `'; f.requestSubmit(); return true; })()`
+	if _, err := evaluate[bool](ctx, add); err != nil {
+		t.Fatalf("submit the add form: %v", err)
+	}
+	waitPage(t, ctx, "gamma, added with the form, connected",
+		serverRow("gamma", "connected", 2)+` && document.querySelector('#add-msg').innerText.includes('Added gamma')`)
+	remove := `(() => { window.confirm = () => true;
+		document.querySelector('#servers tr[data-server="gamma"] button').click(); return true; })()`
+	if _, err := evaluate[bool](ctx, remove); err != nil {
+		t.Fatalf("click Remove: %v", err)
+	}
+	waitPage(t, ctx, "gamma gone after Remove", `!document.querySelector('#servers tr[data-server="gamma"]') && window.consoleTestMark === 42`)
+
 	beta.Kill()
 	waitPage(t, ctx, "beta down after its process was killed, without a reload",
 		serverRow("beta", "error|connecting", -1)+` && window.consoleTestMark === 42`)
