@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,6 +26,21 @@ const defaultHubURL = "http://127.0.0.1:8080"
 type hubClient struct {
 	base, token string
 	http        *http.Client
+}
+
+// subcommand reads the first of args as one of cmd's subcommands (subs)
+// and returns it, the arguments after it, and its flag set, which prints
+// usage on a bad flag. ok is false, with usage printed, when args do not
+// start with one of subs.
+func subcommand(cmd, usage string, subs []string, args []string, stderr io.Writer) (sub string, rest []string, fs *flag.FlagSet, ok bool) {
+	if len(args) == 0 || !slices.Contains(subs, args[0]) {
+		fmt.Fprint(stderr, usage)
+		return "", nil, nil, false
+	}
+	fs = flag.NewFlagSet("mcp-hub "+cmd+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	return args[0], args[1:], fs, true
 }
 
 // clientFlags adds the flags every client subcommand has: --url and -o.

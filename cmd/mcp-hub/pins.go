@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -148,14 +147,10 @@ Flags:
 
 // runPins is `mcp-hub pins`: a client of the hub's /api/mcp/pins.
 func runPins(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "approve") {
-		fmt.Fprint(stderr, pinsUsage)
+	sub, args, fs, ok := subcommand("pins", pinsUsage, []string{"list", "approve"}, args, stderr)
+	if !ok {
 		return 2
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("mcp-hub pins "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, pinsUsage); fs.PrintDefaults() }
 	base, out := clientFlags(fs)
 	var server, tool string
 	if sub == "approve" {

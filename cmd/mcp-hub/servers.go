@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -86,11 +85,10 @@ Flags:
 
 // runServers is `mcp-hub servers`: a client of the hub's /api/mcp/servers.
 func runServers(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "add" && args[0] != "rm") {
-		fmt.Fprint(stderr, serversUsage)
+	sub, args, fs, ok := subcommand("servers", serversUsage, []string{"list", "add", "rm"}, args, stderr)
+	if !ok {
 		return 2
 	}
-	sub, args := args[0], args[1:]
 	var name string
 	if sub != "list" {
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -99,9 +97,6 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 		}
 		name, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet("mcp-hub servers "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, serversUsage); fs.PrintDefaults() }
 	hubFlag := "url"
 	var e registrations.Entry
 	if sub == "add" {
@@ -114,7 +109,7 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&e.Category, "category", "", "category shown by Purko's dashboard")
 		fs.StringVar(&e.Icon, "icon", "", "icon shown by Purko's dashboard")
 	}
-	base := fs.String(hubFlag, "http://127.0.0.1:8080", "the hub's base URL")
+	base := fs.String(hubFlag, defaultHubURL, "the hub's base URL")
 	out := fs.String("o", "table", "output: table or json")
 	if err := fs.Parse(args); err != nil {
 		return 2

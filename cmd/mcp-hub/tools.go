@@ -37,14 +37,10 @@ Flags:
 // runTools is `mcp-hub tools`: a client of the hub's tool listing and
 // REST runs, for scripts and people at a shell.
 func runTools(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "call") {
-		fmt.Fprint(stderr, toolsUsage)
+	sub, args, fs, ok := subcommand("tools", toolsUsage, []string{"list", "call"}, args, stderr)
+	if !ok {
 		return 2
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("mcp-hub tools "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, toolsUsage); fs.PrintDefaults() }
 	base, out := clientFlags(fs)
 	level := fs.String("autonomy", "", "autonomy level: manual, restricted, supervised or full (also shu, ha, ri)")
 	pos, err := parseInterspersed(fs, args)
