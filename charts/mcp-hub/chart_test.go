@@ -863,23 +863,7 @@ func checkPinsRBAC(t *testing.T, m manifests) manifests {
 			roles++
 			var r role
 			o.decode(t, &r)
-			var grants []string
-			for _, rule := range r.Rules {
-				names := []string{""}
-				if len(rule.ResourceNames) > 0 {
-					names = rule.ResourceNames
-				}
-				for _, g := range rule.APIGroups {
-					for _, res := range rule.Resources {
-						for _, v := range rule.Verbs {
-							for _, n := range names {
-								grants = append(grants, strings.TrimSpace(g+"/"+res+" "+v+" "+n))
-							}
-						}
-					}
-				}
-			}
-			checkGrants(t, o.key(), grants, pinsGrants)
+			checkGrants(t, o.key(), ruleGrants(t, o.key(), r.Rules), pinsGrants)
 			continue
 		}
 		bindings++
