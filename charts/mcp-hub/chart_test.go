@@ -849,28 +849,37 @@ func ruleGrants(t *testing.T, what string, rules []policyRule) []string {
 // release namespace and returns m without them.
 func checkPinsRBAC(t *testing.T, m manifests) manifests {
 	t.Helper()
+	return checkNamedRBAC(t, m, "Role", pinsRoleName, pinsGrants)
+}
+
+// checkNamedRBAC checks the one role of kind (Role or ClusterRole) named
+// name, which must grant exactly want, and its one binding to the hub's
+// ServiceAccount; a Role and its RoleBinding must be in the release
+// namespace. It returns m without them.
+func checkNamedRBAC(t *testing.T, m manifests, kind, name string, want []string) manifests {
+	t.Helper()
 	var rest []object
 	var roles, bindings int
 	for _, o := range m.all {
-		if o.Metadata.Name != pinsRoleName || (o.Kind != "Role" && o.Kind != "RoleBinding") {
+		if o.Metadata.Name != name || (o.Kind != kind && o.Kind != kind+"Binding") {
 			rest = append(rest, o)
 			continue
 		}
-		if o.Metadata.Namespace != namespace {
+		if kind == "Role" && o.Metadata.Namespace != namespace {
 			t.Errorf("%s: not in the release namespace %s", o.key(), namespace)
 		}
-		if o.Kind == "Role" {
+		if o.Kind == kind {
 			roles++
 			var r role
 			o.decode(t, &r)
-			checkGrants(t, o.key(), ruleGrants(t, o.key(), r.Rules), pinsGrants)
+			checkGrants(t, o.key(), ruleGrants(t, o.key(), r.Rules), want)
 			continue
 		}
 		bindings++
-		checkBinding(t, o, "Role", pinsRoleName)
+		checkBinding(t, o, kind, name)
 	}
 	if roles != 1 || bindings != 1 {
-		t.Errorf("%d Roles and %d RoleBindings named %s, want 1 each", roles, bindings, pinsRoleName)
+		t.Errorf("%d %ss and %d %sBindings named %s, want 1 each", roles, kind, bindings, kind, name)
 	}
 	return index(rest)
 }
@@ -893,27 +902,7 @@ func checkBinding(t *testing.T, o object, kind, name string) {
 // auth.serviceAccounts.enabled and returns m without them.
 func checkTokenReviewRBAC(t *testing.T, m manifests) manifests {
 	t.Helper()
-	var rest []object
-	var roles, bindings int
-	for _, o := range m.all {
-		if o.Metadata.Name != tokenReviewName || (o.Kind != "ClusterRole" && o.Kind != "ClusterRoleBinding") {
-			rest = append(rest, o)
-			continue
-		}
-		if o.Kind == "ClusterRole" {
-			roles++
-			var r role
-			o.decode(t, &r)
-			checkGrants(t, o.key(), ruleGrants(t, o.key(), r.Rules), tokenReview)
-			continue
-		}
-		bindings++
-		checkBinding(t, o, "ClusterRole", tokenReviewName)
-	}
-	if roles != 1 || bindings != 1 {
-		t.Errorf("%d ClusterRoles and %d ClusterRoleBindings named %s, want 1 each", roles, bindings, tokenReviewName)
-	}
-	return index(rest)
+	return checkNamedRBAC(t, m, "ClusterRole", tokenReviewName, tokenReview)
 }
 
 // checkConfig: the ConfigMap's config.yaml is a config the hub accepts.
