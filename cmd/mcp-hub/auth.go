@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/kubeauth"
+	"github.com/purko-io/mcp-hub/internal/oauth"
+	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
 )
 
@@ -21,7 +24,7 @@ import (
 // auth configured the hub admits anonymous callers with full autonomy only
 // when it listens on a loopback address (a laptop); anywhere else it refuses
 // to start rather than serve every tool to whoever connects.
-func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger) (*server.Auth, error) {
+func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string, log zerolog.Logger) (*server.Auth, error) {
 	a := cfg.Auth
 	var tokens []server.TokenCaller
 	for _, t := range a.Tokens {
@@ -73,7 +76,45 @@ func buildAuth(cfg *config.Config, o options, listen string, log zerolog.Logger)
 	if localUser {
 		auth.LocalUserIsAdmin()
 	}
+	if a.OAuth != nil {
+		v, err := newVerifier(ctx, a.OAuth, log)
+		if err != nil {
+			return nil, err
+		}
+		auth.WithOAuth(v)
+	}
 	return auth, nil
+}
+
+// newVerifier builds the checker of OAuth access tokens (auth.oauth); it
+// starts discovering the issuers, which a down issuer does not hold up.
+func newVerifier(ctx context.Context, o *config.OAuthSettings, log zerolog.Logger) (*oauth.Verifier, error) {
+	opts := oauth.Options{
+		Resource:    o.Resource,
+		ClockSkew:   o.Skew(),
+		JWKSRefresh: o.JWKSRefresh.D(),
+		// Metadata and keys stay at the issuer's origin.
+		HTTPClient: &http.Client{Timeout: 10 * time.Second, CheckRedirect: secrets.RefuseCrossOrigin},
+		OnError: func(issuer string, err error) {
+			log.Warn().Str("issuer", issuer).Err(err).Msg("OAuth issuer: cannot read its metadata or keys")
+		},
+	}
+	for i, is := range o.Issuers {
+		in := oauth.Issuer{Issuer: is.Issuer, Audiences: is.Audiences, JWKSURL: is.JWKSURL, NameClaim: is.NameClaim}
+		for j, g := range is.Grants {
+			lvl, err := autonomy.ParseLevel(g.MaxLevel)
+			if err != nil {
+				return nil, fmt.Errorf("auth.oauth.issuers[%d].grants[%d].maxLevel: %w", i, j, err)
+			}
+			in.Rules = append(in.Rules, oauth.Rule{Claim: g.Claim, Value: g.Value, MaxLevel: lvl, Tools: g.Tools, Admin: g.Admin})
+		}
+		opts.Issuers = append(opts.Issuers, in)
+	}
+	v, err := oauth.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("auth.oauth: %w", err)
+	}
+	return v, nil
 }
 
 // clusterReviewer adapts kubeauth to the server's interface; admins are

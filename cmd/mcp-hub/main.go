@@ -245,14 +245,17 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		Pins:           pins.pinner,
 	}, log)
 	pins.reportTo(reg)
-	auth, err := buildAuth(cfg, o, o.listen, log)
+	// The OAuth verifier's discovery and key refreshes run until close.
+	authCtx, stopAuth := context.WithCancel(context.Background())
+	closeAll := func() { stopAuth(); pins.close() }
+	auth, err := buildAuth(authCtx, cfg, o, o.listen, log)
 	if err != nil {
-		pins.close()
+		closeAll()
 		return nil, err
 	}
 	registered, registeredSource, err := newRegistrations(cfg, o, log)
 	if err != nil {
-		pins.close()
+		closeAll()
 		return nil, err
 	}
 	srv := server.New(reg, server.Options{
@@ -289,14 +292,14 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	}
 	ks, err := kubeSource(o, cfg.Kubernetes, log)
 	if err != nil {
-		pins.close()
+		closeAll()
 		return nil, err
 	}
 	if ks != nil {
 		sources = append(sources, ks)
 		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
 	}
-	return &hub{reg: reg, srv: srv, sources: sources, close: pins.close}, nil
+	return &hub{reg: reg, srv: srv, sources: sources, close: closeAll}, nil
 }
 
 // upstreamOptions are the connection settings of every upstream.

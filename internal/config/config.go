@@ -204,6 +204,9 @@ type AuthSettings struct {
 	// ServiceAccounts admits pods by their projected ServiceAccount token
 	// (TokenReview), with the ceiling of their purko.io/agent Agent.
 	ServiceAccounts ServiceAccountAuth `json:"serviceAccounts"`
+	// OAuth accepts JWT access tokens of trusted authorization servers
+	// (the MCP authorization spec), for remote IDE clients.
+	OAuth *OAuthSettings `json:"oauth,omitempty"`
 }
 
 // CallerToken is one inbound bearer token.
@@ -248,7 +251,7 @@ type ServiceAccountAuth struct {
 
 // Configured reports whether any way to authenticate is set up.
 func (a AuthSettings) Configured() bool {
-	return len(a.Tokens) > 0 || a.Anonymous != nil || a.ServiceAccounts.Enabled
+	return len(a.Tokens) > 0 || a.Anonymous != nil || a.ServiceAccounts.Enabled || a.OAuth != nil
 }
 
 // KubeSettings say what the Kubernetes source watches. Command-line flags
@@ -820,6 +823,9 @@ func (a AuthSettings) validate(perUpstream Limits) error {
 		if _, err := toolspec.CanonicalLevel(an.MaxLevel); err != nil {
 			return fmt.Errorf("auth.anonymous.maxLevel: %w", err)
 		}
+	}
+	if a.OAuth != nil {
+		return a.OAuth.validate()
 	}
 	return nil
 }

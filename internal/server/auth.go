@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 )
 
@@ -138,6 +139,7 @@ type Auth struct {
 	tokens    []tokenEntry
 	anonymous *Caller
 	reviewer  TokenReviewer
+	oauth     *oauth.Verifier
 }
 
 type tokenEntry struct {
@@ -186,6 +188,17 @@ func (a *Auth) LocalUserIsAdmin() *Auth {
 	return a
 }
 
+// WithOAuth accepts the JWT access tokens v verifies (remote IDE clients,
+// MCP authorization) beside the other callers, and makes refusals name
+// where to get such a token.
+func (a *Auth) WithOAuth(v *oauth.Verifier) *Auth {
+	a.oauth = v
+	return a
+}
+
+// OAuth returns the verifier of access tokens, nil when not configured.
+func (a *Auth) OAuth() *oauth.Verifier { return a.oauth }
+
 func allowlist(tools []string) *autonomy.Allowlist {
 	if len(tools) == 0 {
 		return nil
@@ -197,6 +210,8 @@ func allowlist(tools []string) *autonomy.Allowlist {
 type authError struct {
 	status int
 	msg    string
+	// token is why an OAuth access token was refused, for the challenge.
+	token *oauth.Error
 }
 
 // authenticate finds the caller of r and its effective level.
@@ -207,6 +222,18 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 	case hasToken:
 		var found bool
 		c, found = a.lookupToken(token)
+		// A ServiceAccount token is a JWT too: the issuer tells them apart.
+		// Without a reviewer every JWT goes to the verifier, which names
+		// an issuer it does not trust; other strings are hub tokens.
+		if !found && a.oauth != nil && (a.oauth.Trusts(token) || a.reviewer == nil && oauth.IsJWT(token)) {
+			g, err := a.oauth.Verify(r.Context(), token)
+			if err != nil {
+				oe := &oauth.Error{Status: http.StatusUnauthorized, Code: "invalid_token", Reason: err.Error()}
+				errors.As(err, &oe)
+				return Caller{}, &authError{oe.Status, "bearer token refused: " + oe.Reason, oe}
+			}
+			c, found = Caller{Name: g.Caller, Ceiling: g.Ceiling, Allow: allowlist(g.Tools), Admin: g.Admin}, true
+		}
 		if !found && a.reviewer != nil {
 			id, err := a.reviewer.Review(r.Context(), token)
 			if err != nil {
@@ -215,22 +242,22 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 				if errors.As(err, &re) {
 					status = re.Status
 				}
-				return Caller{}, &authError{status, "bearer token refused: " + err.Error()}
+				return Caller{}, &authError{status: status, msg: "bearer token refused: " + err.Error()}
 			}
 			ceiling, err := autonomy.ParseLevel(id.Level)
 			if err != nil {
-				return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
+				return Caller{}, &authError{status: http.StatusForbidden, msg: fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
 			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin}, true
 		}
 		if !found {
-			return Caller{}, &authError{http.StatusUnauthorized, "bearer token refused: not a token of this hub"}
+			return Caller{}, &authError{status: http.StatusUnauthorized, msg: "bearer token refused: not a token of this hub"}
 		}
 	case a.anonymous != nil:
 		c = *a.anonymous
 		c.anonymousAt = r.RemoteAddr
 	default:
-		return Caller{}, &authError{http.StatusUnauthorized, "credentials required: send Authorization: Bearer <token>"}
+		return Caller{}, &authError{status: http.StatusUnauthorized, msg: a.credentialsRequired()}
 	}
 	c.Level = c.Ceiling
 	if c.Agent == "" {
@@ -240,14 +267,33 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 	if asked := strings.TrimSpace(r.Header.Get(HeaderAutonomyLevel)); asked != "" {
 		lvl, err := autonomy.ParseLevel(asked)
 		if err != nil {
-			return Caller{}, &authError{http.StatusBadRequest, HeaderAutonomyLevel + ": " + err.Error()}
+			return Caller{}, &authError{status: http.StatusBadRequest, msg: HeaderAutonomyLevel + ": " + err.Error()}
 		}
 		if lvl > c.Ceiling {
-			return Caller{}, &authError{http.StatusForbidden, fmt.Sprintf("%s: %s may use at most %s autonomy, asked for %s", HeaderAutonomyLevel, c.Name, c.Ceiling, lvl)}
+			return Caller{}, &authError{status: http.StatusForbidden, msg: fmt.Sprintf("%s: %s may use at most %s autonomy, asked for %s", HeaderAutonomyLevel, c.Name, c.Ceiling, lvl)}
 		}
 		c.Level = lvl
 	}
 	return c, nil
+}
+
+func (a *Auth) credentialsRequired() string {
+	if a.oauth != nil {
+		return "credentials required: send Authorization: Bearer <token>; an OAuth client finds where to get one at " + a.oauth.MetadataURL()
+	}
+	return "credentials required: send Authorization: Bearer <token>"
+}
+
+// challenge is the WWW-Authenticate value of a refusal, "" for none: a
+// 401, and with OAuth also a 403 for a token without MCP scopes.
+func (a *Auth) challenge(err *authError) string {
+	switch {
+	case a.oauth != nil && (err.status == http.StatusUnauthorized || err.token != nil && err.token.Code == "insufficient_scope"):
+		return a.oauth.Challenge(err.token)
+	case err.status == http.StatusUnauthorized:
+		return `Bearer realm="mcp-hub"`
+	}
+	return ""
 }
 
 // lookupToken compares in constant time against every configured token.
@@ -279,8 +325,8 @@ func (s *Server) requireCaller(next http.Handler) http.Handler {
 		if err != nil {
 			s.log.Warn().Str("audit", "auth").Str("path", r.URL.Path).Str("remote", r.RemoteAddr).
 				Int("status", err.status).Str("reason", err.msg).Msg("request refused")
-			if err.status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub"`)
+			if ch := s.auth.challenge(err); ch != "" {
+				w.Header().Set("WWW-Authenticate", ch)
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(err.status)

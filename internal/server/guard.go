@@ -131,7 +131,7 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 			h := w.Header()
 			h.Add("Vary", "Origin")
 			h.Set("Access-Control-Allow-Origin", cors)
-			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+			h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
 				if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {

@@ -8,6 +8,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
+	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -202,6 +204,19 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /console/", page)
 	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
 	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
+	if v := s.auth.OAuth(); v != nil {
+		// Protected resource metadata (RFC 9728): public, and readable by
+		// browser-based clients of any origin, like the 401 that names it.
+		for _, p := range oauth.MetadataPaths(v.Metadata().Resource) {
+			mux.HandleFunc("GET "+p, func(w http.ResponseWriter, _ *http.Request) {
+				h := w.Header()
+				h.Set("Content-Type", "application/json")
+				h.Set("Access-Control-Allow-Origin", "*")
+				h.Set("Cache-Control", "max-age=300")
+				_ = json.NewEncoder(w).Encode(v.Metadata())
+			})
+		}
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
