@@ -22,7 +22,7 @@ run: build
 # reference server and the official TypeScript SDK client; and for the
 # conformance tests: the official MCP conformance suite with the Node 22 it
 # needs, plus go-sdk's conformance everything-server.
-test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger chromium
+test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger hydra chromium
 
 # Debian's chromium, the headless browser of the web console's test
 # (test/console, driven with chromedp). Installed when missing: CI runs as
@@ -60,6 +60,13 @@ everything-server:
 .PHONY: jaeger
 jaeger:
 	hack/jaeger.sh >/dev/null
+
+# Ory Hydra, the real OAuth 2.1 / OpenID Connect authorization server the
+# tests get JWT access tokens from (internal/hubtest/hydra), built once
+# from the Go module proxy into ~/.cache/mcp-hub (~3 min on a 2-core machine).
+.PHONY: hydra
+hydra:
+	hack/hydra.sh >/dev/null
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
