@@ -178,6 +178,15 @@ type issuer struct {
 // retryDiscovery bounds how often a request retries a failed discovery.
 const retryDiscovery = 5 * time.Second
 
+// Refreshes of a key set asked for by tokens with an unknown kid: at most
+// one per refreshEvery, and a request waits up to refreshWait for its
+// turn. A rotation is then always followed, and tokens with made-up kids
+// cost the issuer one request a second at most.
+const (
+	refreshEvery = time.Second
+	refreshWait  = 2 * time.Second
+)
+
 // New returns a Verifier and starts discovering its issuers in the
 // background; ctx owns that work and the key set refreshes.
 func New(ctx context.Context, opts Options) (*Verifier, error) {
@@ -205,7 +214,7 @@ func New(ctx context.Context, opts Options) (*Verifier, error) {
 			return nil, fmt.Errorf("oauth: issuer %q: %w", is.Issuer, err)
 		}
 		in := &issuer{Issuer: is, label: u.Host + strings.TrimSuffix(u.Path, "/"), audiences: is.Audiences,
-			refresh: rate.NewLimiter(rate.Every(retryDiscovery), 1), discovered: make(chan struct{})}
+			refresh: rate.NewLimiter(rate.Every(refreshEvery), 1), discovered: make(chan struct{})}
 		if len(in.audiences) == 0 {
 			in.audiences = []string{opts.Resource}
 		}
@@ -362,7 +371,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Grant, error) {
 		}
 	}
 	if kid != "" {
-		if _, found := set.LookupKeyID(kid); !found && in.refresh.Allow() {
+		if _, found := set.LookupKeyID(kid); !found && v.mayRefresh(ctx, in) {
 			// A key the cache does not know: the issuer may have rotated.
 			if fresh, err := v.cache.Refresh(ctx, res.URL()); err == nil {
 				set = fresh
@@ -395,6 +404,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Grant, error) {
 		v.verified.Add(sum, verifiedToken{grant: g, iss: iss, kid: kid})
 	}
 	return g, err
+}
+
+// mayRefresh waits for in's next allowed key set refresh, false when it
+// does not come within refreshWait.
+func (v *Verifier) mayRefresh(ctx context.Context, in *issuer) bool {
+	ctx, cancel := context.WithTimeout(ctx, refreshWait)
+	defer cancel()
+	return in.refresh.Wait(ctx) == nil
 }
 
 // explain turns a jwx error into a reason the caller can act on.
