@@ -363,6 +363,9 @@ type ServerSpec struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 	// Token names where the bearer token comes from; never the token itself.
 	Token *TokenRef `json:"token,omitempty"`
+	// OAuth, when set, makes the hub get its bearer token for this server
+	// from an authorization server (client credentials); it excludes Token.
+	OAuth *OAuthClient `json:"oauth,omitempty"`
 	// Timeout overrides the per-call timeout of this server.
 	Timeout Duration `json:"timeout,omitempty"`
 	// ProtocolVersion pins the MCP revision; empty negotiates.
@@ -507,6 +510,9 @@ func Parse(name string, data []byte) (*Config, error) {
 		s.Source = "file"
 		if err := s.ResolveToken(); err != nil {
 			return nil, fmt.Errorf("config %s: servers[%d] (%s).token: %w", name, i, s.Name, err)
+		}
+		if err := s.ResolveOAuthSecret(); err != nil {
+			return nil, fmt.Errorf("config %s: servers[%d] (%s).oauth.clientSecret: %w", name, i, s.Name, err)
 		}
 	}
 	return &c, nil
@@ -729,6 +735,9 @@ func (s *ServerSpec) Normalize() error {
 	if s.Token != nil && (s.Token.Env == "") == (s.Token.File == "") {
 		return fmt.Errorf("token: set exactly one of env or file")
 	}
+	if err := s.validateOAuth(); err != nil {
+		return err
+	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout: must not be negative")
 	}
@@ -877,7 +886,7 @@ func redactURL(raw string) string {
 func (s ServerSpec) Equal(o ServerSpec) bool {
 	a, _ := json.Marshal(s)
 	b, _ := json.Marshal(o)
-	return string(a) == string(b) && s.BearerToken == o.BearerToken
+	return string(a) == string(b) && s.BearerToken == o.BearerToken && s.oauthSecret() == o.oauthSecret()
 }
 
 // SplitList splits a comma-separated setting (a flag, an annotation) into

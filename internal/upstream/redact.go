@@ -18,23 +18,36 @@ import (
 // status shown in /api/mcp/tools or a log line passes through the client's
 // redactor, which knows every credential the hub holds for this upstream.
 
-// newRedactor builds the redactor of spec's credentials: the bearer token,
-// configured header values, a stdio child's environment values, and the
-// URL's userinfo and query.
-func newRedactor(spec config.ServerSpec) *secrets.Redactor {
+// credentialValues are spec's static credentials: the bearer token, the
+// OAuth client secret, configured header values, a stdio child's
+// environment values, and the URL's userinfo and query. An OAuth access
+// token is not known until it is fetched; oauthSource adds it.
+func credentialValues(spec config.ServerSpec) []string {
 	vals := append([]string{spec.BearerToken.Reveal()}, secrets.OfEndpoint(spec.URL, spec.Headers)...)
+	if o := spec.OAuth; o != nil {
+		vals = append(vals, o.ClientSecretValue.Reveal())
+	}
 	for _, v := range spec.Env {
 		vals = append(vals, v)
 	}
-	return secrets.NewRedactor(vals...)
+	return vals
+}
+
+// redactorNow is the redactor of every credential of this upstream as of
+// now: the static ones and, with OAuth, the current access tokens.
+func (c *Client) redactorNow() *secrets.Redactor {
+	if c.oauth != nil {
+		return c.oauth.redactorNow()
+	}
+	return c.redactor
 }
 
 // redact returns err with every credential of this upstream removed from
 // its text; errors.Is and errors.As still see the original chain.
-func (c *Client) redact(err error) error { return c.redactor.Error(err) }
+func (c *Client) redact(err error) error { return c.redactorNow().Error(err) }
 
 // redactText removes every credential of this upstream from s.
-func (c *Client) redactText(s string) string { return c.redactor.String(s) }
+func (c *Client) redactText(s string) string { return c.redactorNow().String(s) }
 
 // readExcerpt reads at most n bytes of an upstream's answer for an error
 // message: trimmed, and redacted even of a credential the cut at n splits.
@@ -49,7 +62,7 @@ func (c *Client) redactJSON(v any) json.RawMessage {
 	if err != nil {
 		return json.RawMessage(`null`)
 	}
-	if red := c.redactor.JSON(b); red != nil {
+	if red := c.redactorNow().JSON(b); red != nil {
 		return red
 	}
 	b, _ = json.Marshal(c.redactText(string(b))) // as a JSON string
@@ -61,19 +74,20 @@ func (c *Client) redactJSON(v any) json.RawMessage {
 func (c *Client) redactRPC(e *RPCError) *RPCError {
 	out := *e
 	out.Message = c.redactText(e.Message)
-	out.Data = c.redactor.JSON(e.Data)
+	out.Data = c.redactorNow().JSON(e.Data)
 	return &out
 }
 
 // redactingHandler redacts the message and attributes of the records
-// mcp-go's transports log (they quote URLs and error bodies).
+// mcp-go's transports log (they quote URLs and error bodies). r is asked
+// per record: an OAuth access token changes while the handler lives.
 type redactingHandler struct {
 	slog.Handler
-	r *secrets.Redactor
+	r func() *secrets.Redactor
 }
 
 func (h redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.r().String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -83,9 +97,10 @@ func (h redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 
 func (h redactingHandler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
+	r := h.r()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.r.String(v.String()))
+		return slog.String(a.Key, r.String(v.String()))
 	case slog.KindGroup:
 		attrs := v.Group()
 		red := make([]any, len(attrs))
@@ -95,10 +110,10 @@ func (h redactingHandler) attr(a slog.Attr) slog.Attr {
 		return slog.Group(a.Key, red...)
 	case slog.KindAny:
 		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, h.r.String(err.Error()))
+			return slog.String(a.Key, r.String(err.Error()))
 		}
 		s := fmt.Sprint(v.Any())
-		if red := h.r.String(s); red != s {
+		if red := r.String(s); red != s {
 			return slog.String(a.Key, red)
 		}
 	}
@@ -120,5 +135,5 @@ func (h redactingHandler) WithGroup(name string) slog.Handler {
 // transportLog is the logger mcp-go's transports get: the hub's log at
 // debug level, redacted.
 func (c *Client) transportLog() *slog.Logger {
-	return slog.New(redactingHandler{libLogger(c.log).Handler(), c.redactor})
+	return slog.New(redactingHandler{libLogger(c.log).Handler(), c.redactorNow})
 }

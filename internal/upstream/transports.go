@@ -67,6 +67,15 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		for k, v := range c.headers() {
 			h.Set(k, v)
 		}
+		if c.oauth != nil {
+			// The handshake is the one HTTP request of a WebSocket: the
+			// token goes in its headers, fetched (or reused) at dial time.
+			tok, err := c.oauth.token()
+			if err != nil {
+				return nil, err
+			}
+			h.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
 		return mcpws.NewClientTransport(c.spec.URL, h), nil
 	case config.TransportStdio:
 		env := make([]string, 0, len(c.spec.Env))

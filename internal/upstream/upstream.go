@@ -69,6 +69,10 @@ type Options struct {
 	// passes it on as the upstream's parent (tracing.go); nil, tracing is
 	// off and costs nothing.
 	Tracer trace.Tracer
+
+	// tokenEarlyExpiry is how long before its expiry an OAuth access token
+	// is replaced (0: oauth2's 10s); tests shorten it.
+	tokenEarlyExpiry time.Duration
 }
 
 // OptionsFrom builds Options from the config defaults.
@@ -104,6 +108,9 @@ type Client struct {
 	// redactor removes this upstream's credentials from every text that
 	// leaves the client (see redact.go).
 	redactor *secrets.Redactor
+	// oauth gets the hub's access token for an upstream behind an
+	// authorization server (spec.OAuth); nil otherwise (see oauth.go).
+	oauth *oauthSource
 	// breaker is replaced by a fresh one on every successful connect
 	// (gobreaker has no reset): an outage's open breaker must not fail the
 	// calls of the server that came back.
@@ -151,17 +158,31 @@ type conn struct {
 // would forward Authorization across a port change and custom headers such
 // as X-API-Key anywhere, and this server's credentials are for its origin
 // only. A same-origin redirect is followed.
+//
+// With spec.OAuth, every request of the copy carries the hub's own access
+// token for this server (see oauth.go); the token endpoint is reached
+// through the same connection pool.
 func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
+	var base http.RoundTripper = http.DefaultTransport
+	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
+		base = opts.HTTPClient.Transport
+	}
 	opts.HTTPClient = limitAnswers(secrets.WithPolicy(opts.HTTPClient, secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	if opts.Tracer != nil {
 		opts.HTTPClient = withTracing(opts.HTTPClient)
+	}
+	static := credentialValues(spec)
+	oauth := newOAuthSource(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
+	if oauth != nil {
+		opts.HTTPClient = withOAuth(opts.HTTPClient, oauth)
 	}
 	c := &Client{
 		spec:     spec,
 		opts:     opts,
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
-		redactor: newRedactor(spec),
+		redactor: secrets.NewRedactor(static...),
+		oauth:    oauth,
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),
 		refresh:  make(chan struct{}, 1),
@@ -249,6 +270,9 @@ func (c *Client) Start(ctx context.Context) {
 
 // Stop ends the connection (killing a stdio child) and waits for the loop.
 func (c *Client) Stop() {
+	if c.oauth != nil {
+		c.oauth.close() // a token request in flight must not hold Stop up
+	}
 	if c.cancel != nil {
 		c.cancel()
 		<-c.done
@@ -433,7 +457,25 @@ func (c *Client) closeConn(cn *conn, cause error) {
 }
 
 // connect establishes a session: transport, handshake, first tools/list.
+// When the upstream refused the hub's OAuth token on the way (401), the
+// token is dropped and the connect is tried once more with a new one: a
+// revoked or rotated token should not cost a backoff. Only the handshake
+// is retried, never a tools/call.
 func (c *Client) connect(ctx context.Context) (*conn, []mcp.Tool, error) {
+	if c.oauth == nil {
+		return c.connectOnce(ctx)
+	}
+	before := c.oauth.rejections.Load()
+	cn, tools, err := c.connectOnce(ctx)
+	if err != nil && ctx.Err() == nil && c.oauth.rejections.Load() != before {
+		c.log.Info().Err(c.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
+		return c.connectOnce(ctx)
+	}
+	return cn, tools, err
+}
+
+// connectOnce is one attempt of connect.
+func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 	c.mu.RLock()
 	legacy := c.legacy
 	c.mu.RUnlock()
@@ -467,6 +509,14 @@ func (c *Client) connect(ctx context.Context) (*conn, []mcp.Tool, error) {
 }
 
 func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, error) {
+	if c.oauth != nil {
+		// Fetched here (cached for the requests that follow) so that a
+		// failing token endpoint is the status's whole message, not the
+		// tail of a transport error.
+		if _, err := c.oauth.token(); err != nil {
+			return nil, nil, err
+		}
+	}
 	tr, err := c.newTransport(legacy)
 	if err != nil {
 		return nil, nil, err

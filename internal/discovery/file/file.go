@@ -147,6 +147,9 @@ func (s *Source) watchDirs(cfg *config.Config) map[string]bool {
 		if srv.Token != nil && srv.Token.File != "" {
 			dirs[filepath.Dir(srv.Token.File)] = true
 		}
+		if o := srv.OAuth; o != nil && o.ClientSecret != nil && o.ClientSecret.File != "" {
+			dirs[filepath.Dir(o.ClientSecret.File)] = true
+		}
 	}
 	return dirs
 }

@@ -134,6 +134,14 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 		spec.MaxResultChars = &n
 	}
 	spec.Problem = resolveAuth(&spec, ns, auth, secretRef, token)
+	oauth, problem, err := oauthOf(ann, ns, auth, secretRef, token)
+	if err != nil {
+		return spec, err
+	}
+	spec.OAuth = oauth
+	if spec.Problem == "" {
+		spec.Problem = problem
+	}
 	return spec, nil
 }
 

@@ -1,0 +1,136 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// OAuthClient makes the hub an OAuth 2.0 client of an upstream's
+// authorization server (client credentials grant, RFC 6749 section 4.4).
+// Remote MCP servers behind an authorization server accept only tokens
+// it issued; the hub gets its own, refreshes it before it expires and
+// sends it as Authorization: Bearer. The caller's token is never sent: it
+// was issued for the hub, not for the upstream.
+type OAuthClient struct {
+	// TokenURL is the authorization server's token endpoint. http is
+	// accepted (a token service on loopback or inside the cluster), but
+	// the client secret then travels in clear: the operator's choice.
+	TokenURL string `json:"tokenURL"`
+	// ClientID is the hub's client id at the authorization server.
+	ClientID string `json:"clientID"`
+	// ClientSecret names where the client secret is read from (env or
+	// file), as servers[].token does; never the secret itself. Sources
+	// that read Secrets (kube) fill ClientSecretValue instead.
+	ClientSecret *TokenRef `json:"clientSecret,omitempty"`
+	// Scopes are requested with every token.
+	Scopes []string `json:"scopes,omitempty"`
+	// Audience is sent as the audience parameter, which Auth0, Hydra and
+	// others use to pick the API the token is for.
+	Audience string `json:"audience,omitempty"`
+	// Resource is the RFC 8707 resource parameter, which MCP's
+	// authorization spec asks clients to send; empty means the server's
+	// URL.
+	Resource string `json:"resource,omitempty"`
+	// AuthStyle says how the client authenticates at the token endpoint:
+	// basic (HTTP Basic, client_secret_basic; the default) or post (in the
+	// form body, client_secret_post).
+	AuthStyle OAuthAuthStyle `json:"authStyle,omitempty"`
+
+	// ClientSecretValue is the resolved client secret. It is a Secret so
+	// it cannot be printed or marshalled by accident.
+	ClientSecretValue Secret `json:"-"`
+}
+
+// OAuthAuthStyle is how the hub presents its client credentials.
+type OAuthAuthStyle string
+
+// The client authentication methods of the token endpoint.
+const (
+	OAuthAuthBasic OAuthAuthStyle = "basic"
+	OAuthAuthPost  OAuthAuthStyle = "post"
+)
+
+// validateOAuth checks s.OAuth. The error starts with "oauth" so Normalize's
+// callers can prefix where the spec came from.
+func (s *ServerSpec) validateOAuth() error {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	if s.Token != nil || s.BearerToken != "" {
+		return fmt.Errorf("oauth: set either token or oauth, not both (oauth gets the bearer token from the authorization server)")
+	}
+	switch s.Transport {
+	case TransportStreamableHTTP, TransportSSE, TransportWebSocket:
+	default:
+		return fmt.Errorf("oauth: works only with transports streamable-http, sse and websocket, not %s", s.Transport)
+	}
+	if o.TokenURL == "" {
+		return fmt.Errorf("oauth.tokenURL: is required")
+	}
+	if err := checkHTTPURL(o.TokenURL); err != nil {
+		return fmt.Errorf("oauth.tokenURL: %w", err)
+	}
+	if u, _ := url.Parse(o.TokenURL); u.User != nil {
+		return fmt.Errorf("oauth.tokenURL: must not carry credentials; use clientID and clientSecret")
+	}
+	if strings.TrimSpace(o.ClientID) == "" {
+		return fmt.Errorf("oauth.clientID: is required")
+	}
+	if r := o.ClientSecret; r != nil && (r.Env == "") == (r.File == "") {
+		return fmt.Errorf("oauth.clientSecret: set exactly one of env or file")
+	}
+	for i, sc := range o.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
+			return fmt.Errorf("oauth.scopes[%d]: %q is not a scope (no spaces, quotes or backslashes)", i, sc)
+		}
+	}
+	if o.Resource != "" {
+		u, err := url.Parse(o.Resource)
+		if err != nil || !u.IsAbs() || u.Fragment != "" {
+			return fmt.Errorf("oauth.resource: %q is not an absolute URI without a fragment (RFC 8707)", redactURL(o.Resource))
+		}
+	}
+	switch o.AuthStyle {
+	case "", OAuthAuthBasic, OAuthAuthPost:
+	default:
+		return fmt.Errorf("oauth.authStyle: %q is not one of basic, post", o.AuthStyle)
+	}
+	return nil
+}
+
+// ResolveOAuthSecret reads the client secret named by OAuth.ClientSecret
+// into OAuth.ClientSecretValue. A source that has no Secrets (the config
+// file) must name one: a client credentials grant without a secret
+// authenticates nobody.
+func (s *ServerSpec) ResolveOAuthSecret() error {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	if o.ClientSecret == nil {
+		return fmt.Errorf("is required (env or file)")
+	}
+	v, err := o.ClientSecret.read()
+	o.ClientSecretValue = v
+	return err
+}
+
+// ResourceOrURL is the RFC 8707 resource the token is asked for: Resource,
+// or the server's URL when unset.
+func (o *OAuthClient) ResourceOrURL(serverURL string) string {
+	if o.Resource != "" {
+		return o.Resource
+	}
+	return serverURL
+}
+
+// oauthSecret is the resolved client secret, "" without oauth; Equal
+// compares it, since JSON leaves it out.
+func (s ServerSpec) oauthSecret() Secret {
+	if s.OAuth == nil {
+		return ""
+	}
+	return s.OAuth.ClientSecretValue
+}

@@ -1,0 +1,249 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/secrets"
+)
+
+// An upstream behind an authorization server (spec.OAuth) gets the hub's
+// own access token, from the client credentials grant, on every HTTP
+// request: oauthTransport sits in the client's HTTPClient, so streamable
+// HTTP, legacy SSE and the direct POSTs all carry it; a WebSocket gets it
+// in its dial headers. The token is cached until shortly before it expires
+// (oauth2.ReuseTokenSourceWithExpiry), and dropped when the upstream
+// answers 401, so the next request asks for a new one. The caller's token
+// is never involved: it was issued for the hub.
+//
+// The access token changes at run time, so the Client's static redactor
+// cannot know it: oauthSource keeps a redactor of the static credentials
+// plus the current and the previous access token, and the Client redacts
+// with it (see redact.go).
+
+// defaultTokenTimeout bounds a token request when Options set no connect
+// timeout: oauth2's TokenSource has no context of its own to end it.
+const defaultTokenTimeout = 15 * time.Second
+
+// oauthSource gets, caches and invalidates one upstream's access token.
+type oauthSource struct {
+	server   string
+	tokenURL string // redacted, for messages
+	cfg      *clientcredentials.Config
+	// fetchCtx carries the token endpoint's HTTP client (oauth2.HTTPClient)
+	// for every fetch. TokenSource.Token has no context of its own: the
+	// client's timeout bounds a fetch, and close (the Client's Stop) ends
+	// one in flight.
+	fetchCtx context.Context
+	close    context.CancelFunc
+	early    time.Duration // how long before expiry a token is replaced (0: oauth2's 10s)
+	static   []string      // the upstream's static credentials, for the redactor
+
+	mu      sync.Mutex
+	cache   oauth2.TokenSource // a ReuseTokenSource over fetcher
+	current string             // the access token cache last fetched
+	prev    string             // the one before it: it may still be quoted
+
+	redactor   atomic.Pointer[secrets.Redactor]
+	rejections atomic.Uint64 // 401s that dropped the cached token
+	fetches    atomic.Uint64 // token requests sent, for tests and logs
+}
+
+// newOAuthSource returns the token source of spec, or nil when spec has no
+// OAuth. base is the transport token requests go through (the shared
+// pool); timeout bounds each of them.
+func newOAuthSource(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Duration, static []string) *oauthSource {
+	o := spec.OAuth
+	if o == nil {
+		return nil
+	}
+	params := url.Values{}
+	if o.Audience != "" {
+		params.Set("audience", o.Audience)
+	}
+	if r := o.ResourceOrURL(spec.URL); r != "" {
+		params.Set("resource", r)
+	}
+	style := oauth2.AuthStyleInHeader
+	if o.AuthStyle == config.OAuthAuthPost {
+		style = oauth2.AuthStyleInParams
+	}
+	if timeout <= 0 {
+		timeout = defaultTokenTimeout
+	}
+	// The token endpoint gets the client secret: a redirect to another
+	// origin is refused, as for the upstream itself.
+	hc := &http.Client{Transport: base, Timeout: timeout, CheckRedirect: secrets.RefuseCrossOrigin}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &oauthSource{
+		server:   spec.Name,
+		tokenURL: redactedURL(o.TokenURL),
+		cfg: &clientcredentials.Config{
+			ClientID:       o.ClientID,
+			ClientSecret:   o.ClientSecretValue.Reveal(),
+			TokenURL:       o.TokenURL,
+			Scopes:         o.Scopes,
+			EndpointParams: params,
+			AuthStyle:      style,
+		},
+		fetchCtx: context.WithValue(ctx, oauth2.HTTPClient, hc),
+		close:    cancel,
+		early:    early,
+		static:   static,
+	}
+	s.cache = oauth2.ReuseTokenSourceWithExpiry(nil, fetcher{s}, s.early)
+	s.redactor.Store(secrets.NewRedactor(static...))
+	return s
+}
+
+// token returns a valid access token, fetching one when the cached one is
+// missing or about to expire. The error says what failed, redacted.
+func (s *oauthSource) token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	ts := s.cache
+	s.mu.Unlock()
+	return ts.Token()
+}
+
+// reject drops the cached token after the upstream refused tok, unless a
+// newer one already replaced it (concurrent requests all see the 401).
+func (s *oauthSource) reject(tok string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tok == "" || tok != s.current {
+		return
+	}
+	s.cache = oauth2.ReuseTokenSourceWithExpiry(nil, fetcher{s}, s.early)
+	s.current = ""
+	s.rejections.Add(1)
+}
+
+// redactorNow redacts the static credentials and the access tokens.
+func (s *oauthSource) redactorNow() *secrets.Redactor { return s.redactor.Load() }
+
+// fetcher asks the authorization server for a new token; the
+// ReuseTokenSource in front of it decides when.
+type fetcher struct{ s *oauthSource }
+
+func (f fetcher) Token() (*oauth2.Token, error) {
+	s := f.s
+	s.fetches.Add(1)
+	tok, err := s.cfg.Token(s.fetchCtx)
+	if err != nil {
+		return nil, &TokenError{Server: s.server, TokenURL: s.tokenURL, Reason: s.redactor.Load().String(tokenFailure(err)), err: err}
+	}
+	s.mu.Lock()
+	if tok.AccessToken != s.current {
+		s.prev, s.current = s.current, tok.AccessToken
+		s.redactor.Store(secrets.NewRedactor(append([]string{s.current, s.prev}, s.static...)...))
+	}
+	s.mu.Unlock()
+	return tok, nil
+}
+
+// TokenError is a failed token request for an upstream. Its text names the
+// upstream, the token endpoint and the authorization server's answer
+// (status and OAuth error code), never the client secret or a token.
+type TokenError struct {
+	Server   string
+	TokenURL string
+	Reason   string
+	err      error
+}
+
+func (e *TokenError) Error() string {
+	return fmt.Sprintf("get OAuth token for upstream %s from %s: %s", e.Server, e.TokenURL, e.Reason)
+}
+
+// Unwrap returns the oauth2 or transport error, for errors.As.
+func (e *TokenError) Unwrap() error { return e.err }
+
+// tokenFailure says in a few words what the token endpoint answered:
+// "401 invalid_client: bad secret", or the transport error.
+func tokenFailure(err error) string {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	var b strings.Builder
+	if re.Response != nil {
+		fmt.Fprintf(&b, "%d", re.Response.StatusCode)
+	}
+	switch {
+	case re.ErrorCode != "":
+		b.WriteString(" " + re.ErrorCode)
+		if re.ErrorDescription != "" {
+			b.WriteString(": " + re.ErrorDescription)
+		}
+	case re.Response != nil:
+		b.Reset()
+		b.WriteString(re.Response.Status)
+		if body := strings.TrimSpace(strings.ToValidUTF8(string(re.Body), "\uFFFD")); body != "" {
+			if len(body) > 200 {
+				body = body[:200] + "…"
+			}
+			b.WriteString(": " + body)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// redactedURL drops user info and query from a URL for a message.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.String()
+}
+
+// oauthTransport sets the upstream's access token on every request and
+// drops it when the upstream answers 401.
+type oauthTransport struct {
+	src  *oauthSource
+	next http.RoundTripper
+}
+
+func (t oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tok, err := t.src.token()
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	// A RoundTripper must not change the request it was given.
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		t.src.reject(tok.AccessToken)
+	}
+	return resp, err
+}
+
+// withOAuth returns a copy of hc whose requests carry src's token.
+func withOAuth(hc *http.Client, src *oauthSource) *http.Client {
+	c := *hc
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = oauthTransport{src: src, next: next}
+	return &c
+}
