@@ -259,3 +259,50 @@ func readAll(resp *http.Response) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// TestOAuthUpstream: the hub as an OAuth client. Its upstream is a second
+// hub that takes only Hydra's tokens for itself; the first hub gets one
+// with the client credentials grant and calls through it. The caller of
+// the first hub (anonymous here) has no token to pass on, so what reaches
+// the second hub can only be the first hub's own.
+func TestOAuthUpstream(t *testing.T) {
+	hy := hydra.Start(t, hydra.Options{})
+	up := oauthUpstream(t)
+	remote, remoteResource := startOAuthHub(t, up, "", hy.Issuer())
+	client := hy.CreateClient(t, hydra.Client{ID: "front-hub", Secret: "front-hub-secret-0815",
+		GrantTypes: []string{"client_credentials"}, Scopes: []string{"mcp:restricted"}, Audience: []string{remoteResource}})
+	front := hubtest.StartHub(t, hubtest.HubOptions{Wait: hubtest.Connected, Env: []string{"FRONT_SECRET=" + client.Secret},
+		Config: fmt.Sprintf(`servers:
+  - name: remote
+    url: %q
+    oauth:
+      tokenURL: %q
+      clientID: front-hub
+      clientSecret: {env: FRONT_SECRET}
+      scopes: [mcp:restricted]
+      audience: %q
+`, remoteResource, hy.TokenURL(), remoteResource)})
+
+	run := func(tool string) (int, string) {
+		resp, err := http.Post(front.Base+"/api/mcp/tools/"+tool+"/run", "application/json", strings.NewReader(`{"id":"3"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, readAll(resp)
+	}
+	if status, body := run("read_note"); status != 200 || !strings.Contains(body, "note 3: buy milk") {
+		t.Fatalf("read_note through both hubs: HTTP %d %s\nfront:\n%s\nremote:\n%s", status, body, front.Output(), remote.Output())
+	}
+	// The token's scope is the first hub's ceiling at the second: the
+	// second hub does not even list the write tool to it.
+	if status, body := run("write_note"); status != 404 {
+		t.Fatalf("write_note with a mcp:restricted token: HTTP %d %s", status, body)
+	}
+	if !strings.Contains(remote.Output(), "/front-hub") {
+		t.Fatalf("the second hub's log does not name the first hub as its caller:\n%s", remote.Output())
+	}
+	if strings.Contains(front.Output(), client.Secret) || strings.Contains(remote.Output(), client.Secret) {
+		t.Fatal("a hub logged the client secret")
+	}
+}
