@@ -96,7 +96,11 @@ func newVerifier(ctx context.Context, o *config.OAuthSettings, log zerolog.Logge
 		// Metadata and keys stay at the issuer's origin.
 		HTTPClient: &http.Client{Timeout: 10 * time.Second, CheckRedirect: secrets.RefuseCrossOrigin},
 		OnError: func(issuer string, err error) {
-			log.Warn().Str("issuer", issuer).Err(err).Msg("OAuth issuer: cannot read its metadata or keys")
+			ev := log.Warn().Err(err)
+			if issuer != "" {
+				ev = ev.Str("issuer", issuer)
+			}
+			ev.Msg("OAuth issuer: cannot read its metadata or keys")
 		},
 	}
 	for i, is := range o.Issuers {

@@ -83,13 +83,14 @@ type Options struct {
 	JWKSRefresh time.Duration
 	// HTTPClient fetches metadata and key sets (default: 10s timeout).
 	HTTPClient *http.Client
-	// OnError, when set, hears background failures (discovery, refresh).
+	// OnError, when set, hears background failures: a discovery (with its
+	// issuer) or a periodic key set refresh (issuer empty).
 	OnError func(issuer string, err error)
 	// Now replaces the clock in tests.
 	Now func() time.Time
 }
 
-// Scopes are the scopes that grant a level, lowest first.
+// scopeLevels are the scopes that grant a level, lowest first.
 var scopeLevels = []struct {
 	scope string
 	level autonomy.Level
@@ -165,14 +166,13 @@ const (
 
 type issuer struct {
 	Issuer
-	label      string
-	audiences  []string
-	keys       atomic.Pointer[httprc.ResourceBase[jwk.Set]]
-	refresh    *rate.Limiter // refreshes asked for by an unknown kid
-	mu         sync.Mutex    // one discovery at a time
-	lastErr    error
-	lastTry    time.Time
-	discovered chan struct{} // closed once keys is set
+	label     string
+	audiences []string
+	keys      atomic.Pointer[httprc.ResourceBase[jwk.Set]]
+	refresh   *rate.Limiter // refreshes asked for by an unknown kid
+	mu        sync.Mutex    // one discovery at a time
+	lastErr   error
+	lastTry   time.Time
 }
 
 // retryDiscovery bounds how often a request retries a failed discovery.
@@ -214,7 +214,7 @@ func New(ctx context.Context, opts Options) (*Verifier, error) {
 			return nil, fmt.Errorf("oauth: issuer %q: %w", is.Issuer, err)
 		}
 		in := &issuer{Issuer: is, label: u.Host + strings.TrimSuffix(u.Path, "/"), audiences: is.Audiences,
-			refresh: rate.NewLimiter(rate.Every(refreshEvery), 1), discovered: make(chan struct{})}
+			refresh: rate.NewLimiter(rate.Every(refreshEvery), 1)}
 		if len(in.audiences) == 0 {
 			in.audiences = []string{opts.Resource}
 		}
@@ -307,7 +307,6 @@ func (v *Verifier) discover(ctx context.Context, in *issuer) error {
 		return fmt.Errorf("issuer %s: fetch key set %s: %w", in.Issuer.Issuer, jwks, err)
 	}
 	in.keys.Store(res)
-	close(in.discovered)
 	return nil
 }
 
@@ -451,14 +450,14 @@ func anyOf(have, want []string) bool {
 	return false
 }
 
-func errorSink(f func(string, error)) httprc.ErrorSink {
-	return sinkFunc(f)
-}
+// errorSink passes the key set cache's background failures to f; the
+// cache does not say whose set it was, so the issuer is empty.
+func errorSink(f func(string, error)) httprc.ErrorSink { return sinkFunc(f) }
 
 type sinkFunc func(string, error)
 
 func (f sinkFunc) Put(_ context.Context, err error) {
 	if f != nil && err != nil {
-		f("key set refresh", err)
+		f("", fmt.Errorf("refresh a key set: %w", err))
 	}
 }

@@ -190,8 +190,8 @@ func tokenFailure(err error) string {
 		b.Reset()
 		b.WriteString(re.Response.Status)
 		if body := strings.TrimSpace(strings.ToValidUTF8(string(re.Body), "\uFFFD")); body != "" {
-			if len(body) > 200 {
-				body = body[:200] + "…"
+			if r := []rune(body); len(r) > 200 {
+				body = string(r[:200]) + "…"
 			}
 			b.WriteString(": " + body)
 		}
