@@ -251,7 +251,8 @@ func (a *Auth) authenticate(r *http.Request) (Caller, *authError) {
 			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin}, true
 		}
 		if !found {
-			return Caller{}, &authError{status: http.StatusUnauthorized, msg: "bearer token refused: not a token of this hub"}
+			return Caller{}, &authError{status: http.StatusUnauthorized, msg: "bearer token refused: not a token of this hub",
+				token: &oauth.Error{Status: http.StatusUnauthorized, Code: "invalid_token", Reason: "not a token of this hub"}}
 		}
 	case a.anonymous != nil:
 		c = *a.anonymous

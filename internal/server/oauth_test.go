@@ -67,7 +67,7 @@ func TestOAuthCallers(t *testing.T) {
 		{"no token", "", 401, challenge, ""},
 		{"wrong audience", is.Sign("k1", claims(map[string]any{"aud": "https://other.example.com/mcp", "scope": "mcp:full"})), 401, challenge + `, error="invalid_token"`, "does not name this hub"},
 		{"no MCP scope", is.Sign("k1", claims(map[string]any{"scope": "openid"})), 403, challenge + `, error="insufficient_scope"`, `scope="mcp:restricted mcp:supervised mcp:full"`},
-		{"not a hub token", "wrong-token-5678", 401, challenge, ""},
+		{"not a hub token", "wrong-token-5678", 401, challenge + `, error="invalid_token"`, "not a token of this hub"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hdr := []string{}
