@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,6 +42,15 @@ func subcommand(cmd, usage string, subs []string, args []string, stderr io.Write
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	return args[0], args[1:], fs, true
+}
+
+// parseExit is the exit code of a flag set's Parse error: 0 when the user
+// asked for help (-h, --help), which is not a failure, else 2.
+func parseExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
 }
 
 // clientFlags adds the flags every client subcommand has: --url and -o.

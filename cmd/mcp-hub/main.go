@@ -117,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.labelSelector, "label-selector", "", "only MCPServers matching this label selector")
 	fs.BoolVar(&o.authServiceAccounts, "auth-service-accounts", false, "admit pods by their ServiceAccount token (TokenReview) with their Agent's autonomy (also auth.serviceAccounts.enabled)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcp-hub %s: unexpected arguments %q\n", cmd, fs.Args())

@@ -96,6 +96,27 @@ func TestVersionAndUsage(t *testing.T) {
 	if code := exitCode(err); code != 2 || !strings.Contains(stderr.String(), `unknown command "frobnicate"`) {
 		t.Fatalf("unknown command: exit %d, %q", code, stderr.String())
 	}
+	// Asking for help is not a failure; a bad flag is.
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--help"}, 0, "-listen"},
+		{[]string{"-h"}, 0, "-listen"},
+		{[]string{"help"}, 0, "mcp-hub stdio"},
+		{[]string{"stdio", "--help"}, 0, "-config"},
+		{[]string{"pins", "list", "-h"}, 0, "-url"},
+		{[]string{"tools", "call", "--help"}, 0, "-o"},
+		{[]string{"servers", "add", "--help"}, 0, "servers add"},
+		{[]string{"--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"pins", "list", "--no-such-flag"}, 2, "flag provided but not defined"},
+	} {
+		out, err := exec.Command(hubBin, tc.args...).CombinedOutput()
+		if code := exitCode(err); code != tc.code || !strings.Contains(string(out), tc.says) {
+			t.Errorf("mcp-hub %s: exit %d, want %d with %q in:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.says, out)
+		}
+	}
 }
 
 func exitCode(err error) int {

@@ -158,7 +158,7 @@ func runPins(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&tool, "tool", "", "tool to approve (original or published name); empty: every tool of the server")
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 || (*out != "table" && *out != "json") || (sub == "approve" && server == "") {
 		fs.Usage()

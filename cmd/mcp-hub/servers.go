@@ -91,6 +91,10 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 	}
 	var name string
 	if sub != "list" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fmt.Fprint(stdout, serversUsage)
+			return 0
+		}
 		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 			fmt.Fprintf(stderr, "mcp-hub servers %s: NAME is required\n", sub)
 			return 2
@@ -112,7 +116,7 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 	base := fs.String(hubFlag, defaultHubURL, "the hub's base URL")
 	out := fs.String("o", "table", "output: table or json")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseExit(err)
 	}
 	if fs.NArg() > 0 || (*out != "table" && *out != "json") {
 		fs.Usage()

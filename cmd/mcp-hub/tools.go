@@ -45,7 +45,7 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 	level := fs.String("autonomy", "", "autonomy level: manual, restricted, supervised or full (also shu, ha, ri)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 2
+		return parseExit(err)
 	}
 	outputs := map[string][]string{"list": {"table", "json"}, "call": {"table", "text", "json"}}[sub]
 	nargs := map[string][2]int{"list": {0, 0}, "call": {1, 2}}[sub]
