@@ -477,9 +477,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := json.Unmarshal(doc, &tree); err != nil {
 		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
 	}
-	// Durations first: the YAML decoder cannot say which field a bad one
-	// was in, this walk can.
-	if err := checkDurations(reflect.TypeFor[Config](), tree, ""); err != nil {
+	// Durations and token references first: the YAML decoder cannot say
+	// which field a bad one was in, this walk can.
+	if err := checkFields(reflect.TypeFor[Config](), tree, ""); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
 	var c Config

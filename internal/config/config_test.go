@@ -295,3 +295,22 @@ func TestServersKeyAbsentVersusEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineTokenNamesWhereToPutIt: a token written into the config is
+// refused with the field and the two ways to give it, never echoed.
+func TestInlineTokenNamesWhereToPutIt(t *testing.T) {
+	for _, tc := range []struct{ doc, field string }{
+		{"servers:\n  - name: gh\n    url: https://x.example.com/mcp\n    token: ghp_inline_secret\n", "servers[0] (gh).token"},
+		{"servers: []\nauth:\n  tokens:\n    - name: ci\n      token: ghp_inline_secret\n      maxLevel: full\n", "auth.tokens[0] (ci).token"},
+		{"servers:\n  - name: r\n    url: https://x.example.com/mcp\n    oauth: {tokenURL: https://login.example.com/token, clientID: hub, clientSecret: ghp_inline_secret}\n", "servers[0] (r).oauth.clientSecret"},
+	} {
+		_, err := Parse("hub.yaml", []byte(tc.doc))
+		want := "config hub.yaml: " + tc.field + ": a token is never written into the config file; give where to read it: {env: VARIABLE} or {file: /path/to/token}"
+		if err == nil || err.Error() != want {
+			t.Errorf("Parse(%q) = %v\nwant %s", tc.doc, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "ghp_inline_secret") {
+			t.Errorf("the error echoes the token: %v", err)
+		}
+	}
+}

@@ -47,7 +47,7 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 const maxDurationNanos = float64(1 << 63)
 
 // parseDuration reads a decoded JSON value as a duration: the one rule
-// both UnmarshalJSON and the config's field-naming check (checkDurations)
+// both UnmarshalJSON and the config's field-naming check (checkFields)
 // apply. null is an unset duration.
 func parseDuration(v any) (time.Duration, error) {
 	switch v := v.(type) {
@@ -71,12 +71,19 @@ func parseDuration(v any) (time.Duration, error) {
 	return 0, errors.New("duration must be a string like \"30s\" or a number of seconds")
 }
 
-// checkDurations walks a decoded config document alongside the Config type
-// and checks every value that lands in a Duration: it must parse, fit and
-// not be negative. The error names the field (servers[0] (a).timeout),
-// which the YAML decoder cannot do. Walking the type, rather than listing
-// the fields, covers every Duration field added later.
-func checkDurations(t reflect.Type, doc any, path string) error {
+// checkFields walks a decoded config document alongside the Config type
+// and checks every value that lands in a Duration (it must parse, fit and
+// not be negative) or a TokenRef (it must not be the token itself). The
+// error names the field (servers[0] (a).timeout), which the YAML decoder
+// cannot do. Walking the type, rather than listing the fields, covers
+// every such field added later.
+func checkFields(t reflect.Type, doc any, path string) error {
+	if t == reflect.TypeFor[TokenRef]() {
+		if _, inline := doc.(string); inline {
+			return fmt.Errorf("%s: a token is never written into the config file; give where to read it: {env: VARIABLE} or {file: /path/to/token}", path)
+		}
+		return nil
+	}
 	if t == reflect.TypeFor[Duration]() {
 		d, err := parseDuration(doc)
 		if err != nil {
@@ -89,13 +96,13 @@ func checkDurations(t reflect.Type, doc any, path string) error {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		return checkDurations(t.Elem(), doc, path)
+		return checkFields(t.Elem(), doc, path)
 	case reflect.Slice:
 		items, _ := doc.([]any)
 		for i, item := range items {
 			obj, _ := item.(map[string]any)
 			name, _ := obj["name"].(string)
-			if err := checkDurations(t.Elem(), item, fmt.Sprintf("%s[%d]%s", path, i, nameHint(name))); err != nil {
+			if err := checkFields(t.Elem(), item, fmt.Sprintf("%s[%d]%s", path, i, nameHint(name))); err != nil {
 				return err
 			}
 		}
@@ -111,7 +118,7 @@ func checkDurations(t reflect.Type, doc any, path string) error {
 				continue
 			case f.Anonymous && name == "":
 				// Embedded fields are inlined, as encoding/json does.
-				if err := checkDurations(f.Type, doc, path); err != nil {
+				if err := checkFields(f.Type, doc, path); err != nil {
 					return err
 				}
 				continue
@@ -125,7 +132,7 @@ func checkDurations(t reflect.Type, doc any, path string) error {
 			// encoding/json matches keys case-insensitively; so does this.
 			for _, k := range slices.Sorted(maps.Keys(obj)) {
 				if strings.EqualFold(k, name) {
-					if err := checkDurations(f.Type, obj[k], child); err != nil {
+					if err := checkFields(f.Type, obj[k], child); err != nil {
 						return err
 					}
 				}
