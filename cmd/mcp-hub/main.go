@@ -127,7 +127,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// Logs go to stderr: in stdio mode stdout carries the protocol.
 	log, err := newLogger(o.logLevel, o.logFormat, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
+		if o.logFormat == "json" {
+			// Even a bad --log-level is a JSON line in JSON mode: log
+			// collectors parse every line.
+			plain := zerolog.New(stderr).With().Timestamp().Logger()
+			plain.Error().Err(err).Msg("mcp-hub cannot start")
+		} else {
+			fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
+		}
 		return 2
 	}
 	// The hub's heap is small and short-lived (requests); trading a little
@@ -140,13 +147,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	klog.SetSlogLogger(slog.Default()) // client-go's watch errors, e.g. RBAC denials
 	cfg, err := loadConfig(o.config)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
+		log.Error().Err(err).Msg("mcp-hub cannot start")
 		return 1
 	}
 
 	traces, err := tracing.Setup(context.Background(), "mcp-hub", version)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub: tracing: %v\n", err)
+		log.Error().Err(fmt.Errorf("tracing: %w", err)).Msg("mcp-hub cannot start")
 		return 1
 	}
 	defer flushTraces(traces, log)
@@ -341,8 +348,15 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 	regCtx, cancelReg := context.WithCancel(context.Background())
 	regDone := h.runRegistry(regCtx)
 	addr := ln.Addr().String()
-	fmt.Fprintf(stdout, "mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)\n", version, addr)
-	log.Info().Str("addr", addr).Int("sources", len(h.sources)).Msg("listening")
+	// The first line on stdout says where the hub listens (scripts and
+	// tests read it); in JSON mode it is a JSON log line like every other.
+	banner := fmt.Sprintf("mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)", version, addr)
+	if o.logFormat == "json" {
+		out := zerolog.New(stdout).With().Timestamp().Logger()
+		out.Info().Str("url", "http://"+addr+"/mcp").Str("version", version).Int("sources", len(h.sources)).Msg(banner)
+	} else {
+		fmt.Fprintln(stdout, banner)
+	}
 	err = h.srv.Serve(ctx, ln, cfg.ShutdownGrace.D())
 	cancelReg()
 	<-regDone

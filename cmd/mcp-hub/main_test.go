@@ -152,8 +152,17 @@ func TestInvalidConfigFailsStartWithFileAndField(t *testing.T) {
 		if exitCode(err) == 0 {
 			t.Errorf("%v: exit 0, want failure", tc.args)
 		}
+		// JSON mode (the default): every line is JSON, the reason in it.
+		var said strings.Builder
+		for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Errorf("%v: a line of stderr is not JSON: %q", tc.args, line)
+			}
+			fmt.Fprintf(&said, "%v %v\n", m["message"], m["error"])
+		}
 		for _, w := range tc.want {
-			if !strings.Contains(stderr.String(), w) {
+			if !strings.Contains(said.String(), w) {
 				t.Errorf("%v: stderr %q lacks %q", tc.args, stderr.String(), w)
 			}
 		}

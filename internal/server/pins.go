@@ -55,7 +55,7 @@ func (s *Server) recordQuarantined(span trace.Span, session string, caller Calle
 	s.metrics.observeCall(e.Server, e.Name, outcomeQuarantined, 0)
 	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
 		Decision: "denied", Outcome: outcomeQuarantined})
-	traced(s.log.Warn(), span, e.Server, "denied", outcomeQuarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	traced(s.log.Warn(), span, e.Server, "denied", outcomeQuarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", e.Name).Str("server", e.Server).Str("decision", "denied").Str("reason", "quarantined").
 		Str("diff", e.Quarantine.Diff).Str("outcome", outcomeQuarantined).Func(caller.auditFace).Msg("tool call denied")
 }

@@ -247,7 +247,7 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 		}
 	}
 	ev = traced(ev, span, srv, "allowed", outcome, err)
-	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
 		Dur("duration", elapsed).Str("outcome", outcome).Func(caller.auditFace).Msg("tool call")
 	return outcome
@@ -260,7 +260,7 @@ func (s *Server) recordDenial(span trace.Span, session string, caller Caller, to
 	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
 		Decision: "denied", Outcome: outcomeDenied})
 	ev := traced(s.log.Warn(), span, rt.Server(), "denied", outcomeDenied, nil)
-	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
 		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Func(caller.auditFace).Msg("tool call denied")
 }

@@ -154,7 +154,7 @@ func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
 	err := refusalError(r)
-	traced(s.log.Info(), span, srv, "limited", outcomeRateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("level", caller.Level.String()).
+	traced(s.log.Info(), span, srv, "limited", outcomeRateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
 		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Func(caller.auditFace).Msg(r.Error())
 	return err

@@ -233,6 +233,11 @@ func (b *lockedBuffer) auditLines(t *testing.T) []map[string]any {
 	for sc.Scan() {
 		var m map[string]any
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m["audit"] == "tools/call" {
+			// One "level" (the log level): `jq .level` must not find
+			// the caller's autonomy level, which has a key of its own.
+			if n := bytes.Count(sc.Bytes(), []byte(`"level":`)); n != 1 {
+				t.Errorf("an audit line has %d \"level\" keys: %s", n, sc.Bytes())
+			}
 			out = append(out, m)
 		}
 	}
@@ -250,8 +255,8 @@ func TestRESTRunAuditLine(t *testing.T) {
 	(&executor{t: t, url: h.url("/mcp"), token: "tok-restricted"}).call("search_code", false)
 
 	want := []map[string]any{
-		{"face": "rest", "caller": "reader", "level": "restricted", "tool": "get_issue", "server": "github", "decision": "allowed", "outcome": "ok"},
-		{"face": "rest", "caller": "reader", "level": "restricted", "tool": "create_issue", "server": "github", "decision": "denied", "outcome": "denied"},
+		{"face": "rest", "caller": "reader", "autonomy": "restricted", "tool": "get_issue", "server": "github", "decision": "allowed", "outcome": "ok"},
+		{"face": "rest", "caller": "reader", "autonomy": "restricted", "tool": "create_issue", "server": "github", "decision": "denied", "outcome": "denied"},
 		{"face": nil, "caller": "reader", "tool": "search_code", "decision": "allowed", "outcome": "ok"},
 	}
 	var lines []map[string]any
