@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -72,6 +73,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	}
 	var timer *time.Timer
 	var fire <-chan time.Time
+	var rejected string // the reason of the last rejected edit, logged once
 	for {
 		select {
 		case <-ctx.Done():
@@ -83,7 +85,11 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 			if !ok {
 				return
 			}
-			if ev.Op == fsnotify.Chmod {
+			// Only the files the config is made of: a log file (or
+			// anything else) written in the same directory must not
+			// trigger a reload, least of all one whose rejection is
+			// logged into that very file.
+			if ev.Op == fsnotify.Chmod || !s.watched(last, ev.Name) {
 				continue
 			}
 			if timer == nil {
@@ -101,9 +107,15 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 			fire = nil
 			cfg, err := s.load(last)
 			if err != nil {
-				s.log.Error().Err(err).Msg("config edit rejected; the last good config stays in force")
+				// One line per new reason, not one per look at the
+				// same bad file.
+				if msg := err.Error(); msg != rejected {
+					rejected = msg
+					s.log.Error().Err(err).Msg("config edit rejected; the last good config stays in force")
+				}
 				continue
 			}
+			rejected = ""
 			if discovery.SameServers(last.Servers, cfg.Servers) {
 				continue
 			}
@@ -136,6 +148,25 @@ func (s *Source) load(last *config.Config) (*config.Config, error) {
 		return nil, fmt.Errorf("config %s: no servers key while %d servers run; taken for a half-written file (to remove them all, write \"servers: []\")", s.path, len(last.Servers))
 	}
 	return cfg, nil
+}
+
+// watched reports whether an event on name can change cfg: the config
+// file, a token or client secret file it names, or the "..data" swap by
+// which Kubernetes updates a ConfigMap or Secret volume.
+func (s *Source) watched(cfg *config.Config, name string) bool {
+	name = filepath.Clean(name)
+	if strings.HasPrefix(filepath.Base(name), "..") || name == filepath.Clean(s.path) {
+		return true
+	}
+	for _, srv := range cfg.Servers {
+		if srv.Token != nil && srv.Token.File != "" && name == filepath.Clean(srv.Token.File) {
+			return true
+		}
+		if o := srv.OAuth; o != nil && o.ClientSecret != nil && o.ClientSecret.File != "" && name == filepath.Clean(o.ClientSecret.File) {
+			return true
+		}
+	}
+	return false
 }
 
 // watchDirs are the directories of the config file and of token files: a

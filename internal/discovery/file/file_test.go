@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,5 +177,41 @@ func TestReloadEmptyServersListRemovesAll(t *testing.T) {
 	write(t, path, "# every server removed\nservers: []\nnaming: {prefix: never}\n")
 	if got := next(t, ch); len(got.Servers) != 0 {
 		t.Fatalf("after servers: [] the snapshot holds %v", names(got))
+	}
+}
+
+// TestLogFileBesideConfigDoesNotLoop: the hub's log written into the
+// config's directory must not make it reload, or a rejected edit would be
+// logged, seen as an edit, rejected and logged again, forever.
+func TestLogFileBesideConfigDoesNotLoop(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hub.yaml")
+	write(t, path, "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n")
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "hub.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := make(chan discovery.Snapshot)
+	done := make(chan struct{})
+	go func() { defer close(done); New(path, cfg, zerolog.New(logFile)).Run(ctx, ch) }()
+	next(t, ch)
+	write(t, path, "servers:\n- name: a\n  transport: grpc\n")
+	time.Sleep(2 * time.Second) // a loop would log a line every settle period
+	cancel()
+	<-done
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "config edit rejected"); n != 1 {
+		t.Fatalf("%d rejection lines for one bad edit:\n%s", n, b)
 	}
 }
