@@ -80,6 +80,12 @@ test: test-deps vet helm-test fuzz
 # the read-only classifier, the config parser and the result cap. A failing input is written
 # to the package's testdata/fuzz, where `go test` replays it from then on.
 # FUZZTIME=5m for a longer look.
+#
+# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
+# exceeded" when -fuzztime ends while a worker is mid-call on a loaded
+# machine (golang/go#75804, fixed in Go 1.27): no input is written and
+# nothing reproduces. That one result is reported and not counted; every
+# real finding writes its input ("Failing input written") and fails.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
 	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply
@@ -87,7 +93,11 @@ FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCal
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
-		out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" 2>&1) || { echo "$$out"; exit 1; }; \
+		if ! out=$$($(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" 2>&1); then \
+			if grep -q 'context deadline exceeded' <<<"$$out" && ! grep -q -e 'Failing input written' -e 'panic:' <<<"$$out"; then \
+				echo "  the fuzz coordinator's deadline race (golang/go#75804), no input found: not counted"; \
+			else echo "$$out"; exit 1; fi; \
+		fi; \
 	done
 
 # The Helm chart: lint (strict, values.schema.json enforced) and render with
