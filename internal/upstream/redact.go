@@ -44,7 +44,7 @@ func (c *Client) redactorNow() *secrets.Redactor {
 
 // redact returns err with every credential of this upstream removed from
 // its text; errors.Is and errors.As still see the original chain.
-func (c *Client) redact(err error) error { return c.redactorNow().Error(err) }
+func (c *Client) redact(err error) error { return tidy(c.redactorNow().Error(err)) }
 
 // redactText removes every credential of this upstream from s.
 func (c *Client) redactText(s string) string { return c.redactorNow().String(s) }

@@ -105,6 +105,8 @@ type Client struct {
 	opts     Options
 	log      zerolog.Logger
 	onChange func()
+	// refused is the upstream's last 401 or 403 answer (refusal.go).
+	refused refusals
 	// redactor removes this upstream's credentials from every text that
 	// leaves the client (see redact.go).
 	redactor *secrets.Redactor
@@ -189,6 +191,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
+	c.opts.HTTPClient = withRefusals(c.opts.HTTPClient, c)
 	c.breaker.Store(c.newBreaker())
 	return c
 }
@@ -539,8 +542,12 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
 	cn := &conn{mc: mc, ctx: sessCtx, cancel: cancel}
+	c.refused.take() // a refusal of an earlier connect is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
 		c.closeConn(cn, err)
+		if r := c.refused.take(); r != "" {
+			return nil, nil, &refusedError{what: what, refusal: r, err: err}
+		}
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if err := mc.Start(sessCtx); err != nil {
