@@ -295,6 +295,12 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		sources = append(sources, registeredSource)
 	}
 	if v, ok := os.LookupEnv("MCP_SERVERS"); ok && strings.TrimSpace(v) != "" {
+		// A bad entry stops start-up, as a bad config file does: a hub
+		// without a server it was given is not what was asked for.
+		if _, errs := envsource.Parse(v); len(errs) > 0 {
+			closeAll()
+			return nil, errors.Join(errs...)
+		}
 		sources = append(sources, envsource.New(v, log))
 	}
 	ks, err := kubeSource(o, cfg.Kubernetes, log)

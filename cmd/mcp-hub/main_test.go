@@ -143,9 +143,16 @@ func TestInvalidConfigFailsStartWithFileAndField(t *testing.T) {
 		{[]string{"serve", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, []string{"missing.yaml", "no such file"}},
 		{[]string{"serve", "--log-level", "loud"}, []string{`--log-level: "loud"`}},
 		{[]string{"serve", "--listen", "0.0.0.0:0"}, []string{"not a loopback address", "no credentials configured"}},
+		{[]string{"serve", "MCP_SERVERS=" + `[{"name":"a","url":"http://127.0.0.1:1/mcp","auth":"basic"}]`}, []string{`MCP_SERVERS[0] (a).auth: "basic" is not one of none, bearer`}},
+		{[]string{"stdio", "MCP_SERVERS=" + `[{"name":"a","url":"http://127.0.0.1:1/mcp"`}, []string{"MCP_SERVERS: not a JSON list"}},
 	}
 	for _, tc := range cases {
+		var env []string
+		if last := tc.args[len(tc.args)-1]; strings.HasPrefix(last, "MCP_SERVERS=") {
+			tc.args, env = tc.args[:len(tc.args)-1], []string{last}
+		}
 		cmd := exec.Command(hubBin, tc.args...)
+		cmd.Env = append(os.Environ(), env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
