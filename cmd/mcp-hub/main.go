@@ -56,6 +56,7 @@ Usage:
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
   mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
   mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
+  mcp-hub validate --config FILE  check a config file (and every token and file it names) without starting
   mcp-hub version           print the version
 
 Flags:
@@ -93,11 +94,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTools(args, stdout, stderr)
 	case "servers":
 		return runServers(args, stdout, stderr)
+	case "validate":
+		return runValidate(args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, servers, tools or version)\n", cmd)
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, servers, tools, validate or version)\n", cmd)
 		return 2
 	}
 

@@ -405,3 +405,42 @@ paths:
         - {name: limit, in: query, schema: {type: integer}}
       responses: {"200": {description: ok}}
 `
+
+// TestValidate: `mcp-hub validate` accepts what the hub would start with
+// and names the field of what it would not, tokens and files included.
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("file-token-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, doc string
+		env       []string
+		code      int
+		says      string
+	}{
+		{"valid", "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  token: {file: " + tokenFile + "}\n", nil, 0, "valid (1 servers"},
+		{"missing token file", "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  token: {file: " + filepath.Join(dir, "nope") + "}\n", nil, 1, "servers[0] (a).token: file:"},
+		{"unset token variable", "servers: []\nauth:\n  tokens:\n  - {name: ci, token: {env: MCPHUB_TEST_UNSET_9}, maxLevel: full}\n", nil, 1, "auth.tokens[0] (ci).token: env: variable MCPHUB_TEST_UNSET_9 is not set"},
+		{"bad transport", "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  transport: htttp\n", nil, 1, `servers[0] (a).transport: "htttp"`},
+		{"bad api tool credential", "servers: []\napiTools:\n- name: w\n  url: https://api.example.com/w\n  method: GET\n  authScheme: Bearer\n  credentials: {env: MCPHUB_TEST_UNSET_9}\n", nil, 1, "MCPHUB_TEST_UNSET_9"},
+		{"bad MCP_SERVERS", "servers: []\n", []string{`MCP_SERVERS=[{"name":"e","url":"ftp://x"}]`}, 1, "MCP_SERVERS[0] (e)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if err := os.WriteFile(path, []byte(tc.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(hubBin, "validate", "--config", path)
+			cmd.Env = append(os.Environ(), tc.env...)
+			out, err := cmd.CombinedOutput()
+			if code := exitCode(err); code != tc.code || !strings.Contains(string(out), tc.says) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", code, tc.code, tc.says, out)
+			}
+			if strings.Contains(string(out), "file-token-123") {
+				t.Fatal("validate printed a token")
+			}
+		})
+	}
+}
