@@ -119,6 +119,22 @@ func TestVersionAndUsage(t *testing.T) {
 	}
 }
 
+// jsonSaid returns the message and error of every line of a JSON-mode
+// log, failing t for a line that is not JSON (JSON mode, the default,
+// writes nothing else).
+func jsonSaid(t *testing.T, log string) string {
+	t.Helper()
+	var said strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("a log line is not JSON: %q", line)
+		}
+		fmt.Fprintf(&said, "%v %v\n", m["message"], m["error"])
+	}
+	return said.String()
+}
+
 func exitCode(err error) int {
 	if err == nil {
 		return 0
@@ -159,17 +175,9 @@ func TestInvalidConfigFailsStartWithFileAndField(t *testing.T) {
 		if exitCode(err) == 0 {
 			t.Errorf("%v: exit 0, want failure", tc.args)
 		}
-		// JSON mode (the default): every line is JSON, the reason in it.
-		var said strings.Builder
-		for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				t.Errorf("%v: a line of stderr is not JSON: %q", tc.args, line)
-			}
-			fmt.Fprintf(&said, "%v %v\n", m["message"], m["error"])
-		}
+		said := jsonSaid(t, stderr.String())
 		for _, w := range tc.want {
-			if !strings.Contains(said.String(), w) {
+			if !strings.Contains(said, w) {
 				t.Errorf("%v: stderr %q lacks %q", tc.args, stderr.String(), w)
 			}
 		}

@@ -28,7 +28,7 @@ func TestTracingSettingsTheHubCannotHonourStopStart(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
-		if exitCode(err) != 1 || !strings.Contains(stderr.String(), "tracing: "+tc.want) {
+		if exitCode(err) != 1 || !strings.Contains(jsonSaid(t, stderr.String()), "tracing: "+tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tc.env, exitCode(err), stderr.String(), tc.want)
 		}
 	}

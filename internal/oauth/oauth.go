@@ -382,14 +382,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Grant, error) {
 			return Grant{}, invalid("the token is signed with key %q, which %s does not publish", kid, iss)
 		}
 	}
-	tok, err := jwt.Parse([]byte(token),
-		jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(kid != "")),
-		jwt.WithValidate(true),
-		jwt.WithIssuer(iss),
-		jwt.WithRequiredClaim("exp"),
-		jwt.WithAcceptableSkew(v.opts.ClockSkew),
-		jwt.WithClock(jwt.ClockFunc(v.opts.Now)),
-	)
+	tok, err := v.parse(token, iss, kid, set)
+	if err != nil && isSignatureError(err) && v.mayRefresh(ctx, in) {
+		// The key under that kid may have been replaced (a server that
+		// reuses kids when it rotates): once more with a fresh set.
+		if fresh, rerr := v.cache.Refresh(ctx, res.URL()); rerr == nil {
+			tok, err = v.parse(token, iss, kid, fresh)
+		}
+	}
 	if err != nil {
 		return Grant{}, v.explain(err, token)
 	}
@@ -403,6 +403,29 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Grant, error) {
 		v.verified.Add(sum, verifiedToken{grant: g, iss: iss, kid: kid})
 	}
 	return g, err
+}
+
+// parse verifies token's signature with set and its claims.
+func (v *Verifier) parse(token, iss, kid string, set jwk.Set) (jwt.Token, error) {
+	return jwt.Parse([]byte(token),
+		jwt.WithKeySet(set, jws.WithInferAlgorithmFromKey(true), jws.WithRequireKid(kid != "")),
+		jwt.WithValidate(true),
+		jwt.WithIssuer(iss),
+		jwt.WithRequiredClaim("exp"),
+		jwt.WithAcceptableSkew(v.opts.ClockSkew),
+		jwt.WithClock(jwt.ClockFunc(v.opts.Now)),
+	)
+}
+
+// isSignatureError reports whether err is a failed signature check rather
+// than a claim jwx refused (exp, nbf, iss, a missing claim).
+func isSignatureError(err error) bool {
+	for _, claim := range []error{jwt.TokenExpiredError(), jwt.TokenNotYetValidError(), jwt.MissingRequiredClaimError(), jwt.InvalidIssuerError(), jwt.ValidateError()} {
+		if errors.Is(err, claim) {
+			return false
+		}
+	}
+	return true
 }
 
 // mayRefresh waits for in's next allowed key set refresh, false when it

@@ -239,6 +239,22 @@ func TestMetadataURLs(t *testing.T) {
 	}
 }
 
+// TestKeyReplacedUnderSameKid: a server that rotates its key but keeps
+// the kid; the first token of the new key fetches the set again.
+func TestKeyReplacedUnderSameKid(t *testing.T) {
+	ti := oauthtest.New(t, "", "/.well-known/openid-configuration")
+	ti.AddKey("k", false)
+	v := newVerifier(t, Options{Issuers: []Issuer{{Issuer: ti.URL()}}})
+	claims := map[string]any{"sub": "a", "aud": resource, "scope": "mcp:full"}
+	if _, err := v.Verify(context.Background(), ti.Sign("k", claims)); err != nil {
+		t.Fatal(err)
+	}
+	ti.AddKey("k", false)
+	if _, err := v.Verify(context.Background(), ti.Sign("k", claims)); err != nil {
+		t.Fatalf("a token of the key that replaced the old one under its kid: %v", err)
+	}
+}
+
 func TestCachedTokenExpires(t *testing.T) {
 	ti := oauthtest.New(t, "", "/.well-known/openid-configuration")
 	ti.AddKey("k", false)

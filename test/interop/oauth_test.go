@@ -216,7 +216,11 @@ func TestOAuthTokensRefused(t *testing.T) {
 	})
 
 	t.Run("rotated key", func(t *testing.T) {
-		oldKid := hy.SigningKeyID(t)
+		header, _, err := hydra.Decode(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldKid, _ := header["kid"].(string)
 		newKid := hy.RotateKey(t)
 		fresh := token(hy, agent, "mcp:full", resource)
 		if status, ch, body := run(fresh, "read_note"); status != 200 {

@@ -202,6 +202,15 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("hydra: read the discovery document: %v", err)
 	}
 	s.issuer = disc.Issuer
+	// Hydra makes its access token key on first use: by the first token
+	// request, and by the first read of the JWKS too. When those two race
+	// (a resource server fetches the keys while the test asks for its
+	// first token) Hydra makes two keys, and which one signs is anyone's
+	// guess. Making the key set now keeps it to one.
+	body := map[string]string{"alg": "RS256", "use": "sig", "kid": "initial-" + randomHex(t, 8)}
+	if err := s.do(http.MethodPost, s.admin+"/admin/keys/"+AccessTokenKeySet, body, nil); err != nil {
+		t.Fatalf("hydra: make the access token key set: %v", err)
+	}
 	ui.Start()
 	return s
 }

@@ -67,7 +67,9 @@ func New(t testing.TB, path, metadataAt string) *Issuer {
 // URL is the issuer identifier.
 func (ti *Issuer) URL() string { return ti.Server.URL + ti.path }
 
-// AddKey makes a new signing key and publishes it.
+// AddKey makes a new signing key and publishes it; for a kid it has
+// already, the new key replaces the old one under the same kid (servers
+// that reuse kids when they rotate).
 func (ti *Issuer) AddKey(kid string, rsaKey bool) {
 	var raw any
 	var err error
@@ -90,8 +92,10 @@ func (ti *Issuer) AddKey(kid string, rsaKey bool) {
 	_ = k.Set(jwk.AlgorithmKey, alg)
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
+	if _, had := ti.private[kid]; !had {
+		ti.public = append(ti.public, kid)
+	}
 	ti.private[kid] = k
-	ti.public = append(ti.public, kid)
 }
 
 // Withdraw stops publishing kid (it can still sign: a leaked key).
