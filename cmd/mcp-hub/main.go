@@ -253,6 +253,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
 		MaxResultChars: cfg.Upstream.ResultCap(),
 		Pins:           pins.pinner,
+		Names:          pins.names,
 	}, log)
 	pins.reportTo(reg)
 	// The OAuth verifier's discovery and key refreshes run until close.

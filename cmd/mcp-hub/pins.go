@@ -26,17 +26,22 @@ import (
 // spares the first listings a round trip each.
 const pinsSyncTimeout = 5 * time.Second
 
-// pinsWiring is what pinning adds to a hub: the pinner, the Kubernetes
-// Events sender (nil without a cluster), and what stops them.
+// pinsWiring is what pinning adds to a hub: the pinner, the store of the
+// name claims that keep published names stable (it shares the pins'
+// store), the Kubernetes Events sender (nil without a cluster), and what
+// stops them.
 type pinsWiring struct {
 	pinner *pinning.Pinner
+	names  pinning.ClaimStore
 	events *pinning.Events
 	close  func()
 }
 
 // newPins opens the pins store: in a cluster (or with --kubeconfig) the
 // ConfigMap mcp-hub-pins in the hub's namespace, shared by the replicas;
-// else the state file. With pinning.mode off there is none.
+// else the state file. The name claims live in the same place (key
+// names.json, or names.json beside the pins file) whatever the pinning
+// mode: with pinning.mode off only the pins are left out.
 func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, error) {
 	p := cfg.Pinning
 	mode, err := pinning.ParseMode(p.Mode)
@@ -44,9 +49,6 @@ func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, er
 		return nil, fmt.Errorf("pinning.mode: %w", err)
 	}
 	w := &pinsWiring{close: func() {}}
-	if mode == pinning.Off {
-		return w, nil
-	}
 	rules := make([]pinning.Rule, len(p.Approve))
 	for i, a := range p.Approve {
 		rules[i] = pinning.Rule{Server: a.Server, Tool: a.Tool, SHA256: a.SHA256}
@@ -59,8 +61,22 @@ func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, er
 		path := p.StateFile
 		if path == "" {
 			if path, err = pinning.DefaultStateFile(); err != nil {
-				return nil, err
+				if mode != pinning.Off {
+					return nil, err
+				}
+				// Nothing else needs the state directory: names are
+				// stable while the process runs.
+				log.Warn().Err(err).Msg("stable names: no state directory; published names are kept in memory only")
+				return w, nil
 			}
+		}
+		names, err := pinning.OpenClaimsFile(pinning.NamesFileFor(path))
+		if err != nil {
+			return nil, err
+		}
+		w.names = names
+		if mode == pinning.Off {
+			return w, nil
 		}
 		store, err := pinning.OpenFile(path)
 		if err != nil {
@@ -86,9 +102,15 @@ func newPins(cfg *config.Config, o options, log zerolog.Logger) (*pinsWiring, er
 	ctx, cancel := context.WithTimeout(context.Background(), pinsSyncTimeout)
 	defer cancel()
 	if err := store.WaitSynced(ctx); err != nil {
-		// Not fatal: pins are compared in memory and saved once the
-		// ConfigMap can be written; the error says what RBAC is missing.
-		log.Error().Err(err).Msg("tool pinning: the pins ConfigMap cannot be read; pins are held in memory until it can")
+		// Not fatal: pins are compared, and names claimed, in memory and
+		// saved once the ConfigMap can be written; the error says what
+		// RBAC is missing.
+		log.Error().Err(err).Msg("tool pinning and stable names: the pins ConfigMap cannot be read; held in memory until it can")
+	}
+	w.names = store
+	w.close = store.Close
+	if mode == pinning.Off {
+		return w, nil
 	}
 	log.Info().Str("mode", string(mode)).Str("configmap", ns+"/"+pinning.ConfigMapName).Msg("tool pinning on")
 	w.pinner = pinning.New(mode, store, rules)

@@ -23,8 +23,15 @@ const ConfigMapName = "mcp-hub-pins"
 // configMapKey is the data key of the pins (the same JSON as the file).
 const configMapKey = "pins.json"
 
-// ConfigMapStore keeps pins in the ConfigMap mcp-hub-pins, so that every
-// replica compares against the same pins. Reads come from an informer
+// claimsKey is the data key of the name claims (the same JSON as the names
+// file). They share the pins ConfigMap so that the chart's RBAC, narrowed
+// to that one ConfigMap by name, covers them; a hub that predates them
+// leaves the key alone (it writes only its own key).
+const claimsKey = "names.json"
+
+// ConfigMapStore keeps pins, and the name claims (ClaimStore), in the
+// ConfigMap mcp-hub-pins, so that every replica compares against the same
+// pins and publishes the same names. Reads come from an informer
 // watching that one ConfigMap (other replicas' pins and approvals arrive
 // as events); writes read the live object and update it on its
 // resourceVersion, retried on conflict, so concurrent replicas never lose
@@ -37,10 +44,15 @@ type ConfigMapStore struct {
 	informer  cache.SharedIndexInformer
 	cancel    context.CancelFunc
 	changed   chan struct{}
+	// claimsChanged is Changed for the claims.
+	claimsChanged chan struct{}
 
-	held        // under held.mu also:
-	rv   uint64 // resourceVersion the pins were read from
-	uid  string
+	heldClaims
+	held             // under held.mu also:
+	rv        uint64 // resourceVersion the pins were read from
+	uid       string
+	pinsRaw   string // the data last read of each key, to tell what changed
+	claimsRaw string
 }
 
 // OpenConfigMap starts watching the pins ConfigMap in namespace; the
@@ -51,7 +63,8 @@ func OpenConfigMap(client kubernetes.Interface, namespace string, log zerolog.Lo
 		return nil, errors.New("pins ConfigMap: no namespace")
 	}
 	s := &ConfigMapStore{client: client, namespace: namespace, log: log.With().Str("component", "pins").Logger(),
-		changed: make(chan struct{}, 1), held: held{pins: map[Key]Pin{}}}
+		changed: make(chan struct{}, 1), claimsChanged: make(chan struct{}, 1),
+		held: held{pins: map[Key]Pin{}}, heldClaims: heldClaims{claims: map[string]Claim{}}}
 	s.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + ConfigMapName }))
 	s.informer = s.factory.Core().V1().ConfigMaps().Informer()
@@ -97,33 +110,68 @@ func (s *ConfigMapStore) UID() string {
 
 // observe takes a copy of the ConfigMap: from the watch (notify: another
 // writer may have changed it) or from this store's own write. An older
-// copy than the one held is ignored; a copy that cannot be read is logged
-// and ignored: forgetting pins is what an attacker would want.
+// copy than the one held is ignored; a key that cannot be read is logged
+// and the values read of it before are kept: forgetting pins is what an
+// attacker would want, and forgetting claims renames tools under callers.
 func (s *ConfigMapStore) observe(obj any, notify bool) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return
 	}
 	rv, _ := strconv.ParseUint(cm.ResourceVersion, 10, 64)
-	pins, err := decodeConfigMap(cm)
-	if err != nil {
-		s.log.Error().Err(err).Msg("pins ConfigMap unreadable; keeping the pins read before")
-		return
+	pins, perr := decodeConfigMap(cm)
+	if perr != nil {
+		s.log.Error().Err(perr).Msg("pins ConfigMap unreadable; keeping the pins read before")
+	}
+	claims, cerr := decodeClaimsConfigMap(cm)
+	if cerr != nil {
+		s.log.Error().Err(cerr).Msg("name claims in the pins ConfigMap unreadable; keeping the claims read before")
 	}
 	s.mu.Lock()
 	if rv != 0 && rv <= s.rv {
 		s.mu.Unlock()
 		return
 	}
-	s.pins, s.rv, s.uid = pins, rv, string(cm.UID)
+	s.rv, s.uid = rv, string(cm.UID)
+	pinsNew := perr == nil && cm.Data[configMapKey] != s.pinsRaw
+	if perr == nil {
+		s.pins, s.pinsRaw = pins, cm.Data[configMapKey]
+	}
+	claimsNew := cerr == nil && cm.Data[claimsKey] != s.claimsRaw
+	if cerr == nil {
+		s.cmu.Lock()
+		s.claims, s.claimsRaw = claims, cm.Data[claimsKey]
+		s.cmu.Unlock()
+	}
 	s.mu.Unlock()
 	if !notify {
 		return
 	}
-	select {
-	case s.changed <- struct{}{}:
-	default:
+	for _, c := range []struct {
+		changed bool
+		ch      chan struct{}
+	}{{pinsNew, s.changed}, {claimsNew, s.claimsChanged}} {
+		if !c.changed {
+			continue
+		}
+		select {
+		case c.ch <- struct{}{}:
+		default:
+		}
 	}
+}
+
+func decodeClaimsConfigMap(cm *corev1.ConfigMap) (map[string]Claim, error) {
+	data, ok := cm.Data[claimsKey]
+	if !ok {
+		return map[string]Claim{}, nil
+	}
+	claims, err := decodeClaims([]byte(data))
+	if err != nil {
+		return nil, fmt.Errorf("ConfigMap %s/%s key %s is corrupt (fix or delete the key; deleting lets published names change): %w",
+			cm.Namespace, cm.Name, claimsKey, err)
+	}
+	return claims, nil
 }
 
 func decodeConfigMap(cm *corev1.ConfigMap) (map[Key]Pin, error) {
@@ -145,7 +193,7 @@ func (s *ConfigMapStore) Changed() <-chan struct{} { return s.changed }
 // PinFirst implements Store.
 func (s *ConfigMapStore) PinFirst(ctx context.Context, candidates []Pin) ([]Pin, error) {
 	var out []Pin
-	err := s.modify(ctx, func(pins map[Key]Pin) bool {
+	err := s.modifyPins(ctx, func(pins map[Key]Pin) bool {
 		var added []Key
 		out, added = pinFirst(pins, candidates)
 		return len(added) > 0
@@ -158,7 +206,7 @@ func (s *ConfigMapStore) PinFirst(ctx context.Context, candidates []Pin) ([]Pin,
 
 // Replace implements Store.
 func (s *ConfigMapStore) Replace(ctx context.Context, pins ...Pin) error {
-	return s.modify(ctx, func(m map[Key]Pin) bool {
+	return s.modifyPins(ctx, func(m map[Key]Pin) bool {
 		for _, p := range pins {
 			m[p.Key] = p
 		}
@@ -166,12 +214,81 @@ func (s *ConfigMapStore) Replace(ctx context.Context, pins ...Pin) error {
 	})
 }
 
-// modify applies change to the live pins and writes them back on the
-// resourceVersion it read; a conflict (another replica wrote meanwhile)
-// reads and applies again.
-func (s *ConfigMapStore) modify(ctx context.Context, change func(map[Key]Pin) bool) error {
+// ClaimFirst implements ClaimStore.
+func (s *ConfigMapStore) ClaimFirst(ctx context.Context, candidates []Claim) ([]Claim, error) {
+	var out []Claim
+	err := s.modifyClaims(ctx, func(claims map[string]Claim) bool {
+		added := claimFirst(claims, candidates)
+		out = sortedClaims(claims)
+		return added
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Release implements ClaimStore.
+func (s *ConfigMapStore) Release(ctx context.Context, servers ...string) error {
+	return s.modifyClaims(ctx, func(claims map[string]Claim) bool { return release(claims, servers) })
+}
+
+// ClaimsChanged implements ClaimStore.
+func (s *ConfigMapStore) ClaimsChanged() <-chan struct{} { return s.claimsChanged }
+
+// modifyPins applies change to the live pins (see modify).
+func (s *ConfigMapStore) modifyPins(ctx context.Context, change func(map[Key]Pin) bool) error {
+	err := s.modify(ctx, func(cm *corev1.ConfigMap) (bool, error) {
+		pins, err := decodeConfigMap(cm)
+		if err != nil {
+			return false, err // never overwrite pins that cannot be read
+		}
+		if !change(pins) {
+			return false, nil
+		}
+		data, err := encodePins(pins)
+		if err != nil {
+			return false, fmt.Errorf("encode pins: %w", err)
+		}
+		cm.Data[configMapKey] = string(data)
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write pins to ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
+	}
+	return nil
+}
+
+// modifyClaims applies change to the live claims (see modify).
+func (s *ConfigMapStore) modifyClaims(ctx context.Context, change func(map[string]Claim) bool) error {
+	err := s.modify(ctx, func(cm *corev1.ConfigMap) (bool, error) {
+		claims, err := decodeClaimsConfigMap(cm)
+		if err != nil {
+			return false, err // never overwrite claims that cannot be read
+		}
+		if !change(claims) {
+			return false, nil
+		}
+		data, err := encodeClaims(claims)
+		if err != nil {
+			return false, fmt.Errorf("encode name claims: %w", err)
+		}
+		cm.Data[claimsKey] = string(data)
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write name claims to ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
+	}
+	return nil
+}
+
+// modify applies change to the live ConfigMap's data (never nil) and
+// writes it back on the resourceVersion it read; a conflict (another
+// replica wrote meanwhile) reads and applies again. change reports whether
+// it changed anything.
+func (s *ConfigMapStore) modify(ctx context.Context, change func(*corev1.ConfigMap) (bool, error)) error {
 	cms := s.client.CoreV1().ConfigMaps(s.namespace)
-	err := retry.OnError(retry.DefaultRetry, func(err error) bool {
+	return retry.OnError(retry.DefaultRetry, func(err error) bool {
 		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {
 		cm, err := cms.Get(ctx, ConfigMapName, metav1.GetOptions{})
@@ -183,22 +300,17 @@ func (s *ConfigMapStore) modify(ctx context.Context, change func(map[Key]Pin) bo
 		case err != nil:
 			return err
 		}
-		pins, err := decodeConfigMap(cm)
-		if err != nil {
-			return err // never overwrite pins that cannot be read
-		}
-		if !change(pins) {
-			s.observe(cm, false)
-			return nil
-		}
-		data, err := encodePins(pins)
-		if err != nil {
-			return fmt.Errorf("encode pins: %w", err)
-		}
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
-		cm.Data[configMapKey] = string(data)
+		changed, err := change(cm)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			s.observe(cm, false)
+			return nil
+		}
 		var written *corev1.ConfigMap
 		if create {
 			written, err = cms.Create(ctx, cm, metav1.CreateOptions{})
@@ -211,8 +323,4 @@ func (s *ConfigMapStore) modify(ctx context.Context, change func(map[Key]Pin) bo
 		s.observe(written, false)
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("write pins to ConfigMap %s/%s: %w", s.namespace, ConfigMapName, err)
-	}
-	return nil
 }

@@ -203,13 +203,23 @@ func (s *FileStore) write() error {
 	if err != nil {
 		return fmt.Errorf("encode pins: %w", err)
 	}
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create pins directory %s: %w", dir, err)
+	if err := writeAtomic(s.path, data); err != nil {
+		return fmt.Errorf("write pins file: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".pins-*.json")
+	return nil
+}
+
+// writeAtomic replaces the file at path with data through a temporary file
+// in the same directory and a rename, so a crash leaves the old file or the
+// new one, never half of one.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create directory %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
 	if err != nil {
-		return fmt.Errorf("write pins file %s: %w", s.path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // gone after the rename; cleans up after a failure
 	if _, err := tmp.Write(data); err == nil {
@@ -219,10 +229,10 @@ func (s *FileStore) write() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), s.path)
+		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		return fmt.Errorf("write pins file %s: %w", s.path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -127,7 +127,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 	}
 	uris, _ := publishURIs(resKeys, naming)
 	tpls, _ := publishURIs(tplKeys, naming)
-	prompts, _ := assignNames(promptKeys, naming, func(s string) string { return s })
+	prompts, _, _ := assignNames(promptKeys, naming, func(s string) string { return s }, nil)
 
 	for _, s := range live {
 		name := s.c.Name()

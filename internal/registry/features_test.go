@@ -73,7 +73,7 @@ func TestSchemePrefix(t *testing.T) {
 // follow the same collision policy as tools.
 func TestPromptNamesKeepTheirCharacters(t *testing.T) {
 	keys := []toolKey{{"a", "code.review"}, {"b", "code.review"}, {"a", "summarize"}}
-	got, _ := assignNames(keys, config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}, func(s string) string { return s })
+	got, _, _ := assignNames(keys, config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}, func(s string) string { return s }, nil)
 	want := map[toolKey]string{{"a", "code.review"}: "a__code.review", {"b", "code.review"}: "b__code.review", {"a", "summarize"}: "summarize"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("prompt names = %v, want %v", got, want)

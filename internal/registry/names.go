@@ -30,12 +30,25 @@ type toolKey struct {
 // reserved are names the hub's own tools hold: an upstream tool never gets
 // one (it is prefixed, hidden or hashed as if another server offered it).
 func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (names map[toolKey]string, hidden map[toolKey]string) {
-	return assignNames(keys, naming, sanitize, reserved...)
+	names, hidden, _ = assignNames(keys, naming, sanitize, nil, reserved...)
+	return names, hidden
 }
 
-// assignNames is publishNames with clean as the rule for what a name may
+// publishClaimed is publishNames for prefix on-conflict with claims: the
+// names published before (name -> tool), also of tools not offered now (a
+// server that is down). A tool with a claim keeps its name, and nobody
+// else gets it, so a name keeps reaching the tool it was first given to
+// whichever servers are up: a conflict that appears later prefixes the
+// newcomer only. fresh are the names given to tools without a claim, to be
+// claimed. The other policies ignore claims (their names depend on the
+// tool alone, or, for never, the hidden tool has no name to keep).
+func publishClaimed(keys []toolKey, naming config.Naming, claims map[string]toolKey, reserved ...string) (names, hidden, fresh map[toolKey]string) {
+	return assignNames(keys, naming, sanitize, claims, reserved...)
+}
+
+// assignNames is publishClaimed with clean as the rule for what a name may
 // hold (prompt names are kept as they are).
-func assignNames(keys []toolKey, naming config.Naming, clean func(string) string, reserved ...string) (names map[toolKey]string, hidden map[toolKey]string) {
+func assignNames(keys []toolKey, naming config.Naming, clean func(string) string, claims map[string]toolKey, reserved ...string) (names, hidden, fresh map[toolKey]string) {
 	sorted := append([]toolKey(nil), keys...)
 	sort.Slice(sorted, func(i, j int) bool {
 		if sorted[i].Server != sorted[j].Server {
@@ -43,33 +56,70 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 		}
 		return sorted[i].Original < sorted[j].Original
 	})
+	if naming.Prefix != config.PrefixOnConflict {
+		claims = nil
+	}
+	isReserved := make(map[string]bool, len(reserved))
+	for _, r := range reserved {
+		isReserved[r] = true
+	}
+
+	// The claims in force: one name per tool and one tool per name (a
+	// store keeps them so; the smallest name wins if one did not), never
+	// a hub tool's name (the hub's own tools keep theirs; the claim comes
+	// back into force when the hub tool is gone).
+	claimed := make(map[toolKey]string, len(claims))
+	blocked := make(map[string]bool, len(claims))
+	claimNames := make([]string, 0, len(claims))
+	for n := range claims {
+		claimNames = append(claimNames, n)
+	}
+	sort.Strings(claimNames)
+	hasClaim := make(map[toolKey]bool, len(claims))
+	for _, n := range claimNames {
+		k := claims[n]
+		hasClaim[k] = true
+		if _, dup := claimed[k]; dup || isReserved[n] || !publishable(n) {
+			continue
+		}
+		claimed[k] = n
+		blocked[n] = true
+	}
 
 	// How many distinct servers offer each bare name.
 	offered := make(map[string]map[string]bool, len(sorted))
-	for _, k := range sorted {
-		bare := clean(k.Original)
-		if offered[bare] == nil {
-			offered[bare] = map[string]bool{}
+	offer := func(name, server string) {
+		if offered[name] == nil {
+			offered[name] = map[string]bool{}
 		}
-		offered[bare][k.Server] = true
+		offered[name][server] = true
 	}
-
-	// The hub's own tools count as one more server offering their names.
+	for _, k := range sorted {
+		offer(clean(k.Original), k.Server)
+	}
+	// The hub's own tools count as one more server offering their names;
+	// a claimed name counts as offered by its owner, so that a newcomer
+	// offering it is prefixed rather than hashed.
 	const hub = "\x00hub"
 	for _, r := range reserved {
-		if offered[r] == nil {
-			offered[r] = map[string]bool{}
-		}
-		offered[r][hub] = true
+		offer(r, hub)
+	}
+	for n := range blocked {
+		offer(n, claims[n].Server)
 	}
 
 	names = make(map[toolKey]string, len(sorted))
 	hidden = map[toolKey]string{}
+	pending := map[toolKey]string{}
 	owner := make(map[string]toolKey, len(sorted)+len(reserved))
 	for _, r := range reserved {
 		owner[r] = toolKey{Server: "hub", Original: r}
 	}
 	for _, k := range sorted {
+		if n, ok := claimed[k]; ok {
+			names[k] = n
+			continue
+		}
 		bare := clean(k.Original)
 		var name string
 		switch {
@@ -89,25 +139,48 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 			name = withHash(name, k)
 		}
 		owner[name] = k
-		names[k] = name
+		pending[k] = name
 	}
 
 	// Names can still meet: sanitizing maps "a.b" and "a_b" together, and
-	// a prefix can equal another server's bare name. Every name taken more
-	// than once becomes a hashed name of its own.
-	count := make(map[string]int, len(names)+len(reserved))
-	for _, n := range names {
+	// a prefix can equal another server's bare name or a claimed name.
+	// Every new name taken more than once becomes a hashed name of its
+	// own; claimed names stay as they are.
+	count := make(map[string]int, len(pending)+len(reserved)+len(blocked))
+	for _, n := range pending {
 		count[n]++
 	}
 	for _, r := range reserved {
 		count[r]++
 	}
-	for k, n := range names {
+	for n := range blocked {
+		count[n]++
+	}
+	fresh = make(map[toolKey]string, len(pending))
+	for k, n := range pending {
 		if count[n] > 1 {
-			names[k] = withHash(n, k)
+			n = withHash(n, k)
+		}
+		names[k] = n
+		if claims != nil && !hasClaim[k] {
+			fresh[k] = n
 		}
 	}
-	return names, hidden
+	return names, hidden, fresh
+}
+
+// publishable says whether name may be published: a claim read from a store
+// that does not is ignored.
+func publishable(name string) bool {
+	if name == "" || len(name) > MaxToolNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !validByte(name[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // sanitize keeps only the characters model APIs accept in tool names.

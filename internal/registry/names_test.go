@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,5 +146,125 @@ func TestReservedNamesStayWithTheHub(t *testing.T) {
 		if n.Prefix == config.PrefixNever && hidden[toolKey{"lint", "static-analysis"}] != "hub" {
 			t.Errorf("never: lint's static-analysis should be hidden by the hub, hidden = %v", hidden)
 		}
+	}
+}
+
+// claimsOf turns names as published into the claims a store would hold.
+func claimsOf(names map[toolKey]string) map[string]toolKey {
+	out := make(map[string]toolKey, len(names))
+	for k, n := range names {
+		out[n] = k
+	}
+	return out
+}
+
+// TestClaimedNamesStayStable walks one hub through the life the issue
+// describes: names published while a server was down must keep reaching
+// the same tools when it returns, after a restart, and only a removed
+// server gives its names up.
+func TestClaimedNamesStayStable(t *testing.T) {
+	onConflict := config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}
+	aEcho, bEcho, aOnly := toolKey{"a", "echo"}, toolKey{"b", "echo"}, toolKey{"a", "only_a"}
+	cEcho := toolKey{"c", "echo"}
+	claims := map[string]toolKey{}
+	steps := []struct {
+		name   string
+		keys   []toolKey
+		remove []string // servers removed from the sources before the step
+		want   map[toolKey]string
+		fresh  []toolKey // tools named for the first time
+	}{
+		{"b down at start: a's echo is bare", []toolKey{aEcho, aOnly},
+			nil, map[toolKey]string{aEcho: "echo", aOnly: "only_a"}, []toolKey{aEcho, aOnly}},
+		{"b comes up: a keeps echo, the newcomer is prefixed", []toolKey{aEcho, aOnly, bEcho},
+			nil, map[toolKey]string{aEcho: "echo", aOnly: "only_a", bEcho: "b__echo"}, []toolKey{bEcho}},
+		{"restart with both up and the saved claims: the same names", []toolKey{bEcho, aOnly, aEcho},
+			nil, map[toolKey]string{aEcho: "echo", aOnly: "only_a", bEcho: "b__echo"}, nil},
+		{"a down: its claim keeps echo from b", []toolKey{bEcho},
+			nil, map[toolKey]string{bEcho: "b__echo"}, nil},
+		{"a removed: its names are free, b keeps its own", []toolKey{bEcho},
+			[]string{"a"}, map[toolKey]string{bEcho: "b__echo"}, nil},
+		{"a newcomer is prefixed while b still offers the name", []toolKey{bEcho, cEcho},
+			nil, map[toolKey]string{bEcho: "b__echo", cEcho: "c__echo"}, []toolKey{cEcho}},
+	}
+	for _, st := range steps {
+		for n, k := range claims {
+			if slices.Contains(st.remove, k.Server) {
+				delete(claims, n)
+			}
+		}
+		names, hidden, fresh := publishClaimed(st.keys, onConflict, claims)
+		if len(hidden) != 0 {
+			t.Errorf("%s: hidden %v", st.name, hidden)
+		}
+		if !maps.Equal(names, st.want) {
+			t.Errorf("%s: names %v, want %v", st.name, names, st.want)
+		}
+		if len(fresh) != len(st.fresh) {
+			t.Errorf("%s: fresh %v, want names for %v", st.name, fresh, st.fresh)
+		}
+		for _, k := range st.fresh {
+			if _, ok := fresh[k]; !ok {
+				t.Errorf("%s: %v not among the fresh names %v", st.name, k, fresh)
+			}
+		}
+		maps.Copy(claims, claimsOf(fresh))
+	}
+}
+
+func TestClaimedNames(t *testing.T) {
+	onConflict := config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}
+	long := strings.Repeat("x", 70)
+	cases := []struct {
+		name     string
+		naming   config.Naming
+		keys     []toolKey
+		claims   map[string]toolKey
+		reserved []string
+		want     map[toolKey]string
+	}{
+		{"no claims: the old names", onConflict,
+			[]toolKey{{"a", "echo"}, {"b", "echo"}, {"a", "x"}}, map[string]toolKey{},
+			nil, map[toolKey]string{{"a", "echo"}: "a__echo", {"b", "echo"}: "b__echo", {"a", "x"}: "x"}},
+		{"prefixed names stay prefixed when the conflict is gone", onConflict,
+			[]toolKey{{"a", "echo"}}, map[string]toolKey{"a__echo": {"a", "echo"}, "b__echo": {"b", "echo"}},
+			nil, map[toolKey]string{{"a", "echo"}: "a__echo"}},
+		{"a claim of a down server keeps its name from a newcomer", onConflict,
+			[]toolKey{{"b", "echo"}}, map[string]toolKey{"echo": {"a", "echo"}},
+			nil, map[toolKey]string{{"b", "echo"}: "b__echo"}},
+		{"always ignores claims", config.Naming{Prefix: config.PrefixAlways, Separator: "__"},
+			[]toolKey{{"a", "echo"}}, map[string]toolKey{"echo": {"a", "echo"}},
+			nil, map[toolKey]string{{"a", "echo"}: "a__echo"}},
+		{"never ignores claims", config.Naming{Prefix: config.PrefixNever, Separator: "__"},
+			[]toolKey{{"a", "echo"}, {"b", "echo"}}, map[string]toolKey{"echo": {"b", "echo"}},
+			nil, map[toolKey]string{{"a", "echo"}: "echo"}},
+		{"a hub tool's name beats a claim", onConflict,
+			[]toolKey{{"lint", "static-analysis"}}, map[string]toolKey{"static-analysis": {"lint", "static-analysis"}},
+			[]string{"static-analysis"}, map[toolKey]string{{"lint", "static-analysis"}: "lint__static-analysis"}},
+		{"an invalid claimed name is ignored", onConflict,
+			[]toolKey{{"a", "echo"}}, map[string]toolKey{"e.cho": {"a", "echo"}},
+			nil, map[toolKey]string{{"a", "echo"}: "echo"}},
+		{"long claimed names are kept as published", onConflict,
+			[]toolKey{{"a", long}}, map[string]toolKey{withHash(long, toolKey{"a", long}): {"a", long}},
+			nil, map[toolKey]string{{"a", long}: withHash(long, toolKey{"a", long})}},
+		{"a newcomer's prefixed name meeting a claim is hashed", onConflict,
+			[]toolKey{{"b", "echo"}}, map[string]toolKey{"echo": {"a", "echo"}, "b__echo": {"x", "b__echo"}},
+			nil, map[toolKey]string{{"b", "echo"}: withHash("b__echo", toolKey{"b", "echo"})}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			names, _, fresh := publishClaimed(tc.keys, tc.naming, tc.claims, tc.reserved...)
+			if !maps.Equal(names, tc.want) {
+				t.Errorf("names %v, want %v", names, tc.want)
+			}
+			for k, n := range names {
+				if !validName.MatchString(n) {
+					t.Errorf("%v -> invalid %q", k, n)
+				}
+			}
+			if tc.naming.Prefix != config.PrefixOnConflict && len(fresh) != 0 {
+				t.Errorf("%s claims %v", tc.naming.Prefix, fresh)
+			}
+		})
 	}
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// Pins checks upstream tool definitions against their pins; nil is
 	// pinning off.
 	Pins *pinning.Pinner
+	// Names keeps the claims that hold published names stable (prefix
+	// on-conflict), whatever the pinning mode; nil keeps them in memory,
+	// stable while the process runs.
+	Names pinning.ClaimStore
 }
 
 // LocalTool is a tool the hub runs itself. Routing tries builtins first,
@@ -218,6 +222,14 @@ type Registry struct {
 	pinMemos     map[*upstream.Client]pinMemo
 	reported     map[pinning.Key]string
 	rebuilt      chan struct{}
+
+	// Stable names (claims.go). unsavedClaims, claimFailedAt and
+	// contacted (the clients that answered or failed their first
+	// connection) belong to the rebuild goroutine.
+	names         pinning.ClaimStore
+	unsavedClaims map[string]toolKey
+	claimFailedAt time.Time
+	contacted     map[*upstream.Client]bool
 }
 
 // New returns an empty registry.
@@ -228,15 +240,21 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	}
 	routes, _ := lru.New[string, route](size) // only fails for size <= 0
 	r := &Registry{
-		opts:       opts,
-		log:        log.With().Str("component", "registry").Logger(),
-		sources:    map[string][]config.ServerSpec{},
-		clients:    map[string]*upstream.Client{},
-		agentSpecs: map[string][]config.AgentTool{},
-		routes:     routes,
-		dirty:      make(chan struct{}, 1),
-		pinMemos:   map[*upstream.Client]pinMemo{},
-		rebuilt:    make(chan struct{}),
+		opts:          opts,
+		log:           log.With().Str("component", "registry").Logger(),
+		sources:       map[string][]config.ServerSpec{},
+		clients:       map[string]*upstream.Client{},
+		agentSpecs:    map[string][]config.AgentTool{},
+		routes:        routes,
+		dirty:         make(chan struct{}, 1),
+		pinMemos:      map[*upstream.Client]pinMemo{},
+		rebuilt:       make(chan struct{}),
+		names:         opts.Names,
+		unsavedClaims: map[string]toolKey{},
+		contacted:     map[*upstream.Client]bool{},
+	}
+	if r.names == nil {
+		r.names = pinning.NewMemoryClaims()
 	}
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
@@ -327,6 +345,9 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		case <-r.opts.Pins.Changed():
 			// Another replica pinned or approved: check again.
 			r.pinsChanged()
+		case <-r.names.ClaimsChanged():
+			// Another replica claimed or released names: adopt them.
+			r.markDirty()
 		case <-r.dirty:
 			r.rebuild(ctx)
 			// The first change after a quiet spell goes out at once (a
@@ -512,9 +533,16 @@ func (r *Registry) rebuild(ctx context.Context) {
 	}
 	entries := make([]entry, len(clients))
 	var keys []toolKey
+	servers := make([]string, len(clients))
+	settled := r.Ready()
 	for i, c := range clients {
+		servers[i] = c.Name()
 		e := entry{c: c, status: c.Status(), tools: c.Tools()}
 		entries[i] = e
+		if e.status.State != upstream.StateConnecting || len(e.tools) > 0 {
+			r.contacted[c] = true
+		}
+		settled = settled && r.contacted[c]
 		for _, t := range e.tools {
 			keys = append(keys, toolKey{Server: c.Name(), Original: t.Name})
 		}
@@ -524,7 +552,7 @@ func (r *Registry) rebuild(ctx context.Context) {
 	for i, l := range local {
 		reserved[i] = l.Def.Name
 	}
-	names, hidden := publishNames(keys, r.opts.Naming, reserved...)
+	names, hidden := r.stableNames(ctx, keys, servers, reserved, settled)
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
@@ -593,6 +621,11 @@ func (r *Registry) rebuild(ctx context.Context) {
 	for c := range r.pinMemos {
 		if !slices.Contains(clients, c) {
 			delete(r.pinMemos, c)
+		}
+	}
+	for c := range r.contacted {
+		if !slices.Contains(clients, c) {
+			delete(r.contacted, c)
 		}
 	}
 	r.reportQuarantines(cat)

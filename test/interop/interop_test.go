@@ -347,11 +347,12 @@ func TestReloadAndShutdown(t *testing.T) {
 		hubtest.Eventually(t, changeTimeout, pollInterval, "the ev-stdio child ("+first+") to exit", func() error {
 			return noneRunning(markedPIDs(first))
 		})
-		// With no conflict left, on-conflict publishes ev-sse's tools bare.
+		// Names are stable: ev-sse's tools keep the prefixed names they
+		// were published under, though the conflict is gone.
 		for _, w := range watchers {
 			listed, n := w.wait(t).watched(t, 0)
-			if !slices.Contains(listed, "echo") || slices.ContainsFunc(listed, func(n string) bool { return strings.Contains(n, "__") }) {
-				t.Errorf("%s: tools/list after removing ev-stdio = %q; want ev-sse's tools without prefix (echo, ...)", w.desc, listed)
+			if !slices.Contains(listed, "ev-sse__echo") || slices.ContainsFunc(listed, func(n string) bool { return strings.HasPrefix(n, "ev-stdio__") }) {
+				t.Errorf("%s: tools/list after removing ev-stdio = %q; want ev-sse's tools as before (ev-sse__echo, ...)", w.desc, listed)
 			}
 			t.Logf("%s: ev-stdio__echo gone after %d notifications/tools/list_changed", w.desc, n)
 		}
