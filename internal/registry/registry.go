@@ -209,6 +209,9 @@ type Registry struct {
 	catalog atomic.Pointer[Catalog]
 	routes  *lru.Cache[string, route]
 	ready   atomic.Bool
+	// tried is closed once every configured upstream was tried once
+	// (startup.go).
+	tried chan struct{}
 
 	dirty     chan struct{}
 	listeners []func(*Catalog)
@@ -252,6 +255,7 @@ func New(opts Options, log zerolog.Logger) *Registry {
 		names:         opts.Names,
 		unsavedClaims: map[string]toolKey{},
 		contacted:     map[*upstream.Client]bool{},
+		tried:         make(chan struct{}),
 	}
 	if r.names == nil {
 		r.names = pinning.NewMemoryClaims()
@@ -292,7 +296,8 @@ func (r *Registry) ResourceUpdated(server string, params map[string]any) {
 // Catalog returns the current catalog.
 func (r *Registry) Catalog() *Catalog { return r.catalog.Load() }
 
-// Ready reports whether every source has sent its first snapshot.
+// Ready reports whether every source has sent its first snapshot. Tried
+// says more: also every upstream of those snapshots was tried once.
 func (r *Registry) Ready() bool { return r.ready.Load() }
 
 // Run starts the sources and reconciles until ctx ends, then stops every
@@ -300,15 +305,17 @@ func (r *Registry) Ready() bool { return r.ready.Load() }
 func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 	in := make(chan discovery.Snapshot)
 	var wg sync.WaitGroup
-	pending := map[string]bool{}
+	unsynced := map[string]bool{}
 	r.mu.Lock()
 	for _, s := range sources {
 		r.order = append(r.order, s.Name())
-		pending[s.Name()] = true
+		unsynced[s.Name()] = true
 	}
 	r.mu.Unlock()
+	st := &startup{began: time.Now()}
+	defer st.stop()
 	if len(sources) == 0 {
-		r.ready.Store(true)
+		r.sourcesSynced(st)
 	}
 	for _, s := range sources {
 		wg.Add(1)
@@ -323,8 +330,11 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 	changed := false
 	// The first catalog is announced at once: with no discovery source (the
 	// embedded default) nothing else would ever announce the hub's own tools.
-	r.rebuild(ctx)
+	pending := r.rebuild(ctx)
 	r.announce()
+	if r.startupOver(st, pending) {
+		r.markTried(st, pending)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -336,10 +346,10 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			return
 		case snap := <-in:
 			r.apply(ctx, snap)
-			if pending[snap.Source] {
-				delete(pending, snap.Source)
-				if len(pending) == 0 {
-					r.ready.Store(true)
+			if unsynced[snap.Source] {
+				delete(unsynced, snap.Source)
+				if len(unsynced) == 0 {
+					r.sourcesSynced(st)
 				}
 			}
 		case <-r.opts.Pins.Changed():
@@ -348,18 +358,31 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		case <-r.names.ClaimsChanged():
 			// Another replica claimed or released names: adopt them.
 			r.markDirty()
+		case <-st.giveUpC():
+			st.boundPassed = true
+			r.markDirty()
 		case <-r.dirty:
-			r.rebuild(ctx)
+			pending := r.rebuild(ctx)
+			over := r.startupOver(st, pending)
 			// The first change after a quiet spell goes out at once (a
 			// server that just connected is callable through every face
 			// right away); changes within the window after it are
-			// coalesced into one more announcement at its end.
-			if debounce == nil {
+			// coalesced into one more announcement at its end. The
+			// catalog that ends start-up goes out at once too: the faces
+			// waiting for it must serve it, not the one before.
+			switch {
+			case debounce == nil:
 				r.announce()
 				debounce = time.NewTimer(r.opts.NotifyDebounce)
 				fire = debounce.C
-			} else {
+			case over:
+				r.announce()
+				changed = false
+			default:
 				changed = true
+			}
+			if over {
+				r.markTried(st, pending)
 			}
 		case <-fire:
 			debounce, fire = nil, nil
@@ -514,8 +537,10 @@ func (r *Registry) stopAll() {
 	r.stops.Wait()
 }
 
-// rebuild computes a new catalog from the clients' current state.
-func (r *Registry) rebuild(ctx context.Context) {
+// rebuild computes a new catalog from the clients' current state and
+// returns the servers that were still connecting (their first attempt: a
+// server that was ever tried is in error or connected).
+func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	r.mu.Lock()
 	clients := make([]*upstream.Client, 0, len(r.clients))
 	for _, c := range r.clients {
@@ -543,6 +568,9 @@ func (r *Registry) rebuild(ctx context.Context) {
 			r.contacted[c] = true
 		}
 		settled = settled && r.contacted[c]
+		if e.status.State == upstream.StateConnecting {
+			pending = append(pending, c.Name())
+		}
 		for _, t := range e.tools {
 			keys = append(keys, toolKey{Server: c.Name(), Original: t.Name})
 		}
@@ -633,6 +661,7 @@ func (r *Registry) rebuild(ctx context.Context) {
 	close(r.rebuilt)
 	r.rebuilt = make(chan struct{})
 	r.mu.Unlock()
+	return pending
 }
 
 // localViews lists the hub's own tools as two always-connected

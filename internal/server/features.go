@@ -119,16 +119,21 @@ var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts
 
 // advertise pares the capabilities down to what the connected upstreams
 // offer and the caller may use.
+//
+// Resources and prompts, with listChanged, are always declared, to every
+// caller: upstreams with resources or prompts may connect at any time, and
+// the hub then sends every session notifications/resources/list_changed
+// and notifications/prompts/list_changed (mcp-go's SetResources,
+// SetPrompts), which a client may only get for a capability it was told
+// of. A gateway's lists are empty until such an upstream connects, and a
+// manual caller's stay empty. Subscribe, completions and logging are
+// requests the caller makes, so they are declared only when an upstream
+// offers them now.
 func (s *Server) advertise(caller Caller, caps *mcp.ServerCapabilities) {
 	have := s.reg.Catalog().Features.Caps
 	allowed := featuresAllowed(caller)
-	if !have.Resources || !allowed {
-		caps.Resources = nil
-	} else if !have.Subscribe && caps.Resources != nil {
+	if caps.Resources != nil && (!have.Subscribe || !allowed) {
 		caps.Resources.Subscribe = false
-	}
-	if !have.Prompts || !allowed {
-		caps.Prompts = nil
 	}
 	if !have.Completions || !allowed {
 		caps.Completions = nil

@@ -677,16 +677,21 @@ func (h *testHub) dialSSE(canSample bool) *session {
 	return s
 }
 
-// TestCapabilitiesAndLevels: the hub advertises what its upstreams offer
-// (nothing beyond tools for a tools-only upstream), manual callers get no
-// resources or prompts, and logging/setLevel reaches a legacy upstream.
+// TestCapabilitiesAndLevels: the hub advertises the requests its upstreams
+// offer (no subscribe, completions or logging for a tools-only upstream),
+// always declares resources and prompts with listChanged (it sends their
+// list_changed whenever an upstream with them comes or goes), manual
+// callers get empty lists and no reads, and logging/setLevel reaches a
+// legacy upstream.
 func TestCapabilitiesAndLevels(t *testing.T) {
 	plain := newFakeUpstream(t, "plain")
 	h := newTestHub(t, []config.ServerSpec{plain.spec()})
 	h.waitConnected("plain")
 	caps := h.initializeCaps(t, nil)
-	mustf(t, caps.Tools != nil && caps.Resources == nil && caps.Prompts == nil && caps.Logging == nil && caps.Completions == nil,
+	mustf(t, caps.Tools != nil && caps.Tools.ListChanged && caps.Logging == nil && caps.Completions == nil,
 		"tools-only upstream, advertised %+v", caps)
+	mustf(t, caps.Resources != nil && caps.Resources.ListChanged && !caps.Resources.Subscribe && caps.Prompts != nil && caps.Prompts.ListChanged,
+		"tools-only upstream: resources and prompts must be declared with listChanged, advertised %+v %+v", caps.Resources, caps.Prompts)
 
 	a := newRichUpstream(t, "alpha")
 	h.set(plain.spec(), a.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
@@ -708,7 +713,8 @@ func TestCapabilitiesAndLevels(t *testing.T) {
 	manual := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, AnonymousOnly(autonomy.Manual))
 	manual.waitConnected("alpha")
 	caps = manual.initializeCaps(t, nil)
-	mustf(t, caps.Resources == nil && caps.Prompts == nil, "manual caller, advertised %+v", caps)
+	mustf(t, caps.Resources != nil && caps.Resources.ListChanged && !caps.Resources.Subscribe && caps.Prompts != nil && caps.Completions == nil,
+		"manual caller, advertised %+v", caps)
 	ms := manual.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
 	res, err := ms.c.ListResources(ctx10(t), mcp.ListResourcesRequest{})
 	mustf(t, err == nil && len(res.Resources) == 0, "manual resources/list: %v %+v", err, res)
@@ -824,5 +830,40 @@ func TestToolSchemasPassThrough(t *testing.T) {
 			}
 			t.Fatal("schema_alpha not listed")
 		})
+	}
+}
+
+// A session that started while the hub had only tools hears
+// resources/list_changed and prompts/list_changed when an upstream with
+// them connects, and its initialize result declared both with
+// listChanged: the hub never sends a list_changed for a capability it did
+// not declare.
+func TestListChangedOnlyForDeclaredCapabilities(t *testing.T) {
+	plain := newFakeUpstream(t, "plain")
+	h := newTestHub(t, []config.ServerSpec{plain.spec()})
+	h.waitConnected("plain")
+	s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, false)
+	caps := s.c.GetServerCapabilities()
+	mustf(t, caps.Resources != nil && caps.Resources.ListChanged && caps.Prompts != nil && caps.Prompts.ListChanged,
+		"initialize with a tools-only upstream declared resources %+v, prompts %+v", caps.Resources, caps.Prompts)
+
+	a := newRichUpstream(t, "alpha")
+	h.set(plain.spec(), a.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	h.waitConnected("plain", "alpha")
+	waitFor(t, "resources and prompts list_changed at the session", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationResourcesListChanged))) > 0 &&
+			len(s.notifications(string(mcp.MethodNotificationPromptsListChanged))) > 0
+	})
+	declared := map[string]bool{
+		string(mcp.MethodNotificationToolsListChanged):     caps.Tools != nil && caps.Tools.ListChanged,
+		string(mcp.MethodNotificationResourcesListChanged): caps.Resources.ListChanged,
+		string(mcp.MethodNotificationPromptsListChanged):   caps.Prompts.ListChanged,
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.notes {
+		if strings.HasSuffix(n.Method, "/list_changed") && !declared[n.Method] {
+			t.Errorf("the hub sent %s without declaring its capability (%+v)", n.Method, caps)
+		}
 	}
 }

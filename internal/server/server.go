@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -229,8 +230,15 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	// Ready is the sources (the kube informers among them) synced; Tried
+	// is that plus every upstream of theirs tried once, so a replica takes
+	// traffic with the catalog it will serve, not the builtins alone.
 	if !s.reg.Ready() {
 		http.Error(w, "discovery sources not synced yet", http.StatusServiceUnavailable)
+		return
+	}
+	if !s.reg.Tried() {
+		http.Error(w, "upstreams not all tried yet (bounded by upstream.connectTimeout)", http.StatusServiceUnavailable)
 		return
 	}
 	_, _ = io.WriteString(w, "ok\n")
@@ -306,7 +314,16 @@ func (s *Server) forgetSession(id string) {
 // ServeStdio serves the catalog over stdin/stdout until ctx ends or stdin
 // closes, for IDE clients that only launch stdio servers. Whoever can start
 // the process is the local user: level is its autonomy.
+//
+// Nothing is read from stdin before every upstream was tried once
+// (registry.Tried, bounded by upstream.connectTimeout): a stdio client
+// starts the hub and at once sends initialize and tools/list, and many
+// never list again, so the first answer must already hold the whole
+// catalog.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level) error {
+	if err := s.reg.WaitTried(ctx); err != nil {
+		return fmt.Errorf("serve stdio: %w", err)
+	}
 	caller := Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })

@@ -120,4 +120,3 @@ type tidiedError struct {
 
 func (e *tidiedError) Error() string { return e.msg }
 func (e *tidiedError) Unwrap() error { return e.err }
-
