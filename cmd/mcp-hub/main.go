@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
@@ -135,6 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(400)
 	}
+	setMemoryLimit(memlimit.FromCgroup, log)
 	// Libraries that log through log/slog end up in the same stream.
 	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log)))
 	klog.SetSlogLogger(slog.Default()) // client-go's watch errors, e.g. RBAC denials
