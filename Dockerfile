@@ -18,7 +18,11 @@ RUN CGO_ENABLED=1 GOFLAGS=-buildvcs=false \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/mcp-hub /mcp-hub
+# The image's own config: callers without credentials at level restricted
+# (read-only tools), no servers. Without it the hub refuses to start on
+# 0.0.0.0. Mount your own config over it, or pass --config.
+COPY docker/config.yaml /etc/mcp-hub/config.yaml
 USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/mcp-hub"]
-CMD ["serve", "--listen", "0.0.0.0:8080"]
+CMD ["serve", "--listen", "0.0.0.0:8080", "--config", "/etc/mcp-hub/config.yaml"]

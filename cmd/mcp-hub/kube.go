@@ -69,7 +69,11 @@ func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*k
 	if o.labelSelector != "" {
 		selector = o.labelSelector
 	}
-	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName}, log)
+	secretNames := settings.SecretNames
+	if o.secretNames != "" {
+		secretNames = config.SplitList(o.secretNames)
+	}
+	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName, SecretNames: secretNames}, log)
 }
 
 // watchNamespaces decides what to watch: the flag over the config; "*" or

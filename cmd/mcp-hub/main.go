@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
@@ -69,6 +70,7 @@ type options struct {
 	kubeconfig          string
 	namespaces          string
 	labelSelector       string
+	secretNames         string
 	authServiceAccounts bool
 	config              string
 	logLevel            string
@@ -118,6 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the Kubernetes source out of a cluster (also KUBECONFIG); in a cluster the ServiceAccount is used")
 	fs.StringVar(&o.namespaces, "namespaces", "", "namespaces to watch for MCPServers and the mcp-servers ConfigMap, comma-separated, * for all (default: the hub's own)")
 	fs.StringVar(&o.labelSelector, "label-selector", "", "only MCPServers matching this label selector")
+	fs.StringVar(&o.secretNames, "secret-names", "", "comma-separated: read only these Secrets, each watched by name, so RBAC can name them (default: every Secret of the watched namespaces)")
 	fs.BoolVar(&o.authServiceAccounts, "auth-service-accounts", false, "admit pods by their ServiceAccount token (TokenReview) with their Agent's autonomy (also auth.serviceAccounts.enabled)")
 	if err := fs.Parse(args); err != nil {
 		return parseExit(err)
@@ -145,6 +148,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(400)
 	}
+	setMemoryLimit(memlimit.FromCgroup, log)
 	// Libraries that log through log/slog end up in the same stream.
 	slog.SetDefault(slog.New(zerolog.NewSlogHandler(log)))
 	klog.SetSlogLogger(slog.Default()) // client-go's watch errors, e.g. RBAC denials

@@ -266,6 +266,12 @@ type KubeSettings struct {
 	LabelSelector string `json:"labelSelector,omitempty"`
 	// ConfigMapName is Purko's "connect by URL" ConfigMap; default mcp-servers.
 	ConfigMapName string `json:"configMapName,omitempty"`
+	// SecretNames, when set, are the only Secrets the hub reads (each
+	// watched by name), so its RBAC can grant exactly these resourceNames
+	// rather than every Secret of the watched namespaces; a Secret named
+	// by an MCPServer, the ConfigMap or an Agent but not listed here reads
+	// as missing. Empty: every Secret of the watched namespaces.
+	SecretNames []string `json:"secretNames,omitempty"`
 }
 
 // Naming is the collision policy for tool names of different upstreams.
@@ -604,6 +610,11 @@ func (c *Config) validate() error {
 	if err := c.Pinning.validate(); err != nil {
 		return err
 	}
+	for i, n := range c.Kubernetes.SecretNames {
+		if !secretNamePattern.MatchString(n) {
+			return fmt.Errorf("kubernetes.secretNames[%d]: %q is not a Secret name (lower-case a-z 0-9 - ., at most 253)", i, n)
+		}
+	}
 	for _, p := range c.Replicas.PeerList() {
 		host, port, err := net.SplitHostPort(p)
 		if err != nil || host == "" || port == "" {
@@ -676,6 +687,10 @@ func nameHint(name string) string {
 	}
 	return " (" + name + ")"
 }
+
+// secretNamePattern is a Kubernetes object name (DNS subdomain), as a
+// Secret's must be.
+var secretNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 
 // serverNamePattern accepts Kubernetes object names and the usual config
 // names; it keeps names usable as tool-name prefixes.

@@ -35,6 +35,7 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"unknown field", "servers:\n- name: a\n  url: http://x/mcp\n  tranport: sse\n", `unknown field "tranport"`},
+		{"bad secret name", "servers: []\nkubernetes: {secretNames: [gh, GH_Token]}\n", `kubernetes.secretNames[1]: "GH_Token" is not a Secret name`},
 		{"bad transport", "servers:\n- name: a\n  url: http://x/mcp\n  transport: grpc\n", `servers[0] (a).transport: "grpc" is not one of`},
 		{"missing name", "servers:\n- url: http://x/mcp\n", "servers[0].name: is required"},
 		{"bad name", "servers:\n- name: 'a b'\n  url: http://x/mcp\n", `servers[0] (a b).name: "a b" must start`},

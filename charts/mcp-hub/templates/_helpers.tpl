@@ -103,8 +103,19 @@ only: no list, no watch).
   resources: ["agents"]
   verbs: ["get", "list", "watch"]
 - apiGroups: [""]
-  resources: ["configmaps", "secrets"]
+  resources: ["configmaps"]
   verbs: ["get", "list", "watch"]
+{{- /* Secrets: every one of the namespace, or with rbac.secretNames only those (the hub then watches each with a field selector on its name, which RBAC allows for list and watch too). */}}
+{{- with .Values.rbac.secretNames }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: {{ toJson . }}
+  verbs: ["get", "list", "watch"]
+{{- else }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]

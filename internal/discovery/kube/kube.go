@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -49,6 +51,11 @@ type Options struct {
 	LabelSelector string
 	// ConfigMapName is the "connect by URL" ConfigMap, mcp-servers by default.
 	ConfigMapName string
+	// SecretNames, when set, are the only Secrets the source reads, each
+	// watched on its own (a field selector on its name), so the hub's RBAC
+	// can grant get, list and watch on exactly these resourceNames instead
+	// of every Secret of a namespace. A Secret not listed reads as missing.
+	SecretNames []string
 }
 
 // Source watches one cluster.
@@ -74,6 +81,11 @@ func New(cfg *rest.Config, opts Options, log zerolog.Logger) (*Source, error) {
 			return nil, fmt.Errorf("kubernetes label selector %q: %w", opts.LabelSelector, err)
 		}
 	}
+	for _, n := range opts.SecretNames {
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			return nil, fmt.Errorf("kubernetes secret names: %q: %s", n, strings.Join(errs, "; "))
+		}
+	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "mcp-hub"
 	client, err := kubernetes.NewForConfig(cfg)
@@ -96,7 +108,27 @@ type listers struct {
 	mcpServers cache.GenericLister // nil when the CRD is not installed
 	agents     cache.GenericLister // nil when the Agent CRD is not installed
 	configMaps cache.Indexer
-	secrets    cache.Indexer
+	secrets    secretCache
+}
+
+// secretCache is where Secrets are looked up by namespace/name: one
+// informer's cache, or several (Options.SecretNames).
+type secretCache interface {
+	GetByKey(key string) (any, bool, error)
+}
+
+// namedSecrets are the caches of the informers of Options.SecretNames, one
+// Secret each.
+type namedSecrets []cache.Indexer
+
+// GetByKey implements secretCache.
+func (n namedSecrets) GetByKey(key string) (any, bool, error) {
+	for _, idx := range n {
+		if o, ok, err := idx.GetByKey(key); ok || err != nil {
+			return o, ok, err
+		}
+	}
+	return nil, false, nil
 }
 
 // Run implements discovery.Source.
@@ -125,17 +157,39 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.opts.ConfigMapName).String()
 			}))
 		l := listers{}
-		sec := f.Core().V1().Secrets().Informer()
 		cm := cms.Core().V1().ConfigMaps().Informer()
-		for _, inf := range []cache.SharedIndexInformer{sec, cm} {
+		informed := []cache.SharedIndexInformer{cm}
+		var secretFactories []informers.SharedInformerFactory
+		if len(s.opts.SecretNames) == 0 {
+			sec := f.Core().V1().Secrets().Informer()
+			informed = append(informed, sec)
+			l.secrets = sec.GetIndexer()
+		} else {
+			var named namedSecrets
+			for _, name := range s.opts.SecretNames {
+				sf := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
+					informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+						o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+					}))
+				sec := sf.Core().V1().Secrets().Informer()
+				informed = append(informed, sec)
+				named = append(named, sec.GetIndexer())
+				secretFactories = append(secretFactories, sf)
+			}
+			l.secrets = named
+		}
+		for _, inf := range informed {
 			if _, err := inf.AddEventHandler(handler); err != nil {
 				s.log.Error().Err(err).Msg("add event handler")
 			}
 			synced = append(synced, inf.HasSynced)
 		}
-		l.secrets, l.configMaps = sec.GetIndexer(), cm.GetIndexer()
+		l.configMaps = cm.GetIndexer()
 		f.Start(ctx.Done())
 		cms.Start(ctx.Done())
+		for _, sf := range secretFactories {
+			sf.Start(ctx.Done())
+		}
 		if haveCRD {
 			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.dyn, 0, ns, func(o *metav1.ListOptions) {
 				o.LabelSelector = s.opts.LabelSelector
@@ -163,7 +217,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
-	s.log.Info().Strs("namespaces", s.opts.Namespaces).Bool("mcpservers", haveCRD).Bool("agents", haveAgents).Msg("kubernetes caches synced")
+	s.log.Info().Strs("namespaces", s.opts.Namespaces).Strs("secretNames", s.opts.SecretNames).Bool("mcpservers", haveCRD).Bool("agents", haveAgents).Msg("kubernetes caches synced")
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -336,7 +390,7 @@ func (s *Source) uniqueNames(specs []config.ServerSpec) []config.ServerSpec {
 // is the reason shown for the server; it never holds the value.
 type secretToken func(namespace, name, key string) (config.Secret, error)
 
-func secretGetter(idx cache.Indexer) secretToken {
+func secretGetter(idx secretCache) secretToken {
 	return func(namespace, name, key string) (config.Secret, error) {
 		// The informer cache answers without blocking, so no context is
 		// needed to bound the read.
@@ -352,7 +406,7 @@ func secretGetter(idx cache.Indexer) secretToken {
 
 // cachedSecrets reads Secrets from the informer cache for the credential
 // resolver, which decides trimming, emptiness and size.
-func cachedSecrets(idx cache.Indexer) credential.SecretReader {
+func cachedSecrets(idx secretCache) credential.SecretReader {
 	return func(_ context.Context, namespace, name string) (map[string][]byte, bool, error) {
 		o, ok, err := idx.GetByKey(namespace + "/" + name)
 		if err != nil || !ok {

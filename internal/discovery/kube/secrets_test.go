@@ -52,3 +52,27 @@ func TestSecretGetter(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedSecrets: with Options.SecretNames each Secret has a cache of its
+// own; a lookup finds a Secret in whichever holds it, and one in none reads
+// as not found, as a Secret outside the list must.
+func TestNamedSecrets(t *testing.T) {
+	var named namedSecrets
+	for _, name := range []string{"a", "b"} {
+		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		if err := idx.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: name},
+			Data: map[string][]byte{"token": []byte("tok-" + name)}}); err != nil {
+			t.Fatal(err)
+		}
+		named = append(named, idx)
+	}
+	get := secretGetter(named)
+	for _, name := range []string{"a", "b"} {
+		if got, err := get("purko", name, "token"); err != nil || got.Reveal() != "tok-"+name {
+			t.Errorf("%s: %q, %v", name, got.Reveal(), err)
+		}
+	}
+	if _, err := get("purko", "c", "token"); err == nil || !strings.Contains(err.Error(), "Secret purko/c not found") {
+		t.Errorf("an unlisted Secret: %v, want not found", err)
+	}
+}
