@@ -383,6 +383,9 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			}
 			if over {
 				r.markTried(st, pending)
+				// Names are claimed once start-up is over (claims.go):
+				// one more rebuild claims them even if nothing changes.
+				r.markDirty()
 			}
 		case <-fire:
 			debounce, fire = nil, nil
@@ -580,6 +583,10 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, l := range local {
 		reserved[i] = l.Def.Name
 	}
+	// Settled: every upstream answered or failed, or start-up gave up
+	// waiting for the ones still connecting (upstream.connectTimeout), so
+	// a server that never answers does not hold back everyone's claims.
+	settled = settled || r.Tried()
 	names, hidden := r.stableNames(ctx, keys, servers, reserved, settled)
 	classifier := classifierFor(clients)
 
