@@ -41,9 +41,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
-// version is set at link time (-ldflags "-X main.version=...").
-var version = "dev"
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -56,7 +53,7 @@ Usage:
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
   mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
   mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
-  mcp-hub version           print the version
+  mcp-hub version           print the version, commit and build date
 
 Flags:
 `
@@ -84,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "version":
-		fmt.Fprintf(stdout, "mcp-hub %s\n", version)
+		fmt.Fprintf(stdout, "mcp-hub %s\n", currentBuild())
 		return 0
 	case "serve", "stdio":
 	case "pins":
@@ -144,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	traces, err := tracing.Setup(context.Background(), "mcp-hub", version)
+	traces, err := tracing.Setup(context.Background(), "mcp-hub", hubVersion())
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp-hub: tracing: %v\n", err)
 		return 1
@@ -260,7 +257,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	}
 	srv := server.New(reg, server.Options{
 		Name:         "mcp-hub",
-		Version:      version,
+		Version:      hubVersion(),
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
 		Auth:         auth,
 		Peers:        cfg.Replicas.PeerList(),
@@ -304,7 +301,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 
 // upstreamOptions are the connection settings of every upstream.
 func upstreamOptions(cfg *config.Config, httpClient *http.Client, tracer trace.Tracer) upstream.Options {
-	opts := upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version})
+	opts := upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: hubVersion()})
 	opts.Tracer = tracer
 	return opts
 }
@@ -341,7 +338,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 	regCtx, cancelReg := context.WithCancel(context.Background())
 	regDone := h.runRegistry(regCtx)
 	addr := ln.Addr().String()
-	fmt.Fprintf(stdout, "mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)\n", version, addr)
+	fmt.Fprintf(stdout, "mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)\n", hubVersion(), addr)
 	log.Info().Str("addr", addr).Int("sources", len(h.sources)).Msg("listening")
 	err = h.srv.Serve(ctx, ln, cfg.ShutdownGrace.D())
 	cancelReg()
