@@ -86,7 +86,9 @@ actionlint:
 # of this machine's target (linux/amd64 here; the static cgo link of the
 # release) must print a semver version with its commit. The other targets
 # and the image are built by .github/workflows/release.yml on a v* tag.
-# Output goes to dist/ (gitignored).
+# Output goes to dist/ (gitignored). GoReleaser reads the commit only in a
+# checkout with a remote: a local clone without one is lent the project's
+# URL through git's environment config (the repo's config is not touched).
 .PHONY: release-check
 release-check: goreleaser actionlint
 	@set -e; gr=$$(hack/goreleaser.sh); al=$$(hack/actionlint.sh); \
@@ -94,6 +96,9 @@ release-check: goreleaser actionlint
 	echo "actionlint"; $$al -shellcheck= -pyflakes= .github/workflows/*.yml; \
 	echo "goreleaser build --snapshot --single-target (linux static cgo link)"; \
 	start=$$SECONDS; \
+	if [[ -z $$(git remote) ]]; then \
+		export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/purko-io/mcp-hub.git; \
+	fi; \
 	$$gr build --snapshot --clean --single-target --id linux --timeout 20m >dist.log 2>&1 || { cat dist.log; exit 1; }; \
 	bin=$$(ls dist/linux_*/mcp-hub); v=$$($$bin version); echo "$$v ($$((SECONDS - start))s)"; \
 	[[ $$v =~ ^mcp-hub\ v[0-9]+\.[0-9]+\.[0-9]+-dev\+[0-9a-f]{7}.*\(commit\ [0-9a-f]{7}(-dirty)?,\ built\ [0-9]{4}-[0-9]{2}-[0-9]{2}\)$$ ]] || { echo "unexpected version: $$v"; exit 1; }; \
