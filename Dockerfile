@@ -1,5 +1,8 @@
 # mcp-hub: a static binary on distroless, running as non-root 65532.
-#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) -t ghcr.io/purko-io/mcp-hub:dev .
+#   docker build --build-arg VERSION=$(hack/version.sh) --build-arg COMMIT=$(git rev-parse --short=7 HEAD) \
+#     --build-arg DATE=$(date -u +%Y-%m-%d) -t ghcr.io/purko-io/mcp-hub:dev .
+# A release image is not built here but from the release binaries
+# (Dockerfile.release, .goreleaser.yaml).
 # The image holds only the hub: stdio upstreams (`command:` in the config)
 # need their runtime (node, python, ...) in an image of your own.
 
@@ -8,12 +11,16 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
+# .git is not in the context (.dockerignore): the version comes in as build
+# arguments; without them `mcp-hub version` says v0.0.0-dev.
+ARG VERSION=
+ARG COMMIT=
+ARG DATE=
 # cgo for tree-sitter (static-analysis), linked statically so the image
 # still needs no libc; netgo/osusergo keep name and user lookups in Go.
 RUN CGO_ENABLED=1 GOFLAGS=-buildvcs=false \
     go build -trimpath -tags netgo,osusergo \
-      -ldflags "-s -w -X main.version=${VERSION} -linkmode external -extldflags -static" \
+      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE} -linkmode external -extldflags -static" \
       -o /out/mcp-hub ./cmd/mcp-hub
 
 FROM gcr.io/distroless/static-debian12:nonroot

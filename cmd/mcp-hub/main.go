@@ -42,9 +42,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
-// version is set at link time (-ldflags "-X main.version=...").
-var version = "dev"
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -58,7 +55,7 @@ Usage:
   mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
   mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
   mcp-hub validate --config FILE  check a config file (and every token and file it names) without starting
-  mcp-hub version           print the version
+  mcp-hub version           print the version, commit and build date
 
 Flags:
 `
@@ -87,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "version":
-		fmt.Fprintf(stdout, "mcp-hub %s\n", version)
+		fmt.Fprintf(stdout, "mcp-hub %s\n", currentBuild())
 		return 0
 	case "serve", "stdio":
 	case "pins":
@@ -158,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
-	traces, err := tracing.Setup(context.Background(), "mcp-hub", version)
+	traces, err := tracing.Setup(context.Background(), "mcp-hub", hubVersion())
 	if err != nil {
 		log.Error().Err(fmt.Errorf("tracing: %w", err)).Msg("mcp-hub cannot start")
 		return 1
@@ -275,7 +272,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	}
 	srv := server.New(reg, server.Options{
 		Name:         "mcp-hub",
-		Version:      version,
+		Version:      hubVersion(),
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
 		Auth:         auth,
 		Peers:        cfg.Replicas.PeerList(),
@@ -325,7 +322,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 
 // upstreamOptions are the connection settings of every upstream.
 func upstreamOptions(cfg *config.Config, httpClient *http.Client, tracer trace.Tracer) upstream.Options {
-	opts := upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: version})
+	opts := upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: hubVersion()})
 	opts.Tracer = tracer
 	return opts
 }
@@ -364,10 +361,10 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 	addr := ln.Addr().String()
 	// The first line on stdout says where the hub listens (scripts and
 	// tests read it); in JSON mode it is a JSON log line like every other.
-	banner := fmt.Sprintf("mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)", version, addr)
+	banner := fmt.Sprintf("mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)", hubVersion(), addr)
 	if o.logFormat == "json" {
 		out := zerolog.New(stdout).With().Timestamp().Logger()
-		out.Info().Str("url", "http://"+addr+"/mcp").Str("version", version).Int("sources", len(h.sources)).Msg(banner)
+		out.Info().Str("url", "http://"+addr+"/mcp").Str("version", hubVersion()).Int("sources", len(h.sources)).Msg(banner)
 	} else {
 		fmt.Fprintln(stdout, banner)
 	}

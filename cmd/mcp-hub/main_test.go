@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -85,9 +86,15 @@ func startUpstream(t *testing.T) (url string, auth func() string) {
 }
 
 func TestVersionAndUsage(t *testing.T) {
+	// hubtest stamps the binary as `make build` does: a semver
+	// (hack/version.sh) and the checkout's commit.
 	out, err := exec.Command(hubBin, "version").Output()
-	if err != nil || !strings.HasPrefix(string(out), "mcp-hub ") {
-		t.Fatalf("version = %q, %v", out, err)
+	m := regexp.MustCompile(`^mcp-hub (v\S+) \(commit ([0-9a-f]{7})(, built \d{4}-\d{2}-\d{2})?\)\n$`).FindStringSubmatch(string(out))
+	if err != nil || m == nil || !semverRE.MatchString(m[1]) {
+		t.Fatalf("version = %q, %v; want mcp-hub <semver> (commit <hash>)", out, err)
+	}
+	if head, err := exec.Command("git", "rev-parse", "--short=7", "HEAD").Output(); err == nil && strings.TrimSpace(string(head)) != m[2] {
+		t.Errorf("version names commit %s, HEAD is %s", m[2], head)
 	}
 	cmd := exec.Command(hubBin, "frobnicate")
 	var stderr bytes.Buffer

@@ -94,7 +94,7 @@ func Build(ctx context.Context) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "mcp-hub")
-	if err := goBuild(ctx, root, "./cmd/mcp-hub", bin); err != nil {
+	if err := goBuild(ctx, root, "./cmd/mcp-hub", bin, versionFlags(ctx, root)...); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -108,6 +108,26 @@ func HubBinary(t testing.TB) string {
 		t.Fatalf("hubtest: %v", err)
 	}
 	return bin
+}
+
+// versionFlags stamp the tests' hub with the version and commit that
+// `make build` gives it (hack/version.sh, git rev-parse), so that tests see
+// the version a developer's build prints. The build date is left out: it
+// would relink the binary every day for nothing. Outside a git checkout
+// there is nothing to stamp and the hub falls back to its own default.
+func versionFlags(ctx context.Context, root string) []string {
+	v, err := exec.CommandContext(ctx, filepath.Join(root, "hack", "version.sh")).Output()
+	if err != nil {
+		return nil
+	}
+	c := exec.CommandContext(ctx, "git", "rev-parse", "--short=7", "HEAD")
+	c.Dir = root
+	h, err := c.Output()
+	if err != nil {
+		return nil
+	}
+	return []string{"-ldflags", fmt.Sprintf("-X main.version=%s -X main.commit=%s",
+		strings.TrimSpace(string(v)), strings.TrimSpace(string(h)))}
 }
 
 // buildDir is the cache directory of the checkout at root, created when
@@ -128,13 +148,13 @@ func buildDir(root string) (string, error) {
 
 // goBuild runs `go build -o out pkg` in moduleDir while holding an
 // exclusive lock on out+".lock".
-func goBuild(ctx context.Context, moduleDir, pkg, out string) error {
+func goBuild(ctx context.Context, moduleDir, pkg, out string, flags ...string) error {
 	unlock, err := lockFile(out + ".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
 	cmd.Dir = moduleDir
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s in %s: %w\n%s", pkg, moduleDir, err, output)
