@@ -233,6 +233,9 @@ type Registry struct {
 	unsavedClaims map[string]toolKey
 	claimFailedAt time.Time
 	contacted     map[*upstream.Client]bool
+	// gaveUp: start-up stopped waiting for upstreams still connecting
+	// (startup.go); their names are claimed without them.
+	gaveUp atomic.Bool
 }
 
 // New returns an empty registry.
@@ -360,6 +363,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			r.markDirty()
 		case <-st.giveUpC():
 			st.boundPassed = true
+			r.gaveUp.Store(true)
 			r.markDirty()
 		case <-r.dirty:
 			pending := r.rebuild(ctx)
@@ -383,9 +387,6 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			}
 			if over {
 				r.markTried(st, pending)
-				// Names are claimed once start-up is over (claims.go):
-				// one more rebuild claims them even if nothing changes.
-				r.markDirty()
 			}
 		case <-fire:
 			debounce, fire = nil, nil
@@ -586,7 +587,8 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	// Settled: every upstream answered or failed, or start-up gave up
 	// waiting for the ones still connecting (upstream.connectTimeout), so
 	// a server that never answers does not hold back everyone's claims.
-	settled = settled || r.Tried()
+	// No rebuild of its own: the give-up schedules one.
+	settled = settled || r.Tried() || r.gaveUp.Load()
 	names, hidden := r.stableNames(ctx, keys, servers, reserved, settled)
 	classifier := classifierFor(clients)
 

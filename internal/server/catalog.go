@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"reflect"
+	"slices"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -50,7 +53,17 @@ func (s *Server) publish(cat *registry.Catalog) {
 		}
 	}
 	s.limits.follow(cat)
-	s.mcp.SetTools(tools...)
+	// SetTools tells every session the list changed; a rebuild that
+	// published the same tools (a reconnect, a name claim saved) must
+	// not, or a client rereads its list for nothing, and one that reads
+	// only the first event of a reply stream reads that notice instead.
+	listed := make([]string, len(cat.Tools))
+	for i, t := range cat.Tools {
+		listed[i] = t.Name
+	}
+	if s.published.changed(tools, listed) {
+		s.mcp.SetTools(tools...)
+	}
 	s.publishFeatures(cat)
 	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
 }
@@ -70,4 +83,36 @@ func (s *Server) filterList(ctx context.Context, _ any, _ *mcp.ListToolsRequest,
 	if s.find.applies(caller, len(kept)) {
 		res.Tools = s.find.listTools(cat, caller, sessionID(ctx))
 	}
+}
+
+// publishedTools is the tool list last handed to mcp-go, and the names of
+// those tools/list shows (the others belong to servers that are down).
+type publishedTools struct {
+	mu     sync.Mutex
+	tools  []mcp.Tool
+	listed []string
+}
+
+// changed reports whether tools or the listed names differ from the last
+// ones, and keeps them: a server going down changes no definition, but
+// what every caller lists.
+func (p *publishedTools) changed(tools []server.ServerTool, listed []string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	same := p.tools != nil && len(p.tools) == len(tools) && slices.Equal(p.listed, listed)
+	for i := 0; same && i < len(tools); i++ {
+		same = p.tools[i].Name == tools[i].Tool.Name
+	}
+	for i := 0; same && i < len(tools); i++ {
+		same = reflect.DeepEqual(p.tools[i], tools[i].Tool)
+	}
+	if same {
+		return false
+	}
+	p.listed = listed
+	p.tools = make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		p.tools[i] = t.Tool
+	}
+	return true
 }

@@ -86,11 +86,13 @@ type Options struct {
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
-	reg     *registry.Registry
-	auth    *Auth
-	log     zerolog.Logger
-	mcp     *server.MCPServer
-	metrics *metrics
+	// published is the tool list last handed to mcp-go (catalog.go).
+	published publishedTools
+	reg       *registry.Registry
+	auth      *Auth
+	log       zerolog.Logger
+	mcp       *server.MCPServer
+	metrics   *metrics
 
 	streamable *server.StreamableHTTPServer
 	sse        *server.SSEServer
