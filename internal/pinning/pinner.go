@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,12 +99,27 @@ func (p *Pinner) Changed() <-chan struct{} {
 	return p.store.Changed()
 }
 
+// Offer is the tools one server offers, for CheckAll.
+type Offer struct {
+	Server string
+	Tools  []mcp.Tool
+}
+
 // Check compares the tools a server offers with their pins. Unknown tools
 // are pinned; changed tools that a config rule approves are re-pinned; the
 // other changed tools are returned by original name. A failing store is
 // logged by the caller (err) and never hides a tool by itself: the pin is
 // kept in memory and saved on a later check.
 func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (map[string]Change, error) {
+	changes, err := p.CheckAll(ctx, []Offer{{Server: server, Tools: tools}})
+	return changes[server], err
+}
+
+// CheckAll is Check for the tools of several servers at once, with one
+// write to the store for all of them: a hub that starts with a hundred
+// servers writes its pins a few times, not once per server (each write
+// holds every pin).
+func (p *Pinner) CheckAll(ctx context.Context, offers []Offer) (map[string]map[string]Change, error) {
 	if p.Mode() == Off {
 		return nil, nil
 	}
@@ -116,30 +132,35 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 	}
 	var all []offered
 	var missing []int // indexes into all of tools without a pin
-	var changes map[string]Change
+	var changes map[string]map[string]Change
 	change := func(c Change) {
 		if changes == nil {
-			changes = map[string]Change{}
+			changes = map[string]map[string]Change{}
 		}
-		changes[c.Tool] = c
+		if changes[c.Server] == nil {
+			changes[c.Server] = map[string]Change{}
+		}
+		changes[c.Server][c.Tool] = c
 	}
-	for _, t := range tools {
-		key := Key{Server: server, Tool: t.Name}
-		def, err := DefinitionOf(t)
-		if err != nil {
-			// Fail closed: a definition that cannot be compared is not
-			// trusted.
-			change(Change{Key: key, Diff: "the definition cannot be read: " + err.Error()})
-			continue
+	for _, o := range offers {
+		for _, t := range o.Tools {
+			key := Key{Server: o.Server, Tool: t.Name}
+			def, err := DefinitionOf(t)
+			if err != nil {
+				// Fail closed: a definition that cannot be compared is
+				// not trusted.
+				change(Change{Key: key, Diff: "the definition cannot be read: " + err.Error()})
+				continue
+			}
+			of := offered{key: key, def: def, sum: def.Sum()}
+			pin, ok := p.store.Get(key)
+			if ok {
+				of.pin = pin
+			} else {
+				missing = append(missing, len(all))
+			}
+			all = append(all, of)
 		}
-		o := offered{key: key, def: def, sum: def.Sum()}
-		pin, ok := p.store.Get(key)
-		if ok {
-			o.pin = pin
-		} else {
-			missing = append(missing, len(all))
-		}
-		all = append(all, o)
 	}
 	if len(missing) > 0 {
 		candidates := make([]Pin, len(missing))
@@ -177,7 +198,11 @@ func (p *Pinner) Check(ctx context.Context, server string, tools []mcp.Tool) (ma
 		}
 	}
 	if len(errs) > 0 {
-		return changes, fmt.Errorf("pin tools of %s: %w", server, joinErrs(errs))
+		servers := make([]string, len(offers))
+		for i, o := range offers {
+			servers[i] = o.Server
+		}
+		return changes, fmt.Errorf("pin tools of %s: %w", strings.Join(servers, ", "), joinErrs(errs))
 	}
 	return changes, nil
 }

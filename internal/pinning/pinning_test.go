@@ -344,3 +344,44 @@ func TestUnreadableDefinitionIsNotTrusted(t *testing.T) {
 		t.Fatalf("an unreadable definition passed: %v", ch)
 	}
 }
+
+// countingStore is a FileStore that counts its PinFirst writes.
+type countingStore struct {
+	*FileStore
+	writes int
+}
+
+func (c *countingStore) PinFirst(ctx context.Context, p []Pin) ([]Pin, error) {
+	c.writes++
+	return c.FileStore.PinFirst(ctx, p)
+}
+
+// TestCheckAllWritesOnce: the tools of many servers are pinned in one
+// write (each write holds every pin: one per server made a hub with 100
+// servers start in 6 s instead of 1.4 s), and changes come back by server.
+func TestCheckAllWritesOnce(t *testing.T) {
+	ctx := context.Background()
+	fs, err := OpenFile(filepath.Join(t.TempDir(), "pins.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &countingStore{FileStore: fs}
+	p := New(Enforce, store, nil)
+	var offers []Offer
+	for _, s := range []string{"a", "b", "c"} {
+		offers = append(offers, Offer{Server: s, Tools: []mcp.Tool{rawTool(t, "read", "Read", `{"type":"object"}`)}})
+	}
+	if ch, err := p.CheckAll(ctx, offers); err != nil || len(ch) != 0 || store.writes != 1 {
+		t.Fatalf("first check: %v, %v, %d writes; want no change, one write", ch, err, store.writes)
+	}
+	for _, s := range []string{"a", "b", "c"} {
+		if _, ok := fs.Get(Key{Server: s, Tool: "read"}); !ok {
+			t.Fatalf("no pin for %s", s)
+		}
+	}
+	offers[1].Tools = []mcp.Tool{rawTool(t, "read", "Read and leak", `{"type":"object"}`)}
+	ch, err := p.CheckAll(ctx, offers)
+	if err != nil || len(ch) != 1 || len(ch["b"]) != 1 || store.writes != 1 {
+		t.Fatalf("b changed: %v, %v, %d writes; want b's change alone and no write", ch, err, store.writes)
+	}
+}

@@ -80,29 +80,61 @@ type pinMemo struct {
 	n       int
 	gen     uint64
 	changes map[string]pinning.Change
+	// failed: the save failed; checkPins drops the memo after using it,
+	// so the next rebuild checks (and saves) again.
+	failed bool
 }
 
-// checkPins returns the changed tools of c by original name; nil when
-// pinning is off or nothing changed. Only the rebuild goroutine calls it.
-func (r *Registry) checkPins(ctx context.Context, c *upstream.Client, tools []mcp.Tool) map[string]pinning.Change {
+// checkAllPins checks the tools of every client whose list changed since
+// its last check, in one store write (pinning.CheckAll), and leaves the
+// results in pinMemos for checkPins. Only the rebuild goroutine calls it.
+func (r *Registry) checkAllPins(ctx context.Context, clients []*upstream.Client, lists [][]mcp.Tool) {
 	p := r.opts.Pins
-	if p.Mode() == pinning.Off || len(tools) == 0 {
-		return nil
+	if p.Mode() == pinning.Off {
+		return
 	}
 	gen := r.pinGen.Load()
-	m, ok := r.pinMemos[c]
-	if ok && m.first == &tools[0] && m.n == len(tools) && m.gen == gen {
-		return m.changes
+	var offers []pinning.Offer
+	var checked []int
+	for i, c := range clients {
+		tools := lists[i]
+		if len(tools) == 0 {
+			continue
+		}
+		if m, ok := r.pinMemos[c]; ok && m.first == &tools[0] && m.n == len(tools) && m.gen == gen {
+			continue
+		}
+		offers = append(offers, pinning.Offer{Server: c.Name(), Tools: tools})
+		checked = append(checked, i)
+	}
+	if len(offers) == 0 {
+		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
 	defer cancel()
-	changes, err := p.Check(ctx, c.Name(), tools)
+	changes, err := p.CheckAll(ctx, offers)
 	if err != nil {
-		r.log.Error().Err(err).Str("server", c.Name()).Msg("pinning: could not save pins; compared in memory until saved")
-	} else {
-		r.pinMemos[c] = pinMemo{first: &tools[0], n: len(tools), gen: gen, changes: changes}
+		// Not memoized: the next rebuild tries the save again.
+		r.log.Error().Err(err).Int("servers", len(offers)).Msg("pinning: could not save pins; compared in memory until saved")
 	}
-	return changes
+	for _, i := range checked {
+		c, tools := clients[i], lists[i]
+		m := pinMemo{first: &tools[0], n: len(tools), gen: gen, changes: changes[c.Name()], failed: err != nil}
+		r.pinMemos[c] = m
+	}
+}
+
+// checkPins returns the changed tools of c by original name (nil when
+// pinning is off or nothing changed), as checkAllPins left them.
+func (r *Registry) checkPins(c *upstream.Client, tools []mcp.Tool) map[string]pinning.Change {
+	if r.opts.Pins.Mode() == pinning.Off || len(tools) == 0 {
+		return nil
+	}
+	m := r.pinMemos[c]
+	if m.failed {
+		delete(r.pinMemos, c)
+	}
+	return m.changes
 }
 
 // reportQuarantines tells the listeners of changes not reported before,

@@ -603,10 +603,15 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	if builtins != nil {
 		cat.Servers = append(cat.Servers, *builtins)
 	}
+	pinClients, pinLists := make([]*upstream.Client, len(entries)), make([][]mcp.Tool, len(entries))
+	for i, e := range entries {
+		pinClients[i], pinLists[i] = e.c, e.tools
+	}
+	r.checkAllPins(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status, Limits: spec.Limits}
-		changes := r.checkPins(ctx, e.c, e.tools)
+		changes := r.checkPins(e.c, e.tools)
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]
