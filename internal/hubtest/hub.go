@@ -30,10 +30,11 @@ const (
 	// Listening: the hub printed where it listens. Nothing may be
 	// connected yet; a test that watches the hub come up starts here.
 	Listening Readiness = iota
-	// Ready: and GET /readyz answers 200 (every discovery source synced).
+	// Ready: and GET /readyz answers 200 (every discovery source synced and
+	// every configured upstream tried once).
 	Ready
-	// Connected: and the listing shows at least one server, every one of
-	// them connected.
+	// Connected: Ready, and the listing shows at least one server, every
+	// one of them connected.
 	Connected
 )
 
@@ -184,6 +185,12 @@ func waitHub(ctx context.Context, p *Process, o HubOptions) (*Hub, error) {
 		ready = h.ready
 	case Connected:
 		ready = func() error {
+			// Ready first: every configured upstream was tried once, so
+			// the listing below holds them all, not only the builtins
+			// of a hub whose sources have not been read yet.
+			if err := h.ready(); err != nil {
+				return err
+			}
 			l, err := h.Listing("")
 			if err != nil {
 				return err
