@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/purko-io/mcp-hub/internal/credential"
+	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
@@ -673,10 +674,10 @@ func (c *Config) validate() error {
 func checkHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("%q is not an absolute http(s) URL", redactURL(raw))
+		return fmt.Errorf("%q is not an absolute http(s) URL", secrets.URLForMessage(raw))
 	}
 	if err := toolspec.ValidatePort(u.Port()); err != nil {
-		return fmt.Errorf("%q: %w", redactURL(raw), err)
+		return fmt.Errorf("%q: %w", secrets.URLForMessage(raw), err)
 	}
 	return nil
 }
@@ -722,7 +723,7 @@ func (s *ServerSpec) Normalize() error {
 		}
 		u, err := url.Parse(s.URL)
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("url: %q is not an absolute URL", redactURL(s.URL))
+			return fmt.Errorf("url: %q is not an absolute URL", secrets.URLForMessage(s.URL))
 		}
 		want := map[Transport][]string{
 			TransportStreamableHTTP: {"http", "https"},
@@ -740,7 +741,7 @@ func (s *ServerSpec) Normalize() error {
 			return fmt.Errorf("url: must not carry credentials; use token or headers")
 		}
 		if err := toolspec.ValidatePort(u.Port()); err != nil {
-			return fmt.Errorf("url: %q: %w", redactURL(s.URL), err)
+			return fmt.Errorf("url: %q: %w", secrets.URLForMessage(s.URL), err)
 		}
 	case "":
 		return fmt.Errorf("url: one of url or command is required")
@@ -881,19 +882,6 @@ func (p PinningSettings) validate() error {
 		}
 	}
 	return nil
-}
-
-// redactURL drops user info and query so a URL can go into an error.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
 }
 
 // Equal reports whether two specs would produce the same connection, so the

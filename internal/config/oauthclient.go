@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/secrets"
 )
 
 // OAuthClient makes the hub an OAuth 2.0 client of an upstream's
@@ -89,7 +91,7 @@ func (s *ServerSpec) validateOAuth() error {
 	if o.Resource != "" {
 		u, err := url.Parse(o.Resource)
 		if err != nil || !u.IsAbs() || u.Fragment != "" {
-			return fmt.Errorf("oauth.resource: %q is not an absolute URI without a fragment (RFC 8707)", redactURL(o.Resource))
+			return fmt.Errorf("oauth.resource: %q is not an absolute URI without a fragment (RFC 8707)", secrets.URLForMessage(o.Resource))
 		}
 	}
 	switch o.AuthStyle {

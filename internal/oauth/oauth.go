@@ -202,7 +202,7 @@ func New(ctx context.Context, opts Options) (*Verifier, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	cache, err := jwk.NewCache(ctx, httprc.NewClient(httprc.WithErrorSink(errorSink(opts.OnError))))
+	cache, err := jwk.NewCache(ctx, httprc.NewClient(httprc.WithErrorSink(sinkFunc(opts.OnError))))
 	if err != nil {
 		return nil, fmt.Errorf("oauth: start the key set cache: %w", err)
 	}
@@ -473,10 +473,8 @@ func anyOf(have, want []string) bool {
 	return false
 }
 
-// errorSink passes the key set cache's background failures to f; the
+// sinkFunc passes the key set cache's background failures to OnError; the
 // cache does not say whose set it was, so the issuer is empty.
-func errorSink(f func(string, error)) httprc.ErrorSink { return sinkFunc(f) }
-
 type sinkFunc func(string, error)
 
 func (f sinkFunc) Put(_ context.Context, err error) {

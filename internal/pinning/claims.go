@@ -3,10 +3,7 @@ package pinning
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -185,20 +182,14 @@ type FileClaims struct {
 // file that cannot be read is an error naming it: starting without the
 // claims would rename tools under callers that use them.
 func OpenClaimsFile(path string) (*FileClaims, error) {
-	s := &FileClaims{path: path, heldClaims: heldClaims{claims: map[string]Claim{}}}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return nil, fmt.Errorf("read names file %s: %w", path, err)
-	}
-	claims, err := decodeClaims(data)
+	claims, err := readStateFile(path, "names", "lets published names change", decodeClaims)
 	if err != nil {
-		return nil, fmt.Errorf("names file %s is corrupt (fix or remove it; removing lets published names change): %w", path, err)
+		return nil, err
 	}
-	s.claims = claims
-	return s, nil
+	if claims == nil {
+		claims = map[string]Claim{}
+	}
+	return &FileClaims{path: path, heldClaims: heldClaims{claims: claims}}, nil
 }
 
 // Path is the file the store writes.

@@ -124,20 +124,34 @@ func (h *held) List() []Pin {
 // cannot be read as pins is an error naming it: resetting it would forget
 // every pin, which is what an attacker would want.
 func OpenFile(path string) (*FileStore, error) {
-	s := &FileStore{path: path, held: held{pins: map[Key]Pin{}}}
+	pins, err := readStateFile(path, "pins", "forgets every pin", decodePins)
+	if err != nil {
+		return nil, err
+	}
+	if pins == nil {
+		pins = map[Key]Pin{}
+	}
+	return &FileStore{path: path, held: held{pins: pins}}, nil
+}
+
+// readStateFile reads one of the hub's state files (pins, name claims)
+// with decode; a missing file is the zero T. A file that cannot be read
+// or decoded is an error naming it and what removing it would cost
+// (removing): starting without it is not the hub's call to make.
+func readStateFile[T any](path, kind, removing string, decode func([]byte) (T, error)) (T, error) {
+	var zero T
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
+		return zero, nil
 	case err != nil:
-		return nil, fmt.Errorf("read pins file %s: %w", path, err)
+		return zero, fmt.Errorf("read %s file %s: %w", kind, path, err)
 	}
-	pins, err := decodePins(data)
+	v, err := decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("pins file %s is corrupt (fix or remove it; removing forgets every pin): %w", path, err)
+		return zero, fmt.Errorf("%s file %s is corrupt (fix or remove it; removing %s): %w", kind, path, removing, err)
 	}
-	s.pins = pins
-	return s, nil
+	return v, nil
 }
 
 // Path is the file the store writes.

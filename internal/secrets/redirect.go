@@ -97,3 +97,17 @@ func WithPolicy(client *http.Client, policy func(req *http.Request, via []*http.
 	c.CheckRedirect = policy
 	return &c
 }
+
+// URLForMessage is raw as an error or a log line may show it: without user
+// info, and with the query (which may hold an API key) replaced by "…".
+func URLForMessage(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.String()
+}

@@ -88,7 +88,7 @@ func newOAuthSource(spec config.ServerSpec, base http.RoundTripper, timeout, ear
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &oauthSource{
 		server:   spec.Name,
-		tokenURL: redactedURL(o.TokenURL),
+		tokenURL: secrets.URLForMessage(o.TokenURL),
 		cfg: &clientcredentials.Config{
 			ClientID:       o.ClientID,
 			ClientSecret:   o.ClientSecretValue.Reveal(),
@@ -197,19 +197,6 @@ func tokenFailure(err error) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// redactedURL drops user info and query from a URL for a message.
-func redactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
 }
 
 // oauthTransport sets the upstream's access token on every request and
