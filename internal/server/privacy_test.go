@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,20 +17,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
-
-// serveLoopback serves h on a loopback port for the test's life and
-// returns its base URL.
-func serveLoopback(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: h}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	return "http://" + ln.Addr().String()
-}
 
 // getAs is a GET of the hub's path as the caller of token ("" none).
 func (h *testHub) getAs(t *testing.T, path, token string, v any) {
@@ -69,7 +54,7 @@ func TestListingsShowNoUpstreamBody(t *testing.T) {
 	}
 	var specs []config.ServerSpec
 	for name, code := range map[string]int{"login": http.StatusUnauthorized, "broken": http.StatusInternalServerError} {
-		specs = append(specs, config.ServerSpec{Name: name, URL: serveLoopback(t, page(code)) + "/admin", Transport: config.TransportStreamableHTTP,
+		specs = append(specs, config.ServerSpec{Name: name, URL: serveOn(t, page(code)) + "/admin", Transport: config.TransportStreamableHTTP,
 			BearerToken: config.Secret(token), Source: "test"})
 	}
 	auth := authFor(
@@ -149,7 +134,7 @@ func echoUpstream(t *testing.T) string {
 	s.AddPrompt(mcp.NewPrompt("echo_prompt"), func(ctx context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return mcp.NewGetPromptResult("echo", []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(said(r.Header)))}), nil
 	})
-	return serveLoopback(t, mcpserver.NewStreamableHTTPServer(s)) + "/mcp"
+	return serveOn(t, mcpserver.NewStreamableHTTPServer(s)) + "/mcp"
 }
 
 // Issue 20, item 9: an upstream that writes the request's Authorization
@@ -164,7 +149,7 @@ func TestResultsCarryNoHubCredential(t *testing.T) {
 		apiKey = "api-t00l-credential-5150"
 	)
 	creds := []string{token, key, apiKey}
-	apiEcho := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	apiEcho := serveOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"you_sent":%q}`, r.Header.Get("Authorization"))
 	}))
