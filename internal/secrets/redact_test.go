@@ -85,15 +85,58 @@ func TestRedactorErrorKeepsChain(t *testing.T) {
 }
 
 func TestRedactorJSON(t *testing.T) {
-	r := NewRedactor("hunter2-long-token", "7")
+	r := NewRedactor("hunter2-long-token", "7", "123456789012", `back\slash-secret`)
 	cases := []struct{ in, want string }{
 		{`{"echo":"Bearer hunter2-long-token"}`, `{"echo":"Bearer [redacted]"}`},
-		{`{"n":7}`, ``}, // redaction would break the JSON: dropped
+		// Replacing the word 7 would break the JSON: the values are
+		// redacted one by one, and a number only by a long secret.
+		{`{"n":7,"s":"7 of 9"}`, `{"n":7,"s":"[redacted] of 9"}`},
+		{`{"z":1, "pin": 123456789012, "a":[true,null,"x"]}`, `{"z":1,"pin":"[redacted]","a":[true,null,"x"]}`},
+		// The raw secret ends in the middle of an escape sequence of
+		// another string; the value-by-value pass finds the real one.
+		{`{"k":"back\\slash-secret\"","v":"back\\slash-secret"}`, `{"k":"[redacted]\"","v":"[redacted]"}`},
 		{`{"ok":true}`, `{"ok":true}`},
+		{`not json 7`, ``}, // nothing to keep valid: dropped
 	}
 	for _, tc := range cases {
 		if got := string(r.JSON(json.RawMessage(tc.in))); got != tc.want {
 			t.Errorf("JSON(%s) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// Results keep the words a configured header or query value may share
+// with them, and lose every token.
+func TestRedactorResult(t *testing.T) {
+	r := NewRedactor("Bearer s3cr3t-bearer-T0KEN", "platform", "json", "production", "correcthorsebatterystaple", "k3y-42-abc")
+	for _, tc := range []struct{ in, want string }{
+		{`{"text":"the platform team; format json; production"}`, `{"text":"the platform team; format json; production"}`},
+		{`{"text":"Authorization: Bearer s3cr3t-bearer-T0KEN, key k3y-42-abc"}`, `{"text":"Authorization: Bearer [redacted], key [redacted]"}`},
+		{`{"text":"pw correcthorsebatterystaple"}`, `{"text":"pw [redacted]"}`},
+	} {
+		if got := string(r.Result(json.RawMessage(tc.in))); got != tc.want {
+			t.Errorf("Result(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	// Errors still lose them all.
+	if got := r.String("platform json"); got != "[redacted] [redacted]" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+// A result without a secret passes as it is: the same bytes, no copy.
+func TestRedactorResultNoSecretNoAllocation(t *testing.T) {
+	r := NewRedactor("Bearer s3cr3t-bearer-T0KEN", "k3y-in-a-header-42")
+	in := []byte(`{"content":[{"type":"text","text":"nothing to see here"}]}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if out := r.Result(in); &out[0] != &in[0] {
+			t.Fatal("a clean result was copied")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations for a clean result, want 0", allocs)
+	}
+	if out := r.Result([]byte(`"s3cr3t-bearer-T0KEN"`)); string(out) != `"[redacted]"` {
+		t.Errorf("Result = %s", out)
 	}
 }

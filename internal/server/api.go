@@ -35,6 +35,9 @@ type serverListing struct {
 	// Quarantined counts the tools listed with "quarantined": true (not in
 	// toolCount: they cannot be called).
 	Quarantined int `json:"quarantinedCount,omitempty"`
+	// ErrorDetail is what the upstream answered that error does not show
+	// (the start of its body, redacted): for admin callers only.
+	ErrorDetail string `json:"errorDetail,omitempty"`
 }
 
 type toolListing struct {
@@ -61,6 +64,7 @@ type toolListing struct {
 // ?autonomy=<level>, only the tools a caller at that level sees. Only
 // servers' tools that can be called count in totalTools.
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
+	admin := s.isAdmin(r)
 	cat := s.reg.Catalog()
 	q := r.URL.Query()
 	namesOnly := q.Get("format") == "names"
@@ -95,6 +99,9 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 			Name: sv.Name, URL: sv.URL, Transport: string(sv.Transport), Source: sv.Source,
 			Status: string(sv.Status.State), Error: sv.Status.Error, Protocol: sv.Status.Protocol,
 			ToolCount: len(tools), Hidden: sv.Hidden, Quarantined: len(quarantined),
+		}
+		if admin {
+			sl.ErrorDetail = sv.Status.Detail
 		}
 		for _, res := range cat.Features.Resources {
 			if res.Server == sv.Name {
@@ -146,4 +153,14 @@ func toolListings(tools []registry.Tool) []toolListing {
 		out[i] = tl
 	}
 	return out
+}
+
+// isAdmin reports whether r comes from an admin caller. The listings are
+// open to everyone; what an upstream answered (a status's detail: the
+// start of an error page, which may be an internal one) is shown only to
+// the callers the faces would take as admins, authenticated the same way.
+// A request whose credentials fail is simply not an admin's.
+func (s *Server) isAdmin(r *http.Request) bool {
+	c, err := s.auth.authenticate(r)
+	return err == nil && c.Admin
 }

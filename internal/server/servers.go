@@ -55,10 +55,14 @@ type itemStatus struct {
 	ToolCount     int        `json:"toolCount"`
 	LastDiscovery *time.Time `json:"lastDiscovery,omitempty"`
 	Message       string     `json:"message,omitempty"`
+	// Detail is what the upstream answered that message does not show:
+	// for admin callers only (see isAdmin).
+	Detail string `json:"detail,omitempty"`
 }
 
 // handleServers lists every server of the catalog in Purko's shape.
-func (s *Server) handleServers(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
+	admin := s.isAdmin(r)
 	out := serversListing{Servers: []serverItem{}}
 	for _, sv := range s.reg.Catalog().Servers {
 		it := serverItem{
@@ -66,6 +70,9 @@ func (s *Server) handleServers(w http.ResponseWriter, _ *http.Request) {
 			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport)},
 			Status:   itemStatus{Phase: string(sv.Status.State), ToolCount: len(sv.Tools), Message: sv.Status.Error},
 			Source:   sv.Source,
+		}
+		if admin {
+			it.Status.Detail = sv.Status.Detail
 		}
 		if o := sv.Origin; o != nil {
 			it.Metadata.Namespace, it.Metadata.Kind = o.Namespace, o.Kind

@@ -58,5 +58,5 @@ func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	return res.(json.RawMessage), nil
+	return c.redactResult(res.(json.RawMessage))
 }

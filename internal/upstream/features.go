@@ -168,11 +168,12 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 		for k, v := range n.Params.AdditionalFields {
 			params[k] = v
 		}
+		params = c.redactFields(params)
 		params["progressToken"] = rc.token
 		rc.relay.Notify(n.Method, params)
 	case mcp.MethodNotificationMessage:
 		if r := c.relays.only(); r != nil {
-			r.Notify(n.Method, n.Params.AdditionalFields)
+			r.Notify(n.Method, c.redactFields(n.Params.AdditionalFields))
 			return
 		}
 		c.log.Debug().RawJSON("message", c.redactJSON(n.Params.AdditionalFields)).Msg("upstream log message with no single caller to deliver it to")
@@ -269,7 +270,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string, req mcp.ReadResou
 	if err != nil {
 		return nil, err
 	}
-	return res.(*mcp.ReadResourceResult), nil
+	return redactParsed(c, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
 }
 
 // GetPrompt gets the upstream's prompt called name for a caller.
@@ -283,7 +284,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 	if err != nil {
 		return nil, err
 	}
-	return res.(*mcp.GetPromptResult), nil
+	return redactParsed(c, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
 }
 
 // Complete asks the upstream for completions; ref already names the
@@ -299,7 +300,11 @@ func (c *Client) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument
 	if err != nil {
 		return nil, err
 	}
-	return &res.(*mcp.CompleteResult).Completion, nil
+	red, err := redactParsed(c, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
+	if err != nil {
+		return nil, err
+	}
+	return &red.Completion, nil
 }
 
 // Subscribe asks the upstream for notifications/resources/updated of uri.

@@ -302,14 +302,15 @@ func TestOAuthTokenEndpointFailureInStatus(t *testing.T) {
 	c.Start(context.Background())
 	t.Cleanup(c.Stop)
 	st := waitState(t, c, StateError)
-	want := "get OAuth token for upstream remote from " + auth.URL + ": 401 invalid_client: client secret [redacted] is wrong"
-	if st.Error != want {
-		t.Errorf("status error\n  %s\nwant\n  %s", st.Error, want)
+	// The authorization server's description is its text: for admins.
+	want := "get OAuth token for upstream remote from " + auth.URL + ": 401 invalid_client"
+	if st.Error != want || st.Detail != "401 invalid_client: client secret [redacted] is wrong" {
+		t.Errorf("status error\n  %s\n  detail %s\nwant\n  %s", st.Error, st.Detail, want)
 	}
 	if n := len(up.authorizations()); n != 0 {
 		t.Errorf("upstream got %d requests without a token", n)
 	}
-	for what, text := range map[string]string{"status": st.Error, "unavailable": c.Unavailable().Error(), "log": logs.String()} {
+	for what, text := range map[string]string{"status": st.Error, "detail": st.Detail, "unavailable": c.Unavailable().Error(), "log": logs.String()} {
 		if strings.Contains(text, testClientSecret) {
 			t.Errorf("%s leaks the client secret: %s", what, text)
 		}

@@ -69,6 +69,61 @@ func (c *Client) redactJSON(v any) json.RawMessage {
 	return b
 }
 
+// Results are redacted like errors: an upstream that writes its request
+// into a tool result ("you sent Authorization: Bearer …") must not hand
+// the hub's credential for it to the caller. A result passes here once,
+// on its way out of the client, whichever face asked: a result without a
+// credential in it is passed on as it is, neither copied nor decoded.
+
+// redactResult returns a tool result's JSON with this upstream's
+// credentials replaced by secrets.Marker.
+func (c *Client) redactResult(raw json.RawMessage) (json.RawMessage, error) {
+	red := c.redactorNow().Result(raw)
+	if red == nil {
+		return nil, fmt.Errorf("redact the result of %s: it is not JSON", c.spec.Name)
+	}
+	return red, nil
+}
+
+// redactParsed is redactResult for a result mcp-go has decoded (a
+// resource read, a prompt, completions): res itself when it holds no
+// credential, else the redacted JSON decoded again with parse.
+func redactParsed[T any](c *Client, res *T, parse func(*json.RawMessage) (*T, error)) (*T, error) {
+	r := c.redactorNow()
+	if res == nil || r.Empty() {
+		return res, nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("redact a result of %s: %w", c.spec.Name, err)
+	}
+	red := json.RawMessage(r.Result(raw))
+	if len(red) == len(raw) && &red[0] == &raw[0] {
+		return res, nil
+	}
+	out, err := parse(&red)
+	if err != nil {
+		return nil, fmt.Errorf("redact a result of %s: %w", c.spec.Name, err)
+	}
+	return out, nil
+}
+
+// decodeAs is a parse function for redactParsed of a plain struct.
+func decodeAs[T any](raw *json.RawMessage) (*T, error) {
+	out := new(T)
+	return out, json.Unmarshal(*raw, out)
+}
+
+// redactFields returns the params of a notification the upstream sent
+// during a caller's call (progress, log message), redacted.
+func (c *Client) redactFields(m map[string]any) map[string]any {
+	out, err := redactParsed(c, &m, decodeAs[map[string]any])
+	if err != nil {
+		return map[string]any{"level": m["level"], "data": secrets.Marker}
+	}
+	return *out
+}
+
 // redactRPC returns the upstream's JSON-RPC error with its message and data
 // redacted: it goes to the caller as it is.
 func (c *Client) redactRPC(e *RPCError) *RPCError {

@@ -86,8 +86,9 @@ func TestStatusErrorRedacted(t *testing.T) {
 	t.Cleanup(c.Stop)
 	st := waitState(t, c, StateError)
 	assertNoSecret(t, "status error", st.Error)
-	if !strings.Contains(st.Error, "initialize") || !strings.Contains(st.Error, "bad token Bearer [redacted]") {
-		t.Errorf("status error %q does not say what failed", st.Error)
+	assertNoSecret(t, "status detail", st.Detail)
+	if st.Error != "initialize: HTTP 500 Internal Server Error (text/plain)" || !strings.Contains(st.Detail, "bad token Bearer [redacted]") {
+		t.Errorf("status error %q (detail %q) does not say what failed", st.Error, st.Detail)
 	}
 	err := c.Unavailable()
 	if err == nil {

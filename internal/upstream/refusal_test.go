@@ -15,19 +15,24 @@ import (
 )
 
 // An upstream that refuses the hub's credentials: the status says so with
-// the HTTP status and what the server wrote, redacted, on both transports
-// mcp-go runs (it drops the body of a 401 on its own).
+// the HTTP status, and its detail (for admins) holds what the server
+// wrote, redacted, on both transports mcp-go runs (it drops the body of a
+// 401 on its own).
 func TestRefusalShowsStatusAndBody(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		transport config.Transport
-		path      string
-		status    int
-		want      string
+		name       string
+		transport  config.Transport
+		path       string
+		status     int
+		want       string
+		wantDetail string
 	}{
-		{"streamable 401", config.TransportStreamableHTTP, "/mcp", http.StatusUnauthorized, `initialize: the upstream refused the hub's request: 401 Unauthorized: {"error":"invalid_token","detail":"bad token Bearer [redacted]`},
-		{"streamable 403", config.TransportStreamableHTTP, "/mcp", http.StatusForbidden, `the upstream refused the hub's request: 403 Forbidden: {"error":"insufficient_scope"`},
-		{"sse 401", config.TransportSSE, "/sse", http.StatusUnauthorized, `start transport: the upstream refused the hub's request: 401 Unauthorized: {"error":"invalid_token"`},
+		{"streamable 401", config.TransportStreamableHTTP, "/mcp", http.StatusUnauthorized,
+			`initialize: the upstream refused the hub's request: HTTP 401 Unauthorized (application/json)`, `{"error":"invalid_token","detail":"bad token Bearer [redacted]`},
+		{"streamable 403", config.TransportStreamableHTTP, "/mcp", http.StatusForbidden,
+			`initialize: the upstream refused the hub's request: HTTP 403 Forbidden (application/json)`, `{"error":"insufficient_scope"`},
+		{"sse 401", config.TransportSSE, "/sse", http.StatusUnauthorized,
+			`start transport: the upstream refused the hub's request: HTTP 401 Unauthorized (application/json)`, `{"error":"invalid_token"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,8 +51,12 @@ func TestRefusalShowsStatusAndBody(t *testing.T) {
 			t.Cleanup(c.Stop)
 			st := waitState(t, c, StateError)
 			assertNoSecret(t, "status error", st.Error)
-			if !strings.Contains(st.Error, tc.want) {
-				t.Fatalf("status error %q\nwant it to hold %q", st.Error, tc.want)
+			assertNoSecret(t, "status detail", st.Detail)
+			if st.Error != tc.want || strings.Contains(st.Error, "_scope") || strings.Contains(st.Error, "_token") {
+				t.Fatalf("status error %q\nwant %q, without the body", st.Error, tc.want)
+			}
+			if !strings.Contains(st.Detail, tc.wantDetail) {
+				t.Fatalf("status detail %q\nwant it to hold %q", st.Detail, tc.wantDetail)
 			}
 		})
 	}

@@ -42,6 +42,10 @@ type Status struct {
 	Protocol string // negotiated MCP revision
 	Since    time.Time
 	ListedAt time.Time // last successful tools/list
+
+	// Detail is what the upstream answered that Error does not show: the
+	// start of its body, redacted. Only admins and the log see it.
+	Detail string
 }
 
 // Options are the connection settings shared by all upstreams.
@@ -105,8 +109,8 @@ type Client struct {
 	opts     Options
 	log      zerolog.Logger
 	onChange func()
-	// refused is the upstream's last 401 or 403 answer (refusal.go).
-	refused refusals
+	// answers are what the upstream answered lately (refusal.go).
+	answers answers
 	// redactor removes this upstream's credentials from every text that
 	// leaves the client (see redact.go).
 	redactor *secrets.Redactor
@@ -299,9 +303,9 @@ func (c *Client) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			err = c.redact(err)
-			c.setStatus(Status{State: StateError, Error: err.Error(), Since: time.Now()}, nil, nil)
-			c.log.Warn().Err(err).Int("attempt", attempt+1).Msg("connect failed")
+			st := c.failedStatus(err)
+			c.setStatus(st, nil, nil)
+			c.log.Warn().Str("error", st.Error).Func(st.logDetail).Int("attempt", attempt+1).Msg("connect failed")
 			if !sleep(ctx, c.backoff(attempt)) {
 				return
 			}
@@ -320,9 +324,9 @@ func (c *Client) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		err = c.redact(err)
-		c.setStatus(Status{State: StateError, Error: err.Error(), Since: time.Now()}, nil, nil)
-		c.log.Warn().Err(err).Msg("connection lost; reconnecting")
+		st := c.failedStatus(err)
+		c.setStatus(st, nil, nil)
+		c.log.Warn().Str("error", st.Error).Func(st.logDetail).Msg("connection lost; reconnecting")
 		if !sleep(ctx, c.backoff(0)) {
 			return
 		}
@@ -433,7 +437,8 @@ func (c *Client) listTools(cn *conn) ([]mcp.Tool, error) {
 // known list only when a connection was made (cn != nil). The error is
 // redacted here, the one way into the status.
 func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
-	s.Error = c.redactText(s.Error)
+	s.Error, s.Detail = c.redactText(s.Error), c.redactText(s.Detail)
+	c.answers.setConnected(cn != nil)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
 		s.Protocol = c.status.Protocol
@@ -542,13 +547,11 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
 	cn := &conn{mc: mc, ctx: sessCtx, cancel: cancel}
-	c.refused.take() // a refusal of an earlier connect is not this one's
+	c.answers.reset() // what an earlier connect was answered is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
+		err = c.failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
-		if r := c.refused.take(); r != "" {
-			return nil, nil, &refusedError{what: what, refusal: r, err: err}
-		}
-		return nil, nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, err
 	}
 	if err := mc.Start(sessCtx); err != nil {
 		return fail("start transport", err)
