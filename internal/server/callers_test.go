@@ -143,7 +143,7 @@ func TestAbandonedInitializeFreedWithinIdleTimeout(t *testing.T) {
 		if time.Since(start) > idle+idle/6 {
 			t.Fatalf("the abandoned session still holds its slot %s after initialize (http.sessionIdleTimeout %s)", time.Since(start), idle)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	took := time.Since(start)
 	mustf(t, took > idle/2, "the session was swept after %s, before two thirds of %s", took, idle)

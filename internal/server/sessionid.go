@@ -23,8 +23,9 @@ import (
 // presented by anyone else is unknown to the hub (404, as for an id it
 // never issued), so an id that leaks (a log line, a proxy, a shared
 // machine) reads no one's notifications and ends no one's session. The
-// binding needs no key: an id with a forged binding is another session,
-// which the forger could have created anyway.
+// binding needs no key: an id whose binding is changed is another id, of
+// another caller (useless to the one who changed it) or of a session of
+// its own; the random part is what no one can guess.
 //
 // Flags: "r" marks a session whose client declared sampling, elicitation or
 // roots, so its calls go through the relay on whichever replica gets them.
