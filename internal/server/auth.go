@@ -39,8 +39,8 @@ type Caller struct {
 	verifiedAgent string
 	// limits, when set, replace Options.PerCaller for this caller.
 	limits *ratelimit.Limits
-	// anonymousAt is an anonymous caller's remote address, whose limits
-	// are its own (read only when limits are configured).
+	// anonymousAt is an anonymous caller's remote address, whose budgets,
+	// sessions and calls are its own (limitKey).
 	anonymousAt string
 	// Admin may change the hub's state through its REST API (approve
 	// changed tool definitions): a token with admin: true, the local
@@ -59,12 +59,24 @@ func (c Caller) auditFace(ev *zerolog.Event) {
 	}
 }
 
-// limitKey is what the caller's limits count under.
+// limitKey is what the caller's budgets count under (rate and in-flight
+// limits, sessions, event streams), what its sessions are bound to
+// (sessionid.go) and which calls of the console's feed are its own: its
+// name, or for an anonymous caller its address, so that one anonymous
+// address cannot spend another's budget nor see or use what is another's.
 func (c Caller) limitKey() string {
 	if c.anonymousAt != "" {
 		return anonymousKey(c.anonymousAt)
 	}
 	return c.Name
+}
+
+// appendLimitKey appends limitKey to dst without allocating.
+func (c Caller) appendLimitKey(dst []byte) []byte {
+	if c.anonymousAt != "" {
+		return appendAnonymousKey(dst, c.anonymousAt)
+	}
+	return append(dst, c.Name...)
 }
 
 // Headers a Purko executor sets to tell the hub which run a call belongs to.
@@ -322,6 +334,7 @@ func bearer(header string) (string, bool) {
 // ones without a valid caller before any MCP processing.
 func (s *Server) requireCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = s.peerClient(r)
 		c, err := s.auth.authenticate(r)
 		if err != nil {
 			s.log.Warn().Str("audit", "auth").Str("path", r.URL.Path).Str("remote", r.RemoteAddr).
@@ -337,4 +350,20 @@ func (s *Server) requireCaller(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))
 	})
+}
+
+// peerClient is r as its client sent it. A client's answer that a peer
+// passed on (peers.go) comes from the peer's address; when it does come
+// from a peer, it counts as from the address of the client the peer names,
+// so that an anonymous caller's answer reaches its own session on this
+// replica too. Anyone else's header is ignored.
+func (s *Server) peerClient(r *http.Request) *http.Request {
+	client := r.Header.Get(forwardedForHeader)
+	if client == "" || r.Method != http.MethodPost || r.Header.Get(forwardedHeader) == "" ||
+		s.peers == nil || !s.peers.isPeer(r.Context(), r.RemoteAddr) {
+		return r
+	}
+	r = r.WithContext(r.Context())
+	r.RemoteAddr = client
+	return r
 }

@@ -30,6 +30,11 @@ type callEntry struct {
 	Decision string // allowed, denied, limited
 	Outcome  string
 	Duration time.Duration
+
+	// anonymousAt is an anonymous caller's address (Caller.anonymousAt):
+	// with Caller, whose call it is (Caller.limitKey), kept as it is so
+	// that recording a call allocates nothing.
+	anonymousAt string
 }
 
 // callJSON is a callEntry as /api/mcp/calls and the "call" events show it.
@@ -43,6 +48,8 @@ type callJSON struct {
 	Decision   string    `json:"decision"`
 	Outcome    string    `json:"outcome"`
 	DurationMs float64   `json:"durationMs"`
+
+	anonymousAt string // the entry's, for visibleCalls
 }
 
 // feed holds the ring of recent calls and the event streams to wake.
@@ -56,9 +63,15 @@ type feed struct {
 	// their keep-alive interval.
 	streams   int
 	heartbeat time.Duration
+	// shared counts the streams of callers that are not admins, perCaller
+	// those of each (by limit key).
+	shared    int
+	perCaller map[string]int
 }
 
-func newFeed() *feed { return &feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat} }
+func newFeed() *feed {
+	return &feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{}}
+}
 
 // add records a call and wakes the streams.
 func (f *feed) add(e callEntry) {
@@ -124,7 +137,8 @@ func (f *feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
 	for i := from; i < seq; i++ {
 		e := f.ring[i%recentCalls]
 		calls = append(calls, callJSON{Seq: i + 1, Time: e.Time, Caller: e.Caller, Level: e.Level, Tool: e.Tool,
-			Server: e.Server, Decision: e.Decision, Outcome: e.Outcome, DurationMs: float64(e.Duration.Microseconds()) / 1000})
+			Server: e.Server, Decision: e.Decision, Outcome: e.Outcome, DurationMs: float64(e.Duration.Microseconds()) / 1000,
+			anonymousAt: e.anonymousAt})
 	}
 	return calls, seq, gen
 }
@@ -142,13 +156,16 @@ func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
 // visibleCalls keeps the calls caller may see: an admin (the operator; the
 // local user on the no-auth default) sees every call, any other caller
 // only its own, so that one agent's token does not show what the others do.
+// Own means the same limit key: an anonymous caller sees the calls made
+// from its address, not every anonymous caller's.
 func visibleCalls(caller Caller, calls []callJSON) []callJSON {
 	if caller.Admin {
 		return calls
 	}
+	key := caller.limitKey()
 	own := calls[:0]
 	for _, c := range calls {
-		if c.Caller == caller.Name {
+		if c.Caller == caller.Name && (Caller{Name: c.Caller, anonymousAt: c.anonymousAt}).limitKey() == key {
 			own = append(own, c)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,57 @@ func TestEventStreamsAreCapped(t *testing.T) {
 	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("event stream over the cap: %d (Retry-After %q), want 503 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"))
 	}
+}
+
+// TestEventStreamSlots: one caller (by limit key) holds at most
+// maxEventStreamsPerCaller, callers that are not admins together at most
+// maxSharedEventStreams, and the rest is the admins'.
+func TestEventStreamSlots(t *testing.T) {
+	f := newFeed()
+	open := func(c Caller) (func(), int) {
+		release, err := f.openStream(c)
+		if err != nil {
+			return nil, err.status
+		}
+		return release, http.StatusOK
+	}
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	take := func(c Caller, n int) {
+		t.Helper()
+		for i := range n {
+			r, status := open(c)
+			mustf(t, status == http.StatusOK, "stream %d of %s: %d", i, c.limitKey(), status)
+			releases = append(releases, r)
+		}
+	}
+	anon := func(ip string) Caller { return Caller{Name: "anonymous", anonymousAt: ip + ":1"} }
+	take(anon("10.0.0.1"), maxEventStreamsPerCaller)
+	_, status := open(anon("10.0.0.1"))
+	mustf(t, status == http.StatusTooManyRequests, "one address over its bound: %d, want 429", status)
+	for i := 2; len(releases) < maxSharedEventStreams; i++ {
+		take(anon("10.0.0."+strconv.Itoa(i)), maxEventStreamsPerCaller)
+	}
+	_, status = open(anon("10.0.1.1"))
+	mustf(t, status == http.StatusServiceUnavailable, "a new address with the non-admins' share taken: %d, want 503", status)
+	take(Caller{Name: "ops", Admin: true}, maxEventStreams-maxSharedEventStreams)
+	_, status = open(Caller{Name: "ops2", Admin: true})
+	mustf(t, status == http.StatusServiceUnavailable, "an admin with every stream taken: %d, want 503", status)
+	// Closed streams give their slots back.
+	releases[0]()
+	releases = releases[1:]
+	r, status := open(anon("10.0.0.1"))
+	mustf(t, status == http.StatusOK, "the first address after one of its streams closed: %d", status)
+	r()
+	for _, r := range releases {
+		r()
+	}
+	releases = nil
+	mustf(t, f.streams == 0 && f.shared == 0 && len(f.perCaller) == 0, "after every stream closed: %d streams, %d shared, %v", f.streams, f.shared, f.perCaller)
 }
 
 func TestConsoleAssetsAreEmbeddedWithCSP(t *testing.T) {

@@ -20,6 +20,15 @@ const (
 	// maxEventStreams caps the open event streams: each is a goroutine and
 	// a connection, and a console needs one.
 	maxEventStreams = 64
+	// maxSharedEventStreams is what callers that are not admins hold
+	// together, so that the rest (16) stays for the operators' consoles
+	// however many streams the others open.
+	maxSharedEventStreams = 48
+	// maxEventStreamsPerCaller is what one caller that is not an admin
+	// holds (by limit key: an anonymous caller per address), so that one
+	// caller leaves the others room: a console tab or two, with room for
+	// reloads. Admins are bound by the total only.
+	maxEventStreamsPerCaller = 4
 	// eventHeartbeat is the interval of the keep-alive comment.
 	eventHeartbeat = 15 * time.Second
 	// eventWriteTimeout bounds one write: a client that stops reading
@@ -27,29 +36,58 @@ const (
 	eventWriteTimeout = 10 * time.Second
 )
 
+// openStream takes an event stream slot for caller and returns its
+// release, or the refusal: 429 for a caller at its own bound, 503 when
+// the streams of non-admins, or all streams, are at theirs.
+func (f *feed) openStream(caller Caller) (func(), *limitError) {
+	key := ""
+	if !caller.Admin {
+		key = caller.limitKey()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.streams >= maxEventStreams:
+		return nil, &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+			"too many event streams open (the hub's limit is %d)", maxEventStreams)}
+	case caller.Admin:
+	case f.perCaller[key] >= maxEventStreamsPerCaller:
+		return nil, &limitError{http.StatusTooManyRequests, fmt.Sprintf(
+			"caller %q has %d event streams open, its limit: close one (a console needs one)", key, f.perCaller[key])}
+	case f.shared >= maxSharedEventStreams:
+		return nil, &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+			"too many event streams open by callers that are not admins (their limit is %d of the hub's %d)", maxSharedEventStreams, maxEventStreams)}
+	default:
+		f.shared++
+		f.perCaller[key]++
+	}
+	f.streams++
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.streams--
+		if !caller.Admin {
+			f.shared--
+			if f.perCaller[key]--; f.perCaller[key] <= 0 {
+				delete(f.perCaller, key)
+			}
+		}
+	}, nil
+}
+
 // handleEvents serves one event stream.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	f := s.feed
-	f.mu.Lock()
-	full := f.streams >= maxEventStreams
-	if !full {
-		f.streams++
-	}
-	f.mu.Unlock()
-	if full {
+	caller := callerFrom(r.Context())
+	closeStream, refused := f.openStream(caller)
+	if refused != nil {
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": fmt.Sprintf(
-			"too many event streams open (the hub's limit is %d)", maxEventStreams)})
+		writeJSON(w, refused.status, map[string]string{"error": refused.msg})
 		return
 	}
-	defer func() {
-		f.mu.Lock()
-		f.streams--
-		f.mu.Unlock()
-	}()
+	defer closeStream()
 	wake, release := f.subscribe()
 	defer release()
-	caller := callerFrom(r.Context())
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -128,6 +128,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 // gateMessages checks a legacy SSE client's POST /messages before mcp-go
 // reads it. A refused message is answered on the POST itself, as mcp-go
 // answers a message it cannot parse.
+//
+// The session (mcp-go's id, from the GET /sse that opened it) must be one
+// its caller opened: sessionLimits records each session's owner when it
+// registers. Any other id, a live one of another caller's included, is not
+// found (404), before mcp-go sees the message.
 func (s *Server) gateMessages(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -138,8 +143,13 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		if _, _, err := admit(body); err != nil {
+		msg, _, err := admit(body)
+		if err != nil {
 			writeRPCError(w, http.StatusBadRequest, body, err)
+			return
+		}
+		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callerFrom(r.Context()).limitKey() {
+			sessionNotFound(w, msg.ID)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -48,23 +48,27 @@ const (
 type edge struct {
 	guard    *guard
 	sessions *sessionLimits
-	// idle is how long a Streamable HTTP session nothing happens on keeps
-	// its registration (mcp-go's idle sweep).
+	// idle is the TTL of mcp-go's idle sweep: a Streamable HTTP session
+	// nothing happened on for that long loses its registration (and its
+	// slot) at the sweep's next round. The sweep runs every TTL/2, so idle
+	// is two thirds of http.sessionIdleTimeout: an abandoned session is
+	// gone within the documented timeout, never before two thirds of it.
 	idle                           time.Duration
 	readTimeout, readHeaderTimeout time.Duration
 }
 
 // newEdge applies the defaults to opts' limits.
 func newEdge(opts Options) edge {
+	timeout := cmpPositive(opts.SessionIdleTimeout, defaultSessionIdleTimeout)
 	e := edge{
-		idle:              cmpPositive(opts.SessionIdleTimeout, defaultSessionIdleTimeout),
+		idle:              timeout * 2 / 3,
 		readTimeout:       cmpPositive(opts.ReadTimeout, defaultReadTimeout),
 		readHeaderTimeout: cmpPositive(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
 	}
 	e.guard = newGuard(cmpPositive(opts.MaxBodyBytes, defaultMaxBodyBytes), opts.AllowedOrigins)
 	total := cmpPositive(opts.MaxSessions, defaultMaxSessions)
 	perCaller := cmpPositive(opts.MaxSessionsPerCaller, min(defaultMaxSessionsPerCaller, total))
-	e.sessions = newSessionLimits(total, perCaller, e.idle)
+	e.sessions = newSessionLimits(total, perCaller, timeout)
 	return e
 }
 
@@ -76,15 +80,17 @@ func cmpPositive[T int | int64 | time.Duration](v, def T) T {
 	return def
 }
 
-// sessionLimits counts the live sessions of each caller.
+// sessionLimits counts the live sessions of each caller, by its limit key
+// (Caller.limitKey): anonymous callers by address, so that one address at
+// its cap leaves the others theirs.
 type sessionLimits struct {
 	maxTotal, maxPerCaller int
-	idle                   time.Duration
+	idle                   time.Duration // http.sessionIdleTimeout, for refusals
 
 	mu        sync.Mutex
 	total     int
 	perCaller map[string]int
-	owners    map[string]string // registered session id -> caller name
+	owners    map[string]string // registered session id -> caller's limit key
 }
 
 func newSessionLimits(maxTotal, maxPerCaller int, idle time.Duration) *sessionLimits {
@@ -96,8 +102,8 @@ func newSessionLimits(maxTotal, maxPerCaller int, idle time.Duration) *sessionLi
 // passes to the session the request registers (registered), or is given
 // back when the request ends without one (release).
 type admission struct {
-	caller string
-	held   bool // guarded by sessionLimits.mu
+	caller string // limit key
+	held   bool   // guarded by sessionLimits.mu
 }
 
 type admissionKey struct{}
@@ -160,7 +166,7 @@ func (l *sessionLimits) registered(ctx context.Context, cs server.ClientSession)
 		l.owners[id] = a.caller
 		return
 	}
-	caller := callerFrom(ctx).Name
+	caller := callerFrom(ctx).limitKey()
 	l.owners[id] = caller
 	l.total++
 	l.perCaller[caller]++
@@ -180,14 +186,20 @@ func (l *sessionLimits) unregistered(_ context.Context, cs server.ClientSession)
 
 // live reports whether session id is registered here.
 func (l *sessionLimits) live(id string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.owners[id]
+	_, ok := l.owner(id)
 	return ok
 }
 
-// count returns the live sessions in total and of caller, reservations
-// included.
+// owner is the limit key of the caller whose session id is registered here.
+func (l *sessionLimits) owner(id string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key, ok := l.owners[id]
+	return key, ok
+}
+
+// count returns the live sessions in total and of the caller whose limit
+// key is caller, reservations included.
 func (l *sessionLimits) count(caller string) (total, mine int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -241,7 +253,7 @@ func (s *Server) limitSessions(face sessionFace, next http.Handler) http.Handler
 // answer with) and reports false.
 func (s *Server) reserveSession(w http.ResponseWriter, r *http.Request, id json.RawMessage) (*http.Request, func(), bool) {
 	l := s.edge.sessions
-	a := &admission{caller: callerFrom(r.Context()).Name}
+	a := &admission{caller: callerFrom(r.Context()).limitKey()}
 	if err := l.reserve(a); err != nil {
 		s.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
 			Int("status", err.status).Msg(err.msg)

@@ -146,7 +146,7 @@ func TestIdleSessionsSwept(t *testing.T) {
 	r, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(initBody))
 	mustf(t, r.StatusCode == http.StatusTooManyRequests, "fourth session: %s %s", r.Status, body)
 
-	waitFor(t, "abandoned sessions swept", func() bool { _, n := lim.count("anonymous"); return n == 1 })
+	waitFor(t, "abandoned sessions swept", func() bool { _, n := lim.count("anonymous@127.0.0.1"); return n == 1 })
 	time.Sleep(2 * time.Second) // two more sweeps
 	mustf(t, lim.live(kept), "the session with an open stream was swept")
 	select {
@@ -311,7 +311,7 @@ func TestFloodsStayBounded(t *testing.T) {
 	wg.Wait()
 	mustf(t, admitted.Load() == perCaller && refused.Load() == initializes-perCaller,
 		"abandoned initializes: %d admitted, %d refused; want %d admitted", admitted.Load(), refused.Load(), perCaller)
-	total, anon := h.srv.edge.sessions.count("anonymous")
+	total, anon := h.srv.edge.sessions.count("anonymous@127.0.0.1")
 	mustf(t, total <= maxSessions && anon == perCaller, "live sessions %d (anonymous %d), caps %d and %d", total, anon, maxSessions, perCaller)
 
 	// Another caller is served, quickly, while the slow connections hang.

@@ -20,6 +20,12 @@ import (
 // forwardedHeader marks a POST passed on by a peer.
 const forwardedHeader = "X-Mcp-Hub-Forwarded"
 
+// forwardedForHeader names, on a POST passed on by a peer, the address of
+// the client the peer got it from: an anonymous caller is its address, and
+// so is the binding of its session (sessionid.go). Believed from peers only
+// (Server.peerClient).
+const forwardedForHeader = "X-Mcp-Hub-Forwarded-For"
+
 // peerTimeout bounds the delivery of one answer to the peers.
 const peerTimeout = 5 * time.Second
 
@@ -126,6 +132,7 @@ func (p *peers) post(ctx context.Context, target string, r *http.Request, body [
 		}
 	}
 	req.Header.Set(forwardedHeader, "1")
+	req.Header.Set(forwardedForHeader, r.RemoteAddr)
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return false

@@ -53,7 +53,7 @@ func (s *Server) quarantined(ev registry.QuarantineEvent) {
 // a quarantined tool.
 func (s *Server) recordQuarantined(span trace.Span, session string, caller Caller, e *registry.QuarantinedError) {
 	s.metrics.observeCall(e.Server, e.Name, outcomeQuarantined, 0)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
+	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
 		Decision: "denied", Outcome: outcomeQuarantined})
 	traced(s.log.Warn(), span, e.Server, "denied", outcomeQuarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", e.Name).Str("server", e.Server).Str("decision", "denied").Str("reason", "quarantined").

@@ -114,20 +114,28 @@ func (l *callLimits) acquireUpstream(policy *upstreamPolicy, server string) (fun
 // anonymous callers. An IPv6 address counts by its /64, which one host
 // usually holds whole.
 func anonymousKey(remote string) string {
+	var buf [64]byte
+	return string(appendAnonymousKey(buf[:0], remote))
+}
+
+// appendAnonymousKey appends anonymousKey(remote) to dst without
+// allocating (session bindings are checked on the fast path).
+func appendAnonymousKey(dst []byte, remote string) []byte {
+	dst = append(dst, "anonymous@"...)
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		host = remote
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return "anonymous@" + host
+		return append(dst, host...)
 	}
 	ip = ip.Unmap()
 	if ip.Is6() {
 		p, _ := ip.Prefix(64)
-		return "anonymous@" + p.String()
+		return p.AppendTo(dst)
 	}
-	return "anonymous@" + ip.String()
+	return ip.AppendTo(dst)
 }
 
 // refusalError is the JSON-RPC error a refused call is answered with.
@@ -149,7 +157,7 @@ func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool
 	}
 	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
 	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, Level: caller.Level.String(), Tool: tool, Server: srv,
+	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "limited", Outcome: outcomeRateLimited})
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.

@@ -3,27 +3,48 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
 )
 
 // Session ids make a Streamable HTTP session valid on every replica, with
-// no session store: an id is "mh1-<flags>-<random>", and what a replica
-// needs to serve a session it did not initialize is in the flags. Nothing
-// in them grants anything (who the caller is and what it may do is decided
-// on every request from its credentials), so they need no signature: a
-// client that forges them changes only how its own calls are routed.
+// no session store, and bind it to the caller that created it: an id is
+// "mh2-<flags>-<binding>-<random>", and what a replica needs to serve a
+// session it did not initialize is in it.
+//
+// The binding is the first 64 bits of SHA-256 of the caller's identity key
+// (Caller.limitKey: a token's, ServiceAccount's or OAuth caller's name; an
+// anonymous caller's address). Every request that presents an id is
+// checked against its own caller before anything else (ownsSession); an id
+// presented by anyone else is unknown to the hub (404, as for an id it
+// never issued), so an id that leaks (a log line, a proxy, a shared
+// machine) reads no one's notifications and ends no one's session. The
+// binding needs no key: an id whose binding is changed is another id, of
+// another caller (useless to the one who changed it) or of a session of
+// its own; the random part is what no one can guess.
 //
 // Flags: "r" marks a session whose client declared sampling, elicitation or
 // roots, so its calls go through the relay on whichever replica gets them.
-// Ids of mcp-go's own format ("mcp-session-<uuid>", from hubs before this
-// one) stay valid, so a rolling update keeps its sessions.
+//
+// Nothing in an id grants anything: who the caller is and what it may do
+// is decided on every request from its credentials. Ids without a binding
+// ("mh1-..." and mcp-go's "mcp-session-<uuid>", from hubs before this one)
+// are unknown: their clients get 404 and initialize again, as the MCP
+// specification tells them to (accepting them would let anyone who learns
+// one use it).
 
-const sessionIDPrefix = "mh1-"
+const sessionIDPrefix = "mh2-"
+
+const (
+	bindingHex = 16 // 64 bits
+	randomHex  = 32 // 128 bits
+	// sessionIDLen is the length of every id: prefix, flag, binding, random.
+	sessionIDLen = len(sessionIDPrefix) + 1 + 1 + bindingHex + 1 + randomHex
+)
 
 // sessionFlags is what an id carries.
 type sessionFlags struct {
@@ -44,8 +65,31 @@ func withInitFlags(ctx context.Context, f sessionFlags) context.Context {
 	return context.WithValue(ctx, initFlagsKey{}, f)
 }
 
-// sessionIDs resolves the id manager of a request: an initialize request's
-// manager mints ids with its flags.
+// sessionBinding is the binding part of the ids of one caller.
+type sessionBinding [bindingHex]byte
+
+// bindingOf is the binding of caller's session ids. It allocates nothing:
+// it runs on every request that carries an id.
+func bindingOf(c Caller) sessionBinding {
+	var buf [128]byte
+	sum := sha256.Sum256(c.appendLimitKey(buf[:0]))
+	var b sessionBinding
+	hex.Encode(b[:], sum[:bindingHex/2])
+	return b
+}
+
+// ownsSession reports whether id is one of the hub's ids bound to caller.
+func ownsSession(caller Caller, id string) bool {
+	_, binding, ok := splitSessionID(id)
+	if !ok {
+		return false
+	}
+	want := bindingOf(caller)
+	return binding == string(want[:])
+}
+
+// sessionIDs resolves the id manager of a request: its caller's binding,
+// and for an initialize request the flags of its session.
 type sessionIDs struct{}
 
 var _ server.SessionIdManagerResolver = sessionIDs{}
@@ -55,26 +99,41 @@ func (sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManag
 		return idManager{}
 	}
 	f, _ := r.Context().Value(initFlagsKey{}).(sessionFlags)
-	return idManager{flags: f}
+	return idManager{flags: f, ctx: r.Context()}
 }
 
-type idManager struct{ flags sessionFlags }
+// idManager mints the ids of the caller of ctx. mcp-go asks it to validate
+// only ids that serveMCP checked against their caller already.
+type idManager struct {
+	flags sessionFlags
+	ctx   context.Context // of the request; nil for mcp-go's sweeper
+}
 
 func (m idManager) Generate() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return sessionIDPrefix + m.flags.String() + "-" + hex.EncodeToString(b[:])
+	if m.ctx == nil {
+		// Never asked for: mcp-go mints ids only for requests. An id
+		// bound to no caller is an id no caller can use.
+		m.ctx = context.Background()
+	}
+	binding := bindingOf(callerFrom(m.ctx))
+	var random [randomHex / 2]byte
+	_, _ = rand.Read(random[:]) // never fails (crypto/rand)
+	id := make([]byte, 0, sessionIDLen)
+	id = append(id, sessionIDPrefix...)
+	id = append(id, m.flags.String()...)
+	id = append(id, '-')
+	id = append(id, binding[:]...)
+	id = append(id, '-')
+	id = hex.AppendEncode(id, random[:])
+	return string(id)
 }
 
 var errSessionID = errors.New("invalid session id")
 
 // Validate accepts any well-formed id: a session is valid on every replica.
+// Whose it is was checked before mcp-go saw the request (ownsSession).
 func (idManager) Validate(id string) (isTerminated bool, err error) {
 	if _, ok := parseSessionID(id); ok {
-		return false, nil
-	}
-	var legacy server.StatelessGeneratingSessionIdManager
-	if _, err := legacy.Validate(id); err == nil {
 		return false, nil
 	}
 	return false, errSessionID
@@ -85,16 +144,33 @@ func (idManager) Terminate(string) (isNotAllowed bool, err error) { return false
 
 // parseSessionID reads the flags of one of the hub's ids.
 func parseSessionID(id string) (sessionFlags, bool) {
-	rest, ok := strings.CutPrefix(id, sessionIDPrefix)
-	if !ok {
-		return sessionFlags{}, false
+	f, _, ok := splitSessionID(id)
+	return f, ok
+}
+
+// splitSessionID reads the flags and the binding of one of the hub's ids,
+// without allocating.
+func splitSessionID(id string) (f sessionFlags, binding string, ok bool) {
+	if len(id) != sessionIDLen || id[:len(sessionIDPrefix)] != sessionIDPrefix {
+		return sessionFlags{}, "", false
 	}
-	flags, random, ok := strings.Cut(rest, "-")
-	if !ok || len(random) != 32 || (flags != "r" && flags != "p") {
-		return sessionFlags{}, false
+	rest := id[len(sessionIDPrefix):]
+	flag := rest[0]
+	if (flag != 'r' && flag != 'p') || rest[1] != '-' || rest[2+bindingHex] != '-' {
+		return sessionFlags{}, "", false
 	}
-	if _, err := hex.DecodeString(random); err != nil {
-		return sessionFlags{}, false
+	binding = rest[2 : 2+bindingHex]
+	if !isLowerHex(binding) || !isLowerHex(rest[3+bindingHex:]) {
+		return sessionFlags{}, "", false
 	}
-	return sessionFlags{relayed: flags == "r"}, true
+	return sessionFlags{relayed: flag == 'r'}, binding, true
+}
+
+func isLowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,22 +3,53 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 func TestSessionIDs(t *testing.T) {
-	relayed := sessionIDs{}.ResolveSessionIdManager((&http.Request{}).WithContext(withInitFlags(context.Background(), sessionFlags{relayed: true})))
-	plain := sessionIDs{}.ResolveSessionIdManager((&http.Request{}).WithContext(context.Background()))
-	r1, r2, p := relayed.Generate(), relayed.Generate(), plain.Generate()
-	if r1 == r2 || !strings.HasPrefix(r1, "mh1-r-") || !strings.HasPrefix(p, "mh1-p-") {
+	anonymous := AnonymousOnly(autonomy.Full)
+	as := func(remote, token string, f sessionFlags) server.SessionIdManager {
+		r := &http.Request{RemoteAddr: remote, Header: http.Header{}}
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		auth := anonymous
+		if token != "" {
+			auth = tokens("ci")
+		}
+		c, err := auth.authenticate(r)
+		if err != nil {
+			t.Fatal(err.msg)
+		}
+		return sessionIDs{}.ResolveSessionIdManager(r.WithContext(withInitFlags(withCaller(context.Background(), c), f)))
+	}
+	relayed := as("10.0.0.7:1", "", sessionFlags{relayed: true})
+	plain := as("10.0.0.7:2", "", sessionFlags{})
+	other := as("10.0.0.8:1", "", sessionFlags{})
+	ci := as("10.0.0.7:1", "tok-ci", sessionFlags{})
+	r1, r2, p, o, c := relayed.Generate(), relayed.Generate(), plain.Generate(), other.Generate(), ci.Generate()
+	if r1 == r2 || !strings.HasPrefix(r1, "mh2-r-") || !strings.HasPrefix(p, "mh2-p-") || len(r1) != sessionIDLen {
 		t.Fatalf("ids %q %q %q", r1, r2, p)
 	}
+	// The binding is the caller's: the same for one address (any port),
+	// another for another address or a token caller.
+	_, b1, _ := splitSessionID(r1)
+	_, bp, _ := splitSessionID(p)
+	_, bo, _ := splitSessionID(o)
+	_, bc, _ := splitSessionID(c)
+	if b1 != bp || b1 == bo || b1 == bc {
+		t.Fatalf("bindings: 10.0.0.7 %q and %q, 10.0.0.8 %q, ci %q", b1, bp, bo, bc)
+	}
+	hexOf := func(n int) string { return strings.Repeat("a", n) }
 	for _, tc := range []struct {
 		id      string
 		valid   bool
@@ -26,11 +57,17 @@ func TestSessionIDs(t *testing.T) {
 	}{
 		{r1, true, true},
 		{p, true, false},
-		// mcp-go's own ids (hubs before this one) stay valid: rolling updates.
-		{"mcp-session-6f1d4c9e-1f0e-4c44-9a55-b3a5e0a7f001", true, false},
-		{"mh1-x-" + strings.Repeat("a", 32), false, false},
-		{"mh1-r-" + strings.Repeat("z", 32), false, false},
-		{"mh1-r-abc", false, false},
+		{"mh2-p-" + hexOf(16) + "-" + hexOf(32), true, false}, // well formed: any replica serves it
+		// Ids without a binding (hubs before this one, mcp-go's own) are
+		// unknown: their clients initialize again.
+		{"mh1-p-" + hexOf(32), false, false},
+		{"mcp-session-6f1d4c9e-1f0e-4c44-9a55-b3a5e0a7f001", false, false},
+		{"mh2-x-" + hexOf(16) + "-" + hexOf(32), false, false},
+		{"mh2-r-" + hexOf(16) + "-" + strings.Repeat("z", 32), false, false},
+		{"mh2-r-" + strings.Repeat("Z", 16) + "-" + hexOf(32), false, false},
+		{"mh2-r-" + hexOf(16) + "_" + hexOf(32), false, false},
+		{"mh2-r-" + hexOf(16) + "-" + hexOf(31), false, false},
+		{"mh2-r-abc", false, false},
 		{"", false, false},
 		{"garbage", false, false},
 	} {
@@ -42,6 +79,45 @@ func TestSessionIDs(t *testing.T) {
 		f, _ := parseSessionID(tc.id)
 		if f.relayed != tc.relayed {
 			t.Errorf("parseSessionID(%q).relayed = %v, want %v", tc.id, f.relayed, tc.relayed)
+		}
+	}
+}
+
+// TestOwnsSession: an id is its creator's only, and checking it allocates
+// nothing (it runs on the fast path).
+func TestOwnsSession(t *testing.T) {
+	mint := func(c Caller) string {
+		r := (&http.Request{}).WithContext(withCaller(context.Background(), c))
+		return sessionIDs{}.ResolveSessionIdManager(r).Generate()
+	}
+	a := Caller{Name: "anonymous", anonymousAt: "10.0.0.7:1234"}
+	aOtherPort := Caller{Name: "anonymous", anonymousAt: "10.0.0.7:999"}
+	b := Caller{Name: "anonymous", anonymousAt: "10.0.0.8:1234"}
+	v6 := Caller{Name: "anonymous", anonymousAt: "[2001:db8:1:2::5]:80"}
+	v6Same64 := Caller{Name: "anonymous", anonymousAt: "[2001:db8:1:2::9]:81"}
+	ops := Caller{Name: "ops", Admin: true}
+	bot := Caller{Name: "bot"}
+	for _, tc := range []struct {
+		name      string
+		owner, by Caller
+		want      bool
+	}{
+		{"same address", a, aOtherPort, true},
+		{"another address", a, b, false},
+		{"same /64", v6, v6Same64, true},
+		{"token caller", ops, ops, true},
+		{"another token caller", ops, bot, false},
+		{"anonymous with a token caller's id", ops, a, false},
+		{"token caller with an anonymous id", a, ops, false},
+	} {
+		if got := ownsSession(tc.by, mint(tc.owner)); got != tc.want {
+			t.Errorf("%s: ownsSession = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	id := mint(a)
+	for _, c := range []Caller{a, ops} {
+		if n := testing.AllocsPerRun(100, func() { ownsSession(c, id) }); n != 0 {
+			t.Errorf("ownsSession(%s) allocates %v times", c.Name, n)
 		}
 	}
 }
@@ -76,7 +152,7 @@ func TestPeerRequestOnlyFromPeers(t *testing.T) {
 		{[]string{"127.0.0.1:8080"}, "127.0.0.1:5000", http.StatusNotFound}, // a peer; no stream for the session here
 	} {
 		s := &Server{peers: newPeers(tc.peers), streams: newStreams()}
-		req := httptestRequest(`{"session":"mh1-r-`+strings.Repeat("a", 32)+`","method":"roots/list"}`, tc.remote)
+		req := httptestRequest(`{"session":"mh2-r-`+strings.Repeat("a", 16)+"-"+strings.Repeat("a", 32)+`","method":"roots/list"}`, tc.remote)
 		rec := &recorder{header: http.Header{}}
 		s.servePeerRequest(rec, req)
 		if rec.status != tc.want {
@@ -148,4 +224,54 @@ func toolNamesRaw(t *testing.T, h *testHub, sid string) []any {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return out.Result.Tools
+}
+
+// BenchmarkOwnsSession is what checking a request's session id against its
+// caller costs every request that carries one (the fast path's included).
+func BenchmarkOwnsSession(b *testing.B) {
+	for _, c := range []Caller{{Name: "ci"}, {Name: "anonymous", anonymousAt: "10.0.0.7:1234"}, {Name: "anonymous", anonymousAt: "[2001:db8:1:2::5]:80"}} {
+		r := (&http.Request{}).WithContext(withCaller(context.Background(), c))
+		id := sessionIDs{}.ResolveSessionIdManager(r).Generate()
+		b.Run(c.limitKey(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !ownsSession(c, id) {
+					b.Fatal("not the owner")
+				}
+			}
+		})
+	}
+}
+
+// TestForwardedAnswerKeepsClientAddress: a client's answer a peer passes on
+// counts as from the client's address (its anonymous session is bound to
+// it), and only when a peer passes it on.
+func TestForwardedAnswerKeepsClientAddress(t *testing.T) {
+	s := &Server{auth: AnonymousOnly(autonomy.Full), peers: newPeers([]string{"10.0.0.5:8080"})}
+	for _, tc := range []struct {
+		name, remote, method string
+		forwarded            bool
+		want                 string
+	}{
+		{"passed on by a peer", "10.0.0.5:40000", http.MethodPost, true, "anonymous@10.9.9.9"},
+		{"the header from anyone else", "10.0.0.6:40000", http.MethodPost, true, "anonymous@10.0.0.6"},
+		{"a peer's own request", "10.0.0.5:40000", http.MethodPost, false, "anonymous@10.0.0.5"},
+		{"not a POST", "10.0.0.5:40000", http.MethodGet, true, "anonymous@10.0.0.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := http.NewRequest(tc.method, "http://hub/mcp", nil)
+			r.RemoteAddr = tc.remote
+			r.Header.Set(forwardedForHeader, "10.9.9.9:5555")
+			if tc.forwarded {
+				r.Header.Set(forwardedHeader, "1")
+			}
+			var got string
+			s.requireCaller(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				got = callerFrom(r.Context()).limitKey()
+			})).ServeHTTP(&recorder{header: http.Header{}}, r)
+			if got != tc.want {
+				t.Errorf("caller %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

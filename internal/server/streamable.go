@@ -25,9 +25,14 @@ import (
 
 // serveMCP is the /mcp handler.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
-		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && id != "" {
-			defer s.streams.hold(id)()
+		if sid != "" && !ownsSession(callerFrom(r.Context()), sid) {
+			sessionNotFound(w, nil)
+			return
+		}
+		if r.Method == http.MethodGet && sid != "" {
+			defer s.streams.hold(sid)()
 		}
 		s.streamable.ServeHTTP(w, r)
 		return
@@ -44,6 +49,13 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusBadRequest
 		}
 		writeRPCError(w, status, body, err)
+		return
+	}
+	// Whose session it is, before anything acts on it. An initialize makes
+	// a new session whatever id it carries (a client that got 404 may send
+	// the stale one again).
+	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callerFrom(r.Context()), sid) {
+		sessionNotFound(w, msg.ID)
 		return
 	}
 	switch {
@@ -63,6 +75,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer release()
 		r = reserved.WithContext(withInitFlags(reserved.Context(), initializeFlags(msg)))
+		r.Header.Del("Mcp-Session-Id") // a stale one is nobody's business here
 	}
 	// A request without a progress token from a plain session gets its
 	// answer as plain JSON: mcp-go would otherwise turn the reply into an
@@ -79,6 +92,18 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.streamable.ServeHTTP(w, r)
 }
+
+// sessionNotFound answers a request whose Mcp-Session-Id is not a session
+// of its caller's, whether the hub never issued it or issued it to another
+// caller: the two are told apart by nobody (id is the request's JSON-RPC
+// id, nil for none).
+func sessionNotFound(w http.ResponseWriter, id json.RawMessage) {
+	refuseID(w, http.StatusNotFound, codeSessionNotFound, id, "session not found")
+}
+
+// codeSessionNotFound is the JSON-RPC code of an unknown session, as the
+// MCP TypeScript SDK answers it.
+const codeSessionNotFound = -32001
 
 // initializeFlags reads the session flags of an initialize request.
 func initializeFlags(msg *jsonrpc.Message) sessionFlags {
