@@ -69,11 +69,16 @@ func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*k
 	if o.labelSelector != "" {
 		selector = o.labelSelector
 	}
-	secretNames := settings.SecretNames
+	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName, SecretNames: secretNames(o, settings)}, log)
+}
+
+// secretNames are the only Secrets the hub reads: the flag over the config;
+// none means every labelled Secret of the watched namespaces.
+func secretNames(o options, settings config.KubeSettings) []string {
 	if o.secretNames != "" {
-		secretNames = config.SplitList(o.secretNames)
+		return config.SplitList(o.secretNames)
 	}
-	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName, SecretNames: secretNames}, log)
+	return settings.SecretNames
 }
 
 // watchNamespaces decides what to watch: the flag over the config; "*" or

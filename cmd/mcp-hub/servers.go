@@ -34,7 +34,7 @@ func newRegistrations(cfg *config.Config, o options, log zerolog.Logger) (regist
 		if err != nil {
 			return nil, nil, err
 		}
-		f, err := registrations.OpenFile(path, log)
+		f, err := registrations.OpenFile(path, cfg.Registrations, log)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -50,7 +50,7 @@ func newRegistrations(cfg *config.Config, o options, log zerolog.Logger) (regist
 		return nil, nil, fmt.Errorf("registrations: %w", err)
 	}
 	ns := registrationsNamespace(o, cfg.Kubernetes, own)
-	k := registrations.NewKube(cs, dyn, ns, cfg.Kubernetes.ConfigMapName)
+	k := registrations.NewKube(cs, dyn, ns, cfg.Kubernetes.ConfigMapName, secretNames(o, cfg.Kubernetes))
 	log.Info().Str("namespace", ns).Msg("servers registered through the API are written to the mcp-servers ConfigMap and MCPServers")
 	return k, nil, nil
 }
@@ -75,8 +75,10 @@ Usage:
 
 add and rm need an admin caller: the token in MCP_HUB_TOKEN must be an
 auth.tokens entry with admin: true (a hub without auth on loopback needs
-none). --secret-ref names a Secret (key token) in Kubernetes, an environment
-variable of the hub on a laptop; the token itself is never sent. The hub's
+none). --secret-ref names a Secret (key token) labelled
+mcp-hub.purko.io/upstream-credential: "true" in Kubernetes, an environment
+variable of the hub listed in its registrations.credentialRefs on a laptop;
+the token itself is never sent, and any other name is refused (400). The hub's
 address is --url for list and rm, --hub for add (where --url is the
 server's).
 
@@ -109,7 +111,7 @@ func runServers(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&e.Image, "image", "", "container image to deploy as an MCPServer (Kubernetes)")
 		fs.IntVar(&e.Port, "port", 0, "the image's port (default 8000)")
 		fs.StringVar(&e.Auth, "auth", "", "none or bearer")
-		fs.StringVar(&e.SecretRef, "secret-ref", "", "with --auth bearer: the Secret (Kubernetes) or environment variable (laptop) holding the token")
+		fs.StringVar(&e.SecretRef, "secret-ref", "", "with --auth bearer: the labelled Secret (Kubernetes) or listed environment variable (laptop) holding the token")
 		fs.StringVar(&e.Category, "category", "", "category shown by Purko's dashboard")
 		fs.StringVar(&e.Icon, "icon", "", "icon shown by Purko's dashboard")
 	}

@@ -100,6 +100,7 @@ auth:
   tokens:
   - {name: ops, token: {env: OPS_TOKEN}, maxLevel: full, admin: true}
   - {name: bot, token: {env: BOT_TOKEN}, maxLevel: full}
+registrations: {credentialRefs: [UP_TOKEN]}
 `
 	if err := os.WriteFile(cfg, []byte(userConfig), 0o600); err != nil {
 		t.Fatal(err)

@@ -91,6 +91,9 @@ type Config struct {
 	// Pinning pins the first definition of every upstream tool and
 	// quarantines a tool whose definition later changes.
 	Pinning PinningSettings `json:"pinning"`
+	// Registrations say which credentials servers registered through the
+	// REST API may name.
+	Registrations RegistrationSettings `json:"registrations"`
 }
 
 // Pinning modes (pinning.mode).
@@ -270,8 +273,9 @@ type KubeSettings struct {
 	// SecretNames, when set, are the only Secrets the hub reads (each
 	// watched by name), so its RBAC can grant exactly these resourceNames
 	// rather than every Secret of the watched namespaces; a Secret named
-	// by an MCPServer, the ConfigMap or an Agent but not listed here reads
-	// as missing. Empty: every Secret of the watched namespaces.
+	// by an MCPServer, the ConfigMap or an Agent but not listed here is
+	// refused. Empty: every Secret of the watched namespaces. Either way
+	// only Secrets labelled UpstreamCredentialLabel are read.
 	SecretNames []string `json:"secretNames,omitempty"`
 }
 
@@ -666,7 +670,7 @@ func (c *Config) validate() error {
 		}
 		seen[s.Name] = i
 	}
-	return nil
+	return c.validateRegistrations()
 }
 
 // checkHTTPURL accepts an absolute http(s) URL whose port, if any, is a

@@ -48,6 +48,8 @@ func FilePath(configPath string) (string, error) {
 type File struct {
 	path string
 	log  zerolog.Logger
+	// allowed are the environment variables a secretRef may name.
+	allowed config.RegistrationSettings
 
 	mu      sync.Mutex
 	entries []Entry
@@ -57,8 +59,12 @@ type File struct {
 }
 
 // OpenFile reads the registrations at path (a missing file is none).
-func OpenFile(path string, log zerolog.Logger) (*File, error) {
-	f := &File{path: path, log: log.With().Str("source", SourceName).Str("file", path).Logger(), changed: make(chan struct{}, 1)}
+// allowed lists the environment variables a registration's secretRef may
+// name (registrations.credentialRefs); the file is checked against it
+// again whenever it is read, so an entry written by hand, or before the
+// list changed, gets no other credential either.
+func OpenFile(path string, allowed config.RegistrationSettings, log zerolog.Logger) (*File, error) {
+	f := &File{path: path, allowed: allowed, log: log.With().Str("source", SourceName).Str("file", path).Logger(), changed: make(chan struct{}, 1)}
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -79,6 +85,11 @@ func (f *File) Where() string { return f.path }
 func (f *File) Upsert(_ context.Context, e Entry) error {
 	if e.IsImage() {
 		return fmt.Errorf("image: %w; without a cluster register a running server by url", ErrNeedsCluster)
+	}
+	if e.SecretRef != "" {
+		if err := f.checkSecretRef(e.SecretRef); err != nil {
+			return err
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -169,9 +180,21 @@ func (f *File) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	}
 }
 
+// checkSecretRef refuses an environment variable the operator did not list
+// in registrations.credentialRefs. The refusal does not say whether the
+// variable exists or what it holds.
+func (f *File) checkSecretRef(ref string) error {
+	if f.allowed.Allows(ref) {
+		return nil
+	}
+	return refuse("%q is not in registrations.credentialRefs of the hub's config, the environment variables set aside for registered servers", ref)
+}
+
 // specs turns the entries into server specs. A bearer entry's secretRef
-// names an environment variable of the hub (token.env); a missing one is
-// the server's problem, listed as its error, not a failure of the others.
+// names an environment variable of the hub (token.env) listed in
+// registrations.credentialRefs; one not listed, or not set, is the
+// server's problem, listed as its error (it is not dialled), not a failure
+// of the others.
 func (f *File) specs() []config.ServerSpec {
 	f.mu.Lock()
 	entries := slices.Clone(f.entries)
@@ -184,6 +207,11 @@ func (f *File) specs() []config.ServerSpec {
 			continue
 		}
 		if strings.EqualFold(e.Auth, "bearer") {
+			if err := f.checkSecretRef(e.SecretRef); err != nil {
+				spec.Problem = "auth bearer: " + err.Error()
+				out = append(out, spec)
+				continue
+			}
 			spec.Token = &config.TokenRef{Env: e.SecretRef}
 			if err := spec.ResolveToken(); err != nil {
 				spec.Problem = fmt.Sprintf("auth bearer: secretRef %s: %v", e.SecretRef, err)

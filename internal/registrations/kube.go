@@ -11,7 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
@@ -41,15 +43,49 @@ type Kube struct {
 	dyn       dynamic.Interface
 	namespace string
 	cmName    string
+	// secretNames, when set, are the only Secrets the hub reads
+	// (kubernetes.secretNames, --secret-names).
+	secretNames []string
 }
 
 // NewKube returns the writer for namespace; configMap is the name of the
-// list's ConfigMap (empty: mcp-servers).
-func NewKube(cs kubernetes.Interface, dyn dynamic.Interface, namespace, configMap string) *Kube {
+// list's ConfigMap (empty: mcp-servers); secretNames, when set, are the
+// only Secrets a secretRef may name (the hub reads no others).
+func NewKube(cs kubernetes.Interface, dyn dynamic.Interface, namespace, configMap string, secretNames []string) *Kube {
 	if configMap == "" {
 		configMap = ConfigMapName
 	}
-	return &Kube{cs: cs, dyn: dyn, namespace: namespace, cmName: configMap}
+	return &Kube{cs: cs, dyn: dyn, namespace: namespace, cmName: configMap, secretNames: secretNames}
+}
+
+// checkSecretRef refuses a secretRef that does not name a Secret of the
+// namespace written to that carries config.UpstreamCredentialLabel (and,
+// with secretNames, is one of them): the Kubernetes source would not read
+// it either, and saying so now writes nothing. The Secret is asked for by
+// name and label, so the API server never returns one that is not set
+// aside, and a missing Secret and an unlabelled one read the same: an
+// admin learns nothing about Secrets it may not use.
+func (k *Kube) checkSecretRef(ctx context.Context, ref string) error {
+	if errs := validation.IsDNS1123Subdomain(ref); len(errs) > 0 {
+		return refuse("%q is not a Secret name: %s", ref, strings.Join(errs, "; "))
+	}
+	where := k.namespace + "/" + ref
+	if len(k.secretNames) > 0 && !slices.Contains(k.secretNames, ref) {
+		return refuse("Secret %s is not in kubernetes.secretNames (--secret-names, the chart's rbac.secretNames), the only Secrets the hub reads", where)
+	}
+	list, err := k.cs.CoreV1().Secrets(k.namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", ref).String(),
+		LabelSelector: config.UpstreamCredentialLabel + "=true",
+	})
+	if err != nil && !apierrors.IsForbidden(err) {
+		return fmt.Errorf("secretRef: look up Secret %s: %w", where, err)
+	}
+	if err == nil && slices.ContainsFunc(list.Items, func(s corev1.Secret) bool {
+		return s.Name == ref && s.Labels[config.UpstreamCredentialLabel] == "true"
+	}) {
+		return nil
+	}
+	return refuse("no Secret %s carries the label %s: \"true\" that sets a Secret aside for upstreams", where, config.UpstreamCredentialLabel)
 }
 
 // Where implements Writer.
@@ -59,6 +95,11 @@ func (k *Kube) Where() string {
 
 // Upsert implements Writer.
 func (k *Kube) Upsert(ctx context.Context, e Entry) error {
+	if e.SecretRef != "" {
+		if err := k.checkSecretRef(ctx, e.SecretRef); err != nil {
+			return err
+		}
+	}
 	if e.IsImage() {
 		if inList, err := k.inList(ctx, e.Name); err != nil || inList {
 			if err == nil {

@@ -2,6 +2,7 @@ package registrations
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/purko-io/mcp-hub/internal/config"
 )
 
 // TestKubeUpsertRetriesOnConflict: another writer changes the ConfigMap
@@ -35,7 +38,7 @@ func TestKubeUpsertRetriesOnConflict(t *testing.T) {
 		}
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "mcp-servers", nil)
 	})
-	k := NewKube(cs, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), "ns", "")
+	k := NewKube(cs, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), "ns", "", nil)
 	if err := k.Upsert(context.Background(), Entry{Name: "web", URL: "http://w/mcp"}); err != nil {
 		t.Fatal(err)
 	}
@@ -51,10 +54,8 @@ func TestKubeUpsertRetriesOnConflict(t *testing.T) {
 
 // TestKubeUpsertCreatesTheConfigMap and Delete of a name it does not hold.
 func TestKubeUpsertCreatesTheConfigMap(t *testing.T) {
-	cs := fake.NewSimpleClientset()
-	gvr := mcpServerGVR
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "MCPServerList"})
-	k := NewKube(cs, dyn, "ns", "")
+	cs := fake.NewSimpleClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Labels: setAside}})
+	k := NewKube(cs, fakeDynamic(), "ns", "", nil)
 	ctx := context.Background()
 	if err := k.Delete(ctx, "web"); err != ErrNotFound {
 		t.Fatalf("delete before anything: %v", err)
@@ -70,5 +71,77 @@ func TestKubeUpsertCreatesTheConfigMap(t *testing.T) {
 	}
 	if has, _ := k.Has(ctx, "web"); has {
 		t.Fatal("web still there")
+	}
+}
+
+// setAside is the label of a Secret set aside for upstreams.
+var setAside = map[string]string{config.UpstreamCredentialLabel: "true"}
+
+func fakeDynamic() *dynamicfake.FakeDynamicClient {
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{mcpServerGVR: "MCPServerList"})
+}
+
+// TestKubeSecretRefs: in Kubernetes a registration's secretRef must name a
+// Secret of the namespace written to that carries the upstream-credential
+// label (and is in secretNames when that is set). Anything else is
+// refused before the ConfigMap or an MCPServer is written, and a missing
+// Secret reads the same as an unlabelled one.
+func TestKubeSecretRefs(t *testing.T) {
+	secret := func(ns, name string, labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Data: map[string][]byte{"token": []byte("value-of-" + name)}}
+	}
+	const notSetAside = ` carries the label mcp-hub.purko.io/upstream-credential: "true" that sets a Secret aside for upstreams`
+	for _, tc := range []struct {
+		name        string
+		ref         string
+		image       bool
+		secretNames []string
+		want        string // prefix of the refusal; empty: written
+	}{
+		{name: "labelled", ref: "up"},
+		{name: "labelled image", ref: "up", image: true},
+		{name: "labelled and listed", ref: "up", secretNames: []string{"up", "x"}},
+		{name: "the hub's tokens", ref: "hub-tokens", want: "secretRef: no Secret ns/hub-tokens" + notSetAside},
+		{name: "the hub's tokens as an image", ref: "hub-tokens", image: true, want: "secretRef: no Secret ns/hub-tokens" + notSetAside},
+		{name: "labelled false", ref: "off", want: "secretRef: no Secret ns/off" + notSetAside},
+		{name: "missing", ref: "nope", want: "secretRef: no Secret ns/nope" + notSetAside},
+		{name: "labelled in another namespace", ref: "elsewhere", want: "secretRef: no Secret ns/elsewhere" + notSetAside},
+		{name: "not listed", ref: "up", secretNames: []string{"x"}, want: "secretRef: Secret ns/up is not in kubernetes.secretNames"},
+		{name: "a path", ref: "other/up", want: `secretRef: "other/up" is not a Secret name`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewSimpleClientset(secret("ns", "up", setAside), secret("ns", "hub-tokens", nil),
+				secret("ns", "off", map[string]string{config.UpstreamCredentialLabel: "false"}), secret("other", "elsewhere", setAside))
+			dyn := fakeDynamic()
+			k := NewKube(cs, dyn, "ns", "", tc.secretNames)
+			e := Entry{Name: "web", URL: "http://w/mcp", Auth: "bearer", SecretRef: tc.ref}
+			if tc.image {
+				e = Entry{Name: "web", Image: "i", Auth: "bearer", SecretRef: tc.ref}
+			}
+			err := k.Upsert(context.Background(), e)
+			written, herr := k.Has(context.Background(), "web")
+			if herr != nil {
+				t.Fatal(herr)
+			}
+			if tc.want == "" {
+				if err != nil || !written {
+					t.Fatalf("%v; written %v", err, written)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRefused) || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("%v, want ErrRefused %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "value-of-") {
+				t.Fatalf("a Secret's value in the error: %v", err)
+			}
+			if written {
+				t.Fatal("refused, yet written")
+			}
+			if _, err := cs.CoreV1().ConfigMaps("ns").Get(context.Background(), ConfigMapName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("the ConfigMap was created: %v", err)
+			}
+		})
 	}
 }

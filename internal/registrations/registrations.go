@@ -24,7 +24,22 @@ var (
 	ErrOtherKind = errors.New("registered as the other kind")
 	// ErrNeedsCluster: an image entry where there is no cluster to run it.
 	ErrNeedsCluster = errors.New("deploying a container image needs Kubernetes (an MCPServer)")
+	// ErrRefused marks an entry a store will not write: its secretRef
+	// names a credential the operator did not set aside for upstreams.
+	// The error's message starts with the field (secretRef: ...).
+	ErrRefused = errors.New("credential reference refused")
 )
+
+// refusal is an ErrRefused whose message is the reason alone.
+type refusal struct{ msg string }
+
+func (r refusal) Error() string        { return r.msg }
+func (r refusal) Is(target error) bool { return target == ErrRefused }
+
+// refuse returns an ErrRefused saying why the secretRef is refused.
+func refuse(format string, args ...any) error {
+	return refusal{"secretRef: " + fmt.Sprintf(format, args...)}
+}
 
 // Entry is one registration, as Purko's dashboard posts it. URL entries
 // connect a running server; image entries (Image, Port) deploy one as an
@@ -89,7 +104,10 @@ func (e *Entry) Validate() error {
 
 // Writer stores registrations where the hub's discovery reads them.
 type Writer interface {
-	// Upsert adds the entry or replaces the one of the same name.
+	// Upsert adds the entry or replaces the one of the same name. An entry
+	// whose secretRef names a credential not set aside for upstreams is
+	// refused (ErrRefused) before anything is written: whoever registers
+	// also chooses the URL the credential is sent to.
 	Upsert(ctx context.Context, e Entry) error
 	// Delete removes the named registration; ErrNotFound when there is
 	// none.

@@ -2,6 +2,7 @@ package registrations
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 )
 
@@ -64,7 +66,8 @@ func TestFilePath(t *testing.T) {
 func TestFileUpsertDeleteAndReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hub.registered.yaml")
 	t.Setenv("REG_TEST_TOKEN", "tok-123")
-	f, err := OpenFile(path, zerolog.Nop())
+	allowed := config.RegistrationSettings{CredentialRefs: []string{"REG_TEST_TOKEN", "REG_TEST_MISSING"}}
+	f, err := OpenFile(path, allowed, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func TestFileUpsertDeleteAndReopen(t *testing.T) {
 	if s := next(); len(s.Servers) != 1 || s.Servers[0].Name != "a" {
 		t.Fatalf("after delete: %+v", s.Servers)
 	}
-	again, err := OpenFile(path, zerolog.Nop())
+	again, err := OpenFile(path, allowed, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +149,66 @@ func TestDecodeEncodeKeepsTheFormat(t *testing.T) {
 	}
 	if _, _, err := decodeList("{not: a list}"); err == nil || !strings.Contains(err.Error(), "key servers") {
 		t.Errorf("a map: %v", err)
+	}
+}
+
+// TestFileCredentialRefs: a laptop registration may name only the
+// environment variables of registrations.credentialRefs. Any other is
+// refused before the file is written, with an ErrRefused that starts with
+// the field and says nothing of the variable; an entry already in the file
+// (written by hand, or before the list changed) that names one is listed
+// as a problem and never gets its value.
+func TestFileCredentialRefs(t *testing.T) {
+	t.Setenv("REG_UP_TOKEN", "up-value")
+	t.Setenv("REG_ADMIN_TOKEN", "admin-value")
+	path := filepath.Join(t.TempDir(), "hub.registered.yaml")
+	const byHand = `- {name: old, url: "http://127.0.0.1:1/mcp", auth: bearer, secretRef: REG_ADMIN_TOKEN}
+- {name: kept, url: "http://127.0.0.1:2/mcp", auth: bearer, secretRef: REG_UP_TOKEN}
+`
+	if err := os.WriteFile(path, []byte(byHand), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path, config.RegistrationSettings{CredentialRefs: []string{"REG_UP_TOKEN"}}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := f.specs()
+	if len(specs) != 2 || specs[0].BearerToken != "" || specs[0].Token != nil ||
+		specs[0].Problem != `auth bearer: secretRef: "REG_ADMIN_TOKEN" is not in registrations.credentialRefs of the hub's config, the environment variables set aside for registered servers` ||
+		specs[1].BearerToken.Reveal() != "up-value" || specs[1].Problem != "" {
+		t.Fatalf("specs of the file as found: %+v", specs)
+	}
+
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		e       Entry
+		refused bool
+	}{
+		{"listed", Entry{Name: "a", URL: "http://127.0.0.1:3/mcp", Auth: "bearer", SecretRef: "REG_UP_TOKEN"}, false},
+		{"no secretRef", Entry{Name: "b", URL: "http://127.0.0.1:3/mcp"}, false},
+		{"a set variable not listed", Entry{Name: "c", URL: "http://127.0.0.1:3/mcp", Auth: "bearer", SecretRef: "REG_ADMIN_TOKEN"}, true},
+		{"an unset variable not listed", Entry{Name: "c", URL: "http://127.0.0.1:3/mcp", Auth: "bearer", SecretRef: "REG_NOT_SET"}, true},
+		{"another case", Entry{Name: "c", URL: "http://127.0.0.1:3/mcp", Auth: "bearer", SecretRef: "reg_up_token"}, true},
+		{"kept with auth none", Entry{Name: "c", URL: "http://127.0.0.1:3/mcp", Auth: "none", SecretRef: "REG_ADMIN_TOKEN"}, true},
+		{"over a registration", Entry{Name: "kept", URL: "http://127.0.0.1:3/mcp", Auth: "bearer", SecretRef: "REG_ADMIN_TOKEN"}, true},
+	} {
+		before, _ := os.ReadFile(path)
+		err := f.Upsert(ctx, tc.e)
+		after, _ := os.ReadFile(path)
+		switch {
+		case !tc.refused && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.refused && (!errors.Is(err, ErrRefused) || !strings.HasPrefix(err.Error(), `secretRef: "`+tc.e.SecretRef+`" is not in registrations.credentialRefs`)):
+			t.Errorf("%s: %v, want ErrRefused naming secretRef", tc.name, err)
+		case tc.refused && string(before) != string(after):
+			t.Errorf("%s: refused, yet the file changed:\n%s", tc.name, after)
+		}
+		if err != nil && strings.Contains(err.Error(), "value") {
+			t.Errorf("%s: a value in the error: %v", tc.name, err)
+		}
+	}
+	if has, _ := f.Has(ctx, "c"); has {
+		t.Error("a refused entry was kept")
 	}
 }

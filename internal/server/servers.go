@@ -116,6 +116,12 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, registrations.ErrOtherKind):
 			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+		case errors.Is(err, registrations.ErrRefused):
+			// Naming a credential the operator did not set aside is what
+			// an attempt to exfiltrate one looks like: audited.
+			s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", "refused").
+				Str("reason", err.Error()).Msg("server registration refused")
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrNeedsCluster):
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		default:

@@ -61,7 +61,7 @@ func TestServiceAccountCallers(t *testing.T) {
 		_, _ = io.WriteString(w, `{"ticket":"T-7","state":"open"}`)
 	}))
 	defer tickets.Close()
-	if _, err := kc.CoreV1().Secrets(agentsNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ticket-cred"},
+	if _, err := kc.CoreV1().Secrets(agentsNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ticket-cred", Labels: upstreamCredential},
 		Data: map[string][]byte{"token": []byte("ticket-secret-5")}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

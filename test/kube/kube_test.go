@@ -360,7 +360,8 @@ func TestKubernetesDiscovery(t *testing.T) {
 	})
 
 	t.Run("Secret token, rotation and a missing Secret", func(t *testing.T) {
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "secure-token", Namespace: ns}, Data: map[string][]byte{"token": []byte("first-token")}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "secure-token", Namespace: ns, Labels: upstreamCredential},
+			Data: map[string][]byte{"token": []byte("first-token")}}
 		if _, err := kc.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -19,9 +19,9 @@ import (
 // TestSecretNamesNarrowRBAC: with the chart's rbac.secretNames the hub's
 // Role grants get, list and watch on the named Secrets only, and the hub
 // run with --secret-names (as the chart's Deployment passes it) syncs,
-// reads a listed Secret's token and sees its rotation, and reports a
-// Secret outside the list as missing: a Secret informer over the whole
-// namespace would be forbidden and never sync.
+// reads a listed Secret's token and sees its rotation, and refuses a
+// Secret outside the list: a Secret informer over the whole namespace
+// would be forbidden and never sync.
 func TestSecretNamesNarrowRBAC(t *testing.T) {
 	cluster := kubetest.Shared(t)
 	admin := cluster.AdminConfig()
@@ -33,7 +33,7 @@ func TestSecretNamesNarrowRBAC(t *testing.T) {
 	saName := applyChartAccess(t, admin, ns, "--set", "rbac.secretNames={listed-token}")
 	cluster.WaitForCRD(t, "mcpservers.purko.io")
 	for name, tok := range map[string]string{"listed-token": "listed-1", "unlisted-token": "unlisted"} {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{"token": []byte(tok)}}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: upstreamCredential}, Data: map[string][]byte{"token": []byte(tok)}}
 		if _, err := kc.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -77,9 +77,9 @@ func TestSecretNamesNarrowRBAC(t *testing.T) {
 		}
 		return nil
 	})
-	hubtest.Eventually(t, 15*time.Second, poll, "the unlisted Secret reads as missing", func() error {
+	hubtest.Eventually(t, 15*time.Second, poll, "the unlisted Secret is refused", func() error {
 		status, msg, _, ok := hub.server("unlisted")
-		if !ok || status != "error" || !strings.Contains(msg, "Secret "+ns+"/unlisted-token not found") {
+		if !ok || status != "error" || !strings.Contains(msg, "secretRef: Secret "+ns+"/unlisted-token is not in kubernetes.secretNames") {
 			return fmt.Errorf("unlisted = %q %q", status, msg)
 		}
 		return nil

@@ -61,7 +61,7 @@ func fromAgent(u *unstructured.Unstructured, token secretToken) ([]config.AgentT
 			spec.Credential = toolspec.CredentialRef{SecretRef: &toolspec.SecretKeyRef{Name: ref, Key: key, Namespace: u.GetNamespace()}}
 			tool.Spec = spec
 			if tok, err := token(u.GetNamespace(), ref, key); err != nil {
-				tool.Problem = err.Error()
+				tool.Problem = "credentialsSecretRef: " + err.Error()
 			} else {
 				tool.Credential = tok
 			}

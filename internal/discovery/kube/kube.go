@@ -1,6 +1,7 @@
 // Package kube discovers upstream servers in a Kubernetes cluster: Purko's
 // MCPServer resources (purko.io/v1alpha1), the "connect by URL" ConfigMap
-// mcp-servers, and the Secrets both refer to for bearer tokens. It watches
+// mcp-servers, and the Secrets both refer to for bearer tokens (only those
+// labelled config.UpstreamCredentialLabel). It watches
 // with client-go informers (never polls), sends a full snapshot after every
 // change, and writes the hub's view back to each MCPServer's status.
 package kube
@@ -9,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
@@ -54,7 +57,8 @@ type Options struct {
 	// SecretNames, when set, are the only Secrets the source reads, each
 	// watched on its own (a field selector on its name), so the hub's RBAC
 	// can grant get, list and watch on exactly these resourceNames instead
-	// of every Secret of a namespace. A Secret not listed reads as missing.
+	// of every Secret of a namespace. A Secret not listed is refused, and
+	// a listed one needs config.UpstreamCredentialLabel too.
 	SecretNames []string
 }
 
@@ -150,8 +154,12 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	haveAgents := s.crdInstalled(AgentGVR)
 	var all []listers
 	var synced []cache.InformerSynced
+	// Only Secrets set aside for upstreams are read at all: the rest
+	// (the hub's own tokens among them) never reach its caches.
+	upstreamCredentials := labels.Set{config.UpstreamCredentialLabel: "true"}.String()
 	for _, ns := range s.opts.Namespaces {
-		f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns))
+		f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = upstreamCredentials }))
 		cms := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.opts.ConfigMapName).String()
@@ -170,6 +178,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 				sf := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
 					informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 						o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+						o.LabelSelector = upstreamCredentials
 					}))
 				sec := sf.Core().V1().Secrets().Informer()
 				informed = append(informed, sec)
@@ -296,7 +305,7 @@ func (s *Source) agentTools(all []listers) []config.AgentTool {
 			if !ok {
 				continue
 			}
-			tools, errs := fromAgent(u, secretGetter(l.secrets))
+			tools, errs := fromAgent(u, secretGetter(l.secrets, s.opts.SecretNames))
 			for _, err := range errs {
 				s.log.Error().Err(err).Msg("ignoring agent api tool")
 			}
@@ -321,7 +330,7 @@ func (s *Source) build(all []listers) []config.ServerSpec {
 				if !ok {
 					continue
 				}
-				spec, err := fromMCPServer(u, secretGetter(l.secrets))
+				spec, err := fromMCPServer(u, secretGetter(l.secrets, s.opts.SecretNames))
 				if err != nil {
 					s.log.Error().Err(err).Str("mcpserver", u.GetNamespace()+"/"+u.GetName()).Msg("ignoring MCPServer")
 					continue
@@ -334,7 +343,7 @@ func (s *Source) build(all []listers) []config.ServerSpec {
 			if !ok || cm.Name != s.opts.ConfigMapName {
 				continue
 			}
-			specs, errs := fromConfigMap(cm, secretGetter(l.secrets))
+			specs, errs := fromConfigMap(cm, secretGetter(l.secrets, s.opts.SecretNames))
 			for _, err := range errs {
 				s.log.Error().Err(err).Str("configmap", cm.Namespace+"/"+cm.Name).Msg("ignoring ConfigMap entry")
 			}
@@ -390,10 +399,23 @@ func (s *Source) uniqueNames(specs []config.ServerSpec) []config.ServerSpec {
 // is the reason shown for the server; it never holds the value.
 type secretToken func(namespace, name, key string) (config.Secret, error)
 
-func secretGetter(idx secretCache) secretToken {
+// secretGetter reads credentials from the cache of Secrets. Only a Secret
+// labelled config.UpstreamCredentialLabel "true" (and, with names, one of
+// them) is ever read: MCPServers, the ConfigMap and Agents are written by
+// people (or by the hub's registration API) who choose where the
+// credential is sent, and need not be allowed to read the Secret
+// themselves. An unlabelled Secret reads as a missing one.
+func secretGetter(idx secretCache, names []string) secretToken {
 	return func(namespace, name, key string) (config.Secret, error) {
+		where := namespace + "/" + name
+		if len(names) > 0 && !slices.Contains(names, name) {
+			return "", fmt.Errorf("Secret %s is not in kubernetes.secretNames (--secret-names), the only Secrets the hub reads", where)
+		}
 		// The informer cache answers without blocking, so no context is
 		// needed to bound the read.
+		if o, ok, _ := idx.GetByKey(where); !ok || !upstreamCredential(o) {
+			return "", fmt.Errorf("Secret %s not found with the label %s: \"true\" (the hub reads no Secret without it)", where, config.UpstreamCredentialLabel)
+		}
 		v, err := credential.Resolve(context.Background(),
 			credential.Ref{Secret: &credential.SecretKey{Namespace: namespace, Name: name, Key: key}},
 			cachedSecrets(idx))
@@ -402,6 +424,14 @@ func secretGetter(idx secretCache) secretToken {
 		}
 		return config.Secret(v), nil
 	}
+}
+
+// upstreamCredential reports whether a cached object is a Secret set aside
+// for upstreams. The informers list only those; this keeps any other cache
+// from widening what is read.
+func upstreamCredential(o any) bool {
+	sec, ok := o.(*corev1.Secret)
+	return ok && sec.Labels[config.UpstreamCredentialLabel] == "true"
 }
 
 // cachedSecrets reads Secrets from the informer cache for the credential

@@ -72,7 +72,7 @@ func oauthOf(ann map[string]string, namespace, auth, secretRef string, token sec
 	}
 	secret, err := token(namespace, secretRef, key)
 	if err != nil {
-		return o, "OAuth client secret: " + err.Error(), nil
+		return o, "OAuth client secret from secretRef: " + err.Error(), nil
 	}
 	o.ClientSecretValue = secret
 	return o, "", nil

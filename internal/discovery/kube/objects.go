@@ -187,7 +187,7 @@ func resolveAuth(spec *config.ServerSpec, namespace, auth, secretRef string, tok
 	}
 	tok, err := token(namespace, secretRef, "token")
 	if err != nil {
-		return err.Error()
+		return "secretRef: " + err.Error()
 	}
 	spec.BearerToken = tok
 	return ""
