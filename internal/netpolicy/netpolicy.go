@@ -152,7 +152,7 @@ func (p *Policy) Check(ip netip.Addr) error {
 		class == Private && p.Private:
 		return nil
 	}
-	return &RefusedError{Addr: ip.WithZone(""), Class: class, Setting: p.Setting}
+	return &RefusedError{Addr: ip.WithZone("").Unmap(), Class: class, Setting: p.Setting}
 }
 
 // Control is a net.Dialer Control hook: it sees the resolved address of
