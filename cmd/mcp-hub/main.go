@@ -234,14 +234,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	// Every connection of it, redirects too, is checked by the dial policy
 	// on the address it connects to (dialPolicy).
 	dial := dialPolicy(cfg)
-	httpClient := &http.Client{CheckRedirect: secrets.StripCredentials, Transport: &http.Transport{
-		Proxy:               dial.Proxy(http.ProxyFromEnvironment),
-		DialContext:         dial.Dialer(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}}
+	httpClient := &http.Client{CheckRedirect: secrets.StripCredentials, Transport: outboundTransport(dial)}
 	local, err := localTools(context.Background(), cfg, o, httpClient)
 	if err != nil {
 		return nil, err
@@ -251,6 +244,8 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		return nil, err
 	}
 	chain := hubchain.New(cfg.Replicas.InstanceID)
+	// The id as it appears in other hubs' Mcp-Hub-Chain headers.
+	log.Info().Str("instance", chain.Instance()).Str("chainId", string(chain.Own())).Msg("instance id (registration loops are refused by it)")
 	upstreamOpts := upstreamOptions(cfg, httpClient, o.tracer)
 	upstreamOpts.Dial, upstreamOpts.Chain = dial, chain
 	reg := registry.New(registry.Options{
@@ -334,6 +329,19 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 func dialPolicy(cfg *config.Config) *netpolicy.Policy {
 	d := cfg.Upstream.Dial
 	return &netpolicy.Policy{Loopback: d.LoopbackAllowed(), Private: d.PrivateAllowed(), Setting: "upstream.dial"}
+}
+
+// outboundTransport is the connection pool of everything the hub reaches
+// for its catalog, every connection checked by dial.
+func outboundTransport(dial *netpolicy.Policy) *http.Transport {
+	return &http.Transport{
+		Proxy:               dial.Proxy(http.ProxyFromEnvironment),
+		DialContext:         dial.Dialer(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
 }
 
 // upstreamOptions are the connection settings of every upstream.
