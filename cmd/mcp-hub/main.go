@@ -35,6 +35,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	envsource "github.com/purko-io/mcp-hub/internal/discovery/env"
 	filesource "github.com/purko-io/mcp-hub/internal/discovery/file"
+	"github.com/purko-io/mcp-hub/internal/hubchain"
+	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
@@ -229,14 +231,10 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	// Credentials stay at their origin: a redirect to another scheme, host
 	// or port drops every header but the harmless ones (upstreams and api
 	// tools refuse such redirects on their own copies of this client).
-	httpClient := &http.Client{CheckRedirect: secrets.StripCredentials, Transport: &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}}
+	// Every connection of it, redirects too, is checked by the dial policy
+	// on the address it connects to (dialPolicy).
+	dial := dialPolicy(cfg)
+	httpClient := &http.Client{CheckRedirect: secrets.StripCredentials, Transport: outboundTransport(dial)}
 	local, err := localTools(context.Background(), cfg, o, httpClient)
 	if err != nil {
 		return nil, err
@@ -245,12 +243,17 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	chain := hubchain.New(cfg.Replicas.InstanceID)
+	// The id as it appears in other hubs' Mcp-Hub-Chain headers.
+	log.Info().Str("instance", chain.Instance()).Str("chainId", string(chain.Own())).Msg("instance id (registration loops are refused by it)")
+	upstreamOpts := upstreamOptions(cfg, httpClient, o.tracer)
+	upstreamOpts.Dial, upstreamOpts.Chain = dial, chain
 	reg := registry.New(registry.Options{
 		Local:          local,
 		Naming:         cfg.Naming,
 		RouteCacheSize: cfg.Catalog.RouteCacheSize,
 		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
-		Upstream:       upstreamOptions(cfg, httpClient, o.tracer),
+		Upstream:       upstreamOpts,
 		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
 		MaxResultChars: cfg.Upstream.ResultCap(),
 		Pins:           pins.pinner,
@@ -291,6 +294,7 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 
 		FindToolsAbove: cfg.Catalog.FindTools.Above,
 		Registrations:  registered,
+		Chain:          chain,
 	}, log)
 	var sources []discovery.Source
 	if o.config != "" {
@@ -318,6 +322,26 @@ func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
 		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
 	}
 	return &hub{reg: reg, srv: srv, sources: sources, close: closeAll}, nil
+}
+
+// dialPolicy is what addresses the hub's outbound connections for
+// upstreams, api tools and their redirects may reach (upstream.dial).
+func dialPolicy(cfg *config.Config) *netpolicy.Policy {
+	d := cfg.Upstream.Dial
+	return &netpolicy.Policy{Loopback: d.LoopbackAllowed(), Private: d.PrivateAllowed(), Setting: "upstream.dial"}
+}
+
+// outboundTransport is the connection pool of everything the hub reaches
+// for its catalog, every connection checked by dial.
+func outboundTransport(dial *netpolicy.Policy) *http.Transport {
+	return &http.Transport{
+		Proxy:               dial.Proxy(http.ProxyFromEnvironment),
+		DialContext:         dial.Dialer(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
 }
 
 // upstreamOptions are the connection settings of every upstream.

@@ -67,7 +67,9 @@ func validate(path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o := options{config: path}
-	hc := &http.Client{Timeout: 20 * time.Second}
+	// OpenAPI documents are fetched as serve fetches them: under the
+	// dial policy.
+	hc := &http.Client{Timeout: 20 * time.Second, Transport: outboundTransport(dialPolicy(cfg))}
 	if _, err := localTools(ctx, cfg, o, hc); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

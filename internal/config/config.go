@@ -192,6 +192,11 @@ type ReplicaSettings struct {
 	// resolves to several addresses (a headless Service) names them all.
 	// Empty for a single replica.
 	Peers string `json:"peers,omitempty"`
+	// InstanceID names this hub to the hubs it connects to, so a
+	// registration that leads back to it is refused (a loop); replicas of
+	// one deployment share it (the chart sets <namespace>/<release>).
+	// Empty: a random id per process.
+	InstanceID string `json:"instanceId,omitempty"`
 }
 
 // PeerList returns the peers' host:port entries.
@@ -297,6 +302,9 @@ type UpstreamDefaults struct {
 	BreakerFailures int      `json:"breakerFailures"` // consecutive failures that open the breaker
 	BreakerOpenFor  Duration `json:"breakerOpenFor"`  // how long an open breaker fails fast
 	DiscoverTimeout Duration `json:"discoverTimeout"` // bound of the 2026-07-28 probe on first connect
+	// Dial says which private address ranges upstream connections may
+	// reach (dial.go); metadata addresses are never reached.
+	Dial DialSettings `json:"dial"`
 	// LogLevel is the logging/setLevel every upstream that logs gets on
 	// connect ("off": none). Callers' own levels are applied by the hub on
 	// top, so it must be at least as verbose as what callers ask for on a
@@ -619,6 +627,9 @@ func (c *Config) validate() error {
 		if !secretNamePattern.MatchString(n) {
 			return fmt.Errorf("kubernetes.secretNames[%d]: %q is not a Secret name (lower-case a-z 0-9 - ., at most 253)", i, n)
 		}
+	}
+	if err := checkInstanceID(c.Replicas.InstanceID); err != nil {
+		return err
 	}
 	for _, p := range c.Replicas.PeerList() {
 		host, port, err := net.SplitHostPort(p)

@@ -8,6 +8,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ type ClientTransport struct {
 	header    http.Header
 	readLimit int64
 	keepalive keepalive
+	dialOpts  clientOptions
 
 	startMu sync.Mutex // serializes Start so concurrent callers dial once
 
@@ -74,14 +76,19 @@ var (
 // wss:// url when started, sending header with the upgrade request (for
 // example Authorization). It offers the "mcp" subprotocol unless header
 // already names subprotocols. Nothing is dialled until Start.
-func NewClientTransport(url string, header http.Header) *ClientTransport {
+func NewClientTransport(url string, header http.Header, opts ...ClientOption) *ClientTransport {
 	handlerCtx, cancel := context.WithCancel(context.Background())
 	nop := zerolog.Nop()
+	var o clientOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return &ClientTransport{
 		url:            url,
 		header:         header.Clone(),
 		readLimit:      clientReadLimit,
 		keepalive:      defaultKeepalive(),
+		dialOpts:       o,
 		pending:        make(map[string]chan *transport.JSONRPCResponse),
 		log:            &nop,
 		notifications:  make(chan mcp.JSONRPCNotification, notificationQueueSize),
@@ -140,14 +147,20 @@ func (t *ClientTransport) dial(ctx context.Context) (*websocket.Conn, error) {
 	if t.header.Get("Sec-WebSocket-Protocol") == "" {
 		dialer.Subprotocols = []string{subprotocol}
 	}
+	if t.dialOpts.proxy != nil {
+		dialer.Proxy = t.dialOpts.proxy
+	}
+	netDial := (&net.Dialer{}).DialContext
+	if t.dialOpts.dial != nil {
+		netDial = t.dialOpts.dial
+	}
 
 	// The watch is tied to the caller's ctx, not to the one gorilla passes
 	// to NetDialContext: gorilla derives that one for its handshake timeout
 	// and cancels it as soon as the dial returns.
 	var stopWatch func() bool
-	netDialer := &net.Dialer{}
 	dialer.NetDialContext = func(dialCtx context.Context, network, addr string) (net.Conn, error) {
-		c, err := netDialer.DialContext(dialCtx, network, addr)
+		c, err := netDial(dialCtx, network, addr)
 		if err != nil {
 			return nil, err
 		}
@@ -156,6 +169,19 @@ func (t *ClientTransport) dial(ctx context.Context) (*websocket.Conn, error) {
 	}
 
 	ws, resp, err := dialer.DialContext(ctx, t.url, t.header)
+	if check := t.dialOpts.checkAnswer; check != nil && resp != nil {
+		// A refused handshake is checked too: what the answer says about
+		// who answered matters more than its status.
+		if cerr := check(resp.Header); cerr != nil {
+			if ws != nil {
+				_ = ws.Close()
+			}
+			if stopWatch != nil {
+				stopWatch()
+			}
+			return nil, fmt.Errorf("dial %s: %w", t.url, cerr)
+		}
+	}
 	if stopWatch != nil && !stopWatch() && err == nil {
 		// ctx ended after the handshake finished but the deadline may
 		// already have been poisoned; the connection is not trustworthy.
@@ -172,6 +198,32 @@ func (t *ClientTransport) dial(ctx context.Context) (*websocket.Conn, error) {
 		return nil, fmt.Errorf("dial %s: %w", t.url, err)
 	}
 	return ws, nil
+}
+
+// ClientOption configures a ClientTransport.
+type ClientOption func(*clientOptions)
+
+type clientOptions struct {
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	proxy       func(*http.Request) (*url.URL, error)
+	checkAnswer func(http.Header) error
+}
+
+// WithDialContext makes the TCP connection (to the server, or to the proxy)
+// with dial instead of a plain net.Dialer: the hub's dial policy.
+func WithDialContext(dial func(ctx context.Context, network, addr string) (net.Conn, error)) ClientOption {
+	return func(o *clientOptions) { o.dial = dial }
+}
+
+// WithProxy replaces the proxy function (http.ProxyFromEnvironment).
+func WithProxy(proxy func(*http.Request) (*url.URL, error)) ClientOption {
+	return func(o *clientOptions) { o.proxy = proxy }
+}
+
+// WithAnswerCheck has check look at the headers of the handshake's answer,
+// successful or not; an error from it fails the dial with that error.
+func WithAnswerCheck(check func(http.Header) error) ClientOption {
+	return func(o *clientOptions) { o.checkAnswer = check }
 }
 
 // SendRequest sends request and waits for the response with the same id. It

@@ -173,7 +173,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.contextFunc != nil {
 		ctx = h.contextFunc(ctx, r)
 	}
-	ws, err := h.upgrader.Upgrade(w, r, nil)
+	ws, err := h.upgrader.Upgrade(w, r, answerHeader(w))
 	if err != nil {
 		// Upgrade has already answered with an HTTP error.
 		log.Debug().Err(err).Str("remote", r.RemoteAddr).Msg("mcpws: websocket upgrade refused")
@@ -189,6 +189,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		notifications: make(chan json.RawMessage, serverNotificationQueueSize),
 	}
 	c.serve(ctx)
+}
+
+// answerHeader is what middleware set on w's header, for the handshake's
+// answer: gorilla writes that answer itself and reads only the header it
+// is given, so without this a header every other answer carries would be
+// missing from the 101.
+func answerHeader(w http.ResponseWriter) http.Header {
+	h := w.Header()
+	if len(h) == 0 {
+		return nil
+	}
+	out := h.Clone()
+	out.Del("Sec-Websocket-Extensions") // gorilla negotiates these itself
+	return out
 }
 
 // serverConn is one downstream connection and its MCP session.

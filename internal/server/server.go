@@ -23,6 +23,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
@@ -82,6 +83,9 @@ type Options struct {
 	// Registrations stores the servers registered through POST
 	// /api/mcp/server (servers.go); nil, the write endpoints answer 501.
 	Registrations registrations.Writer
+	// Chain is presented on every answer (instance.go), so a hub that
+	// reaches this one through its upstreams can tell; nil presents none.
+	Chain *hubchain.Chain
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
@@ -113,6 +117,7 @@ type Server struct {
 	find       *finder              // nil when tool search is off
 	feed       *feed                // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
+	chain      *hubchain.Chain      // nil: no chain header
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
@@ -129,6 +134,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.tracer = opts.Tracer
 	s.find = newFinder(opts.FindToolsAbove)
 	s.registered = opts.Registrations
+	s.chain = opts.Chain
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
@@ -223,8 +229,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
-	// Every route: DNS rebinding protection, bounded bodies.
-	return g.checkHost(g.limitBody(mux))
+	// Every route: the chain header (instance.go), DNS rebinding
+	// protection, bounded bodies.
+	return s.presentChain(g.checkHost(g.limitBody(mux)))
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {

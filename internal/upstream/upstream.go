@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/hubchain"
+	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 )
 
@@ -64,6 +66,14 @@ type Options struct {
 	HTTPClient *http.Client
 	// ClientInfo is what the hub calls itself in handshakes.
 	ClientInfo mcp.Implementation
+	// Dial is the policy of which addresses upstreams may be reached at
+	// (package netpolicy): WebSocket upstreams are dialled with it here,
+	// HTTPClient's transport must dial with it too. nil: no policy.
+	Dial *netpolicy.Policy
+	// Chain is this hub's chain (package hubchain): an upstream whose
+	// answer leads back to the hub fails with *LoopError (loop.go), and
+	// the chains of the others make the hub's. nil: no check.
+	Chain *hubchain.Chain
 	// MaxResponseBytes is the most read of one answer to a request (0:
 	// DefaultMaxResponseBytes); a larger one fails with *TooLargeError.
 	MaxResponseBytes int64
@@ -117,6 +127,9 @@ type Client struct {
 	// oauth gets the hub's access token for an upstream behind an
 	// authorization server (spec.OAuth); nil otherwise (see oauth.go).
 	oauth *oauthSource
+	// loops checks every answer for a loop back to the hub (loop.go);
+	// nil without Options.Chain.
+	loops *loopWatch
 	// breaker is replaced by a fresh one on every successful connect
 	// (gobreaker has no reset): an outage's open breaker must not fail the
 	// calls of the server that came back.
@@ -173,7 +186,8 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
 		base = opts.HTTPClient.Transport
 	}
-	opts.HTTPClient = limitAnswers(secrets.WithPolicy(opts.HTTPClient, secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
+	loops := newLoopWatch(opts.Chain, spec.URL)
+	opts.HTTPClient = limitAnswers(secrets.WithPolicy(loops.wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	if opts.Tracer != nil {
 		opts.HTTPClient = withTracing(opts.HTTPClient)
 	}
@@ -189,6 +203,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		onChange: onChange,
 		redactor: secrets.NewRedactor(static...),
 		oauth:    oauth,
+		loops:    loops,
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),
 		refresh:  make(chan struct{}, 1),
@@ -284,6 +299,7 @@ func (c *Client) Stop() {
 		c.cancel()
 		<-c.done
 	}
+	c.loops.close()
 }
 
 func (c *Client) run(ctx context.Context) {
@@ -469,12 +485,13 @@ func (c *Client) closeConn(cn *conn, cause error) {
 // token is dropped and the connect is tried once more with a new one: a
 // revoked or rotated token should not cost a backoff. Only the handshake
 // is retried, never a tools/call.
-func (c *Client) connect(ctx context.Context) (*conn, []mcp.Tool, error) {
+func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err error) {
+	defer func() { err = c.ownRefusal(err) }()
 	if c.oauth == nil {
 		return c.connectOnce(ctx)
 	}
 	before := c.oauth.rejections.Load()
-	cn, tools, err := c.connectOnce(ctx)
+	cn, tools, err = c.connectOnce(ctx)
 	if err != nil && ctx.Err() == nil && c.oauth.rejections.Load() != before {
 		c.log.Info().Err(c.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
 		return c.connectOnce(ctx)

@@ -157,7 +157,7 @@ only: no list, no watch).
 
 {{/*
 The hub config file: .Values.config, plus replicas.peers when more than one pod
-may run. What the user set under config.replicas wins; config is copied, never
+may run, and replicas.instanceId. What the user set under config.replicas wins; config is copied, never
 modified in place.
 */}}
 {{- define "mcp-hub.config" -}}
@@ -166,5 +166,8 @@ modified in place.
 {{- $replicas := dict "peers" (include "mcp-hub.peersAddress" .) }}
 {{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $replicas) }}
 {{- end }}
+{{- /* One instance id for every replica (README "Registration loops"): the hub's own Service URL, registered on it, may land on another replica and is still the hub. */}}
+{{- $instance := dict "instanceId" (printf "%s/%s" .Release.Namespace (include "mcp-hub.fullname" .)) }}
+{{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $instance) }}
 {{- toYaml $config }}
 {{- end }}
