@@ -318,6 +318,14 @@ type UpstreamDefaults struct {
 	// MaxResponseBytes is the most the hub reads of one upstream answer;
 	// a larger one fails the call with an error that says so. Default 32 MiB.
 	MaxResponseBytes int64 `json:"maxResponseBytes"`
+	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
+	// on a connect or a refresh: pages of one list, tools, and bytes of
+	// all its lists together (tools, resources, resource templates,
+	// prompts). Over a bound the server is in error and publishes
+	// nothing. Defaults 100, 2000 and 2 MiB.
+	MaxListPages int   `json:"maxListPages"`
+	MaxTools     int   `json:"maxTools"`
+	MaxListBytes int64 `json:"maxListBytes"`
 }
 
 // Bounds of the result cap: below the minimum the cut's notice would not
@@ -329,6 +337,32 @@ const (
 	minMaxResponseBytes     = 64 << 10
 	maxMaxResponseBytes     = 1 << 30
 )
+
+// Bounds of what one server lists (upstream.maxListPages, maxTools,
+// maxListBytes).
+const (
+	DefaultMaxListPages = 100
+	DefaultMaxTools     = 2000
+	DefaultMaxListBytes = 2 << 20
+	maxMaxListPages     = 100000
+	maxMaxTools         = 100000
+	minMaxListBytes     = 64 << 10
+	maxMaxListBytes     = 1 << 30
+)
+
+// checkListBounds checks upstream.maxListPages, maxTools and maxListBytes.
+func (u UpstreamDefaults) checkListBounds() error {
+	if n := u.MaxListPages; n < 1 || n > maxMaxListPages {
+		return fmt.Errorf("upstream.maxListPages: %d is not within 1 and %d", n, maxMaxListPages)
+	}
+	if n := u.MaxTools; n < 1 || n > maxMaxTools {
+		return fmt.Errorf("upstream.maxTools: %d is not within 1 and %d", n, maxMaxTools)
+	}
+	if n := u.MaxListBytes; n < minMaxListBytes || n > maxMaxListBytes {
+		return fmt.Errorf("upstream.maxListBytes: %d is not within %d (64 KiB) and %d (1 GiB)", n, minMaxListBytes, maxMaxListBytes)
+	}
+	return nil
+}
 
 // ResultCap is the result cap in characters; 0 is off.
 func (u UpstreamDefaults) ResultCap() int {
@@ -563,6 +597,9 @@ func (c *Config) applyDefaults() {
 	setDefault(&u.LogLevel, "info")
 	setDefault(&u.DiscoverTimeout, Duration(2*time.Second))
 	setDefault(&u.MaxResponseBytes, DefaultMaxResponseBytes)
+	setDefault(&u.MaxListPages, DefaultMaxListPages)
+	setDefault(&u.MaxTools, DefaultMaxTools)
+	setDefault(&u.MaxListBytes, DefaultMaxListBytes)
 	setDefault(&c.Catalog.RouteCacheSize, 16384)
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
@@ -604,6 +641,9 @@ func (c *Config) validate() error {
 	}
 	if n := c.Upstream.MaxResponseBytes; n < minMaxResponseBytes || n > maxMaxResponseBytes {
 		return fmt.Errorf("upstream.maxResponseBytes: %d is not within %d (64 KiB) and %d (1 GiB)", n, minMaxResponseBytes, maxMaxResponseBytes)
+	}
+	if err := c.Upstream.checkListBounds(); err != nil {
+		return err
 	}
 	if c.Upstream.BreakerFailures < 0 {
 		return fmt.Errorf("upstream.breakerFailures: must not be negative")

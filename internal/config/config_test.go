@@ -24,6 +24,9 @@ func TestDefaultLoads(t *testing.T) {
 	if c.Upstream.ResultCap() != 100000 || c.Upstream.MaxResponseBytes != 32<<20 {
 		t.Errorf("result cap %d, response limit %d: want Purko's 100000 characters and 32 MiB", c.Upstream.ResultCap(), c.Upstream.MaxResponseBytes)
 	}
+	if u := c.Upstream; u.MaxListPages != 100 || u.MaxTools != 2000 || u.MaxListBytes != 2<<20 {
+		t.Errorf("list bounds %d pages, %d tools, %d bytes: want 100, 2000 and 2 MiB", u.MaxListPages, u.MaxTools, u.MaxListBytes)
+	}
 	off, err := Parse("off.yaml", []byte("servers: []\nupstream: {maxResultChars: 0}\n"))
 	if err != nil || off.Upstream.ResultCap() != 0 {
 		t.Errorf("maxResultChars: 0 must turn the cap off: %v", err)
@@ -57,6 +60,12 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"server result cap", "servers:\n- name: a\n  url: http://x/mcp\n  maxResultChars: 999\n", "servers[0] (a).maxResultChars: 999 must be 0 (off)"},
 		{"response bytes", "upstream: {maxResponseBytes: 1000}\n", "upstream.maxResponseBytes: 1000 is not within"},
 		{"response bytes too many", "upstream: {maxResponseBytes: 4294967296}\n", "upstream.maxResponseBytes: 4294967296 is not within"},
+		{"list pages negative", "upstream: {maxListPages: -1}\n", "upstream.maxListPages: -1 is not within 1 and 100000"},
+		{"list pages too many", "upstream: {maxListPages: 100001}\n", "upstream.maxListPages: 100001 is not within"},
+		{"tools negative", "upstream: {maxTools: -3}\n", "upstream.maxTools: -3 is not within 1 and 100000"},
+		{"tools too many", "upstream: {maxTools: 1000000}\n", "upstream.maxTools: 1000000 is not within"},
+		{"list bytes too few", "upstream: {maxListBytes: 1000}\n", "upstream.maxListBytes: 1000 is not within 65536 (64 KiB)"},
+		{"list bytes too many", "upstream: {maxListBytes: 2147483648}\n", "upstream.maxListBytes: 2147483648 is not within"},
 		{"not yaml", "servers: [\n", "config test.yaml:"},
 		{"auth level", "auth:\n  tokens:\n  - name: bot\n    token: {env: HOME}\n    maxLevel: godmode\n", `auth.tokens[0] (bot).maxLevel: `},
 		{"auth token source", "auth:\n  tokens:\n  - name: bot\n    maxLevel: full\n", "auth.tokens[0] (bot).token: set exactly one of env or file"},

@@ -61,8 +61,14 @@ func startUpstream(t testing.TB, name string, delay time.Duration, tools ...serv
 		u.mu.Unlock()
 		handler.ServeHTTP(w, r)
 	})}
+	serveUntilCleanup(t, hs, ln)
+	return u
+}
+
+// serveUntilCleanup serves hs on ln until t's cleanup closes it.
+func serveUntilCleanup(t testing.TB, hs *http.Server, ln net.Listener) {
 	done := make(chan struct{})
-	go func() { // owned by the Upstream: ends when the cleanup closes the server
+	go func() { // owned by the test: ends when the cleanup closes the server
 		defer close(done)
 		_ = hs.Serve(ln)
 	}()
@@ -70,7 +76,6 @@ func startUpstream(t testing.TB, name string, delay time.Duration, tools ...serv
 		_ = hs.Close()
 		<-done
 	})
-	return u
 }
 
 // Authorization is the Authorization header of the last request, "" when

@@ -175,6 +175,8 @@ func NamesFileFor(pinsFile string) string {
 // on every change, like FileStore. One hub process owns the file.
 type FileClaims struct {
 	path string
+	// maxBytes bounds the file (MaxStateFileBytes).
+	maxBytes int
 	heldClaims
 }
 
@@ -189,7 +191,7 @@ func OpenClaimsFile(path string) (*FileClaims, error) {
 	if claims == nil {
 		claims = map[string]Claim{}
 	}
-	return &FileClaims{path: path, heldClaims: heldClaims{claims: claims}}, nil
+	return &FileClaims{path: path, maxBytes: MaxStateFileBytes, heldClaims: heldClaims{claims: claims}}, nil
 }
 
 // Path is the file the store writes.
@@ -233,7 +235,7 @@ func (s *FileClaims) write(claims map[string]Claim) error {
 	if err != nil {
 		return fmt.Errorf("encode name claims: %w", err)
 	}
-	if err := writeAtomic(s.path, data); err != nil {
+	if err := writeAtomic(s.path, data, s.maxBytes); err != nil {
 		return fmt.Errorf("write names file: %w", err)
 	}
 	return nil

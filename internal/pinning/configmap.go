@@ -214,6 +214,11 @@ func (s *ConfigMapStore) Replace(ctx context.Context, pins ...Pin) error {
 	})
 }
 
+// Forget implements Store.
+func (s *ConfigMapStore) Forget(ctx context.Context, servers ...string) error {
+	return s.modifyPins(ctx, func(pins map[Key]Pin) bool { return forget(pins, servers) })
+}
+
 // ClaimFirst implements ClaimStore.
 func (s *ConfigMapStore) ClaimFirst(ctx context.Context, candidates []Claim) ([]Claim, error) {
 	var out []Claim

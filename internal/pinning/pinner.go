@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -286,6 +287,27 @@ func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, h
 		return nil, fmt.Errorf("approve tools of %s: %w", server, err)
 	}
 	return pins, nil
+}
+
+// Forget drops the pins of servers removed from every source of the hub,
+// saved and unsaved: a server of that name added later is pinned afresh
+// (it is a new trust decision, as its registration is), and the store does
+// not keep what every server ever listed.
+func (p *Pinner) Forget(ctx context.Context, servers ...string) error {
+	if p.Mode() == Off || len(servers) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	for k := range p.unsaved {
+		if slices.Contains(servers, k.Server) {
+			delete(p.unsaved, k)
+		}
+	}
+	p.mu.Unlock()
+	if err := p.store.Forget(ctx, servers...); err != nil {
+		return fmt.Errorf("forget the pins of %s: %w", strings.Join(servers, ", "), err)
+	}
+	return nil
 }
 
 func joinErrs(errs []error) error {

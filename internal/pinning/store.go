@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -27,6 +29,9 @@ type Store interface {
 	PinFirst(ctx context.Context, candidates []Pin) ([]Pin, error)
 	// Replace makes each of pins the pin of its key: an approval.
 	Replace(ctx context.Context, pins ...Pin) error
+	// Forget drops every pin of the servers: they were removed from the
+	// hub's sources, and a server of that name added later is a new one.
+	Forget(ctx context.Context, servers ...string) error
 	// Changed receives a value (coalesced) when another writer changed the
 	// pins; nil when nobody else writes.
 	Changed() <-chan struct{}
@@ -96,8 +101,19 @@ func DefaultStateFile() (string, error) {
 // the new one, never half of one. One hub process owns the file.
 type FileStore struct {
 	path string
+	// maxBytes bounds the file (MaxStateFileBytes).
+	maxBytes int
 	held
 }
+
+// MaxStateFileBytes bounds a state file of the hub (pins, name claims): a
+// write that would make it larger fails with an error that says so, and
+// the pins it would have saved are compared in memory (Pinner), as with
+// any store that fails. Each server's share is bounded by its list bounds
+// (upstream.maxTools, upstream.maxListBytes), and the pins and claims of a
+// server removed from every source are deleted, so only a hub of very
+// many large servers reaches it.
+const MaxStateFileBytes = 64 << 20
 
 // held are the pins a store holds in memory, guarded by mu.
 type held struct {
@@ -131,7 +147,7 @@ func OpenFile(path string) (*FileStore, error) {
 	if pins == nil {
 		pins = map[Key]Pin{}
 	}
-	return &FileStore{path: path, held: held{pins: pins}}, nil
+	return &FileStore{path: path, maxBytes: MaxStateFileBytes, held: held{pins: pins}}, nil
 }
 
 // readStateFile reads one of the hub's state files (pins, name claims)
@@ -208,6 +224,35 @@ func (s *FileStore) Replace(_ context.Context, pins ...Pin) error {
 	return nil
 }
 
+// Forget implements Store.
+func (s *FileStore) Forget(_ context.Context, servers ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := maps.Clone(s.pins)
+	if !forget(next, servers) {
+		return nil
+	}
+	old := s.pins
+	s.pins = next
+	if err := s.write(); err != nil {
+		s.pins = old
+		return err
+	}
+	return nil
+}
+
+// forget drops the pins of servers and reports whether there were any.
+func forget(pins map[Key]Pin, servers []string) bool {
+	dropped := false
+	for k := range pins {
+		if slices.Contains(servers, k.Server) {
+			delete(pins, k)
+			dropped = true
+		}
+	}
+	return dropped
+}
+
 // Changed implements Store: nobody else writes the file.
 func (s *FileStore) Changed() <-chan struct{} { return nil }
 
@@ -217,7 +262,7 @@ func (s *FileStore) write() error {
 	if err != nil {
 		return fmt.Errorf("encode pins: %w", err)
 	}
-	if err := writeAtomic(s.path, data); err != nil {
+	if err := writeAtomic(s.path, data, s.maxBytes); err != nil {
 		return fmt.Errorf("write pins file: %w", err)
 	}
 	return nil
@@ -225,8 +270,11 @@ func (s *FileStore) write() error {
 
 // writeAtomic replaces the file at path with data through a temporary file
 // in the same directory and a rename, so a crash leaves the old file or the
-// new one, never half of one.
-func writeAtomic(path string, data []byte) error {
+// new one, never half of one. Data over limit bytes is refused.
+func writeAtomic(path string, data []byte, limit int) error {
+	if len(data) > limit {
+		return fmt.Errorf("refusing to write %s: %d bytes is more than the %d bytes a state file may hold", path, len(data), limit)
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -122,6 +124,39 @@ func (r *Registry) checkAllPins(ctx context.Context, clients []*upstream.Client,
 		m := pinMemo{first: &tools[0], n: len(tools), gen: gen, changes: changes[c.Name()], failed: err != nil}
 		r.pinMemos[c] = m
 	}
+}
+
+// forgetPins deletes the pins of servers that no source holds, once every
+// source has reported, as releaseClaims does their names: a server of that
+// name added later is a new one and is pinned afresh, and the store does
+// not keep the tools of every server ever registered. servers are the
+// servers of the sources, sorted. Only the rebuild goroutine calls it.
+func (r *Registry) forgetPins(ctx context.Context, servers []string) {
+	p := r.opts.Pins
+	if p.Mode() == pinning.Off || !r.Ready() {
+		return
+	}
+	seenFor := strings.Join(servers, "\x00")
+	if seenFor == r.pinsSeenFor || time.Since(r.pinsForgetFailedAt) < claimRetry {
+		return // no server left since the last look, or the store is failing
+	}
+	var gone []string
+	for _, pin := range p.Store().List() { // sorted by server
+		if _, present := slices.BinarySearch(servers, pin.Server); !present && !slices.Contains(gone, pin.Server) {
+			gone = append(gone, pin.Server)
+		}
+	}
+	if len(gone) > 0 {
+		wctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
+		defer cancel()
+		if err := p.Forget(wctx, gone...); err != nil {
+			r.pinsForgetFailedAt = time.Now()
+			r.log.Error().Err(err).Strs("servers", gone).Msg("pinning: could not delete the pins of removed servers")
+			return
+		}
+		r.log.Info().Strs("servers", gone).Msg("pinning: pins of removed servers deleted")
+	}
+	r.pinsSeenFor = seenFor
 }
 
 // checkPins returns the changed tools of c by original name (nil when

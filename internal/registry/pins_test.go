@@ -1,11 +1,17 @@
 package registry
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -52,4 +58,78 @@ func TestQuarantineReportedOncePerDefinition(t *testing.T) {
 			t.Fatalf("after %q: reported %v, want %d reports", step.sum, got, step.want)
 		}
 	}
+}
+
+// TestRemovedServerPinsAreDeleted: the pins and name claims of a server
+// removed from every source are deleted from the files (a server of that
+// name added later is pinned afresh); the other servers' stay.
+func TestRemovedServerPinsAreDeleted(t *testing.T) {
+	// Up before the registry, so they are closed after it stops (a
+	// server closed first waits for the hub's open streams).
+	a, b := newEchoUpstream(t, "a", true), newEchoUpstream(t, "b", true)
+	dir := t.TempDir()
+	pinsFile := filepath.Join(dir, "pins.json")
+	pins, err := pinning.OpenFile(pinsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pinning.OpenClaimsFile(pinning.NamesFileFor(pinsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(Options{
+		Naming:         config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"},
+		NotifyDebounce: time.Millisecond,
+		Names:          names,
+		Pins:           pinning.New(pinning.Enforce, pins, nil),
+		Upstream:       upstream.Options{Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 100 * time.Millisecond},
+	}, zerolog.New(zerolog.NewTestWriter(t)))
+	src := make(liveSource, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx, src) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// held reads the servers of the pins and claims files as a restart
+	// would.
+	held := func() (string, string) {
+		p, err := pinning.OpenFile(pinsFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := pinning.OpenClaimsFile(pinning.NamesFileFor(pinsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps, ns []string
+		for _, pin := range p.List() {
+			ps = append(ps, pin.Server)
+		}
+		for _, c := range n.Claims() {
+			ns = append(ns, c.Server)
+		}
+		return strings.Join(ps, ","), strings.Join(ns, ",")
+	}
+	waitHeld := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			p, n := held()
+			if p == want && n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pins of %q and claims of %q; want both of %q", p, n, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	src <- []config.ServerSpec{a.spec(), b.spec()}
+	waitNames(t, r, map[string]string{"a__echo": "a", "b__echo": "b"})
+	waitHeld("a,b")
+	src <- []config.ServerSpec{a.spec()}
+	waitHeld("a")
+	waitNames(t, r, map[string]string{"a__echo": "a"})
+	src <- []config.ServerSpec{a.spec(), b.spec()}
+	waitHeld("a,b")
 }

@@ -225,6 +225,10 @@ type Registry struct {
 	pinMemos     map[*upstream.Client]pinMemo
 	reported     map[pinning.Key]string
 	rebuilt      chan struct{}
+	// pinsSeenFor is the servers (joined) whose pins forgetPins last
+	// found in order; pinsForgetFailedAt when the store last failed it.
+	pinsSeenFor        string
+	pinsForgetFailedAt time.Time
 
 	// Stable names (claims.go). unsavedClaims, claimFailedAt and
 	// contacted (the clients that answered or failed their first
@@ -607,6 +611,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, e := range entries {
 		pinClients[i], pinLists[i] = e.c, e.tools
 	}
+	r.forgetPins(ctx, servers)
 	r.checkAllPins(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()

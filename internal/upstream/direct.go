@@ -200,41 +200,42 @@ type toolSchemas struct {
 }
 
 // rawSchemas lists the upstream's tools over the direct path and returns
-// their schemas by tool name.
+// their schemas by tool name, within the bounds of a listing (lists.go).
 func (c *Client) rawSchemas(ctx context.Context, cn *conn) (map[string]toolSchemas, error) {
 	d := cn.direct.Load()
 	if d == nil {
 		return nil, nil
 	}
-	out := map[string]toolSchemas{}
-	cursor := ""
-	for range 1000 { // pages; a server that never ends its list is cut off
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		if d.modern {
-			params["_meta"] = d.meta
-		}
-		p, _ := json.Marshal(params)
-		raw, err := c.request(ctx, cn, mcp.MethodToolsList, p, nil)
-		if err != nil {
-			return nil, err
-		}
-		var page struct {
-			Tools      []toolSchemas `json:"tools"`
-			NextCursor string        `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, fmt.Errorf("tools/list: %w", err)
-		}
-		for _, t := range page.Tools {
-			out[t.Name] = t
-		}
-		if page.NextCursor == "" || page.NextCursor == cursor {
-			return out, nil
-		}
-		cursor = page.NextCursor
+	l := c.newListing()
+	all, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools",
+		func(ctx context.Context, cursor mcp.Cursor) (page[toolSchemas], error) {
+			params := map[string]any{}
+			if cursor != "" {
+				params["cursor"] = cursor
+			}
+			if d.modern {
+				params["_meta"] = d.meta
+			}
+			p, _ := json.Marshal(params)
+			raw, err := c.request(ctx, cn, mcp.MethodToolsList, p, nil)
+			if err != nil {
+				return page[toolSchemas]{}, err
+			}
+			var res struct {
+				Tools      []toolSchemas `json:"tools"`
+				NextCursor mcp.Cursor    `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return page[toolSchemas]{}, fmt.Errorf("tools/list: %w", err)
+			}
+			return page[toolSchemas]{res.Tools, res.NextCursor, func() int64 { return int64(len(raw)) }}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]toolSchemas, len(all))
+	for _, t := range all {
+		out[t.Name] = t
 	}
 	return out, nil
 }

@@ -233,32 +233,6 @@ func (c *Client) Features() Features {
 	return c.features
 }
 
-// listFeatures lists resources, templates and prompts as the server's
-// capabilities announce them. A server that fails one list keeps the rest.
-func (c *Client) listFeatures(ctx context.Context, cn *conn) Features {
-	f := Features{Capabilities: cn.mc.GetServerCapabilities()}
-	if f.Capabilities.Resources != nil {
-		if res, err := cn.mc.ListResources(ctx, mcp.ListResourcesRequest{}); err == nil {
-			f.Resources = res.Resources
-		} else {
-			c.log.Warn().Err(c.redact(err)).Msg("list resources")
-		}
-		if res, err := cn.mc.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err == nil {
-			f.Templates = res.ResourceTemplates
-		} else {
-			c.log.Debug().Err(c.redact(err)).Msg("list resource templates")
-		}
-	}
-	if f.Capabilities.Prompts != nil {
-		if res, err := cn.mc.ListPrompts(ctx, mcp.ListPromptsRequest{}); err == nil {
-			f.Prompts = res.Prompts
-		} else {
-			c.log.Warn().Err(c.redact(err)).Msg("list prompts")
-		}
-	}
-	return f
-}
-
 // ReadResource reads uri (the upstream's own URI) for a caller.
 func (c *Client) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	res, err := c.call(ctx, "resources/read "+uri, func(ctx context.Context, cn *conn) (any, error) {

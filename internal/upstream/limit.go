@@ -65,7 +65,9 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || req.Method != http.MethodPost {
 		return resp, err
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.err.Limit, err: t.err}
+	body := &limitedBody{ReadCloser: resp.Body, left: t.err.Limit, err: t.err}
+	boundPage(req.Context(), resp.Header, body)
+	resp.Body = body
 	return resp, nil
 }
 
@@ -75,6 +77,9 @@ type limitedBody struct {
 	io.ReadCloser
 	left int64
 	err  error
+	// page, on the answer to a list request, applies the list's bounds
+	// (lists.go).
+	page *pageReader
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -89,7 +94,12 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
 	if b.left < 0 {
+		b.page.cutBy(b.err)
 		return n - 1, b.err
+	}
+	if perr := b.page.read(p[:n]); perr != nil {
+		b.left, b.err = -1, perr
+		return n, perr
 	}
 	return n, err
 }

@@ -392,8 +392,9 @@ func hubSide(err error) bool {
 		oe       *net.OpError
 		tooLarge *TooLargeError
 		te       *TokenError
+		over     *listBoundError
 	)
-	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) ||
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) || errors.As(err, &over) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 

@@ -77,6 +77,12 @@ type Options struct {
 	// MaxResponseBytes is the most read of one answer to a request (0:
 	// DefaultMaxResponseBytes); a larger one fails with *TooLargeError.
 	MaxResponseBytes int64
+	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
+	// (0: DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
+	// a bound the server is in error and publishes nothing (lists.go).
+	MaxListPages int
+	MaxTools     int
+	MaxListBytes int64
 	// Events receives resource updates; nil drops them.
 	Events Events
 	// Tracer makes a CLIENT span of every tools/call sent upstream and
@@ -97,6 +103,7 @@ func OptionsFrom(u config.UpstreamDefaults, httpClient *http.Client, info mcp.Im
 		BreakerFailures: u.BreakerFailures, BreakerOpenFor: u.BreakerOpenFor.D(),
 		DiscoverTimeout: u.DiscoverTimeout.D(), HTTPClient: httpClient, ClientInfo: info,
 		MaxResponseBytes: u.MaxResponseBytes,
+		MaxListPages:     u.MaxListPages, MaxTools: u.MaxTools, MaxListBytes: u.MaxListBytes,
 	}
 }
 
@@ -319,6 +326,7 @@ func (c *Client) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
+			c.dropOverBound(err)
 			st := c.failedStatus(err)
 			c.setStatus(st, nil, nil)
 			c.log.Warn().Str("error", st.Error).Func(st.logDetail).Int("attempt", attempt+1).Msg("connect failed")
@@ -340,6 +348,7 @@ func (c *Client) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		c.dropOverBound(err)
 		st := c.failedStatus(err)
 		c.setStatus(st, nil, nil)
 		c.log.Warn().Str("error", st.Error).Func(st.logDetail).Msg("connection lost; reconnecting")
@@ -396,17 +405,17 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				return err
 			}
 		case <-c.refresh:
-			tools, err := c.listTools(cn)
+			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
+			tools, features, err := c.lists(lctx, cn)
+			cancel()
+			var over *listBoundError
 			if err != nil {
-				if isTransportFailure(err) {
+				if isTransportFailure(err) || errors.As(err, &over) {
 					return fmt.Errorf("refresh tools: %w", err)
 				}
 				c.log.Warn().Err(c.redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
-			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-			features := c.listFeatures(lctx, cn)
-			cancel()
 			if cn.direct.Load() != nil {
 				cn.direct.Store(c.newDirect(cn, tools))
 				lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
@@ -437,16 +446,6 @@ func (c *Client) ping(cn *conn) error {
 		return fmt.Errorf("health check: %w", err)
 	}
 	return nil // a JSON-RPC error still proves the server is alive
-}
-
-func (c *Client) listTools(cn *conn) ([]mcp.Tool, error) {
-	ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-	defer cancel()
-	res, err := cn.mc.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, fmt.Errorf("list tools: %w", err)
-	}
-	return res.Tools, nil
 }
 
 // setStatus records a new status and connection; tools replace the last
@@ -588,11 +587,16 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if cn.protocol == "" {
 		cn.protocol = mc.ProtocolVersion()
 	}
-	lres, err := mc.ListTools(hctx, mcp.ListToolsRequest{})
-	if err != nil {
+	tools, features, err := c.lists(hctx, cn)
+	var over *listBoundError
+	switch {
+	case errors.As(err, &over):
+		c.closeConn(cn, err)
+		return nil, nil, over // its own words, not a transport's around them
+	case err != nil:
 		return fail("list tools", err)
 	}
-	cn.features = c.listFeatures(hctx, cn)
+	cn.features = features
 	if c.opts.Events != nil && cn.features.Capabilities.Logging != nil {
 		if lvl := c.opts.Events.LogLevel(); lvl != "" {
 			req := mcp.SetLevelRequest{}
@@ -606,7 +610,6 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
 		c.listen(cn, filter)
 	}
-	tools := lres.Tools
 	if d := c.newDirect(cn, tools); d != nil {
 		cn.direct.Store(d)
 		tools = c.listedTools(hctx, cn, tools)

@@ -1,0 +1,455 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+)
+
+// What an upstream lists is bounded. An upstream decides how many pages
+// its lists have and how large they are; left to mcp-go's ListTools, which
+// follows nextCursor for as long as the server hands one out, an upstream
+// answering pages of 1,000 tools forever took the hub from 164 MB to
+// 1.55 GB in 20 s, and a single page of 50,000 tools to 1.15 GB with a
+// 20 MB pins file. So the hub pages through every list itself and counts,
+// per server and per listing (a connect, or a refresh after list_changed):
+//   - pages of each list (upstream.maxListPages),
+//   - tools (upstream.maxTools),
+//   - bytes of all lists together: tools, resources, resource templates
+//     and prompts (upstream.maxListBytes): the bytes of each page's answer
+//     over streamable HTTP, else of the JSON encoding of the page.
+// Over a bound the listing fails with a *listBoundError that names the
+// bound and its setting; the server is in error and publishes nothing, not
+// the part it listed before the bound and not an older list (a server that
+// can say anything on a refresh could otherwise keep a list the operator
+// cannot see it would offer now).
+//
+// A page answered over HTTP is counted while it is read, its bytes against
+// what is left of the byte bound and its tools against what is left of
+// the tools (itemCounter), and cut at a bound before mcp-go decodes it
+// (see limit.go): decoding costs some 30 times the page. Over stdio and
+// the legacy SSE stream, whose readers take a message whole, a page is
+// decoded, then counted.
+
+// Default bounds of a server's lists, for Options that set none.
+const (
+	DefaultMaxListPages = 100
+	DefaultMaxTools     = 2000
+	DefaultMaxListBytes = 2 << 20
+)
+
+// pageEnvelope is room above the byte bound left for what a page's answer
+// carries besides the page (the JSON-RPC envelope, SSE framing,
+// whitespace): the answer is cut only past it, the page is counted exactly.
+const pageEnvelope = 64 << 10
+
+// listBoundError is a listing of an upstream that went over one of the
+// bounds of what the hub keeps of a server; its text is the server's
+// status.
+type listBoundError struct {
+	Server string
+	// Method is the list that went over: tools/list, resources/list,
+	// resources/templates/list or prompts/list.
+	Method string
+	// Over says which bound in words ("more than 2000 tools"); Setting is
+	// the config field that sets it.
+	Over, Setting string
+}
+
+func (e *listBoundError) Error() string {
+	return fmt.Sprintf("%s of %s: %s (%s)", e.Method, e.Server, e.Over, e.Setting)
+}
+
+// listBounds are the bounds of one server's lists.
+type listBounds struct {
+	pages, tools int
+	bytes        int64
+}
+
+func (o Options) listBounds() listBounds {
+	b := listBounds{pages: o.MaxListPages, tools: o.MaxTools, bytes: o.MaxListBytes}
+	if b.pages <= 0 {
+		b.pages = DefaultMaxListPages
+	}
+	if b.tools <= 0 {
+		b.tools = DefaultMaxTools
+	}
+	if b.bytes <= 0 {
+		b.bytes = DefaultMaxListBytes
+	}
+	return b
+}
+
+// listing counts what one listing of a server has taken of its bounds.
+type listing struct {
+	server string
+	bounds listBounds
+	bytes  int64
+	// answered: every page comes as the answer to a POST (streamable
+	// HTTP), whose bytes are counted as they are read.
+	answered bool
+}
+
+func (c *Client) newListing() *listing {
+	return &listing{server: c.spec.Name, bounds: c.opts.listBounds(), answered: c.spec.Transport == config.TransportStreamableHTTP}
+}
+
+func (l *listing) over(method, what, setting string) *listBoundError {
+	return &listBoundError{Server: l.server, Method: method, Over: what, Setting: setting}
+}
+
+func (l *listing) overBytes(method string) *listBoundError {
+	return l.over(method, "its lists take more than "+mibString(l.bounds.bytes), "upstream.maxListBytes")
+}
+
+// page is one page of a list: its items, the cursor of the next one ("" at
+// the end), and its size in bytes where it did not come as the answer to
+// a POST.
+type page[T any] struct {
+	items []T
+	next  mcp.Cursor
+	size  func() int64
+}
+
+// collect reads every page of method through fetch, within l's bounds;
+// maxItems > 0 bounds the items (what names them, setting its field).
+func collect[T any](ctx context.Context, l *listing, method string, maxItems int, what, setting string,
+	fetch func(context.Context, mcp.Cursor) (page[T], error)) ([]T, error) {
+	var all []T
+	seen := map[mcp.Cursor]bool{}
+	var cursor mcp.Cursor
+	tooMany := l.over(method, fmt.Sprintf("more than %d %s", maxItems, what), setting)
+	for n := 1; ; n++ {
+		pb := &pageBounds{bytes: l.bounds.bytes - l.bytes + pageEnvelope, items: -1, tooLarge: l.overBytes(method)}
+		if maxItems > 0 {
+			pb.items, pb.tooMany = maxItems-len(all), tooMany // 0 after a page of exactly maxItems
+		}
+		p, err := fetch(context.WithValue(ctx, pageBoundsKey{}, pb), cursor)
+		if over := pb.cut.Load(); over != nil {
+			return nil, over // whatever the transport made of the cut
+		}
+		if err != nil {
+			return nil, err
+		}
+		size := pb.read.Load() // the answer's bytes
+		if !l.answered {
+			size = p.size()
+		}
+		if l.bytes += size; l.bytes > l.bounds.bytes {
+			return nil, l.overBytes(method)
+		}
+		if all = append(all, p.items...); maxItems > 0 && len(all) > maxItems {
+			return nil, tooMany
+		}
+		if p.next == "" {
+			return all, nil
+		}
+		if n == l.bounds.pages {
+			return nil, l.over(method, fmt.Sprintf("more than %d pages", l.bounds.pages), "upstream.maxListPages")
+		}
+		if seen[p.next] {
+			return nil, fmt.Errorf("%s of %s: %w: %q", method, l.server, client.ErrRepeatedListCursor, p.next)
+		}
+		seen[p.next] = true
+		cursor = p.next
+	}
+}
+
+// pageBounds, in the context of a list page's request, bound its answer
+// over HTTP while it is read, before mcp-go decodes it: decoding costs far
+// more than the page (50,000 small tools, 7.5 MB, take 220 MB to decode),
+// so a page over a bound is better never decoded.
+type pageBounds struct {
+	// bytes bounds the answer (when below upstream.maxResponseBytes).
+	bytes int64
+	// items bounds the items of the page, as an itemCounter counts them
+	// (< 0: not counted).
+	items             int
+	tooLarge, tooMany *listBoundError
+	// cut is the bound that cut the answer: a transport may report the
+	// cut in words of its own, or not at all (a stream's reader).
+	cut atomic.Pointer[listBoundError]
+	// read counts the bytes of the answer read.
+	read atomic.Int64
+}
+
+type pageBoundsKey struct{}
+
+// pageReader applies the pageBounds of a request to its answer.
+type pageReader struct {
+	bounds *pageBounds
+	count  *itemCounter
+}
+
+// boundPage applies the pageBounds in ctx, if any, to body, the answer to
+// a POST with header h.
+func boundPage(ctx context.Context, h http.Header, body *limitedBody) {
+	pb, ok := ctx.Value(pageBoundsKey{}).(*pageBounds)
+	if !ok {
+		return
+	}
+	if pb.bytes < body.left {
+		body.left, body.err = pb.bytes, pb.tooLarge
+	}
+	body.page = &pageReader{bounds: pb}
+	if pb.items >= 0 {
+		mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+		body.page.count = &itemCounter{max: pb.items, events: mt == "text/event-stream"}
+	}
+}
+
+// read counts the items of p, the next bytes of the answer; an error cuts
+// the answer.
+func (r *pageReader) read(p []byte) error {
+	if r == nil {
+		return nil
+	}
+	r.bounds.read.Add(int64(len(p)))
+	if r.count == nil || r.count.write(p) {
+		return nil
+	}
+	r.bounds.cut.Store(r.bounds.tooMany)
+	return r.bounds.tooMany
+}
+
+// cutBy records that err, the byte bound, cut the answer, when it is the
+// list's.
+func (r *pageReader) cutBy(err error) {
+	if r != nil && err == error(r.bounds.tooLarge) {
+		r.bounds.cut.Store(r.bounds.tooLarge)
+	}
+}
+
+// itemCounter counts the items of a list page in its answer as it is read:
+// the elements of arrays two levels inside a JSON-RPC message
+// (result.tools[i]), in a JSON body or in the data lines of an event
+// stream, read as mcp-go reads them. Decoding fails on JSON this reading
+// gets wrong, so on every page that would be decoded the count is at least
+// the page's items; arrays of the same depth elsewhere (a notification's,
+// a hostile server's own) count too, against the server that sent them.
+type itemCounter struct {
+	max, n int
+	// JSON: depth of the innermost container, whether each of the first
+	// three is an array, whether a string (and an escape) is open, and
+	// whether the next value is an item.
+	depth                    int
+	array                    [4]bool
+	inString, escaped, first bool
+	// events: the answer is an event stream, read line by line; field
+	// collects a line's start until it is known to be "data:", data says
+	// the rest of the line is data, and notBlank that the line has more
+	// than carriage returns.
+	events    bool
+	field     []byte
+	data      bool
+	skipSpace bool
+	notBlank  bool
+}
+
+// write counts the items in p and reports whether they are within max.
+func (c *itemCounter) write(p []byte) bool {
+	for _, b := range p {
+		if !c.events {
+			c.json(b)
+			continue
+		}
+		switch {
+		case b == '\n':
+			if !c.notBlank {
+				c.depth, c.inString, c.escaped, c.first = 0, false, false, false // a blank line ends the event
+			} else if c.data {
+				c.json('\n') // data lines of one event are joined by a newline
+			}
+			c.field, c.data, c.notBlank = c.field[:0], false, false
+			continue
+		case b != '\r':
+			c.notBlank = true
+		}
+		switch {
+		case c.data:
+			if c.skipSpace {
+				c.skipSpace = false
+				if b == ' ' {
+					continue
+				}
+			}
+			c.json(b)
+		case len(c.field) < len("data:"):
+			c.field = append(c.field, b)
+			if string(c.field) == "data:" {
+				c.data, c.skipSpace = true, true
+			}
+		}
+		if c.n > c.max {
+			return false
+		}
+	}
+	return c.n <= c.max
+}
+
+// json reads one byte of a JSON text.
+func (c *itemCounter) json(b byte) {
+	if c.inString {
+		switch {
+		case c.escaped:
+			c.escaped = false
+		case b == '\\':
+			c.escaped = true
+		case b == '"':
+			c.inString = false
+		}
+		return
+	}
+	inList := c.depth == 3 && c.array[2]
+	switch b {
+	case ' ', '\t', '\n', '\r':
+		return
+	case ',':
+		c.first = inList
+		return
+	case '}', ']':
+		if c.depth > 0 {
+			c.depth--
+		}
+		c.first = false
+		return
+	}
+	if inList && c.first {
+		c.n++ // whatever it is: a null decodes into a tool too
+		c.first = false
+	}
+	switch b {
+	case '"':
+		c.inString = true
+	case '{', '[':
+		if c.depth < len(c.array) {
+			c.array[c.depth] = b == '['
+		}
+		c.depth++
+		c.first = c.depth == 3 && b == '['
+	}
+}
+
+// encodedSize is the length of v's JSON encoding, without keeping it.
+func encodedSize(v any) int64 {
+	var n byteCounter
+	if err := json.NewEncoder(&n).Encode(v); err != nil {
+		return 0 // mcp-go decoded it, so it encodes; counted as nothing if not
+	}
+	return int64(n) - 1 // Encode's newline
+}
+
+type byteCounter int64
+
+func (n *byteCounter) Write(p []byte) (int, error) {
+	*n += byteCounter(len(p))
+	return len(p), nil
+}
+
+// lists lists the server's tools, and its resources, resource templates
+// and prompts as its capabilities announce them, within the bounds. Only a
+// failed tools/list or a bound fails it: a server that fails another list
+// keeps the rest.
+func (c *Client) lists(ctx context.Context, cn *conn) ([]mcp.Tool, Features, error) {
+	l := c.newListing()
+	tools, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools", mcpPages(
+		func(ctx context.Context, p mcp.PaginatedRequest) (*mcp.ListToolsResult, error) {
+			return cn.mc.ListToolsByPage(ctx, mcp.ListToolsRequest{PaginatedRequest: p})
+		},
+		func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) { return r.Tools, r.NextCursor }))
+	if err != nil {
+		return nil, Features{}, err
+	}
+	f, err := c.listFeatures(ctx, cn, l)
+	return tools, f, err
+}
+
+// listFeatures lists resources, templates and prompts as the server's
+// capabilities announce them, on l's bounds.
+func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Features, error) {
+	f := Features{Capabilities: cn.mc.GetServerCapabilities()}
+	if f.Capabilities.Resources != nil {
+		res, err := collect(ctx, l, string(mcp.MethodResourcesList), 0, "", "", mcpPages(
+			func(ctx context.Context, p mcp.PaginatedRequest) (*mcp.ListResourcesResult, error) {
+				return cn.mc.ListResourcesByPage(ctx, mcp.ListResourcesRequest{PaginatedRequest: p})
+			},
+			func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) { return r.Resources, r.NextCursor }))
+		if err != nil && !c.goOn(err, "list resources", zerolog.WarnLevel) {
+			return Features{}, err
+		}
+		tmpl, err := collect(ctx, l, string(mcp.MethodResourcesTemplatesList), 0, "", "", mcpPages(
+			func(ctx context.Context, p mcp.PaginatedRequest) (*mcp.ListResourceTemplatesResult, error) {
+				return cn.mc.ListResourceTemplatesByPage(ctx, mcp.ListResourceTemplatesRequest{PaginatedRequest: p})
+			},
+			func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
+				return r.ResourceTemplates, r.NextCursor
+			}))
+		if err != nil && !c.goOn(err, "list resource templates", zerolog.DebugLevel) {
+			return Features{}, err
+		}
+		f.Resources, f.Templates = res, tmpl
+	}
+	if f.Capabilities.Prompts != nil {
+		prompts, err := collect(ctx, l, string(mcp.MethodPromptsList), 0, "", "", mcpPages(
+			func(ctx context.Context, p mcp.PaginatedRequest) (*mcp.ListPromptsResult, error) {
+				return cn.mc.ListPromptsByPage(ctx, mcp.ListPromptsRequest{PaginatedRequest: p})
+			},
+			func(r *mcp.ListPromptsResult) ([]mcp.Prompt, mcp.Cursor) { return r.Prompts, r.NextCursor }))
+		if err != nil && !c.goOn(err, "list prompts", zerolog.WarnLevel) {
+			return Features{}, err
+		}
+		f.Prompts = prompts
+	}
+	return f, nil
+}
+
+// mcpPages makes the fetch of collect from one of mcp-go's ...ByPage
+// methods (list) and what of its result is the page (items); a page that
+// was not an answer to a POST is as large as its result's encoding.
+func mcpPages[R, T any](list func(context.Context, mcp.PaginatedRequest) (*R, error),
+	items func(*R) ([]T, mcp.Cursor)) func(context.Context, mcp.Cursor) (page[T], error) {
+	return func(ctx context.Context, cursor mcp.Cursor) (page[T], error) {
+		var req mcp.PaginatedRequest
+		req.Params.Cursor = cursor
+		res, err := list(ctx, req)
+		if err != nil {
+			return page[T]{}, err
+		}
+		its, next := items(res)
+		return page[T]{its, next, func() int64 { return encodedSize(res) }}, nil
+	}
+}
+
+// goOn logs a list that failed short of a bound at level and reports that
+// the listing goes on without it; a bound ends the listing.
+func (c *Client) goOn(err error, what string, level zerolog.Level) bool {
+	var over *listBoundError
+	if errors.As(err, &over) {
+		return false
+	}
+	c.log.WithLevel(level).Err(c.redact(err)).Msg(what)
+	return true
+}
+
+// dropOverBound forgets the lists of a server whose listing went over a
+// bound (err wraps a *listBoundError): until it lists within them it
+// publishes nothing, not what it listed before.
+func (c *Client) dropOverBound(err error) {
+	var over *listBoundError
+	if !errors.As(err, &over) {
+		return
+	}
+	c.mu.Lock()
+	c.tools, c.features = nil, Features{}
+	c.mu.Unlock()
+}
