@@ -158,7 +158,7 @@ func collect[T any](ctx context.Context, l *listing, method string, maxItems int
 			return nil, l.over(method, fmt.Sprintf("more than %d pages", l.bounds.pages), "upstream.maxListPages")
 		}
 		if seen[p.next] {
-			return nil, fmt.Errorf("%s of %s: %w: %q", method, l.server, client.ErrRepeatedListCursor, p.next)
+			return nil, fmt.Errorf("%s of %s: %w", method, l.server, client.ErrRepeatedListCursor)
 		}
 		seen[p.next] = true
 		cursor = p.next

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
@@ -394,7 +395,7 @@ func hubSide(err error) bool {
 		te       *TokenError
 		over     *listBoundError
 	)
-	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) || errors.As(err, &over) ||
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) || errors.As(err, &over) || errors.Is(err, client.ErrRepeatedListCursor) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
