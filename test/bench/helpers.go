@@ -258,6 +258,10 @@ func (e *benchEnv) hubConfig(name string, servers []map[string]any) (string, err
 			"staticAnalysis":  map[string]any{"enabled": false},
 			"triggerWorkflow": map[string]any{"enabled": false},
 		},
+		// Every benchmark client is one anonymous caller at one address;
+		// benchmark 4 opens 10,000 sessions from it, over the default
+		// per-caller cap of 1,000 (benchmark 7 tests that cap itself).
+		"http": map[string]any{"maxSessions": 20000, "maxSessionsPerCaller": 20000},
 	}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
