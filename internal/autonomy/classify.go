@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // Kind says where a tool comes from, because each kind is classified by
@@ -138,7 +140,8 @@ func newOverrideSource(label string, m map[string]Overrides) overrideSource {
 // configuration and annotations can be rejected where they are read rather
 // than silently misclassifying tools. A pattern is malformed when path.Match
 // rejects it, when it is empty, or when it has leading or trailing spaces
-// (tool names never do, so such a pattern could never match).
+// (tool names never do, so such a pattern could never match): the check
+// of toolspec.ValidatePattern, which the configuration uses.
 func ValidatePatterns(patterns []string) error {
 	var errs []error
 	for _, p := range patterns {
@@ -150,14 +153,8 @@ func ValidatePatterns(patterns []string) error {
 }
 
 func validatePattern(p string) error {
-	switch {
-	case p == "" || strings.TrimSpace(p) == "":
-		return fmt.Errorf("autonomy: empty tool pattern %q", p)
-	case strings.TrimSpace(p) != p:
-		return fmt.Errorf("autonomy: tool pattern %q has leading or trailing spaces", p)
-	}
-	if _, err := path.Match(p, ""); err != nil {
-		return fmt.Errorf("autonomy: tool pattern %q: %w", p, err)
+	if err := toolspec.ValidatePattern(p); err != nil {
+		return fmt.Errorf("autonomy: %w", err)
 	}
 	return nil
 }

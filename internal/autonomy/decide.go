@@ -2,6 +2,8 @@ package autonomy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -45,6 +47,19 @@ func Normalize(name string) string {
 // A nil *Allowlist, or one built from no names, permits every tool.
 type Allowlist struct {
 	names map[string]bool
+	// key is what the list permits as one string (see Key).
+	key string
+}
+
+// Key says what the list permits: equal keys, equal lists, however they
+// were built (a caller authenticated anew on every request gets a new
+// Allowlist each time). "" for a list that permits every tool, nil
+// included. It lets views of the catalog be cached by content.
+func (a *Allowlist) Key() string {
+	if a == nil {
+		return ""
+	}
+	return a.key
 }
 
 // NewAllowlist builds an Allowlist from the caller's tool names. An empty
@@ -61,6 +76,8 @@ func NewAllowlist(names []string) *Allowlist {
 			a.names[k] = true
 		}
 	}
+	// A list that permits nothing (blanks only) is "=", never "".
+	a.key = "=" + strings.Join(slices.Sorted(maps.Keys(a.names)), "\x00")
 	return a
 }
 

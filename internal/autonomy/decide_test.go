@@ -97,3 +97,27 @@ func TestAllowlist(t *testing.T) {
 		t.Error("a zero Allowlist must permit every tool")
 	}
 }
+
+func TestAllowlistKey(t *testing.T) {
+	var nilList *Allowlist
+	tests := []struct {
+		name string
+		a, b *Allowlist
+		same bool
+	}{
+		{"nil and empty both permit all", nilList, NewAllowlist(nil), true},
+		{"built twice from the same names", NewAllowlist([]string{"a", "b"}), NewAllowlist([]string{"a", "b"}), true},
+		{"order, case, dashes and blanks do not matter", NewAllowlist([]string{"Get-Issue", "b", ""}), NewAllowlist([]string{"b", "get_issue"}), true},
+		{"other names", NewAllowlist([]string{"a"}), NewAllowlist([]string{"b"}), false},
+		{"a subset", NewAllowlist([]string{"a"}), NewAllowlist([]string{"a", "b"}), false},
+		{"blanks permit nothing, not all", NewAllowlist([]string{" "}), NewAllowlist(nil), false},
+		{"names are not run together", NewAllowlist([]string{"ab", "c"}), NewAllowlist([]string{"a", "bc"}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.a.Key() == tt.b.Key(); got != tt.same {
+				t.Errorf("Key() %q vs %q: equal = %v, want %v", tt.a.Key(), tt.b.Key(), got, tt.same)
+			}
+		})
+	}
+}

@@ -2,7 +2,8 @@ package autonomy
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // Level is how much an agent may do on its own. The values are ordered, so
@@ -30,33 +31,25 @@ var levelNames = [...]string{
 	Full:       "full",
 }
 
-var levelByName = map[string]Level{
-	"manual":     Manual,
-	"restricted": Restricted,
-	"supervised": Supervised,
-	"full":       Full,
-	"shu":        Restricted,
-	"ha":         Supervised,
-	"ri":         Full,
-}
-
-const acceptedLevels = "manual, restricted, supervised, full (aliases: shu=restricted, ha=supervised, ri=full)"
-
 // ParseLevel reads a level from configuration, a header or a token claim.
 // It ignores case and surrounding spaces and accepts the Shu-Ha-Ri aliases.
 // An empty or unknown value is an error naming the value and the accepted
 // ones; there is deliberately no default, because silently picking one
 // would either lock an agent out or hand it more than was asked for. On
-// error the returned Level is Manual and must not be used.
+// error the returned Level is Manual and must not be used. The names are
+// toolspec's (CanonicalLevel), which the configuration is checked with:
+// one list of names for both.
 func ParseLevel(s string) (Level, error) {
-	key := strings.ToLower(strings.TrimSpace(s))
-	if key == "" {
-		return Manual, fmt.Errorf("autonomy: empty autonomy level %q; accepted: %s", s, acceptedLevels)
+	name, err := toolspec.CanonicalLevel(s)
+	if err != nil {
+		return Manual, fmt.Errorf("autonomy: %w", err)
 	}
-	if l, ok := levelByName[key]; ok {
-		return l, nil
+	for l, n := range levelNames {
+		if n == name {
+			return Level(l), nil
+		}
 	}
-	return Manual, fmt.Errorf("autonomy: unknown autonomy level %q; accepted: %s", s, acceptedLevels)
+	return Manual, fmt.Errorf("autonomy: level %q has no value", name) // toolspec names only these four
 }
 
 // String returns the canonical lower-case name, the form ParseLevel reads

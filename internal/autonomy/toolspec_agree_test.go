@@ -11,10 +11,11 @@ import (
 )
 
 // config and the discovery sources validate levels and tool patterns with
-// toolspec, which must not import autonomy; autonomy enforces them. These
-// tests keep the two copies from drifting apart: a config that validates
-// must never carry a level or pattern the enforcement rejects, or the
-// reverse.
+// toolspec, which does not import autonomy; autonomy enforces them with
+// toolspec's parser and pattern check. These tests hold what a config can
+// be told against what the enforcement reads: toolspec.LevelNames (the
+// names config lists in its errors and the chart schema) must be exactly
+// the names ParseLevel accepts, and a pattern must pass or fail both.
 
 // nonLevels are words a config might plausibly hold that are no level.
 var nonLevels = []string{"", " ", "admin", "none", "read-only", "readonly", "write", "godmode", "fullish", "shu-ha", "0", "3", "full\x00", "ma nual", "supervise", "Ri!"}

@@ -27,7 +27,7 @@ const maxViews = 256
 // viewKey says what a caller sees: the same key, the same list.
 type viewKey struct {
 	level autonomy.Level
-	allow *autonomy.Allowlist
+	allow string // the allow-list's content (Allowlist.Key), not its pointer
 	agent string
 }
 
@@ -56,7 +56,7 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, int,
 		views, _ := lru.New[viewKey, cachedView](maxViews)
 		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
 	}
-	key := viewKey{level: caller.Level, allow: caller.Allow, agent: caller.verifiedAgent}
+	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.verifiedAgent}
 	if v, ok := lc.views.Get(key); ok {
 		return v.res, v.tools, nil
 	}

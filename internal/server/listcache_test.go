@@ -13,6 +13,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // The cached tools/list is the list mcp-go would have given, for every
@@ -136,5 +137,40 @@ func TestPublishedToolsChanged(t *testing.T) {
 		if got := p.changed(s.tools, s.listed); got != s.want {
 			t.Errorf("%s: changed = %v, want %v", s.name, got, s.want)
 		}
+	}
+}
+
+// TestListCacheKeyedByContent: a caller authenticated anew on every
+// request (a ServiceAccount's token review, an OAuth token) gets a new
+// allow-list each time; equal lists must share one cached view, and
+// other lists must not.
+func TestListCacheKeyedByContent(t *testing.T) {
+	s := &Server{}
+	tool := func(name string) registry.Tool {
+		return registry.Tool{Name: name, Original: name, Def: mcp.NewTool(name), Class: autonomy.Class{ReadOnly: true}}
+	}
+	cat := &registry.Catalog{Gen: 1, Tools: []registry.Tool{tool("a"), tool("b")}}
+	list := func(names ...string) (string, int) {
+		t.Helper()
+		res, n, err := s.toolsResult(cat, Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist(names)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res), n
+	}
+	first, n := list("a")
+	for range 4 {
+		if again, _ := list("a"); again != first {
+			t.Fatalf("the same allow-list listed %s, then %s", first, again)
+		}
+	}
+	if n != 1 || s.lists.views.Len() != 1 {
+		t.Errorf("five lists by allow-lists of the same names: %d tools, %d cached views; want 1 tool, 1 view", n, s.lists.views.Len())
+	}
+	if other, n := list("b"); other == first || n != 1 {
+		t.Errorf("allow-list [b] listed %s (%d tools), the same as [a]", other, n)
+	}
+	if all, n := list(); n != 2 || s.lists.views.Len() != 3 {
+		t.Errorf("no allow-list listed %s (%d tools), %d views; want both tools in a third view", all, n, s.lists.views.Len())
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"strings"
 )
 
-// levelAliases maps every accepted level name to its canonical name. It
-// mirrors autonomy.ParseLevel, which config and discovery must not import;
-// autonomy's external tests check that both accept exactly these names.
+// levelAliases maps every accepted level name to its canonical name. It is
+// the one list of level names: autonomy.ParseLevel reads levels with
+// CanonicalLevel, and config and discovery (which do not import autonomy)
+// check them with it.
 func levelAliases() map[string]string {
 	return map[string]string{
 		"manual":     "manual",

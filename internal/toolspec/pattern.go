@@ -11,20 +11,20 @@ import (
 // policy, so a config file or an annotation is rejected where it is read
 // instead of silently misclassifying tools. A pattern is malformed when
 // path.Match rejects it, when it is empty, or when it has leading or
-// trailing spaces (tool names never do, so it could never match). It
-// mirrors autonomy.ValidatePatterns; autonomy's external tests keep the two
-// in step.
+// trailing spaces (tool names never do, so it could never match).
+// autonomy.ValidatePatterns is this check too.
 func ValidatePatterns(patterns []string) error {
 	var errs []error
 	for _, p := range patterns {
-		if err := validatePattern(p); err != nil {
+		if err := ValidatePattern(p); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func validatePattern(p string) error {
+// ValidatePattern checks one tool-name pattern (see ValidatePatterns).
+func ValidatePattern(p string) error {
 	switch {
 	case strings.TrimSpace(p) == "":
 		return fmt.Errorf("empty tool pattern %q", p)
