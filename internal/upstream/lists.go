@@ -41,13 +41,6 @@ import (
 // the legacy SSE stream, whose readers take a message whole, a page is
 // decoded, then counted.
 
-// Default bounds of a server's lists, for Options that set none.
-const (
-	DefaultMaxListPages = 100
-	DefaultMaxTools     = 2000
-	DefaultMaxListBytes = 2 << 20
-)
-
 // pageEnvelope is room above the byte bound left for what a page's answer
 // carries besides the page (the JSON-RPC envelope, SSE framing,
 // whitespace): the answer is cut only past it, the page is counted exactly.
@@ -76,16 +69,17 @@ type listBounds struct {
 	bytes        int64
 }
 
+// listBounds are o's bounds, the configuration's defaults where o sets none.
 func (o Options) listBounds() listBounds {
 	b := listBounds{pages: o.MaxListPages, tools: o.MaxTools, bytes: o.MaxListBytes}
 	if b.pages <= 0 {
-		b.pages = DefaultMaxListPages
+		b.pages = config.DefaultMaxListPages
 	}
 	if b.tools <= 0 {
-		b.tools = DefaultMaxTools
+		b.tools = config.DefaultMaxTools
 	}
 	if b.bytes <= 0 {
-		b.bytes = DefaultMaxListBytes
+		b.bytes = config.DefaultMaxListBytes
 	}
 	return b
 }
@@ -439,17 +433,4 @@ func (c *Client) goOn(err error, what string, level zerolog.Level) bool {
 	}
 	c.log.WithLevel(level).Err(c.redact(err)).Msg(what)
 	return true
-}
-
-// dropOverBound forgets the lists of a server whose listing went over a
-// bound (err wraps a *listBoundError): until it lists within them it
-// publishes nothing, not what it listed before.
-func (c *Client) dropOverBound(err error) {
-	var over *listBoundError
-	if !errors.As(err, &over) {
-		return
-	}
-	c.mu.Lock()
-	c.tools, c.features = nil, Features{}
-	c.mu.Unlock()
 }

@@ -151,19 +151,15 @@ func (c *Client) wsOptions() []mcpws.ClientOption {
 }
 
 // ownRefusal puts the hub's own reasons for a failed connect, a loop or
-// the dial policy, in place of the transport's words around them; a loop
-// also drops what the server had listed, so none of it stays published.
-func (c *Client) ownRefusal(err error) error {
+// the dial policy, in place of the transport's words around them (what a
+// loop drops is setFailed's).
+func ownRefusal(err error) error {
 	var loop *LoopError
 	var refused *netpolicy.RefusedError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &loop):
-		c.loops.reset()
-		c.mu.Lock()
-		c.tools, c.features = nil, Features{}
-		c.mu.Unlock()
 		return loop
 	case errors.As(err, &refused):
 		return refused

@@ -167,7 +167,7 @@ func TestLoopErrorIsTheStatus(t *testing.T) {
 	c := New(config.ServerSpec{Name: "x", URL: "http://u:p@h/mcp"}, Options{Chain: hubchain.New("")}, zerolog.Nop(), func() {})
 	loop := &LoopError{URL: "http://h/mcp", Instance: "i", Direct: true}
 	wrapped := errors.Join(errors.New("initialize: transport error"), loop)
-	if got := c.ownRefusal(wrapped); got != loop {
+	if got := ownRefusal(wrapped); got != loop {
 		t.Fatalf("ownRefusal = %v, want the loop error itself", got)
 	}
 	if !strings.Contains(c.loops.url, "h/mcp") || strings.Contains(c.loops.url, "u:p") {

@@ -170,8 +170,8 @@ func (as *answers) refusal() *answer {
 	return nil
 }
 
-// withRefusals returns a copy of hc whose answers c keeps (see answers).
-func withRefusals(hc *http.Client, c *Client) *http.Client {
+// withAnswers returns a copy of hc whose answers c keeps (see answers).
+func withAnswers(hc *http.Client, c *Client) *http.Client {
 	cp := *hc
 	next := cp.Transport
 	if next == nil {
@@ -264,10 +264,26 @@ func (c *Client) describe(err error) (public, detail string) {
 	return c.explain("", err)
 }
 
-// failedStatus is the status of a connection that failed with err.
-func (c *Client) failedStatus(err error) Status {
+// setFailed records err, why the connection failed or was lost, as the
+// status, and returns it. A refusal that must leave nothing of the server
+// published, a listing over a bound or a loop back to the hub (whose chain
+// is forgotten too), drops what the server listed, whether a connect or a
+// health check or refresh of a live connection met it.
+func (c *Client) setFailed(err error) Status {
+	var over *listBoundError
+	var loop *LoopError
+	if errors.As(err, &loop) {
+		c.loops.reset()
+	}
+	if loop != nil || errors.As(err, &over) {
+		c.mu.Lock()
+		c.tools, c.features = nil, Features{}
+		c.mu.Unlock()
+	}
 	public, detail := c.describe(err)
-	return Status{State: StateError, Error: public, Detail: detail, Since: time.Now()}
+	st := Status{State: StateError, Error: public, Detail: detail, Since: time.Now()}
+	c.setStatus(st, nil, nil)
+	return st
 }
 
 // logDetail adds the status's detail to a log line that has one.

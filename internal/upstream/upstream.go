@@ -78,7 +78,7 @@ type Options struct {
 	// DefaultMaxResponseBytes); a larger one fails with *TooLargeError.
 	MaxResponseBytes int64
 	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
-	// (0: DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
+	// (0: config.DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
 	// a bound the server is in error and publishes nothing (lists.go).
 	MaxListPages int
 	MaxTools     int
@@ -217,7 +217,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
-	c.opts.HTTPClient = withRefusals(c.opts.HTTPClient, c)
+	c.opts.HTTPClient = withAnswers(c.opts.HTTPClient, c)
 	c.breaker.Store(c.newBreaker())
 	return c
 }
@@ -326,9 +326,7 @@ func (c *Client) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			c.dropOverBound(err)
-			st := c.failedStatus(err)
-			c.setStatus(st, nil, nil)
+			st := c.setFailed(err)
 			c.log.Warn().Str("error", st.Error).Func(st.logDetail).Int("attempt", attempt+1).Msg("connect failed")
 			if !sleep(ctx, c.backoff(attempt)) {
 				return
@@ -348,9 +346,7 @@ func (c *Client) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.dropOverBound(err)
-		st := c.failedStatus(err)
-		c.setStatus(st, nil, nil)
+		st := c.setFailed(err)
 		c.log.Warn().Str("error", st.Error).Func(st.logDetail).Msg("connection lost; reconnecting")
 		if !sleep(ctx, c.backoff(0)) {
 			return
@@ -485,7 +481,7 @@ func (c *Client) closeConn(cn *conn, cause error) {
 // revoked or rotated token should not cost a backoff. Only the handshake
 // is retried, never a tools/call.
 func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err error) {
-	defer func() { err = c.ownRefusal(err) }()
+	defer func() { err = ownRefusal(err) }()
 	if c.oauth == nil {
 		return c.connectOnce(ctx)
 	}
