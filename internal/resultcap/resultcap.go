@@ -160,10 +160,23 @@ func readPart(p json.RawMessage) (textPart, error) {
 // after it (parts without text are kept), and appends the notice. It
 // returns the new parts and the characters of text kept.
 func cutParts(parts []json.RawMessage, texts []textPart, limit int, noticeFor func(kept int) string) ([]json.RawMessage, int) {
-	// The notice names the number kept, which depends on the notice's
-	// length: two rounds settle it (a shorter count only shortens it).
-	budget := limit - utf8.RuneCountInString(noticeFor(limit))
-	budget = limit - utf8.RuneCountInString(noticeFor(budget))
+	// The notice names the number kept and the number cut, so its length
+	// depends on what it leaves room for: fewer kept can mean more digits
+	// cut. Start from the room the notice leaves at the full limit and step
+	// down until what is kept and its notice fit; the digits change at most
+	// a few times, so this takes a few steps.
+	total := 0
+	for _, tp := range texts {
+		total += tp.chars
+	}
+	fits := func(budget int) bool {
+		kept := min(budget, total)
+		return kept+utf8.RuneCountInString(noticeFor(kept)) <= limit
+	}
+	budget := limit - utf8.RuneCountInString(noticeFor(min(limit, total)))
+	for budget > 0 && !fits(budget) {
+		budget--
+	}
 	budget = max(budget, 0) // nothing but the notice fits: keep no text
 	out := make([]json.RawMessage, 0, len(parts)+1)
 	kept := 0

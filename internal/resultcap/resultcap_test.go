@@ -232,3 +232,21 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyNoticeDigits: fewer characters kept can mean one more digit in
+// the count cut, so the notice grows as the room for text shrinks; the cut
+// result still fits, whatever the sizes (found by FuzzApply in CI).
+func TestApplyNoticeDigits(t *testing.T) {
+	for _, limit := range []int{1000, 1189, 2500} {
+		for total := limit + 1; total <= limit+1500; total++ {
+			raw := result(t, mcp.NewToolResultText(strings.Repeat("x", total)))
+			out, rep, err := Apply(raw, limit, hint)
+			if err != nil || rep == nil {
+				t.Fatalf("limit %d, %d characters: %v %v", limit, total, rep, err)
+			}
+			if _, texts := parse(t, out); chars(texts) > limit {
+				t.Fatalf("limit %d, %d characters: cut to %d", limit, total, chars(texts))
+			}
+		}
+	}
+}
