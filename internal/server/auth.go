@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -342,10 +341,7 @@ func (s *Server) requireCaller(next http.Handler) http.Handler {
 			if ch := s.auth.challenge(err); ch != "" {
 				w.Header().Set("WWW-Authenticate", ch)
 			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(err.status)
-			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-				"error": map[string]any{"code": -32001, "message": err.msg}})
+			refuse(w, err.status, codeAuthRequired, err.msg)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withCaller(r.Context(), c)))

@@ -63,12 +63,9 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, int,
 	out := make([]byte, 0, 64*1024)
 	out = append(out, `{"tools":[`...)
 	n := 0
-	for i, t := range cat.Tools {
-		if !visible(caller, t) {
-			continue
-		}
+	for i, def := range s.view(cat, caller) {
 		if lc.tools[i] == nil {
-			b, err := json.Marshal(t.Def)
+			b, err := json.Marshal(def)
 			if err != nil {
 				return nil, 0, err
 			}

@@ -146,32 +146,35 @@ func isErrorResult(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &r) == nil && r.IsError
 }
 
-// callTool is the handler mcp-go runs for every published tool, on every
-// face it serves. The gate has already refused any message whose strict
+// callTool is the router's handler (catalog.go): mcp-go runs it for every
+// tools/call on every face it serves, with the caller's tool name in
+// calledToolHeader. The gate has already refused any message whose strict
 // reading differs from mcp-go's, so the call read from req is the one the
 // caller sent. Calls here go through the relay: they come from sessions
 // that take progress, log messages or server requests, or from faces with
 // one channel per session.
 func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	call, err := toolCallOf(req)
+	if err == nil {
+		err = s.checkParamHeaders(req.Header, call)
+	}
 	if err != nil {
-		return nil, err
+		return nil, s.marks.mark(asRPCError(err))
 	}
 	raw, err := s.runCall(ctx, callerFrom(ctx), sessionID(ctx), call, s.relayFor(ctx))
 	if err != nil {
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
-			keepRPCError(ctx, rpcErr) // for a face that can send it as it is
-		}
-		return nil, err
+		// Each face mcp-go writes to puts the error back in place of
+		// mcp-go's -32603 (reply.go).
+		return nil, s.marks.mark(asRPCError(err))
 	}
 	return mcp.ParseCallToolResult(&raw)
 }
 
-// toolCallOf turns mcp-go's reading of a tools/call into the hub's.
+// toolCallOf turns mcp-go's reading of a tools/call, routed to the router
+// by routeCall, into the hub's.
 func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
 	p := req.Params
-	call := jsonrpc.ToolCall{Name: p.Name, Arguments: p.RawArguments}
+	call := jsonrpc.ToolCall{Name: req.Header.Get(calledToolHeader), Arguments: p.RawArguments}
 	var err error
 	if call.Arguments == nil && p.Arguments != nil {
 		if call.Arguments, err = json.Marshal(p.Arguments); err != nil {

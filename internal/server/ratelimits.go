@@ -1,15 +1,12 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/config"
@@ -166,47 +163,4 @@ func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
 		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Func(caller.auditFace).Msg(r.Error())
 	return err
-}
-
-// The faces mcp-go serves answer every error of a tool handler with -32603
-// and its text. Where the hub writes the answer itself (WebSocket), an
-// errorSlot carries the JSON-RPC error the handler meant to the face, which
-// sends it as it is: a refused call's code and retryAfterMs, an upstream's
-// own error code.
-
-type errorSlotKey struct{}
-
-// errorSlot is the JSON-RPC error of one request's handler.
-type errorSlot struct {
-	mu  sync.Mutex
-	err *jsonrpc.Error
-}
-
-// keepRPCError stores err in ctx's slot, if the face gave it one.
-func keepRPCError(ctx context.Context, err *jsonrpc.Error) {
-	if slot, ok := ctx.Value(errorSlotKey{}).(*errorSlot); ok {
-		slot.mu.Lock()
-		slot.err = err
-		slot.mu.Unlock()
-	}
-}
-
-// errorScope gives each WebSocket request a slot, and its answer the
-// handler's JSON-RPC error in place of mcp-go's -32603.
-func errorScope(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage) {
-	slot := &errorSlot{}
-	return context.WithValue(ctx, errorSlotKey{}, slot), func(resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
-		slot.mu.Lock()
-		e := slot.err
-		slot.mu.Unlock()
-		reply, ok := resp.(mcp.JSONRPCError)
-		if e == nil || !ok {
-			return resp
-		}
-		reply.Error.Code, reply.Error.Message, reply.Error.Data = e.Code, e.Message, nil
-		if len(e.Data) > 0 {
-			reply.Error.Data = e.Data
-		}
-		return reply
-	}
 }

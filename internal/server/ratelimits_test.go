@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -162,7 +163,7 @@ func TestCallerRateLimit(t *testing.T) {
 
 // TestCallerRateLimitOverWebSocket: the refusal reaches a WebSocket caller
 // as the same JSON-RPC error, code and data included (mcp-go alone would
-// make it -32603 without data).
+// make it -32603 without data; reply.go puts it back).
 func TestCallerRateLimitOverWebSocket(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	h := newLimitedHub(t, Options{
@@ -453,7 +454,8 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 }
 
 // TestCallerRateLimitOverSSE: where mcp-go writes the answer (/sse) the
-// refusal is its -32603 error, with the hub's message and retry hint.
+// refusal is the same -32000 error as on /mcp, with the hub's message and
+// retry hint, not mcp-go's -32603.
 func TestCallerRateLimitOverSSE(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	h := newLimitedHub(t, Options{PerCaller: ratelimit.Limits{Rate: 0.5, Burst: 1, Where: "limits.perCaller"}}, a.spec())
@@ -466,7 +468,8 @@ func TestCallerRateLimitOverSSE(t *testing.T) {
 		t.Fatalf("first call over /sse: %v", err)
 	}
 	_, err := c.CallTool(ctx, req)
-	mustf(t, err != nil && strings.Contains(err.Error(), `rate limit: caller "anonymous@127.0.0.1" is over its limit of 0.5 calls/s (limits.perCaller.rate): retry after`),
+	mustf(t, err != nil && strings.Contains(err.Error(), `rate limit: caller "anonymous@127.0.0.1" is over its limit of 0.5 calls/s (limits.perCaller.rate): retry after`) &&
+		!errors.Is(err, mcp.ErrInternalError) && !strings.Contains(err.Error(), markOpen),
 		"second call over /sse: %v, want the refusal", err)
 	mustf(t, a.calls.Load() == 1, "upstream saw %d calls, want 1", a.calls.Load())
 }

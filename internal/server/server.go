@@ -90,7 +90,7 @@ type Options struct {
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
-	// published is the tool list last handed to mcp-go (catalog.go).
+	// published is what the last catalog published (catalog.go).
 	published publishedTools
 	reg       *registry.Registry
 	auth      *Auth
@@ -108,6 +108,7 @@ type Server struct {
 	lists   listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
+	marks      *replyMarks // the pipeline's errors on their way through mcp-go
 	calls      inflight
 	tracer     trace.Tracer // nil when tracing is off
 	spans      methodSpans  // spans of requests mcp-go serves
@@ -128,6 +129,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		s.auth = AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.metrics = newMetrics(reg)
+	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = newEdge(opts)
 	s.limits = newCallLimits(opts, s.auth)
@@ -141,7 +143,10 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	hooks.AddOnRegisterSession(s.edge.sessions.registered)
 	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
 	hooks.AddOnRequestInitialization(gateHook)
-	hooks.AddAfterListTools(s.filterList)
+	// One router (catalog.go): every call to the router, every list from
+	// the catalog.
+	hooks.AddBeforeCallTool(routeCall)
+	hooks.AddAfterListTools(s.listTools)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
 	if s.find != nil {
@@ -154,6 +159,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
+	s.mcp.AddTool(routerTool, s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEventStore(newEventStore()),
 		// With an event store mcp-go keeps a session past its GET stream
@@ -174,7 +180,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		mcpws.WithCheckOrigin(s.edge.guard.originAllowed),
 		mcpws.WithReadLimit(s.edge.guard.maxBody),
 		mcpws.WithMessageCheck(refusal),
-		mcpws.WithRequestScope(errorScope),
+		mcpws.WithRequestScope(s.marks.scope),
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
@@ -189,7 +195,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	g := s.edge.guard
 	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.traceHeaders(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.sse)), true))
+	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.marks.handler(s.sse))), true))
 	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
@@ -338,6 +344,6 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	in, out = gateStdio(ctx, in, out, maxRequestBytes)
+	in, out = gateStdio(ctx, in, out, maxRequestBytes, s.marks.fix)
 	return ss.Listen(withCaller(ctx, caller), in, out)
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"mime"
 	"net"
 	"net/http"
@@ -48,7 +47,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if c := asRPCError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
 			status = http.StatusBadRequest
 		}
-		writeRPCError(w, status, body, err)
+		writeReply(w, status, rpcErrorBody(body, err))
 		return
 	}
 	// Whose session it is, before anything acts on it. An initialize makes
@@ -90,7 +89,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !progress && !logs && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
 	}
-	s.streamable.ServeHTTP(w, r)
+	s.streamable.ServeHTTP(s.marks.writer(w), r)
 }
 
 // sessionNotFound answers a request whose Mcp-Session-Id is not a session
@@ -144,30 +143,9 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 		return false
 	}
 	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callerFrom(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
-	out := make([]byte, 0, len(result)+len(msg.ID)+64)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, msg.ID...)
-	if err != nil {
-		e, _ := json.Marshal(asRPCError(err))
-		out = append(out, `,"error":`...)
-		out = append(out, e...)
-	} else {
-		out = append(out, `,"result":`...)
-		out = append(out, result...)
-	}
-	out = append(out, '}')
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	_, _ = w.Write(callReply(msg.ID, result, err))
 	return true
-}
-
-// asRPCError makes err a JSON-RPC error object.
-func asRPCError(err error) *jsonrpc.Error {
-	var e *jsonrpc.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 func acceptsJSON(accept string) bool {
