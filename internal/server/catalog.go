@@ -38,7 +38,9 @@ const calledToolHeader = "X-Mcp-Hub-Called-Tool"
 // routerTool is the router's definition in mcp-go's table. It declares no
 // task support: the hub offers no tasks capability, so a call's task
 // member is ignored and the call runs as a plain one.
-var routerTool = mcp.NewTool(routerName, mcp.WithDescription("mcp-hub's router: never listed"))
+func routerTool() mcp.Tool {
+	return mcp.NewTool(routerName, mcp.WithDescription("mcp-hub's router: never listed"))
+}
 
 // routeCall is the BeforeCallTool hook: mcp-go runs it before it looks the
 // tool up. It records the caller's name and points the lookup at the

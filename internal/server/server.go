@@ -159,7 +159,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
-	s.mcp.AddTool(routerTool, s.callTool)
+	s.mcp.AddTool(routerTool(), s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEventStore(newEventStore()),
 		// With an event store mcp-go keeps a session past its GET stream

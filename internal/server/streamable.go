@@ -33,7 +33,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && sid != "" {
 			defer s.streams.hold(sid)()
 		}
-		s.streamable.ServeHTTP(w, r)
+		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
 		return
 	}
 	body, ok := s.readBody(w, r)
