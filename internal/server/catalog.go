@@ -65,7 +65,7 @@ func (s *Server) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
 		return nil
 	}
 	t, ok := s.reg.Catalog().Tool(call.Name)
-	if !ok {
+	if !ok || len(mcp.ExtractParamHeaderBindings(&t.Def)) == 0 {
 		return nil
 	}
 	params, err := json.Marshal(struct {

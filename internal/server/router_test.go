@@ -380,9 +380,10 @@ func TestReplyMarksFix(t *testing.T) {
 }
 
 // TestParamHeadersCheckedThroughTheRouter: a 2026-07-28 call whose
-// Mcp-Param-* header disagrees with its arguments is refused as mcp-go
-// refused it when it knew every tool (HEADER_MISMATCH), although mcp-go's
-// table holds the router alone; one that agrees runs.
+// Mcp-Param-* header disagrees with its arguments (or is missing) is
+// refused as mcp-go refused it when it knew every tool (HEADER_MISMATCH),
+// although mcp-go's table holds the router alone, on the fast path too;
+// one that agrees runs.
 func TestParamHeadersCheckedThroughTheRouter(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	a.mcp.AddTool(mcp.NewToolWithRawSchema("regional", "", json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)),
@@ -391,14 +392,20 @@ func TestParamHeadersCheckedThroughTheRouter(t *testing.T) {
 		})
 	h := newTestHub(t, []config.ServerSpec{a.spec()})
 	h.waitConnected("alpha")
-	const meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"`
+	const meta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}`
 	for _, tc := range []struct {
-		header string
-		ok     bool
-	}{{"us", true}, {"eu", false}} {
-		msg := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"regional","arguments":{"region":"us"},"_meta":{` + meta + `}}}`
-		resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(msg), "Mcp-Protocol-Version", "2026-07-28",
-			"Mcp-Method", "tools/call", "Mcp-Name", "regional", "Mcp-Param-Region", tc.header)
+		header, meta string // meta: more _meta, a progress token to go through mcp-go
+		ok           bool
+	}{
+		{"us", "", true}, {"eu", "", false}, {"", "", false},
+		{"us", `,"progressToken":"p"`, true}, {"eu", `,"progressToken":"p"`, false},
+	} {
+		msg := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"regional","arguments":{"region":"us"},"_meta":{` + meta + tc.meta + `}}}`
+		headers := []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "regional"}
+		if tc.header != "" {
+			headers = append(headers, "Mcp-Param-Region", tc.header)
+		}
+		resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(msg), headers...)
 		var r faceReply
 		found := false
 		for line := range strings.Lines(body) {
@@ -410,7 +417,7 @@ func TestParamHeadersCheckedThroughTheRouter(t *testing.T) {
 		if tc.ok {
 			mustf(t, r.Error == nil && strings.Contains(string(r.Result), "ran in us"), "header %s: %s", tc.header, body)
 		} else {
-			mustf(t, r.Error != nil && r.Error.Code == mcp.HEADER_MISMATCH && strings.Contains(r.Error.Message, "Mcp-Param-Region"), "header %s: %s", tc.header, body)
+			mustf(t, r.Error != nil && r.Error.Code == mcp.HEADER_MISMATCH && strings.Contains(r.Error.Message, "Mcp-Param-Region"), "header %q%s: %s", tc.header, tc.meta, body)
 		}
 	}
 }

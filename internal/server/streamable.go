@@ -136,8 +136,13 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {
 		return false
 	}
-	if m := r.Header.Get(mcp.HeaderMethod); m != "" && m != msg.Method {
-		return false
+	if m := r.Header.Get(mcp.HeaderMethod); m != "" {
+		// A 2026-07-28 request (no other sends Mcp-Method): its
+		// Mcp-Param-* headers must agree with its arguments, which the
+		// router checks (checkParamHeaders) and mcp-go answers.
+		if m != msg.Method || s.checkParamHeaders(r.Header, *call) != nil {
+			return false
+		}
 	}
 	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
 		return false
