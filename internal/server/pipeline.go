@@ -153,8 +153,15 @@ func isErrorResult(raw json.RawMessage) bool {
 // caller sent. Calls here go through the relay: they come from sessions
 // that take progress, log messages or server requests, or from faces with
 // one channel per session.
-func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	call, err := toolCallOf(req)
+	defer func() {
+		// mcp-go's recovery (server.WithRecovery) would name the router.
+		if r := recover(); r != nil {
+			res, err = nil, s.marks.mark(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("panic recovered in %s tool handler: %v", call.Name, r)})
+		}
+	}()
 	if err == nil {
 		err = s.checkParamHeaders(req.Header, call)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // faceReply is one face's answer to a tools/call: the JSON-RPC error (or
@@ -420,4 +421,18 @@ func TestParamHeadersCheckedThroughTheRouter(t *testing.T) {
 			mustf(t, r.Error != nil && r.Error.Code == mcp.HEADER_MISMATCH && strings.Contains(r.Error.Message, "Mcp-Param-Region"), "header %q%s: %s", tc.header, tc.meta, body)
 		}
 	}
+}
+
+// TestPanicNamesTheTool: a tool that panics under a face mcp-go serves is
+// answered with mcp-go's recovery error naming the tool, never the router.
+func TestPanicNamesTheTool(t *testing.T) {
+	boom := registry.LocalTool{Def: mcp.NewTool("boom", mcp.WithReadOnlyHintAnnotation(true)), Kind: autonomy.Builtin,
+		Run: func(context.Context, map[string]any, map[string]string) *mcp.CallToolResult { panic("kaboom") }}
+	h := newTestHub(t, nil, func(o *registry.Options) { o.Local = []registry.LocalTool{boom} })
+	h.waitPublished()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := h.wsFace(ctx, t, "")(t, "boom")
+	mustf(t, r.Error != nil && r.Error.Code == jsonrpc.CodeInternalError && r.Error.Message == "panic recovered in boom tool handler: kaboom",
+		"a panicking tool over /ws: %+v", r.Error)
 }
