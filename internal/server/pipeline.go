@@ -81,7 +81,7 @@ func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session stri
 		outcome := s.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
 		var unknown *registry.UnknownToolError
 		if errors.As(err, &unknown) {
-			// The answer mcp-go gives for a name it does not serve.
+			// mcp-go's answer to a name it did not serve, on every face.
 			return nil, outcome, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}
 		}
 		return errorResult("ERROR: " + err.Error()), outcome, nil
