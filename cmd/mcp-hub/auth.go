@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/kubeauth"
 	"github.com/purko-io/mcp-hub/internal/oauth"
@@ -24,15 +25,15 @@ import (
 // auth configured the hub admits anonymous callers with full autonomy only
 // when it listens on a loopback address (a laptop); anywhere else it refuses
 // to start rather than serve every tool to whoever connects.
-func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string, log zerolog.Logger) (*server.Auth, error) {
+func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string, log zerolog.Logger) (*callers.Auth, error) {
 	a := cfg.Auth
-	var tokens []server.TokenCaller
+	var tokens []callers.TokenCaller
 	for _, t := range a.Tokens {
 		lvl, err := autonomy.ParseLevel(t.MaxLevel)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens (%s).maxLevel: %w", t.Name, err)
 		}
-		tc := server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
+		tc := callers.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
 		if t.Limits != nil {
 			l := server.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
 			tc.Limits = &l
@@ -57,7 +58,7 @@ func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string
 		anonymous, localUser = &full, true
 		log.Warn().Msg("no auth configured: anonymous callers get full autonomy and may approve tool definitions (loopback only)")
 	}
-	var reviewer server.TokenReviewer
+	var reviewer callers.TokenReviewer
 	if a.ServiceAccounts.Enabled || o.authServiceAccounts {
 		rc, _, err := clusterConfig(o)
 		if err != nil {
@@ -72,7 +73,7 @@ func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string
 		}
 		reviewer = clusterReviewer{r: r, admins: a.ServiceAccounts.Admins}
 	}
-	auth := server.NewAuth(tokens, anonymous, reviewer)
+	auth := callers.NewAuth(tokens, anonymous, reviewer)
 	if localUser {
 		auth.LocalUserIsAdmin()
 	}
@@ -128,17 +129,17 @@ type clusterReviewer struct {
 	admins []string
 }
 
-func (c clusterReviewer) Review(ctx context.Context, token string) (server.ClusterIdentity, error) {
+func (c clusterReviewer) Review(ctx context.Context, token string) (callers.ClusterIdentity, error) {
 	id, err := c.r.Review(ctx, token)
 	switch {
 	case errors.Is(err, kubeauth.ErrUnauthenticated):
-		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusUnauthorized, Err: err}
+		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusUnauthorized, Err: err}
 	case errors.Is(err, kubeauth.ErrNotAgent):
-		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusForbidden, Err: err}
+		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusForbidden, Err: err}
 	case err != nil:
-		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
+		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
-	return server.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
+	return callers.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
 		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount)}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -75,7 +76,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "autonomy: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		keep = func(t registry.Tool) bool { return visible(Caller{Level: lvl}, t) }
+		keep = func(t registry.Tool) bool { return visible(callers.Caller{Level: lvl}, t) }
 	}
 	out := listing{Servers: make([]serverListing, 0, len(cat.Servers))}
 	for _, t := range cat.Tools {
@@ -161,6 +162,6 @@ func toolListings(tools []registry.Tool) []toolListing {
 // the callers the faces would take as admins, authenticated the same way.
 // A request whose credentials fail is simply not an admin's.
 func (s *Server) isAdmin(r *http.Request) bool {
-	c, err := s.auth.authenticate(r)
+	c, err := s.auth.Authenticate(r)
 	return err == nil && c.Admin
 }

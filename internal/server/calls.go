@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 // The console's feed (GET /api/mcp/calls, GET /api/events): the last calls
@@ -31,8 +33,8 @@ type callEntry struct {
 	Outcome  string
 	Duration time.Duration
 
-	// anonymousAt is an anonymous caller's address (Caller.anonymousAt):
-	// with Caller, whose call it is (Caller.limitKey), kept as it is so
+	// anonymousAt is an anonymous caller's address (callers.Caller.Address):
+	// with callers.Caller, whose call it is (callers.Caller.Key), kept as it is so
 	// that recording a call allocates nothing.
 	anonymousAt string
 }
@@ -146,7 +148,7 @@ func (f *feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
 // handleCalls lists the recent calls the caller may see, newest last.
 func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
 	calls, _, _ := s.feed.since(0)
-	calls = visibleCalls(callerFrom(r.Context()), calls)
+	calls = visibleCalls(callers.From(r.Context()), calls)
 	if calls == nil {
 		calls = []callJSON{}
 	}
@@ -158,16 +160,24 @@ func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
 // only its own, so that one agent's token does not show what the others do.
 // Own means the same limit key: an anonymous caller sees the calls made
 // from its address, not every anonymous caller's.
-func visibleCalls(caller Caller, calls []callJSON) []callJSON {
+func visibleCalls(caller callers.Caller, calls []callJSON) []callJSON {
 	if caller.Admin {
 		return calls
 	}
-	key := caller.limitKey()
+	key := caller.Key()
 	own := calls[:0]
 	for _, c := range calls {
-		if c.Caller == caller.Name && (Caller{Name: c.Caller, anonymousAt: c.anonymousAt}).limitKey() == key {
+		if c.Caller == caller.Name && entryKey(c) == key {
 			own = append(own, c)
 		}
 	}
 	return own
+}
+
+// entryKey is the key (callers.Caller.Key) of the caller that made c.
+func entryKey(c callJSON) string {
+	if c.anonymousAt != "" {
+		return callers.AnonymousKey(c.anonymousAt)
+	}
+	return c.Caller
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -71,7 +72,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 // filterList is the AfterListTools hook: each session lists only what it
 // may run now, decided by the same function as calls.
 func (s *Server) filterList(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-	caller := callerFrom(ctx)
+	caller := callers.From(ctx)
 	cat := s.reg.Catalog()
 	kept := res.Tools[:0]
 	for _, t := range res.Tools {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -162,8 +163,8 @@ func TestEventsOnCatalogChangeAndCall(t *testing.T) {
 }
 
 func TestEventsAndCallsNeedACaller(t *testing.T) {
-	h := newTestHubAuth(t, nil, authFor(TokenCaller{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
-		TokenCaller{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Full}))
+	h := newTestHubAuth(t, nil, authFor(callers.TokenCaller{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
+		callers.TokenCaller{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Full}))
 	for _, path := range []string{"/api/events", "/api/mcp/calls"} {
 		res, err := http.Get(h.url(path))
 		if err != nil {
@@ -229,7 +230,7 @@ func TestEventStreamsAreCapped(t *testing.T) {
 // maxSharedEventStreams, and the rest is the admins'.
 func TestEventStreamSlots(t *testing.T) {
 	f := newFeed()
-	open := func(c Caller) (func(), int) {
+	open := func(c callers.Caller) (func(), int) {
 		release, err := f.openStream(c)
 		if err != nil {
 			return nil, err.status
@@ -242,15 +243,15 @@ func TestEventStreamSlots(t *testing.T) {
 			r()
 		}
 	}()
-	take := func(c Caller, n int) {
+	take := func(c callers.Caller, n int) {
 		t.Helper()
 		for i := range n {
 			r, status := open(c)
-			mustf(t, status == http.StatusOK, "stream %d of %s: %d", i, c.limitKey(), status)
+			mustf(t, status == http.StatusOK, "stream %d of %s: %d", i, c.Key(), status)
 			releases = append(releases, r)
 		}
 	}
-	anon := func(ip string) Caller { return Caller{Name: "anonymous", anonymousAt: ip + ":1"} }
+	anon := func(ip string) callers.Caller { return callers.Anonymous(ip+":1", autonomy.Manual) }
 	take(anon("10.0.0.1"), maxEventStreamsPerCaller)
 	_, status := open(anon("10.0.0.1"))
 	mustf(t, status == http.StatusTooManyRequests, "one address over its bound: %d, want 429", status)
@@ -259,8 +260,8 @@ func TestEventStreamSlots(t *testing.T) {
 	}
 	_, status = open(anon("10.0.1.1"))
 	mustf(t, status == http.StatusServiceUnavailable, "a new address with the non-admins' share taken: %d, want 503", status)
-	take(Caller{Name: "ops", Admin: true}, maxEventStreams-maxSharedEventStreams)
-	_, status = open(Caller{Name: "ops2", Admin: true})
+	take(callers.Caller{Name: "ops", Admin: true}, maxEventStreams-maxSharedEventStreams)
+	_, status = open(callers.Caller{Name: "ops2", Admin: true})
 	mustf(t, status == http.StatusServiceUnavailable, "an admin with every stream taken: %d, want 503", status)
 	// Closed streams give their slots back.
 	releases[0]()

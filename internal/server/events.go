@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 // GET /api/events: server-sent events for the web console. "catalog" says
@@ -39,10 +41,10 @@ const (
 // openStream takes an event stream slot for caller and returns its
 // release, or the refusal: 429 for a caller at its own bound, 503 when
 // the streams of non-admins, or all streams, are at theirs.
-func (f *feed) openStream(caller Caller) (func(), *limitError) {
+func (f *feed) openStream(caller callers.Caller) (func(), *limitError) {
 	key := ""
 	if !caller.Admin {
-		key = caller.limitKey()
+		key = caller.Key()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -78,7 +80,7 @@ func (f *feed) openStream(caller Caller) (func(), *limitError) {
 // handleEvents serves one event stream.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	f := s.feed
-	caller := callerFrom(r.Context())
+	caller := callers.From(r.Context())
 	closeStream, refused := f.openStream(caller)
 	if refused != nil {
 		w.Header().Set("Retry-After", "5")

@@ -18,6 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -173,7 +174,7 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 }
 
 // newTestHubAuth is newTestHub with an authenticator (nil: everyone full).
-func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ...hubOption) *testHub {
+func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *callers.Auth, opts ...hubOption) *testHub {
 	t.Helper()
 	return newTestHubOpts(t, specs, Options{Auth: auth}, opts...)
 }

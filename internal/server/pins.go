@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -51,13 +52,13 @@ func (s *Server) quarantined(ev registry.QuarantineEvent) {
 
 // recordQuarantined writes the audit line and metric of a refused call of
 // a quarantined tool.
-func (s *Server) recordQuarantined(span trace.Span, session string, caller Caller, e *registry.QuarantinedError) {
+func (s *Server) recordQuarantined(span trace.Span, session string, caller callers.Caller, e *registry.QuarantinedError) {
 	s.metrics.observeCall(e.Server, e.Name, outcomeQuarantined, 0)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
+	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.Address(), Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
 		Decision: "denied", Outcome: outcomeQuarantined})
 	traced(s.log.Warn(), span, e.Server, "denied", outcomeQuarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", e.Name).Str("server", e.Server).Str("decision", "denied").Str("reason", "quarantined").
-		Str("diff", e.Quarantine.Diff).Str("outcome", outcomeQuarantined).Func(caller.auditFace).Msg("tool call denied")
+		Str("diff", e.Quarantine.Diff).Str("outcome", outcomeQuarantined).Func(caller.AuditFace).Msg("tool call denied")
 }
 
 // pinListing is one pin in GET /api/mcp/pins.
@@ -117,7 +118,7 @@ type approveRequest struct {
 
 // handleApprove re-pins the current definitions an admin approves.
 func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
-	caller := callerFrom(r.Context())
+	caller := callers.From(r.Context())
 	var req approveRequest
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -160,7 +161,7 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 // admin caller (403 otherwise). what names the action in the refusal.
 func (s *Server) adminWrite(what string, next http.HandlerFunc) http.Handler {
 	admin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		caller := callerFrom(r.Context())
+		caller := callers.From(r.Context())
 		if !caller.Admin {
 			s.log.Warn().Str("audit", "admin").Str("caller", caller.Name).Str("path", r.URL.Path).Str("decision", "denied").
 				Msg(what + " refused: not an admin")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -43,8 +44,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	caller := callerFrom(r.Context())
-	caller.face = faceREST
+	caller := callers.From(r.Context())
+	caller.Face = faceREST
 	result, outcome, err := s.runCallOutcome(r.Context(), caller, "", call, nil)
 	if err != nil {
 		writeRunError(w, outcome, asRPCError(err))

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
@@ -38,7 +39,7 @@ type Options struct {
 	// Instructions are sent in the initialize result.
 	Instructions string
 	// Auth admits callers; nil admits everyone with full autonomy (tests).
-	Auth *Auth
+	Auth *callers.Auth
 	// Peers are the other replicas (host:port), to which a client's answer
 	// to a server request is passed when another replica asked (peers.go).
 	Peers []string
@@ -70,7 +71,7 @@ type Options struct {
 
 	// PerCaller and PerUpstream limit the tool calls of every caller and
 	// to every owning server that has no limits of its own
-	// (TokenCaller.Limits, the server spec's); zero: no limit
+	// (callers.TokenCaller.Limits, the server spec's); zero: no limit
 	// (ratelimits.go).
 	PerCaller, PerUpstream ratelimit.Limits
 	// FindToolsAbove, when above 0, is the number of tools a caller may
@@ -93,7 +94,7 @@ type Server struct {
 	// published is the tool list last handed to mcp-go (catalog.go).
 	published publishedTools
 	reg       *registry.Registry
-	auth      *Auth
+	auth      *callers.Auth
 	log       zerolog.Logger
 	mcp       *server.MCPServer
 	metrics   *metrics
@@ -125,7 +126,7 @@ type Server struct {
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: newFeed()}
 	if s.auth == nil {
-		s.auth = AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
+		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.metrics = newMetrics(reg)
 	s.modernList = modernListHead(opts.Name, opts.Version)
@@ -333,11 +334,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 	if err := s.reg.WaitTried(ctx); err != nil {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
-	caller := Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
+	caller := callers.Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
-	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })
+	ss.SetContextFunc(func(ctx context.Context) context.Context { return callers.With(ctx, caller) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	in, out = gateStdio(ctx, in, out, maxRequestBytes)
-	return ss.Listen(withCaller(ctx, caller), in, out)
+	return ss.Listen(callers.With(ctx, caller), in, out)
 }

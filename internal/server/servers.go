@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 )
 
@@ -90,7 +91,7 @@ func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
 
 // handleRegister is POST /api/mcp/server: upsert by name.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
-	caller := callerFrom(r.Context())
+	caller := callers.From(r.Context())
 	if s.registered == nil {
 		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
@@ -140,7 +141,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 
 // handleUnregister is DELETE /api/mcp/server/{name}.
 func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
-	caller := callerFrom(r.Context())
+	caller := callers.From(r.Context())
 	name := r.PathValue("name")
 	if s.registered == nil {
 		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
