@@ -7,6 +7,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -130,7 +131,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Servers = append(out.Servers, sl)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func toolListings(tools []registry.Tool) []toolListing {

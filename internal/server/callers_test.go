@@ -256,7 +256,7 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 		mustf(t, resp.StatusCode == http.StatusOK && strings.Contains(body, `"result"`), "%s: %s %s", tool, resp.Status, body)
 	}
 	tools := func(ev sseEvent) string {
-		var c callJSON
+		var c feedCall
 		if err := json.Unmarshal([]byte(ev.data), &c); err != nil {
 			t.Fatalf("call event %q: %v", ev.data, err)
 		}
@@ -271,7 +271,7 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 	listed := func(c *callerClient) []string {
 		t.Helper()
 		resp, body := c.do(http.MethodGet, "/api/mcp/calls", "")
-		var out struct{ Calls []callJSON }
+		var out struct{ Calls []feedCall }
 		if err := json.Unmarshal([]byte(body), &out); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /api/mcp/calls: %s %s", resp.Status, body)
 		}
@@ -309,7 +309,7 @@ func TestEventStreamsKeepRoomForAdmins(t *testing.T) {
 	h := newLimitedHub(t, Options{Auth: auth})
 	bot := as(t, h, "127.0.0.1", "tok-bot")
 	opened := 0
-	for ; opened <= maxEventStreams; opened++ {
+	for ; opened <= 64; opened++ { // 64: the cap of all event streams (callfeed)
 		if resp := bot.stream("/api/events"); resp.StatusCode != http.StatusOK {
 			mustf(t, resp.Header.Get("Retry-After") != "" && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable),
 				"the restricted caller's refusal: %s without Retry-After", resp.Status)

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -54,7 +56,7 @@ func (s *Server) quarantined(ev registry.QuarantineEvent) {
 // a quarantined tool.
 func (s *Server) recordQuarantined(span trace.Span, session string, caller callers.Caller, e *registry.QuarantinedError) {
 	s.metrics.observeCall(e.Server, e.Name, outcomeQuarantined, 0)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.Address(), Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
+	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
 		Decision: "denied", Outcome: outcomeQuarantined})
 	traced(s.log.Warn(), span, e.Server, "denied", outcomeQuarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", e.Name).Str("server", e.Server).Str("decision", "denied").Str("reason", "quarantined").
@@ -105,7 +107,7 @@ func (s *Server) handlePins(w http.ResponseWriter, _ *http.Request) {
 			out.Pins = append(out.Pins, pl)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // approveRequest is the body of POST /api/mcp/pins/approve.
@@ -127,7 +129,7 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": msg})
+		httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": msg})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), approveTimeout)
@@ -141,7 +143,7 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, pinning.ErrOff):
 			status = http.StatusConflict
 		}
-		writeJSON(w, status, map[string]string{"error": "approve: " + err.Error()})
+		httpjson.Write(w, status, map[string]string{"error": "approve: " + err.Error()})
 		return
 	}
 	approved := make([]pinListing, len(pins))
@@ -151,7 +153,7 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Warn().Str("audit", "pinning").Str("caller", caller.Name).Str("server", req.Server).Str("tool", req.Tool).
 		Int("approved", len(pins)).Str("decision", "approved").Msg("tool definitions approved")
-	writeJSON(w, http.StatusOK, map[string]any{"approved": approved})
+	httpjson.Write(w, http.StatusOK, map[string]any{"approved": approved})
 }
 
 // adminWrite guards every endpoint that changes the hub's state: the
@@ -165,20 +167,11 @@ func (s *Server) adminWrite(what string, next http.HandlerFunc) http.Handler {
 		if !caller.Admin {
 			s.log.Warn().Str("audit", "admin").Str("caller", caller.Name).Str("path", r.URL.Path).Str("decision", "denied").
 				Msg(what + " refused: not an admin")
-			writeJSON(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf(
+			httpjson.Write(w, http.StatusForbidden, map[string]string{"error": fmt.Sprintf(
 				"%s needs an admin caller: %s is not one (give its entry in auth.tokens admin: true)", what, caller.Name)})
 			return
 		}
 		next(w, r)
 	})
 	return s.edge.guard.mcpFace(s.requireCaller(admin), false)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }

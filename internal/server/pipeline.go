@@ -13,6 +13,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
@@ -235,7 +236,7 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 		metricTool = ""
 	}
 	s.metrics.observeCall(srv, metricTool, outcome, elapsed)
-	s.feed.add(callEntry{Time: start, Caller: caller.Name, anonymousAt: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
+	s.feed.Add(callfeed.Call{Time: start, Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "allowed", Outcome: outcome, Duration: elapsed})
 	ev := s.log.Info()
 	if outcome != outcomeOK && outcome != outcomeToolError {
@@ -258,7 +259,7 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 // off) of a refused call.
 func (s *Server) recordDenial(span trace.Span, session string, caller callers.Caller, tool string, rt registry.Route, reason string) {
 	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
+	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
 		Decision: "denied", Outcome: outcomeDenied})
 	ev := traced(s.log.Warn(), span, rt.Server(), "denied", outcomeDenied, nil)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).

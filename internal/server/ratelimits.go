@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
@@ -127,7 +128,7 @@ func (s *Server) refuseCall(span trace.Span, session string, caller callers.Call
 	}
 	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
 	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
+	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "limited", Outcome: outcomeRateLimited})
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.

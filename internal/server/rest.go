@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -32,7 +33,7 @@ const faceREST = "rest"
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "run a tool with POST " + r.URL.Path})
+		httpjson.Write(w, http.StatusMethodNotAllowed, map[string]string{"error": "run a tool with POST " + r.URL.Path})
 		return
 	}
 	body, ok := s.readBody(w, r)
@@ -41,7 +42,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	call, err := restToolCall(r.PathValue("name"), body)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	caller := callers.From(r.Context())
@@ -93,7 +94,7 @@ func writeRunError(w http.ResponseWriter, outcome string, e *jsonrpc.Error) {
 			w.Header().Set("Retry-After", strconv.FormatInt(max(1, (d.RetryAfterMs+999)/1000), 10))
 		}
 	}
-	writeJSON(w, status, out)
+	httpjson.Write(w, status, out)
 }
 
 // restToolCall reads a REST run's body as the arguments of a tools/call

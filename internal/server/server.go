@@ -23,6 +23,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
@@ -116,7 +117,7 @@ type Server struct {
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
 	find       *finder              // nil when tool search is off
-	feed       *feed                // recent calls and event streams of the console
+	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
 }
@@ -124,7 +125,7 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: newFeed()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: callfeed.New()}
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
@@ -179,7 +180,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
-	reg.OnChange(func(*registry.Catalog) { s.feed.catalogChanged() })
+	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
@@ -212,8 +213,8 @@ func (s *Server) Handler() http.Handler {
 	page := console.Handler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /console/", page)
-	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
-	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
+	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
+	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by
 		// browser-based clients of any origin, like the 401 that names it.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 )
 
@@ -86,47 +87,47 @@ func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Servers = append(out.Servers, it)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // handleRegister is POST /api/mcp/server: upsert by name.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	caller := callers.From(r.Context())
 	if s.registered == nil {
-		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
+		httpjson.Write(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
 	}
 	var e registrations.Entry
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body: not a server entry {name,url,auth,secretRef,category,icon} or {name,image,port,...}: " + err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": "body: not a server entry {name,url,auth,secretRef,category,icon} or {name,image,port,...}: " + err.Error()})
 		return
 	}
 	if err := e.Validate(); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
 	if msg := s.declaredElsewhere(e.Name); msg != "" {
-		writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
+		httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 		return
 	}
 	if err := s.registered.Upsert(ctx, e); err != nil {
 		switch {
 		case errors.Is(err, registrations.ErrOtherKind):
-			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+			httpjson.Write(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrRefused):
 			// Naming a credential the operator did not set aside is what
 			// an attempt to exfiltrate one looks like: audited.
 			s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", "refused").
 				Str("reason", err.Error()).Msg("server registration refused")
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrNeedsCluster):
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		default:
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
+			httpjson.Write(w, http.StatusInternalServerError, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
 		}
 		return
 	}
@@ -136,7 +137,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", status).
 		Str("store", s.registered.Where()).Msg("server registered")
-	writeJSON(w, http.StatusOK, map[string]string{"status": status, "name": e.Name})
+	httpjson.Write(w, http.StatusOK, map[string]string{"status": status, "name": e.Name})
 }
 
 // handleUnregister is DELETE /api/mcp/server/{name}.
@@ -144,7 +145,7 @@ func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	caller := callers.From(r.Context())
 	name := r.PathValue("name")
 	if s.registered == nil {
-		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
+		httpjson.Write(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
@@ -153,18 +154,18 @@ func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, registrations.ErrNotFound):
 		if msg := s.declaredElsewhere(name); msg != "" {
-			writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
+			httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 			return
 		}
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
+		httpjson.Write(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
 		return
 	case err != nil:
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})
+		httpjson.Write(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})
 		return
 	}
 	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", name).Str("decision", "deleted").
 		Str("store", s.registered.Where()).Msg("server unregistered")
-	writeJSON(w, http.StatusOK, map[string]string{"status": "deleted", "name": name})
+	httpjson.Write(w, http.StatusOK, map[string]string{"status": "deleted", "name": name})
 }
 
 // declaredElsewhere says why name cannot be written through the API: a
