@@ -122,7 +122,9 @@ func TestKilledUpstreamIsolatedAndReconnects(t *testing.T) {
 	waitNotified(t, changed, "server down")
 
 	// The listing shows the reason; beta keeps serving.
-	var l listing
+	var l struct {
+		Servers []struct{ Name, Status, Error string }
+	}
 	getJSON(t, h.url("/api/mcp/tools"), &l)
 	for _, sv := range l.Servers {
 		if sv.Name == "alpha" {

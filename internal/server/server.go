@@ -1,9 +1,11 @@
 // Package server is the hub's face: one MCP endpoint over Streamable HTTP
 // (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
-// the JSON listing (/api/mcp/tools), REST tool runs
-// (/api/mcp/tools/{name}/run), health (/healthz, /readyz), metrics
-// (/metrics), and the web console (/) with its feed (/api/mcp/calls,
-// /api/events). It reads the registry's catalog and routes calls through it.
+// REST tool runs (/api/mcp/tools/{name}/run), health (/healthz, /readyz),
+// metrics (/metrics), and the web console (/). It reads the registry's
+// catalog and routes calls through it. Who calls is internal/callers'; it
+// mounts the REST API of internal/adminapi (listings, servers, pins,
+// OpenAPI) and the console's feed of internal/callfeed (/api/mcp/calls,
+// /api/events) behind its guards.
 package server
 
 import (
@@ -21,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/adminapi"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
@@ -195,15 +198,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
-	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
-	mux.HandleFunc("GET /api/mcp/pins", s.handlePins)
-	mux.HandleFunc("GET /api/mcp/servers", s.handleServers)
-	mux.HandleFunc("GET /api/openapi.json", handleOpenAPI)
-	// Writes: the caller's token (a header, never a cookie), the Origin
-	// and Content-Type checks of the MCP faces, and an admin caller.
-	mux.Handle("POST /api/mcp/pins/approve", s.adminWrite("approving tool definitions", s.handleApprove))
-	mux.Handle("POST /api/mcp/server", s.adminWrite("registering servers", s.handleRegister))
-	mux.Handle("DELETE /api/mcp/server/{name}", s.adminWrite("removing servers", s.handleUnregister))
+	// The REST API of operators and Purko's dashboard (internal/adminapi):
+	// its writes behind the guards and caller of the MCP faces.
+	adminapi.New(adminapi.Options{
+		Registry: s.reg, Auth: s.auth, Visible: visible, Registrations: s.registered, Log: s.log,
+		Guard: func(h http.Handler) http.Handler { return g.mcpFace(s.requireCaller(h), false) },
+	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
 	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"context"
@@ -63,10 +63,10 @@ type itemStatus struct {
 }
 
 // handleServers lists every server of the catalog in Purko's shape.
-func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
-	admin := s.isAdmin(r)
+func (a *API) handleServers(w http.ResponseWriter, r *http.Request) {
+	admin := a.isAdmin(r)
 	out := serversListing{Servers: []serverItem{}}
-	for _, sv := range s.reg.Catalog().Servers {
+	for _, sv := range a.reg.Catalog().Servers {
 		it := serverItem{
 			Metadata: itemMeta{Name: sv.Name},
 			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport)},
@@ -82,8 +82,8 @@ func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
 		if t := sv.Status.ListedAt; !t.IsZero() {
 			it.Status.LastDiscovery = &t
 		}
-		if s.registered != nil {
-			it.Registered = s.registered.Owns(sv.Source, sv.Origin)
+		if a.registered != nil {
+			it.Registered = a.registered.Owns(sv.Source, sv.Origin)
 		}
 		out.Servers = append(out.Servers, it)
 	}
@@ -91,9 +91,9 @@ func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleRegister is POST /api/mcp/server: upsert by name.
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleRegister(w http.ResponseWriter, r *http.Request) {
 	caller := callers.From(r.Context())
-	if s.registered == nil {
+	if a.registered == nil {
 		httpjson.Write(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
 	}
@@ -110,18 +110,18 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
-	if msg := s.declaredElsewhere(e.Name); msg != "" {
+	if msg := a.declaredElsewhere(e.Name); msg != "" {
 		httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 		return
 	}
-	if err := s.registered.Upsert(ctx, e); err != nil {
+	if err := a.registered.Upsert(ctx, e); err != nil {
 		switch {
 		case errors.Is(err, registrations.ErrOtherKind):
 			httpjson.Write(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrRefused):
 			// Naming a credential the operator did not set aside is what
 			// an attempt to exfiltrate one looks like: audited.
-			s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", "refused").
+			a.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", "refused").
 				Str("reason", err.Error()).Msg("server registration refused")
 			httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrNeedsCluster):
@@ -135,25 +135,25 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if e.IsImage() {
 		status = "created"
 	}
-	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", status).
-		Str("store", s.registered.Where()).Msg("server registered")
+	a.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", status).
+		Str("store", a.registered.Where()).Msg("server registered")
 	httpjson.Write(w, http.StatusOK, map[string]string{"status": status, "name": e.Name})
 }
 
 // handleUnregister is DELETE /api/mcp/server/{name}.
-func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	caller := callers.From(r.Context())
 	name := r.PathValue("name")
-	if s.registered == nil {
+	if a.registered == nil {
 		httpjson.Write(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
-	err := s.registered.Delete(ctx, name)
+	err := a.registered.Delete(ctx, name)
 	switch {
 	case errors.Is(err, registrations.ErrNotFound):
-		if msg := s.declaredElsewhere(name); msg != "" {
+		if msg := a.declaredElsewhere(name); msg != "" {
 			httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 			return
 		}
@@ -163,16 +163,16 @@ func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})
 		return
 	}
-	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", name).Str("decision", "deleted").
-		Str("store", s.registered.Where()).Msg("server unregistered")
+	a.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", name).Str("decision", "deleted").
+		Str("store", a.registered.Where()).Msg("server unregistered")
 	httpjson.Write(w, http.StatusOK, map[string]string{"status": "deleted", "name": name})
 }
 
 // declaredElsewhere says why name cannot be written through the API: a
 // server of that name is declared by the user's config file or MCP_SERVERS,
 // which the hub never rewrites. Empty when the name is free or registered.
-func (s *Server) declaredElsewhere(name string) string {
-	for _, sv := range s.reg.Catalog().Servers {
+func (a *API) declaredElsewhere(name string) string {
+	for _, sv := range a.reg.Catalog().Servers {
 		if sv.Name != name {
 			continue
 		}
