@@ -31,6 +31,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
+	"github.com/purko-io/mcp-hub/internal/peers"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -45,7 +46,8 @@ type Options struct {
 	// Auth admits callers; nil admits everyone with full autonomy (tests).
 	Auth *callers.Auth
 	// Peers are the other replicas (host:port), to which a client's answer
-	// to a server request is passed when another replica asked (peers.go).
+	// to a server request is passed when another replica asked
+	// (internal/peers).
 	Peers []string
 
 	// What a caller, anonymous included, can make the hub hold (guard.go,
@@ -108,7 +110,7 @@ type Server struct {
 	ws         http.Handler
 
 	feat    *features
-	peers   *peers
+	peers   *peers.Peers // nil: no peers
 	streams *streams
 	lists   listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
@@ -128,7 +130,7 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: callfeed.New()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
@@ -197,7 +199,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.sse)), true))
 	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
-	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
+	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.sendForPeer))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{

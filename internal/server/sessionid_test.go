@@ -140,34 +140,6 @@ func TestInitializeFlags(t *testing.T) {
 	}
 }
 
-// Only a configured peer may ask this replica to send a server request to
-// one of its clients; anyone else is refused before the body is read.
-func TestPeerRequestOnlyFromPeers(t *testing.T) {
-	for _, tc := range []struct {
-		peers  []string
-		remote string
-		want   int
-	}{
-		{nil, "127.0.0.1:5000", http.StatusForbidden},
-		{[]string{"10.1.2.3:8080"}, "127.0.0.1:5000", http.StatusForbidden},
-		{[]string{"127.0.0.1:8080"}, "127.0.0.1:5000", http.StatusNotFound}, // a peer; no stream for the session here
-	} {
-		s := &Server{peers: newPeers(tc.peers), streams: newStreams()}
-		req := httptestRequest(`{"session":"mh2-r-`+strings.Repeat("a", 16)+"-"+strings.Repeat("a", 32)+`","method":"roots/list"}`, tc.remote)
-		rec := &recorder{header: http.Header{}}
-		s.servePeerRequest(rec, req)
-		if rec.status != tc.want {
-			t.Errorf("peers %v, remote %s: status %d, want %d (%s)", tc.peers, tc.remote, rec.status, tc.want, rec.body.String())
-		}
-	}
-}
-
-func httptestRequest(body, remote string) *http.Request {
-	r, _ := http.NewRequest(http.MethodPost, "http://hub"+peerRequestPath, strings.NewReader(body))
-	r.RemoteAddr = remote
-	return r
-}
-
 // A session whose GET stream closed is let go after the grace period (its
 // mcp-go registration is dropped), unless a stream comes back in time; its
 // id stays valid for the next request.
@@ -239,39 +211,6 @@ func BenchmarkOwnsSession(b *testing.B) {
 				if !ownsSession(c, id) {
 					b.Fatal("not the owner")
 				}
-			}
-		})
-	}
-}
-
-// TestForwardedAnswerKeepsClientAddress: a client's answer a peer passes on
-// counts as from the client's address (its anonymous session is bound to
-// it), and only when a peer passes it on.
-func TestForwardedAnswerKeepsClientAddress(t *testing.T) {
-	s := &Server{auth: callers.AnonymousOnly(autonomy.Full), peers: newPeers([]string{"10.0.0.5:8080"})}
-	for _, tc := range []struct {
-		name, remote, method string
-		forwarded            bool
-		want                 string
-	}{
-		{"passed on by a peer", "10.0.0.5:40000", http.MethodPost, true, "anonymous@10.9.9.9"},
-		{"the header from anyone else", "10.0.0.6:40000", http.MethodPost, true, "anonymous@10.0.0.6"},
-		{"a peer's own request", "10.0.0.5:40000", http.MethodPost, false, "anonymous@10.0.0.5"},
-		{"not a POST", "10.0.0.5:40000", http.MethodGet, true, "anonymous@10.0.0.5"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, _ := http.NewRequest(tc.method, "http://hub/mcp", nil)
-			r.RemoteAddr = tc.remote
-			r.Header.Set(forwardedForHeader, "10.9.9.9:5555")
-			if tc.forwarded {
-				r.Header.Set(forwardedHeader, "1")
-			}
-			var got string
-			s.requireCaller(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-				got = callers.From(r.Context()).Key()
-			})).ServeHTTP(&recorder{header: http.Header{}}, r)
-			if got != tc.want {
-				t.Errorf("caller %q, want %q", got, tc.want)
 			}
 		})
 	}
