@@ -88,7 +88,7 @@ type Options struct {
 	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
 	Tracer trace.Tracer
 	// Registrations stores the servers registered through POST
-	// /api/mcp/server (servers.go); nil, the write endpoints answer 501.
+	// /api/mcp/server (internal/adminapi); nil, the write endpoints answer 501.
 	Registrations registrations.Writer
 	// Chain is presented on every answer (instance.go), so a hub that
 	// reaches this one through its upstreams can tell; nil presents none.
