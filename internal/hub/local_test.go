@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func TestLocalToolsRefusesEmptyCredentialFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = localTools(context.Background(), cfg, options{}, http.DefaultClient)
+	_, err = localTools(context.Background(), cfg, Options{}, http.DefaultClient)
 	if want := "api tool lookup: credentials: file " + empty + ": is empty"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("localTools error = %v, want %q", err, want)
 	}
