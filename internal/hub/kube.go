@@ -12,7 +12,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery/kube"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 // serviceAccountNamespace is where a pod finds its own namespace.
@@ -108,9 +107,9 @@ func kubeStatuses(cat *registry.Catalog) []kube.Status {
 		}
 		st := kube.Status{Origin: *sv.Origin, ToolCount: len(sv.Tools), ListedAt: sv.Status.ListedAt, Message: sv.Status.Error}
 		switch sv.Status.State {
-		case upstream.StateConnected:
+		case registry.StateConnected:
 			st.Connected, st.Reason, st.Message = true, "Connected", fmt.Sprintf("%d tools over %s", len(sv.Tools), sv.Status.Protocol)
-		case upstream.StateConnecting:
+		case registry.StateConnecting:
 			st.Reason = "Connecting"
 		default:
 			st.Reason = kube.ReasonUnavailable
