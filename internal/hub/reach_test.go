@@ -74,7 +74,7 @@ upstream:
 
 // register posts a URL entry to h as the admin and fails t unless it is
 // accepted.
-func register(t *testing.T, h *hubtest.Hub, name, u string) {
+func register(t *testing.T, h *servedHub, name, u string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"name":%q,"url":%q}`, name, u)
 	if status, answer := post(t, h.Base+"/api/mcp/server", "ops-secret", body); status != 200 {
@@ -83,7 +83,7 @@ func register(t *testing.T, h *hubtest.Hub, name, u string) {
 }
 
 // waitError waits until h lists server with an error holding want.
-func waitError(t *testing.T, h *hubtest.Hub, server, want string) hubtest.ListedServer {
+func waitError(t *testing.T, h *servedHub, server, want string) hubtest.ListedServer {
 	t.Helper()
 	return waitServer(t, h, server, "refused with "+want, func(s hubtest.ListedServer) bool {
 		return s.Status == "error" && strings.Contains(s.Error, want)
@@ -131,7 +131,7 @@ func TestMetadataRefusedOnADefaultHub(t *testing.T) {
 }
 
 // totalTools is the hub's listed tool count.
-func totalTools(t *testing.T, h *hubtest.Hub) int {
+func totalTools(t *testing.T, h *servedHub) int {
 	t.Helper()
 	l, err := h.Listing("")
 	if err != nil {
@@ -141,7 +141,7 @@ func totalTools(t *testing.T, h *hubtest.Hub) int {
 }
 
 // stillTotal checks, for a while, that h's catalog keeps n tools.
-func stillTotal(t *testing.T, h *hubtest.Hub, n int) {
+func stillTotal(t *testing.T, h *servedHub, n int) {
 	t.Helper()
 	for range 5 {
 		time.Sleep(200 * time.Millisecond)

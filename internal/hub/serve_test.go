@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,15 +24,29 @@ import (
 // Serve), in the test's process: what the config file and the environment
 // make of a hub, with no binary and no flags.
 
-// serveConfig wires the hub the config file at path describes and serves
-// it on a loopback port until the test ends, when it must stop cleanly;
-// its log is shown if the test failed. Its pins and name claims live in a
-// directory of the test's, and no cluster or MCP_SERVERS of the machine
-// reaches it (as hubtest's hubs).
-func serveConfig(t *testing.T, path string) *hubtest.Hub {
+// servedHub is a hub served in the test's process.
+type servedHub struct {
+	*hubtest.Hub
+	// Log is the hub's log (JSON lines, debug and up).
+	Log *hubtest.Log
+	// Stop stops the hub as SIGTERM stops mcp-hub serve and fails the
+	// test unless it stops cleanly; the test's end stops it too.
+	Stop func()
+}
+
+// serveConfig wires the hub the config file at path describes, with env
+// ("K=V") in its environment, and serves it on a loopback port until the
+// test ends. Its pins and name claims live in a directory of the test's,
+// and no cluster or MCP_SERVERS of the machine reaches it (as hubtest's
+// hubs); its log is shown if the test failed.
+func serveConfig(t *testing.T, path string, env ...string) *servedHub {
 	t.Helper()
 	for _, k := range []string{"MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"} {
 		t.Setenv(k, "")
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -44,10 +59,9 @@ func serveConfig(t *testing.T, path string) *hubtest.Hub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The log is read once the hub stopped, and only if the test failed.
-	var logs bytes.Buffer
-	log := zerolog.New(zerolog.SyncWriter(&logs))
-	h, err := New(t.Context(), cfg, Options{ConfigPath: path, Listen: ln.Addr().String(), Version: "v0.0.0-test"}, log)
+	logs := hubtest.NewLog()
+	h, err := New(t.Context(), cfg, Options{ConfigPath: path, Listen: ln.Addr().String(), Version: "v0.0.0-test"},
+		zerolog.New(logs).Level(zerolog.DebugLevel))
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -55,32 +69,40 @@ func serveConfig(t *testing.T, path string) *hubtest.Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- h.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		if err := <-served; err != nil {
 			t.Errorf("the hub stopped with %v", err)
 		}
 		h.Close()
+	})
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("log of the hub at %s:\n%s", ln.Addr(), hubtest.Tail(logs.String()))
 		}
 	})
-	return &hubtest.Hub{Base: "http://" + ln.Addr().String()}
+	return &servedHub{Hub: &hubtest.Hub{Base: "http://" + ln.Addr().String()}, Log: logs, Stop: stop}
 }
 
-// echoUpstream serves an MCP server with an echo tool on a loopback port
+// echoTool answers echo:<text>.
+func echoTool() mcpserver.ServerTool {
+	return mcpserver.ServerTool{Tool: mcp.NewTool("echo", mcp.WithString("text")),
+		Handler: func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo:" + r.GetString("text", "")), nil
+		}}
+}
+
+// echoUpstream serves an MCP server with the echo tool on a loopback port
 // and returns its URL.
 func echoUpstream(t *testing.T) string {
 	t.Helper()
-	return hubtest.StartUpstream(t, "up", mcpserver.ServerTool{Tool: mcp.NewTool("echo", mcp.WithString("text")),
-		Handler: func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("echo:" + r.GetString("text", "")), nil
-		}}).URL
+	return hubtest.StartUpstream(t, "up", echoTool()).URL
 }
 
 // waitServer waits until h lists server as ok accepts it, and returns it
 // as listed; what says what was awaited.
-func waitServer(t *testing.T, h *hubtest.Hub, server, what string, ok func(hubtest.ListedServer) bool) hubtest.ListedServer {
+func waitServer(t *testing.T, h *servedHub, server, what string, ok func(hubtest.ListedServer) bool) hubtest.ListedServer {
 	t.Helper()
 	var sv hubtest.ListedServer
 	hubtest.Eventually(t, 15*time.Second, 20*time.Millisecond, server+" "+what, func() error {
@@ -99,7 +121,7 @@ func waitServer(t *testing.T, h *hubtest.Hub, server, what string, ok func(hubte
 }
 
 // waitConnected waits until h lists server connected.
-func waitConnected(t *testing.T, h *hubtest.Hub, server string) hubtest.ListedServer {
+func waitConnected(t *testing.T, h *servedHub, server string) hubtest.ListedServer {
 	t.Helper()
 	return waitServer(t, h, server, "connected", func(s hubtest.ListedServer) bool { return s.Status == "connected" })
 }
