@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,14 +35,16 @@ type servedHub struct {
 
 // serveConfig wires the hub the config file at path describes, with env
 // ("K=V") in its environment, and serves it on a loopback port until the
-// test ends. Its pins and name claims live in a directory of the test's,
-// and no cluster or MCP_SERVERS of the machine reaches it (as hubtest's
-// hubs); its log is shown if the test failed.
+// test ends. Its state directory (pins, name claims) is the test's, and
+// no cluster or MCP_SERVERS of the machine reaches it (as hubtest's hubs);
+// its log is shown if the test failed.
 func serveConfig(t *testing.T, path string, env ...string) *servedHub {
 	t.Helper()
 	for _, k := range []string{"MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"} {
 		t.Setenv(k, "")
 	}
+	// New reads the state directory once: each hub has its own.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -51,9 +52,6 @@ func serveConfig(t *testing.T, path string, env ...string) *servedHub {
 	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if cfg.Pinning.StateFile == "" {
-		cfg.Pinning.StateFile = filepath.Join(t.TempDir(), "pins.json")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
