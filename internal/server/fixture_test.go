@@ -253,19 +253,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (h *testHub) status(server string) upstream.Status {
+func (h *testHub) status(server string) registry.Status {
 	for _, sv := range h.reg.Catalog().Servers {
 		if sv.Name == server {
 			return sv.Status
 		}
 	}
-	return upstream.Status{}
+	return registry.Status{}
 }
 
 func (h *testHub) waitConnected(servers ...string) {
 	h.t.Helper()
 	for _, s := range servers {
-		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == upstream.StateConnected })
+		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == registry.StateConnected })
 	}
 	h.waitPublished()
 }

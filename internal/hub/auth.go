@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 // auth configured the hub admits anonymous callers with full autonomy only
 // when it listens on a loopback address (a laptop); anywhere else it refuses
 // to start rather than serve every tool to whoever connects.
-func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string, log zerolog.Logger) (*callers.Auth, error) {
+func buildAuth(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger) (*callers.Auth, error) {
 	a := cfg.Auth
 	var tokens []callers.TokenCaller
 	for _, t := range a.Tokens {
@@ -49,17 +48,17 @@ func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string
 			return nil, fmt.Errorf("auth.anonymous.maxLevel: %w", err)
 		}
 		anonymous = &lvl
-	case !a.Configured() && !o.authServiceAccounts:
-		if listen != "" && !isLoopbackAddr(listen) {
+	case !a.Configured() && !o.AuthServiceAccounts:
+		if o.Listen != "" && !isLoopbackAddr(o.Listen) {
 			return nil, fmt.Errorf("listening on %s, which is not a loopback address, with no credentials configured: "+
-				"set auth.tokens, auth.serviceAccounts or auth.anonymous in the config file", listen)
+				"set auth.tokens, auth.serviceAccounts or auth.anonymous in the config file", o.Listen)
 		}
 		full := autonomy.Full
 		anonymous, localUser = &full, true
 		log.Warn().Msg("no auth configured: anonymous callers get full autonomy and may approve tool definitions (loopback only)")
 	}
 	var reviewer callers.TokenReviewer
-	if a.ServiceAccounts.Enabled || o.authServiceAccounts {
+	if a.ServiceAccounts.Enabled || o.AuthServiceAccounts {
 		rc, _, err := clusterConfig(o)
 		if err != nil {
 			return nil, err
@@ -141,20 +140,6 @@ func (c clusterReviewer) Review(ctx context.Context, token string) (callers.Clus
 	}
 	return callers.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
 		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount)}, nil
-}
-
-// stdioLevel is the autonomy of the stdio face's local user: the executor's
-// AUTONOMY_LEVEL when set, else full.
-func stdioLevel() (autonomy.Level, error) {
-	v, ok := os.LookupEnv("AUTONOMY_LEVEL")
-	if !ok || v == "" {
-		return autonomy.Full, nil
-	}
-	lvl, err := autonomy.ParseLevel(v)
-	if err != nil {
-		return 0, fmt.Errorf("AUTONOMY_LEVEL: %w", err)
-	}
-	return lvl, nil
 }
 
 func isLoopbackAddr(hostport string) bool {
