@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -153,7 +154,7 @@ func (s *Server) listedDef(t registry.Tool) mcp.Tool {
 // view yields the tools caller's tools/list shows, in the catalog's order
 // (by name), with each one's index in cat.Tools: the one way a list is
 // built, by the same decision as calls (visible).
-func (s *Server) view(cat *registry.Catalog, caller Caller) iter.Seq2[int, mcp.Tool] {
+func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq2[int, mcp.Tool] {
 	return func(yield func(int, mcp.Tool) bool) {
 		for i, t := range cat.Tools {
 			if visible(caller, t) && !yield(i, s.listedDef(t)) {
@@ -169,7 +170,7 @@ func (s *Server) view(cat *registry.Catalog, caller Caller) iter.Seq2[int, mcp.T
 // cursor (the name after which to go on, as mcp-go's) is honoured as
 // mcp-go would, and mcp-go has already refused one it cannot read.
 func (s *Server) listTools(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
-	caller := callerFrom(ctx)
+	caller := callers.From(ctx)
 	cat := s.reg.Catalog()
 	tools := []mcp.Tool{}
 	for _, def := range s.view(cat, caller) {

@@ -18,6 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -173,7 +174,7 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 }
 
 // newTestHubAuth is newTestHub with an authenticator (nil: everyone full).
-func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ...hubOption) *testHub {
+func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *callers.Auth, opts ...hubOption) *testHub {
 	t.Helper()
 	return newTestHubOpts(t, specs, Options{Auth: auth}, opts...)
 }
@@ -252,19 +253,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (h *testHub) status(server string) upstream.Status {
+func (h *testHub) status(server string) registry.Status {
 	for _, sv := range h.reg.Catalog().Servers {
 		if sv.Name == server {
 			return sv.Status
 		}
 	}
-	return upstream.Status{}
+	return registry.Status{}
 }
 
 func (h *testHub) waitConnected(servers ...string) {
 	h.t.Helper()
 	for _, s := range servers {
-		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == upstream.StateConnected })
+		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == registry.StateConnected })
 	}
 	h.waitPublished()
 }

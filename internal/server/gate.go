@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -118,7 +119,7 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 			writeReply(w, http.StatusBadRequest, rpcErrorBody(body, err))
 			return
 		}
-		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callerFrom(r.Context()).limitKey() {
+		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
 			sessionNotFound(w, msg.ID)
 			return
 		}

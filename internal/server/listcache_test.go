@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -149,7 +150,7 @@ func TestListCacheKeyedByContent(t *testing.T) {
 	cat := &registry.Catalog{Gen: 1, Tools: []registry.Tool{tool("a"), tool("b")}}
 	list := func(names ...string) (string, int) {
 		t.Helper()
-		res, n, err := s.toolsResult(cat, Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist(names)})
+		res, n, err := s.toolsResult(cat, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist(names)})
 		if err != nil {
 			t.Fatal(err)
 		}

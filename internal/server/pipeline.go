@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
@@ -44,7 +46,7 @@ const (
 // Failures a model should read come back as error results whose text
 // starts with "ERROR:" (or "BLOCKED:" for a denial), which Purko's executor
 // treats as failure.
-func (s *Server) runCall(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, error) {
+func (s *Server) runCall(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, error) {
 	result, _, err := s.runCallOutcome(ctx, caller, session, call, relay)
 	return result, err
 }
@@ -53,7 +55,7 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 // outcome constants, as in the audit line), for a face that answers each
 // kind in its own way (rest.go: a denial is 403, a refusal 429) without
 // reading the result's text.
-func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, string, error) {
+func (s *Server) runCallOutcome(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, string, error) {
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
@@ -97,7 +99,7 @@ func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session stri
 		}
 		defer release() // when the backend call has returned
 	}
-	bc := registry.Call{ToolCall: call, Bindings: caller.bindings(), Relay: relay}
+	bc := registry.Call{ToolCall: call, Bindings: caller.Bindings(), Relay: relay}
 	bc.Name = rt.Original
 	result, err := rt.Backend.Call(ctx, bc)
 	var cut *resultcap.Report
@@ -168,7 +170,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mc
 	if err != nil {
 		return nil, s.marks.mark(asRPCError(err))
 	}
-	raw, err := s.runCall(ctx, callerFrom(ctx), sessionID(ctx), call, s.relayFor(ctx))
+	raw, err := s.runCall(ctx, callers.From(ctx), sessionID(ctx), call, s.relayFor(ctx))
 	if err != nil {
 		// Each face mcp-go writes to puts the error back in place of
 		// mcp-go's -32603 (reply.go).
@@ -208,12 +210,12 @@ func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
 
 // decide is the one decision for listing and calling: it returns Purko's
 // BLOCKED text when caller may not run the tool, or "".
-func decide(caller Caller, published string, rt registry.Route) string {
+func decide(caller callers.Caller, published string, rt registry.Route) string {
 	return decideTool(caller, published, rt.Original, rt.Class, rt.Agent)
 }
 
-func decideTool(caller Caller, published, original string, class autonomy.Class, agent string) string {
-	if agent != "" && agent != caller.verifiedAgent {
+func decideTool(caller callers.Caller, published, original string, class autonomy.Class, agent string) string {
+	if agent != "" && agent != caller.VerifiedAgent() {
 		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
 	}
 	if !autonomy.Allowed(caller.Level, class) {
@@ -227,14 +229,14 @@ func decideTool(caller Caller, published, original string, class autonomy.Class,
 }
 
 // visible reports whether caller's tools/list shows t.
-func visible(caller Caller, t registry.Tool) bool {
+func visible(caller callers.Caller, t registry.Tool) bool {
 	return decideTool(caller, t.Name, t.Original, t.Class, t.Agent) == ""
 }
 
 // record writes the metrics, the audit line and the span (nil when tracing
 // is off) of one call, never its arguments: they may hold secrets. The audit
 // line carries the trace id of a traced call. It returns the outcome.
-func (s *Server) record(ctx context.Context, span trace.Span, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) string {
+func (s *Server) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) string {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -244,7 +246,7 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 		metricTool = ""
 	}
 	s.metrics.observeCall(srv, metricTool, outcome, elapsed)
-	s.feed.add(callEntry{Time: start, Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: tool, Server: srv,
+	s.feed.Add(callfeed.Call{Time: start, Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "allowed", Outcome: outcome, Duration: elapsed})
 	ev := s.log.Info()
 	if outcome != outcomeOK && outcome != outcomeToolError {
@@ -259,20 +261,20 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 	ev = traced(ev, span, srv, "allowed", outcome, err)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
-		Dur("duration", elapsed).Str("outcome", outcome).Func(caller.auditFace).Msg("tool call")
+		Dur("duration", elapsed).Str("outcome", outcome).Func(caller.AuditFace).Msg("tool call")
 	return outcome
 }
 
 // recordDenial writes the audit line, metric and span (nil when tracing is
 // off) of a refused call.
-func (s *Server) recordDenial(span trace.Span, session string, caller Caller, tool string, rt registry.Route, reason string) {
+func (s *Server) recordDenial(span trace.Span, session string, caller callers.Caller, tool string, rt registry.Route, reason string) {
 	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
+	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
 		Decision: "denied", Outcome: outcomeDenied})
 	ev := traced(s.log.Warn(), span, rt.Server(), "denied", outcomeDenied, nil)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
-		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Func(caller.auditFace).Msg("tool call denied")
+		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Func(caller.AuditFace).Msg("tool call denied")
 }
 
 func outcomeOf(ctx context.Context, toolError bool, err error) string {

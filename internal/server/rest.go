@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -43,8 +45,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeRunError(w, http.StatusBadRequest, &jsonrpc.Error{Message: err.Error()})
 		return
 	}
-	caller := callerFrom(r.Context())
-	caller.face = faceREST
+	caller := callers.From(r.Context())
+	caller.Face = faceREST
 	result, outcome, err := s.runCallOutcome(r.Context(), caller, "", call, nil)
 	runReply(w, outcome, result, err)
 }
@@ -101,7 +103,7 @@ func writeRunError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 			w.Header().Set("Retry-After", strconv.FormatInt(max(1, (d.RetryAfterMs+999)/1000), 10))
 		}
 	}
-	writeJSON(w, status, out)
+	httpjson.Write(w, status, out)
 }
 
 // restToolCall reads a REST run's body as the arguments of a tools/call

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -26,7 +27,7 @@ import (
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
-		if sid != "" && !ownsSession(callerFrom(r.Context()), sid) {
+		if sid != "" && !ownsSession(callers.From(r.Context()), sid) {
 			sessionNotFound(w, nil)
 			return
 		}
@@ -53,7 +54,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Whose session it is, before anything acts on it. An initialize makes
 	// a new session whatever id it carries (a client that got 404 may send
 	// the stale one again).
-	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callerFrom(r.Context()), sid) {
+	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callers.From(r.Context()), sid) {
 		sessionNotFound(w, msg.ID)
 		return
 	}
@@ -147,7 +148,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
 		return false
 	}
-	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callerFrom(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
+	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callers.From(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(callReply(msg.ID, result, err))
 	return true
