@@ -16,8 +16,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/kubeauth"
 	"github.com/purko-io/mcp-hub/internal/oauth"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/secrets"
-	"github.com/purko-io/mcp-hub/internal/server"
 )
 
 // buildAuth turns the auth settings into the hub's authenticator. With no
@@ -34,7 +34,7 @@ func buildAuth(ctx context.Context, cfg *config.Config, o Options, log zerolog.L
 		}
 		tc := callers.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
 		if t.Limits != nil {
-			l := server.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
+			l := pipeline.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
 			tc.Limits = &l
 		}
 		tokens = append(tokens, tc)

@@ -30,6 +30,7 @@ import (
 	filesource "github.com/purko-io/mcp-hub/internal/discovery/file"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
@@ -150,8 +151,8 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		ReadTimeout:          cfg.HTTP.ReadTimeout.D(),
 		ReadHeaderTimeout:    cfg.HTTP.ReadHeaderTimeout.D(),
 
-		PerCaller:   server.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
-		PerUpstream: server.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
+		PerCaller:   pipeline.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
+		PerUpstream: pipeline.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
 		Tracer:      o.Tracer,
 
 		FindToolsAbove: cfg.Catalog.FindTools.Above,

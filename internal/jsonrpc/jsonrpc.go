@@ -35,6 +35,11 @@ const (
 	CodeInternalError  = -32603
 )
 
+// CodeServerBusy is the hub's code (in the implementation-defined server
+// error range) of a request refused over a limit: a rate or concurrency
+// limit of tool calls, a session cap. The error's data says when to retry.
+const CodeServerBusy = -32000
+
 // Error is a JSON-RPC error object. It is also a Go error, so a backend's
 // JSON-RPC error can travel to the caller unchanged.
 type Error struct {

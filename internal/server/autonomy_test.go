@@ -21,6 +21,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -318,7 +319,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(lvl.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if decide(caller, "get_issue", rt) != "" {
+				if pipeline.Decide(caller, "get_issue", rt.Original, rt.Class, rt.Agent) != "" {
 					b.Fatal("denied")
 				}
 			}

@@ -13,9 +13,11 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -95,7 +97,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 	if s.find != nil {
 		s.find.rebuild(cat)
 	}
-	s.limits.follow(cat)
+	s.pipe.Follow(cat)
 	// A rebuild that published the same tools (a reconnect, a name claim
 	// saved) tells no session, or a client rereads its list for nothing,
 	// and one that reads only the first event of a reply stream reads
@@ -157,7 +159,7 @@ func (s *Server) listedDef(t registry.Tool) mcp.Tool {
 func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq2[int, mcp.Tool] {
 	return func(yield func(int, mcp.Tool) bool) {
 		for i, t := range cat.Tools {
-			if visible(caller, t) && !yield(i, s.listedDef(t)) {
+			if pipeline.Visible(caller, t) && !yield(i, s.listedDef(t)) {
 				return
 			}
 		}
@@ -214,4 +216,73 @@ func (p *publishedTools) changed(tools []mcp.Tool, listed []string) bool {
 	}
 	p.listed, p.tools = listed, tools
 	return true
+}
+
+// callTool is the router's handler: mcp-go runs it for every
+// tools/call on every face it serves, with the caller's tool name in
+// calledToolHeader. The gate has already refused any message whose strict
+// reading differs from mcp-go's, so the call read from req is the one the
+// caller sent. Calls here go through the relay: they come from sessions
+// that take progress, log messages or server requests, or from faces with
+// one channel per session.
+func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	call, err := toolCallOf(req)
+	defer func() {
+		// mcp-go's recovery (server.WithRecovery) would name the router.
+		if r := recover(); r != nil {
+			res, err = nil, s.marks.mark(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("panic recovered in %s tool handler: %v", call.Name, r)})
+		}
+	}()
+	if err == nil {
+		err = s.checkParamHeaders(req.Header, call)
+	}
+	if err != nil {
+		return nil, s.marks.mark(asRPCError(err))
+	}
+	out := s.pipe.Run(ctx, callers.From(ctx), sessionID(ctx), call, s.relayFor(ctx))
+	if out.Error != nil {
+		// Each face mcp-go writes to puts the error back in place of
+		// mcp-go's -32603 (reply.go).
+		return nil, s.marks.mark(out.Error)
+	}
+	raw := out.Result
+	return mcp.ParseCallToolResult(&raw)
+}
+
+// toolCallOf turns mcp-go's reading of a tools/call, routed to the router
+// by routeCall, into the hub's.
+func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
+	p := req.Params
+	call := jsonrpc.ToolCall{Name: req.Header.Get(calledToolHeader), Arguments: p.RawArguments}
+	var err error
+	if call.Arguments == nil && p.Arguments != nil {
+		if call.Arguments, err = json.Marshal(p.Arguments); err != nil {
+			return call, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: arguments: " + err.Error()}
+		}
+	}
+	if p.Meta != nil {
+		b, err := json.Marshal(p.Meta)
+		if err == nil {
+			err = json.Unmarshal(b, &call.Meta)
+		}
+		if err != nil {
+			return call, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: _meta: " + err.Error()}
+		}
+	}
+	if len(p.InputResponses) > 0 {
+		call.InputResponses, _ = json.Marshal(p.InputResponses)
+	}
+	if p.RequestState != "" {
+		call.RequestState, _ = json.Marshal(p.RequestState)
+	}
+	return call, nil
+}
+
+// sessionID is the id of the mcp-go session ctx is served in, "" for none.
+func sessionID(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
 }

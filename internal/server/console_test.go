@@ -18,6 +18,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -109,7 +110,7 @@ func TestEventsOnCatalogChangeAndCall(t *testing.T) {
 			t.Fatalf("call event %q: %v", ev.data, err)
 		}
 	}
-	if got.Server != "beta" || got.Decision != "allowed" || got.Outcome != outcomeOK || got.Caller == "" || got.Level != "full" {
+	if got.Server != "beta" || got.Decision != "allowed" || got.Outcome != pipeline.OK || got.Caller == "" || got.Level != "full" {
 		t.Fatalf("call event %+v, want whoami_beta on beta, allowed, ok, with caller and level", got)
 	}
 
@@ -150,8 +151,8 @@ func TestEventsAndCallsNeedACaller(t *testing.T) {
 			t.Fatalf("GET %s from a foreign page: %d, want 403", path, res.StatusCode)
 		}
 	}
-	h.srv.feed.Add(callfeed.Call{Caller: "ops", Tool: "ops_tool", Decision: "allowed", Outcome: outcomeOK})
-	h.srv.feed.Add(callfeed.Call{Caller: "bot", Tool: "bot_tool", Decision: "allowed", Outcome: outcomeOK})
+	h.srv.feed.Add(callfeed.Call{Caller: "ops", Tool: "ops_tool", Decision: "allowed", Outcome: pipeline.OK})
+	h.srv.feed.Add(callfeed.Call{Caller: "bot", Tool: "bot_tool", Decision: "allowed", Outcome: pipeline.OK})
 	for token, want := range map[string][]string{"tok-ops": {"ops_tool", "bot_tool"}, "tok-bot": {"bot_tool"}} {
 		req, _ := http.NewRequest(http.MethodGet, h.url("/api/mcp/calls"), nil)
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/toolsearch"
 )
@@ -23,7 +24,7 @@ import (
 // for every one of them in tokens on every turn, and chooses worse among
 // them. Above catalog.findTools.above tools in a caller's view, its
 // tools/list holds only find_tools and what it found in this session:
-// find_tools ranks the caller's visible tools (visible(), the decision that
+// find_tools ranks the caller's visible tools (pipeline.Visible, the decision that
 // lists and runs them) by name and description, and adds the matches to the
 // session's list, telling the session with tools/list_changed. A call by
 // name of any visible tool runs whether it was found or not: Purko's
@@ -107,7 +108,7 @@ func (f *finder) current(cat *registry.Catalog) *findIndex {
 // holds more than above tools and it may run find_tools itself (a caller
 // whose tool list leaves find_tools out lists everything it may run).
 func (f *finder) applies(caller callers.Caller, viewSize int) bool {
-	return f != nil && viewSize > f.above && decideTool(caller, findToolsName, findToolsName, findClass, "") == ""
+	return f != nil && viewSize > f.above && pipeline.Decide(caller, findToolsName, findToolsName, findClass, "") == ""
 }
 
 // listTools is the short list of caller in session: find_tools, then the
@@ -115,7 +116,7 @@ func (f *finder) applies(caller callers.Caller, viewSize int) bool {
 func (f *finder) listTools(cat *registry.Catalog, caller callers.Caller, session string) []mcp.Tool {
 	out := []mcp.Tool{f.def}
 	for _, name := range f.foundIn(session) {
-		if t, ok := cat.Tool(name); ok && visible(caller, t) {
+		if t, ok := cat.Tool(name); ok && pipeline.Visible(caller, t) {
 			out = append(out, t.Def)
 		}
 	}
@@ -182,7 +183,7 @@ func (f *finder) search(cat *registry.Catalog, caller callers.Caller, query stri
 	fi := f.current(cat)
 	hits := fi.ix.Search(query, limit, func(d int) bool {
 		t := fi.cat.Tools[d]
-		return t.Name != findToolsName && visible(caller, t)
+		return t.Name != findToolsName && pipeline.Visible(caller, t)
 	})
 	out := make([]registry.Tool, len(hits))
 	for i, h := range hits {
@@ -198,10 +199,13 @@ type findBackend struct {
 	session string
 }
 
-// route returns the route of name: find_tools while tool search is on,
-// else the registry's.
+// route is the pipeline's Router while tool search is on: find_tools, the
+// hub's own tool, else the registry's route. find_tools stays here rather
+// than in the pipeline: its answer is face work (the session's short
+// tools/list, a list_changed sent through mcp-go's session), and the
+// pipeline needs no more of it than a route it runs like any other.
 func (s *Server) route(caller callers.Caller, session, name string) (registry.Route, error) {
-	if s.find != nil && name == findToolsName {
+	if name == findToolsName {
 		return registry.HubRoute(findBackend{s: s, caller: caller, session: session}, findToolsName, findClass), nil
 	}
 	return s.reg.Lookup(name) // its errors are the answers callers read
@@ -217,11 +221,11 @@ func (b findBackend) Call(_ context.Context, call registry.Call) (json.RawMessag
 	}
 	if len(call.Arguments) > 0 {
 		if err := json.Unmarshal(call.Arguments, &in); err != nil {
-			return errorResult("ERROR: find_tools: arguments: " + err.Error()), nil
+			return pipeline.ErrorResult("ERROR: find_tools: arguments: " + err.Error()), nil
 		}
 	}
 	if strings.TrimSpace(in.Query) == "" {
-		return errorResult("ERROR: find_tools: query is required: say in a few words what the tool should do"), nil
+		return pipeline.ErrorResult("ERROR: find_tools: query is required: say in a few words what the tool should do"), nil
 	}
 	limit := findDefaultLimit
 	if in.Limit != nil {

@@ -39,6 +39,7 @@ type fakeUpstream struct {
 	// canceled is closed when the slow tool observes its context ending.
 	canceled chan struct{}
 	release  chan struct{} // closes to let "block" return
+	blocked  atomic.Int64  // calls of "block" running
 }
 
 // newFakeUpstream serves tools: echo (returns "<name>:<text>"), whoami
@@ -68,6 +69,8 @@ func newFakeUpstream(t *testing.T, name string, extra ...string) *fakeUpstream {
 		}
 	})
 	f.mcp.AddTool(mcp.NewTool("block_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.blocked.Add(1)
+		defer f.blocked.Add(-1)
 		select {
 		case <-f.release:
 		case <-ctx.Done():

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -12,14 +11,11 @@ import (
 )
 
 // metrics are the hub's Prometheus series. They live in their own registry
-// (not the global default) so two hubs in one test process do not collide.
+// (not the global default) so two hubs in one test process do not collide;
+// the tool calls' series are the pipeline's, registered in it
+// (internal/pipeline).
 type metrics struct {
-	reg      *prometheus.Registry
-	calls    *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	refused  *prometheus.CounterVec
-	// resultsCut counts results cut to their cap (resultcap).
-	resultsCut *prometheus.CounterVec
+	reg *prometheus.Registry
 	// pinChanges counts tool definitions found changed since pinned.
 	pinChanges *prometheus.CounterVec
 }
@@ -27,44 +23,18 @@ type metrics struct {
 func newMetrics(cat *registry.Registry) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcphub_tool_calls_total",
-			Help: "Tool calls by owning server, published tool name and outcome.",
-		}, []string{"server", "tool", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "mcphub_tool_call_duration_seconds",
-			Help:    "Tool call latency through the hub, by owning server.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"server"}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcphub_rate_limited_total",
-			Help: "Tool calls refused by a rate or concurrency limit, by limit (caller, upstream), kind (rate, inFlight) and owning server (empty for a caller's limit, met before the lookup). Callers are no label: anonymous ones would grow the series without bound.",
-		}, []string{"limit", "kind", "server"}),
-		resultsCut: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcphub_tool_results_cut_total",
-			Help: "Tool results cut to the result cap (upstream.maxResultChars), by owning server.",
-		}, []string{"server"}),
 		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcphub_pinning_changes_total",
 			Help: "Tool definitions found changed since they were pinned (each changed definition once), by server.",
 		}, []string{"server"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.refused, m.resultsCut, m.pinChanges, catalogCollector{cat},
+	m.reg.MustRegister(m.pinChanges, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-func (m *metrics) observeRefusal(limit, kind, server string) {
-	m.refused.WithLabelValues(limit, kind, server).Inc()
-}
-
-func (m *metrics) observeCall(server, tool, outcome string, d time.Duration) {
-	m.calls.WithLabelValues(server, tool, outcome).Inc()
-	m.duration.WithLabelValues(server).Observe(d.Seconds())
 }
 
 var (

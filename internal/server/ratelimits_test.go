@@ -22,7 +22,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
-	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // limitReply is a tools/call answer as a rate-limited caller reads it.
@@ -214,14 +213,11 @@ func TestCallerRateLimitOverWebSocket(t *testing.T) {
 	mustf(t, a.calls.Load() == 1, "upstream saw %d calls, want 1", a.calls.Load())
 }
 
-// waitInFlight waits until n tool calls run in the hub.
-func (h *testHub) waitInFlight(n int) {
+// waitBlocked waits until n calls of u's block tool run: n calls in
+// flight through the hub.
+func (h *testHub) waitBlocked(u *fakeUpstream, n int64) {
 	h.t.Helper()
-	waitFor(h.t, fmt.Sprintf("%d calls in flight", n), func() bool {
-		h.srv.calls.mu.Lock()
-		defer h.srv.calls.mu.Unlock()
-		return h.srv.calls.n == n
-	})
+	waitFor(h.t, fmt.Sprintf("%d calls in flight", n), func() bool { return u.blocked.Load() == n })
 }
 
 // TestCallerInFlightBound: a caller's calls beyond maxInFlight are refused
@@ -245,7 +241,7 @@ func TestCallerInFlightBound(t *testing.T) {
 			results <- r
 		})
 	}
-	h.waitInFlight(2)
+	h.waitBlocked(a, 2)
 	start := time.Now()
 	r := c.call("echo", map[string]any{"text": "x"})
 	mustf(t, r.refused() && r.Error.Data.Kind == "inFlight" && r.Error.Data.RetryAfterMs == 1000, "third call with 2 in flight: %v", r)
@@ -277,7 +273,8 @@ func TestUpstreamInFlightBound(t *testing.T) {
 		{Name: "manual", Token: "tok-manual", Ceiling: autonomy.Manual},
 	}, nil, nil)}, spec, b.spec())
 	h.waitConnected("alpha", "beta")
-	waitFor(t, "alpha's limits applied", func() bool { return h.srv.limits.policy.Load() != nil })
+	// waitConnected waited for the catalog to be published, which applies
+	// alpha's limits first (publish).
 
 	one := h.caller(t, "tok-one")
 	done := make(chan limitReply, 1)
@@ -288,7 +285,7 @@ func TestUpstreamInFlightBound(t *testing.T) {
 		}
 		done <- r
 	}()
-	h.waitInFlight(1)
+	h.waitBlocked(a, 1)
 	two := h.caller(t, "tok-two")
 	r := two.call("alpha__echo", map[string]any{"text": "x"})
 	mustf(t, r.refused() && r.Error.Data.Limit == "upstream" && r.Error.Data.Kind == "inFlight", "second call to alpha: %v", r)
@@ -332,14 +329,13 @@ func TestAnonymousCallersLimitedByAddress(t *testing.T) {
 	mustf(t, second.call("echo", nil).refused(), "127.0.0.2 has no limit of its own")
 }
 
-// TestNoLimitsConfiguredCostNothing: without limits the call path holds no
-// limiter to consult (the step is two nil checks), and calls are never
-// refused however many run.
+// TestNoLimitsConfiguredCostNothing: without limits calls are never
+// refused however many run (that the call path then holds no limiter is
+// internal/pipeline's TestNoLimitsNoLimiters).
 func TestNoLimitsConfiguredCostNothing(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	h := newLimitedHub(t, Options{Auth: tokens("a")}, a.spec())
 	h.waitConnected("alpha")
-	mustf(t, h.srv.limits.callers == nil && h.srv.limits.policy.Load() == nil, "limiters set up with no limits configured")
 	c := h.caller(t, "tok-a")
 	for range 50 {
 		mustf(t, c.call("echo", nil).ok(), "call without limits refused")
@@ -458,24 +454,4 @@ func TestCallerRateLimitOverSSE(t *testing.T) {
 		!errors.Is(err, mcp.ErrInternalError) && !strings.Contains(err.Error(), markOpen),
 		"second call over /sse: %v, want the refusal", err)
 	mustf(t, a.calls.Load() == 1, "upstream saw %d calls, want 1", a.calls.Load())
-}
-
-// TestUpstreamPolicyFollowsCatalog: a server's own limits apply while the
-// catalog has them, and without any limits the call path has no policy.
-func TestUpstreamPolicyFollowsCatalog(t *testing.T) {
-	own := &config.Limits{MaxInFlight: 2}
-	withOwn := &registry.Catalog{Servers: []registry.ServerView{{Name: "gh", Limits: own}, {Name: "docs"}}}
-	l := newCallLimits(Options{}, callers.AnonymousOnly(autonomy.Full))
-	mustf(t, l.policy.Load() == nil && l.callers == nil, "limiters without limits")
-	l.follow(withOwn)
-	p := l.policy.Load()
-	mustf(t, p != nil && p.limits("gh").MaxInFlight == 2 && p.limits("gh").Where == "servers[gh].limits" && p.limits("docs").Zero(),
-		"policy %+v", p)
-	l.follow(&registry.Catalog{Servers: []registry.ServerView{{Name: "docs"}}})
-	mustf(t, l.policy.Load() == nil, "policy kept after the server's limits went away")
-
-	l = newCallLimits(Options{PerUpstream: ratelimit.Limits{MaxInFlight: 9}}, callers.AnonymousOnly(autonomy.Full))
-	l.follow(withOwn)
-	p = l.policy.Load()
-	mustf(t, p.limits("gh").MaxInFlight == 2 && p.limits("docs").MaxInFlight == 9, "own limits over the default: %+v", p)
 }

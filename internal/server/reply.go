@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 )
 
 // One error encoder for the MCP faces. Every JSON-RPC answer the hub writes
@@ -29,13 +30,13 @@ import (
 // code and data included, whatever the face. The REST face has its own
 // encoder (runReply in rest.go): HTTP status and JSON.
 
-// callReply is the answer to the request id: result, or err as a JSON-RPC
-// error.
-func callReply(id json.RawMessage, result json.RawMessage, err error) []byte {
-	if err != nil {
-		return errorReply(id, asRPCError(err))
+// callReply is the answer to the request id of a call that ended in out:
+// its result, or its JSON-RPC error.
+func callReply(id json.RawMessage, out pipeline.Result) []byte {
+	if out.Error != nil {
+		return errorReply(id, out.Error)
 	}
-	return reply(id, "result", result)
+	return reply(id, "result", out.Result)
 }
 
 // errorReply is the one encoding of a JSON-RPC error answer; id is the

@@ -10,13 +10,14 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 )
 
 // The REST face: POST /api/mcp/tools/{name}/run runs one tool for callers
 // that speak HTTP and JSON but not MCP (scripts, curl, the CLI). It is a
 // face like /mcp: the same guards (Origin, application/json, body limit),
 // the same caller (requireCaller, X-Autonomy-Level honoured), the same
-// strict reading of the arguments, and the same pipeline (runCall), so the
+// strict reading of the arguments, and the same pipeline (internal/pipeline), so the
 // decision, limits and audit line are those of an MCP call. Only the
 // answer differs: how the call ended is the HTTP status, so a script can
 // tell a denial from a tool's failure without reading the text.
@@ -47,37 +48,36 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	caller := callers.From(r.Context())
 	caller.Face = faceREST
-	result, outcome, err := s.runCallOutcome(r.Context(), caller, "", call, nil)
-	runReply(w, outcome, result, err)
+	runReply(w, s.pipe.Run(r.Context(), caller, "", call, nil))
 }
 
 // runReply is the REST face's answer to a call, fed by the pipeline's
 // outcome: how the call ended is the HTTP status (runStatus); the body is
 // the result, or the JSON-RPC error the call ended in (writeRunError).
-func runReply(w http.ResponseWriter, outcome string, result json.RawMessage, err error) {
-	if err != nil {
-		writeRunError(w, runStatus(outcome), asRPCError(err))
+func runReply(w http.ResponseWriter, out pipeline.Result) {
+	if out.Error != nil {
+		writeRunError(w, runStatus(out.Outcome), out.Error)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(runStatus(outcome))
-	_, _ = w.Write(result)
+	w.WriteHeader(runStatus(out.Outcome))
+	_, _ = w.Write(out.Result)
 }
 
 // runStatus is the HTTP status of a call that ended with outcome. A
 // tool's own failure (isError) is a result like any other: 200.
-func runStatus(outcome string) int {
+func runStatus(outcome pipeline.Outcome) int {
 	switch outcome {
-	case outcomeOK, outcomeToolError:
+	case pipeline.OK, pipeline.ToolError:
 		return http.StatusOK
-	case outcomeDenied, outcomeQuarantined:
+	case pipeline.Denied, pipeline.Quarantined:
 		return http.StatusForbidden
-	case outcomeUnavailable, outcomeCanceled:
+	case pipeline.Unavailable, pipeline.Canceled:
 		return http.StatusServiceUnavailable
-	case outcomeUnknown:
+	case pipeline.Unknown:
 		return http.StatusNotFound
-	case outcomeRateLimited:
+	case pipeline.RateLimited:
 		return http.StatusTooManyRequests
 	}
 	return http.StatusBadGateway // the backend failed in another way (an upstream's own error included)

@@ -2,10 +2,11 @@
 // (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
 // REST tool runs (/api/mcp/tools/{name}/run), health (/healthz, /readyz),
 // metrics (/metrics), and the web console (/). It reads the registry's
-// catalog and routes calls through it. Who calls is internal/callers'; it
-// mounts the REST API of internal/adminapi (listings, servers, pins,
-// OpenAPI) and the console's feed of internal/callfeed (/api/mcp/calls,
-// /api/events) behind its guards.
+// catalog, and every face hands each tools/call to the one pipeline
+// (internal/pipeline) and encodes its Result. Who calls is
+// internal/callers'; it mounts the REST API of internal/adminapi
+// (listings, servers, pins, OpenAPI) and the console's feed of
+// internal/callfeed (/api/mcp/calls, /api/events) behind its guards.
 package server
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/peers"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -78,7 +80,7 @@ type Options struct {
 	// PerCaller and PerUpstream limit the tool calls of every caller and
 	// to every owning server that has no limits of its own
 	// (callers.TokenCaller.Limits, the server spec's); zero: no limit
-	// (ratelimits.go).
+	// (internal/pipeline).
 	PerCaller, PerUpstream ratelimit.Limits
 	// FindToolsAbove, when above 0, is the number of tools a caller may
 	// see above which its tools/list holds only find_tools and the tools
@@ -115,13 +117,12 @@ type Server struct {
 	lists   listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
-	marks      *replyMarks // the pipeline's errors on their way through mcp-go
-	calls      inflight
-	tracer     trace.Tracer // nil when tracing is off
-	spans      methodSpans  // spans of requests mcp-go serves
+	marks      *replyMarks        // the pipeline's errors on their way through mcp-go
+	pipe       *pipeline.Pipeline // every tool call, whatever the face
+	tracer     trace.Tracer       // nil when tracing is off
+	spans      methodSpans        // spans of requests mcp-go serves
 	draining   atomic.Bool
-	edge       edge // limits on what callers can make the hub hold
-	limits     *callLimits
+	edge       edge                 // limits on what callers can make the hub hold
 	find       *finder              // nil when tool search is off
 	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
@@ -139,9 +140,17 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = newEdge(opts)
-	s.limits = newCallLimits(opts, s.auth)
 	s.tracer = opts.Tracer
 	s.find = newFinder(opts.FindToolsAbove)
+	route := pipeline.Router(nil) // the registry's alone
+	if s.find != nil {
+		route = s.route
+	}
+	s.pipe = pipeline.New(pipeline.Options{
+		Registry: reg, Route: route,
+		PerCaller: opts.PerCaller, PerUpstream: opts.PerUpstream, OwnCallerLimits: s.auth.HasOwnLimits(),
+		Metrics: s.metrics.reg, Feed: s.feed, Log: s.log, Tracer: opts.Tracer,
+	})
 	s.registered = opts.Registrations
 	s.chain = opts.Chain
 	s.spans.tracer = opts.Tracer
@@ -209,7 +218,7 @@ func (s *Server) Handler() http.Handler {
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{
-		Registry: s.reg, Auth: s.auth, Visible: visible, Registrations: s.registered, Log: s.log,
+		Registry: s.reg, Auth: s.auth, Visible: pipeline.Visible, Registrations: s.registered, Log: s.log,
 		Guard: func(h http.Handler) http.Handler { return g.mcpFace(s.requireCaller(h), false) },
 	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
@@ -296,7 +305,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	shutdownDone := make(chan error, 1)
 	go func() { shutdownDone <- hs.Shutdown(graceCtx) }()
 
-	if !s.calls.wait(graceCtx) {
+	if !s.pipe.Wait(graceCtx) {
 		s.log.Warn().Msg("grace period over with tool calls still running")
 	}
 	// Long-lived streams never end by themselves.

@@ -17,11 +17,11 @@ import (
 // /mcp, the Streamable HTTP face. Every POST is read once by the gate.
 // Most traffic through the hub is a plain tools/call answered with one
 // JSON reply; for it the hub needs no session machinery, so it answers
-// such a call itself (the fast path): the decided call goes to runCall and
+// such a call itself (the fast path): the decided call goes to the pipeline and
 // the result passes through as bytes. A plain tools/list is answered from
 // the list cache. Everything else (initialize, calls that take progress,
 // log messages or server requests, resources, prompts, GET streams, DELETE)
-// goes to mcp-go, whose tool handler ends in the same runCall.
+// goes to mcp-go, whose tool handler ends in the same pipeline.Run.
 
 // serveMCP is the /mcp handler.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
@@ -148,9 +148,9 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
 		return false
 	}
-	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callers.From(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
+	out := s.pipe.Run(s.pipe.WithRequestID(r.Context(), msg.ID), callers.From(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(callReply(msg.ID, result, err))
+	_, _ = w.Write(callReply(msg.ID, out))
 	return true
 }
 

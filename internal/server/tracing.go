@@ -3,32 +3,29 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
 // Tracing of the requests the hub serves. Every tools/call gets a SERVER
-// span in runCall, whatever face it came in on; initialize and tools/list
+// span in the pipeline (internal/pipeline), whatever face it came in on; initialize and tools/list
 // get one through mcp-go's hooks (and the fast tools/list path). The
 // parent is the caller's W3C trace context: the traceparent header on /mcp
 // and /messages, else params._meta.traceparent (stdio, WebSocket, SSE).
 // With tracing off s.tracer is nil and none of this runs.
 
 // traceHeaders puts the caller's traceparent header, when it sends one, in
-// the request's context, where runCall and the hooks find it.
+// the request's context, where the pipeline and the hooks find it.
 func (s *Server) traceHeaders(next http.Handler) http.Handler {
 	if s.tracer == nil {
 		return next
@@ -41,91 +38,8 @@ func (s *Server) traceHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// requestIDKey holds the JSON-RPC id of a call on the fast path, for its
-// span (mcp-go's tool handler does not see the id).
-type requestIDKey struct{}
-
-// withRequestID records id for the span of the call made under ctx; it
-// costs nothing when tracing is off.
-func (s *Server) withRequestID(ctx context.Context, id json.RawMessage) context.Context {
-	if s.tracer == nil || len(id) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
-
-// requestIDText is a JSON-RPC id as the span attribute shows it: a string
-// id without its quotes, a number as written.
-func requestIDText(id json.RawMessage) string {
-	var s string
-	if json.Unmarshal(id, &s) == nil {
-		return s
-	}
-	return string(id)
-}
-
-// startCall starts the SERVER span of one tools/call. The caller's trace
-// context comes from the header (already in ctx) or from _meta.
-func (s *Server) startCall(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall) (context.Context, trace.Span) {
-	if !tracing.Remote(ctx) {
-		ctx = tracing.FromMeta(ctx, call.Meta)
-	}
-	attrs := make([]attribute.KeyValue, 0, 8)
-	attrs = append(attrs,
-		tracing.MethodName.String(string(mcp.MethodToolsCall)),
-		tracing.ToolName.String(call.Name),
-		tracing.OperationName.String(tracing.OperationExecuteTool),
-		tracing.Caller.String(caller.Name),
-		tracing.AutonomyLevel.String(caller.Level.String()),
-	)
-	if session != "" {
-		attrs = append(attrs, tracing.SessionID.String(session))
-	}
-	if id, ok := ctx.Value(requestIDKey{}).(json.RawMessage); ok {
-		attrs = append(attrs, tracing.RequestID.String(requestIDText(id)))
-	}
-	return s.tracer.Start(ctx, tracing.SpanName(string(mcp.MethodToolsCall), call.Name),
-		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-}
-
-// endCall writes what was decided and what came of it on a call's span.
-// err is the backend's error, nil for a result (toolError or not).
-// traced ends span (nil: tracing is off) with the call's decision and
-// outcome, and returns ev, the call's audit line, with the trace id.
-func traced(ev *zerolog.Event, span trace.Span, srv, decision, outcome string, err error) *zerolog.Event {
-	if span == nil {
-		return ev
-	}
-	endCall(span, srv, decision, outcome, err)
-	if id := tracing.TraceID(span); id != "" {
-		ev = ev.Str("trace_id", id)
-	}
-	return ev
-}
-
-func endCall(span trace.Span, srv, decision, outcome string, err error) {
-	if !span.IsRecording() {
-		return
-	}
-	if srv != "" { // "" for a name no server offers
-		span.SetAttributes(tracing.Server.String(srv))
-	}
-	span.SetAttributes(tracing.Decision.String(decision), tracing.Outcome.String(outcome))
-	if outcome == outcomeOK {
-		return
-	}
-	errType := outcome
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		// The MCP conventions name a JSON-RPC failure by its code.
-		errType = strconv.Itoa(rpcErr.Code)
-	}
-	span.SetAttributes(tracing.ErrorType.String(errType))
-	span.SetStatus(codes.Error, outcome)
-}
-
 // methodSpans are the SERVER spans of the requests mcp-go serves other
-// than tools/call (which runCall traces on every face): initialize,
+// than tools/call (which the pipeline traces on every face): initialize,
 // tools/list, resources/*, prompts/*, ping and the rest, from mcp-go's
 // before-hook to its success or error hook. mcp-go hands these hooks the
 // same request pointer, which keys the span.
@@ -239,7 +153,7 @@ func (s *Server) startList(ctx context.Context, id json.RawMessage, session stri
 	attrs := []attribute.KeyValue{
 		tracing.MethodName.String(string(mcp.MethodToolsList)),
 		tracing.Caller.String(callers.From(ctx).Name),
-		tracing.RequestID.String(requestIDText(id)),
+		tracing.RequestID.String(tracing.RequestIDText(id)),
 	}
 	if session != "" {
 		attrs = append(attrs, tracing.SessionID.String(session))

@@ -253,3 +253,13 @@ func TraceID(span trace.Span) string {
 	}
 	return span.SpanContext().TraceID().String()
 }
+
+// RequestIDText is a JSON-RPC id as the RequestID attribute shows it: a
+// string id without its quotes, a number as written.
+func RequestIDText(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(id)
+}

@@ -1,4 +1,4 @@
-package server
+package pipeline
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
-// Rate and concurrency limits of tool calls, one step of runCall: the
+// Rate and concurrency limits of tool calls, one step of Run: the
 // caller's limits before the lookup (so a flood of unknown names is limited
 // too), the owning server's after the decision (a denied call takes no
 // upstream slot). A call over a limit is refused at once with a JSON-RPC
@@ -52,13 +52,13 @@ func (p *upstreamPolicy) limits(server string) ratelimit.Limits {
 	return p.def
 }
 
-func newCallLimits(opts Options, auth *callers.Auth) *callLimits {
+func newCallLimits(opts Options) *callLimits {
 	l := &callLimits{
 		perCaller:   opts.PerCaller,
 		perUpstream: opts.PerUpstream,
 		upstreams:   ratelimit.New(ratelimit.Options{Name: "upstream"}),
 	}
-	if !opts.PerCaller.Zero() || auth.HasOwnLimits() {
+	if !opts.PerCaller.Zero() || opts.OwnCallerLimits {
 		l.callers = ratelimit.New(ratelimit.Options{Name: "caller"})
 	}
 	if !opts.PerUpstream.Zero() {
@@ -66,6 +66,11 @@ func newCallLimits(opts Options, auth *callers.Auth) *callLimits {
 	}
 	return l
 }
+
+// Follow takes the owning servers' own limits (their specs' limits) from a
+// new catalog: the registry's OnChange calls it, so a server's limits
+// change with its spec and no call reads the catalog for them.
+func (p *Pipeline) Follow(cat *registry.Catalog) { p.limits.follow(cat) }
 
 // follow takes the servers' own limits from a new catalog.
 func (l *callLimits) follow(cat *registry.Catalog) {
@@ -86,7 +91,7 @@ func (l *callLimits) follow(cat *registry.Catalog) {
 	l.policy.Store(&upstreamPolicy{def: l.perUpstream, own: own})
 }
 
-// LimitsOf turns configured limits into the server's; where names the
+// LimitsOf turns configured limits into the pipeline's; where names the
 // setting (such as "limits.perCaller") for refusals.
 func LimitsOf(c config.Limits, where string) ratelimit.Limits {
 	return ratelimit.Limits{Rate: c.Rate, Burst: c.Burst, MaxInFlight: c.MaxInFlight, Where: where}
@@ -113,25 +118,25 @@ func refusalError(r *ratelimit.Refusal) *jsonrpc.Error {
 		Limit        string `json:"limit"`
 		Kind         string `json:"kind"`
 	}{r.RetryAfter.Milliseconds(), r.Limit, string(r.Kind)})
-	return &jsonrpc.Error{Code: codeServerBusy, Message: r.Error(), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: r.Error(), Data: data}
 }
 
 // refuseCall records a refused call and returns its error. tool is the
 // published name, srv the owning server ("" before the lookup).
-func (s *Server) refuseCall(span trace.Span, session string, caller callers.Caller, tool, srv string, r *ratelimit.Refusal) error {
+func (p *Pipeline) refuseCall(span trace.Span, session string, caller callers.Caller, tool, srv string, r *ratelimit.Refusal) *jsonrpc.Error {
 	metricTool := tool
 	if srv == "" {
 		metricTool = "" // not looked up: the caller's text, unbounded as a label
 	}
-	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
-	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
-	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
-		Decision: "limited", Outcome: outcomeRateLimited})
+	p.metrics.observeCall(srv, metricTool, RateLimited, 0)
+	p.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
+	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
+		Decision: "limited", Outcome: RateLimited})
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
 	err := refusalError(r)
-	traced(s.log.Info(), span, srv, "limited", outcomeRateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
+	traced(p.log.Info(), span, srv, "limited", RateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
-		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Func(caller.AuditFace).Msg(r.Error())
+		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", RateLimited).Func(caller.AuditFace).Msg(r.Error())
 	return err
 }

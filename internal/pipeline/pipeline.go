@@ -1,0 +1,285 @@
+// Package pipeline is the way of one tool call, whatever face it came in
+// on. Every face (the /mcp fast path, the router's handler behind mcp-go's
+// Streamable HTTP, SSE, WebSocket and stdio, the REST run) reads a call
+// once, strictly, and hands it to Run: the caller's limits, the route
+// (the hub's own tools, then the registry's), the decision, the owning
+// server's limits, the backend call with exactly the name and arguments
+// decided on, the result cut to its cap, then the record: metrics, the
+// audit line, the console's feed, the span. There is no other way to a
+// backend, so a face cannot forget a step; each face only encodes the
+// Result in its own way.
+//
+// The package knows nothing of HTTP or of mcp-go's sessions: the faces
+// pass what it needs (the caller, the session id, the relay) as values.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/resultcap"
+)
+
+// Outcome is how a call ended, as counted in metrics (the outcome label),
+// written in the audit line and set on the span; a face answers each kind
+// in its own way (REST: a denial is 403, a refusal 429) without reading the
+// result's text.
+// An alias of string: the feed, the audit line and the labels take it as
+// is, with no conversion on the call path.
+type Outcome = string
+
+// The outcomes of a call. They are label values of
+// mcphub_tool_calls_total: renaming one breaks dashboards.
+const (
+	OK          Outcome = "ok"
+	ToolError   Outcome = "tool_error"
+	Unavailable Outcome = "unavailable"
+	Unknown     Outcome = "unknown_tool"
+	Canceled    Outcome = "canceled"
+	RPCError    Outcome = "rpc_error"
+	Denied      Outcome = "denied"
+	RateLimited Outcome = "rate_limited"
+	Quarantined Outcome = "quarantined"
+	Error       Outcome = "error"
+)
+
+// Router finds the route of a published tool name for caller in session.
+// The hub's own tools (find_tools, whose answer depends on the session)
+// are the face's: a Router puts them ahead of the registry's Lookup. Its
+// errors are the answers callers read.
+type Router func(caller callers.Caller, session, name string) (registry.Route, error)
+
+// Options configure a Pipeline.
+type Options struct {
+	// Registry routes calls (Lookup) and owns the backends.
+	Registry *registry.Registry
+	// Route, when not nil, routes instead of Registry.Lookup.
+	Route Router
+	// PerCaller and PerUpstream limit the tool calls of every caller and
+	// to every owning server that has no limits of its own; zero: no limit
+	// (limits.go).
+	PerCaller, PerUpstream ratelimit.Limits
+	// OwnCallerLimits says some caller has limits of its own
+	// (callers.Auth.HasOwnLimits), so the callers' limiter is needed even
+	// when PerCaller is zero.
+	OwnCallerLimits bool
+	// Metrics registers the call metrics (metrics.go); nil, they are not
+	// exported.
+	Metrics prometheus.Registerer
+	// Feed hears of every call, for the console (required).
+	Feed *callfeed.Feed
+	// Log receives the audit line of every call.
+	Log zerolog.Logger
+	// Tracer makes a span of every call; nil, tracing is off and costs
+	// nothing.
+	Tracer trace.Tracer
+}
+
+// Pipeline runs tool calls. It is safe for concurrent use.
+type Pipeline struct {
+	route   Router
+	limits  *callLimits
+	metrics *metrics
+	feed    *callfeed.Feed
+	log     zerolog.Logger
+	tracer  trace.Tracer // nil when tracing is off
+	calls   inflight
+}
+
+// New builds a Pipeline. Call Follow with each new catalog so the owning
+// servers' own limits apply.
+func New(opts Options) *Pipeline {
+	p := &Pipeline{
+		route:   opts.Route,
+		limits:  newCallLimits(opts),
+		metrics: newMetrics(opts.Metrics),
+		feed:    opts.Feed,
+		log:     opts.Log,
+		tracer:  opts.Tracer,
+	}
+	if p.route == nil {
+		reg := opts.Registry
+		p.route = func(_ callers.Caller, _, name string) (registry.Route, error) { return reg.Lookup(name) }
+	}
+	return p
+}
+
+// Result is how one call ended: exactly one of Result and Error is set.
+// Failures a model should read are results (isError) whose text starts
+// with "ERROR:" (or "BLOCKED:" for a denial), which Purko's executor
+// treats as failure; Error is for what a JSON-RPC error answers (an
+// unknown tool, a refusal over a limit, the upstream's own JSON-RPC error).
+type Result struct {
+	Result  json.RawMessage
+	Outcome Outcome
+	Error   *jsonrpc.Error
+}
+
+// Run runs one tools/call of caller. session is the MCP session's id (""
+// for none); relay, when not nil, brings what the upstream sends during
+// the call to the caller.
+func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) Result {
+	p.calls.start()
+	defer p.calls.done()
+	start := time.Now()
+	var span trace.Span // nil when tracing is off
+	if p.tracer != nil {
+		ctx, span = p.startCall(ctx, caller, session, call)
+		defer span.End()
+	}
+	if p.limits.callers != nil {
+		release, refused := p.limits.acquireCaller(caller)
+		if refused != nil {
+			return Result{Outcome: RateLimited, Error: p.refuseCall(span, session, caller, call.Name, "", refused)}
+		}
+		defer release()
+	}
+	rt, err := p.route(caller, session, call.Name)
+	var quarantined *registry.QuarantinedError
+	if errors.As(err, &quarantined) {
+		// Refused before the upstream: its definition is not the one
+		// pinned.
+		p.recordQuarantined(span, session, caller, quarantined)
+		return Result{Result: ErrorResult("BLOCKED: " + err.Error()), Outcome: Quarantined}
+	}
+	if err != nil {
+		outcome := p.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
+		var unknown *registry.UnknownToolError
+		if errors.As(err, &unknown) {
+			// mcp-go's answer to a name it did not serve, on every face.
+			return Result{Outcome: outcome, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}}
+		}
+		return Result{Result: ErrorResult("ERROR: " + err.Error()), Outcome: outcome}
+	}
+	if denial := decide(caller, call.Name, rt); denial != "" {
+		p.recordDenial(span, session, caller, call.Name, rt, denial)
+		return Result{Result: ErrorResult(denial), Outcome: Denied}
+	}
+	if policy := p.limits.policy.Load(); policy != nil {
+		release, refused := p.limits.acquireUpstream(policy, rt.Server())
+		if refused != nil {
+			return Result{Outcome: RateLimited, Error: p.refuseCall(span, session, caller, call.Name, rt.Server(), refused)}
+		}
+		defer release() // when the backend call has returned
+	}
+	bc := registry.Call{ToolCall: call, Bindings: caller.Bindings(), Relay: relay}
+	bc.Name = rt.Original
+	result, err := rt.Backend.Call(ctx, bc)
+	var cut *resultcap.Report
+	if err == nil {
+		result, cut, err = p.capResult(rt, result)
+	}
+	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		return Result{Result: result, Outcome: outcome}
+	case errors.As(err, &rpcErr):
+		return Result{Outcome: outcome, Error: rpcErr} // the upstream's JSON-RPC error stays one
+	}
+	return Result{Result: ErrorResult("ERROR: " + err.Error()), Outcome: outcome}
+}
+
+// Wait returns when no call runs or ctx ends, and reports which: the
+// drain's wait at shutdown. Calls may still start meanwhile (sessions stay
+// open during the drain).
+func (p *Pipeline) Wait(ctx context.Context) bool { return p.calls.wait(ctx) }
+
+// capResult cuts a result to the route's cap (resultcap says how). The
+// length check first: a result of at most cap bytes cannot hold more
+// characters, so a call under the cap costs nothing more.
+func (p *Pipeline) capResult(rt registry.Route, result json.RawMessage) (json.RawMessage, *resultcap.Report, error) {
+	if rt.ResultCap.Chars <= 0 || len(result) <= rt.ResultCap.Chars {
+		return result, nil, nil
+	}
+	out, rep, err := resultcap.Apply(result, rt.ResultCap.Chars, rt.ResultCap.Setting)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cut the result of %s to %d characters: %w", rt.Server(), rt.ResultCap.Chars, err)
+	}
+	if rep != nil {
+		p.metrics.resultsCut.WithLabelValues(rt.Server()).Inc()
+	}
+	return out, rep, nil
+}
+
+// ErrorResult is an error result (isError) with text, as the pipeline
+// answers a failure a model should read; the hub's own tools answer theirs
+// the same way.
+func ErrorResult(text string) json.RawMessage {
+	b, _ := json.Marshal(mcp.NewToolResultError(text))
+	return b
+}
+
+// isErrorResult reads only the isError member of a raw result.
+func isErrorResult(raw json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.IsError
+}
+
+// decide is the decision of a call: Purko's BLOCKED text when caller may
+// not run the tool, or "".
+func decide(caller callers.Caller, published string, rt registry.Route) string {
+	return Decide(caller, published, rt.Original, rt.Class, rt.Agent)
+}
+
+// Decide is the one decision for listing and calling: it returns Purko's
+// BLOCKED text when caller may not run the tool published under published
+// (original is its upstream's name, class its classification, agent the
+// agent owning it, "" for none), or "". Run decides calls with it, and
+// tools/list (Visible) and find_tools list with it, so a caller is shown
+// exactly what it may run.
+func Decide(caller callers.Caller, published, original string, class autonomy.Class, agent string) string {
+	if agent != "" && agent != caller.VerifiedAgent() {
+		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
+	}
+	if !autonomy.Allowed(caller.Level, class) {
+		return autonomy.Denial(caller.Level, published)
+	}
+	// An agent's own api tool is in its tool list by definition.
+	if agent == "" && caller.Allow != nil && !caller.Allow.Permits(published, original) {
+		return fmt.Sprintf("BLOCKED: tool '%s' is not in the tool list of %s.", published, caller.Name)
+	}
+	return ""
+}
+
+// Visible reports whether caller's tools/list shows t (Decide).
+func Visible(caller callers.Caller, t registry.Tool) bool {
+	return Decide(caller, t.Name, t.Original, t.Class, t.Agent) == ""
+}
+
+func outcomeOf(ctx context.Context, toolError bool, err error) Outcome {
+	var unavailable *registry.UnavailableError
+	var unknown *registry.UnknownToolError
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil && toolError:
+		return ToolError
+	case err == nil:
+		return OK
+	case ctx.Err() != nil:
+		return Canceled
+	case errors.As(err, &unavailable):
+		return Unavailable
+	case errors.As(err, &unknown):
+		return Unknown
+	case errors.As(err, &rpcErr):
+		return RPCError
+	}
+	return Error
+}
