@@ -287,3 +287,23 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRun is the pipeline's own cost of an allowed call with no
+// limits and tracing off: what every face pays on top of the backend.
+func BenchmarkRun(b *testing.B) {
+	result := json.RawMessage(`{"content":[{"type":"text","text":"hi"}]}`)
+	backend := backendFunc(func(context.Context, registry.Call) (json.RawMessage, error) { return result, nil })
+	rt := registry.HubRoute(backend, "t", autonomy.Class{ReadOnly: true})
+	p := New(Options{
+		Route:   func(callers.Caller, string, string) (registry.Route, error) { return rt, nil },
+		Metrics: prometheus.NewRegistry(), Feed: callfeed.New(), Log: zerolog.Nop(),
+	})
+	call := jsonrpc.ToolCall{Name: "t"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := p.Run(ctx, fullCaller, "s1", call, nil); out.Outcome != OK {
+			b.Fatal(out)
+		}
+	}
+}
