@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -95,7 +96,7 @@ func (s *Server) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
 // what is published changed (the registry already debounced the changes).
 func (s *Server) publish(cat *registry.Catalog) {
 	if s.find != nil {
-		s.find.rebuild(cat)
+		s.find.Rebuild(cat)
 	}
 	s.pipe.Follow(cat)
 	// A rebuild that published the same tools (a reconnect, a name claim
@@ -138,8 +139,8 @@ func (s *Server) publishedDefs(cat *registry.Catalog) []mcp.Tool {
 			add(t)
 		}
 	}
-	if s.find != nil && !seen[findToolsName] {
-		defs = append(defs, s.find.def)
+	if s.find != nil && !seen[findtools.Name] {
+		defs = append(defs, s.find.Def())
 	}
 	return defs
 }
@@ -147,8 +148,8 @@ func (s *Server) publishedDefs(cat *registry.Catalog) []mcp.Tool {
 // listedDef is the definition tools/list shows for t: the hub's own for
 // find_tools while tool search is on (route sends its calls to the hub).
 func (s *Server) listedDef(t registry.Tool) mcp.Tool {
-	if s.find != nil && t.Name == findToolsName {
-		return s.find.def
+	if s.find != nil && t.Name == findtools.Name {
+		return s.find.Def()
 	}
 	return t.Def
 }
@@ -178,8 +179,8 @@ func (s *Server) listTools(ctx context.Context, _ any, req *mcp.ListToolsRequest
 	for _, def := range s.view(cat, caller) {
 		tools = append(tools, def)
 	}
-	if s.find.applies(caller, len(tools)) {
-		tools = s.find.listTools(cat, caller, sessionID(ctx))
+	if s.find.Applies(caller, len(tools)) {
+		tools = s.find.ListTools(cat, caller, sessionID(ctx))
 	}
 	if req != nil && req.Params.Cursor != "" {
 		after, _ := base64.StdEncoding.DecodeString(string(req.Params.Cursor))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 )
 
@@ -59,7 +59,7 @@ func findResult(t *testing.T, c *client.Client, query string, limit int) (string
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
-	req.Params.Name = findToolsName
+	req.Params.Name = findtools.Name
 	req.Params.Arguments = map[string]any{"query": query, "limit": limit}
 	res, err := c.CallTool(ctx, req)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestFindToolsThroughHub(t *testing.T) {
 				t.Fatal(err)
 			}
 			c, changed := dialFace(t, tr)
-			if got := toolNames(t, c); !slices.Equal(got, []string{findToolsName}) {
+			if got := toolNames(t, c); !slices.Equal(got, []string{findtools.Name}) {
 				t.Fatalf("tools/list above the threshold = %v, want only find_tools", got)
 			}
 			text, found := findResult(t, c, "create a pull request", 1)
@@ -123,7 +123,7 @@ func TestFindToolsThroughHub(t *testing.T) {
 				t.Fatalf("find_tools found %v, text %q", found, text)
 			}
 			waitNotified(t, changed, "find_tools")
-			if got := toolNames(t, c); !slices.Equal(got, []string{findToolsName, "create_pull_request"}) {
+			if got := toolNames(t, c); !slices.Equal(got, []string{findtools.Name, "create_pull_request"}) {
 				t.Fatalf("tools/list after find_tools = %v", got)
 			}
 			if text, isErr := call(t, c, "create_pull_request", nil); isErr || text != "ran create_pull_request" {
@@ -151,21 +151,21 @@ func TestFindToolsExecutor(t *testing.T) {
 	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
 	h.waitConnected("github")
 	e := &executor{t: t, url: h.url("/mcp")}
-	mustf(t, slices.Equal(e.tools(), []string{findToolsName}), "executor lists %v", e.tools())
-	status, res := e.post("tools/call", map[string]any{"name": findToolsName, "arguments": map[string]any{"query": "merge pull request", "limit": 1}})
+	mustf(t, slices.Equal(e.tools(), []string{findtools.Name}), "executor lists %v", e.tools())
+	status, res := e.post("tools/call", map[string]any{"name": findtools.Name, "arguments": map[string]any{"query": "merge pull request", "limit": 1}})
 	r, _ := res["result"].(map[string]any)
 	mustf(t, status == 200 && r != nil && r["isError"] != true, "find_tools: %d %v", status, res)
 	text := r["content"].([]any)[0].(map[string]any)["text"].(string)
 	mustf(t, strings.HasPrefix(text, "merge_pull_request: "), "find_tools text %q", text)
 	mustf(t, slices.Equal(structuredNames(t, r["structuredContent"]), []string{"merge_pull_request"}), "structured %v", r["structuredContent"])
-	mustf(t, slices.Equal(e.tools(), []string{findToolsName, "merge_pull_request"}), "executor lists %v after find_tools", e.tools())
+	mustf(t, slices.Equal(e.tools(), []string{findtools.Name, "merge_pull_request"}), "executor lists %v after find_tools", e.tools())
 	for _, tool := range []string{"merge_pull_request", "get_issue"} {
 		got, isErr := e.call(tool, false)
 		mustf(t, !isErr && got == "ran "+tool, "%s: %q", tool, got)
 	}
 	// Another session has found nothing.
 	other := &executor{t: t, url: h.url("/mcp")}
-	mustf(t, slices.Equal(other.tools(), []string{findToolsName}), "another session lists %v", other.tools())
+	mustf(t, slices.Equal(other.tools(), []string{findtools.Name}), "another session lists %v", other.tools())
 }
 
 // TestFindToolsPerCallerView: find_tools ranks only what the caller may
@@ -195,8 +195,8 @@ func TestFindToolsPerCallerView(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.token+" "+tt.query, func(t *testing.T) {
 			e := &executor{t: t, url: h.url("/mcp"), token: tt.token}
-			mustf(t, slices.Equal(e.tools(), []string{findToolsName}), "lists %v", e.tools())
-			_, res := e.post("tools/call", map[string]any{"name": findToolsName, "arguments": map[string]any{"query": tt.query, "limit": 50}})
+			mustf(t, slices.Equal(e.tools(), []string{findtools.Name}), "lists %v", e.tools())
+			_, res := e.post("tools/call", map[string]any{"name": findtools.Name, "arguments": map[string]any{"query": tt.query, "limit": 50}})
 			r, _ := res["result"].(map[string]any)
 			mustf(t, r != nil && r["isError"] != true, "find_tools: %v", res)
 			names := structuredNames(t, r["structuredContent"])
@@ -215,7 +215,7 @@ func TestFindToolsPerCallerView(t *testing.T) {
 	}
 	manual := &executor{t: t, url: h.url("/mcp"), token: "tok-manual"}
 	mustf(t, len(manual.tools()) == 0, "manual lists %v", manual.tools())
-	text, isErr := manual.call(findToolsName, false)
+	text, isErr := manual.call(findtools.Name, false)
 	mustf(t, isErr && strings.HasPrefix(text, "BLOCKED: Manual autonomy"), "manual find_tools = %q", text)
 }
 
@@ -236,74 +236,14 @@ func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 	got, n, err := on.srv.toolsResult(on.reg.Catalog(), caller)
 	mustf(t, err == nil && bytes.Equal(got, want) && n == len(searchTools), "cached list differs:\n%s\n%s", got, want)
 	e := &executor{t: t, url: on.url("/mcp")}
-	mustf(t, len(e.tools()) == len(searchTools) && !slices.Contains(e.tools(), findToolsName), "executor lists %v", e.tools())
+	mustf(t, len(e.tools()) == len(searchTools) && !slices.Contains(e.tools(), findtools.Name), "executor lists %v", e.tools())
 	tr, err := transport.NewSSE(on.url("/sse"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, _ := dialFace(t, tr)
 	names := toolNames(t, c)
-	mustf(t, len(names) == len(searchTools) && !slices.Contains(names, findToolsName), "sse lists %v", names)
-}
-
-// TestFoundSetsBounded: a session keeps its newest maxFoundPerSession
-// tools, at most maxFoundSessions sessions are kept, and a session's set
-// goes with it.
-func TestFoundSetsBounded(t *testing.T) {
-	names := func(prefix string, n int) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = prefix + strconv.Itoa(i)
-		}
-		return out
-	}
-	tests := []struct {
-		name     string
-		found    [][]string // remembered one after the other
-		want     int        // found tools then kept
-		wantNew  []bool
-		wantLast string
-	}{
-		{"none", nil, 0, nil, ""},
-		{"some", [][]string{{"a", "b"}}, 2, []bool{true}, "b"},
-		{"again", [][]string{{"a", "b"}, {"b", "a"}}, 2, []bool{true, false}, "b"},
-		{"more", [][]string{{"a"}, {"a", "c"}}, 2, []bool{true, true}, "c"},
-		{"over the bound", [][]string{names("t", maxFoundPerSession), {"last"}}, maxFoundPerSession, []bool{true, true}, "last"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFinder(1)
-			for i, batch := range tt.found {
-				if got := f.remember("s1", batch); got != tt.wantNew[i] {
-					t.Errorf("remember #%d: new %v, want %v", i, got, tt.wantNew[i])
-				}
-			}
-			got := f.foundIn("s1")
-			if len(got) != tt.want || (tt.want > 0 && got[len(got)-1] != tt.wantLast) {
-				t.Fatalf("found %d (last %v), want %d (last %s)", len(got), got[max(len(got)-1, 0):], tt.want, tt.wantLast)
-			}
-			if tt.want == maxFoundPerSession && slices.Contains(got, "t0") {
-				t.Error("the oldest found tool was kept over the bound")
-			}
-			f.forget("s1")
-			if got := f.foundIn("s1"); len(got) != 0 {
-				t.Errorf("after forget: %v", got)
-			}
-			if f.remember("", []string{"x"}) || len(f.foundIn("")) != 0 {
-				t.Error("a request without a session kept what it found")
-			}
-		})
-	}
-	f := newFinder(1)
-	for i := range maxFoundSessions + 10 {
-		f.remember("s"+strconv.Itoa(i), []string{"x"})
-	}
-	if n := f.found.Len(); n != maxFoundSessions {
-		t.Errorf("%d sessions kept, want %d", n, maxFoundSessions)
-	}
-	if newFinder(0) != nil {
-		t.Error("above 0 must be off")
-	}
+	mustf(t, len(names) == len(searchTools) && !slices.Contains(names, findtools.Name), "sse lists %v", names)
 }
 
 // TestFoundSetGoesWithTheSession: a session's DELETE drops what it found.
@@ -314,13 +254,10 @@ func TestFoundSetGoesWithTheSession(t *testing.T) {
 	c, _ := h.dial()
 	_, found := findResult(t, c, "search code", 1)
 	mustf(t, slices.Equal(found, []string{"search_code"}), "found %v", found)
-	var id string
-	for _, s := range h.srv.find.found.Keys() {
-		id = s
-	}
-	mustf(t, id != "" && len(h.srv.find.foundIn(id)) == 1, "no found set kept: %v", h.srv.find.found.Keys())
+	id := c.GetSessionId()
+	mustf(t, id != "" && len(h.srv.find.Found(id)) == 1, "no found set kept for session %q", id)
 	_ = c.Close() // DELETE /mcp
-	waitFor(t, "the found set forgotten", func() bool { return h.srv.find.found.Len() == 0 })
+	waitFor(t, "the found set forgotten", func() bool { return len(h.srv.find.Found(id)) == 0 })
 }
 
 // TestFindToolsModernCaller: a 2026-07-28 caller has no session to keep
@@ -330,7 +267,7 @@ func TestFindToolsModernCaller(t *testing.T) {
 	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
 	h.waitConnected("github")
 	s := h.dialSession("", false)
-	mustf(t, slices.Equal(toolNames(t, s.c), []string{findToolsName}), "modern caller lists %v", toolNames(t, s.c))
+	mustf(t, slices.Equal(toolNames(t, s.c), []string{findtools.Name}), "modern caller lists %v", toolNames(t, s.c))
 	_, found := findResult(t, s.c, "list issues", 1)
 	mustf(t, slices.Equal(found, []string{"list_issues"}), "found %v", found)
 	text, isErr := call(t, s.c, "list_issues", nil)

@@ -131,8 +131,8 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	if err != nil {
 		return false
 	}
-	if s.find.applies(caller, n) {
-		if res, err = s.find.listResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
+	if s.find.Applies(caller, n) {
+		if res, err = s.find.ListResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
 			return false
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
@@ -29,6 +30,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
@@ -84,7 +86,7 @@ type Options struct {
 	PerCaller, PerUpstream ratelimit.Limits
 	// FindToolsAbove, when above 0, is the number of tools a caller may
 	// see above which its tools/list holds only find_tools and the tools
-	// it found in its session (findtools.go); 0 is off.
+	// it found in its session (internal/findtools); 0 is off.
 	FindToolsAbove int
 	// Tracer makes a span of every request the hub serves
 	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
@@ -123,7 +125,7 @@ type Server struct {
 	spans      methodSpans        // spans of requests mcp-go serves
 	draining   atomic.Bool
 	edge       edge                 // limits on what callers can make the hub hold
-	find       *finder              // nil when tool search is off
+	find       *findtools.Finder    // nil when tool search is off
 	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
@@ -141,10 +143,11 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = newEdge(opts)
 	s.tracer = opts.Tracer
-	s.find = newFinder(opts.FindToolsAbove)
+	s.find = findtools.New(opts.FindToolsAbove, reg, s.toolsChanged)
 	route := pipeline.Router(nil) // the registry's alone
 	if s.find != nil {
-		route = s.route
+		// find_tools, the hub's own tool, ahead of the registry's.
+		route = s.find.Route
 	}
 	s.pipe = pipeline.New(pipeline.Options{
 		Registry: reg, Route: route,
@@ -166,7 +169,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
 	if s.find != nil {
-		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.forget(cs.SessionID()) })
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.Forget(cs.SessionID()) })
 	}
 	mcpOpts := append(s.serverOptions(hooks),
 		server.WithToolCapabilities(true),
@@ -325,6 +328,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	_ = hs.Close() // stragglers
 	<-errc
 	return nil
+}
+
+// toolsChanged tells session its tools/list changed; a session without a
+// stream has nowhere to hear it.
+func (s *Server) toolsChanged(session string) {
+	_ = s.mcp.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationToolsListChanged), nil)
 }
 
 // forgetSession drops mcp-go's state of a session whose GET stream is gone:

@@ -1,4 +1,21 @@
-package server
+// Package findtools is tool search for large catalogs: find_tools, the
+// hub's own tool, and what each session found with it. A model handed a
+// list of 1,000 tools pays for every one of them in tokens on every turn,
+// and chooses worse among them. Above catalog.findTools.above tools in a
+// caller's view, its tools/list holds only find_tools and what it found in
+// this session: find_tools ranks the caller's visible tools
+// (pipeline.Visible, the decision that lists and runs them) by name and
+// description, and adds the matches to the session's list, telling the
+// session with tools/list_changed. A call by name of any visible tool runs
+// whether it was found or not: Purko's executor calls by name. The index is
+// built on publish, once per catalog.
+//
+// It is a package of its own, not a step of the pipeline: what it keeps is
+// per session and shapes tools/list (the faces' work), and the pipeline
+// needs no more of it than a route it runs like any other (Route, a
+// pipeline.Router), so the call is decided, limited and audited as every
+// call is.
+package findtools
 
 import (
 	"context"
@@ -20,19 +37,9 @@ import (
 	"github.com/purko-io/mcp-hub/internal/toolsearch"
 )
 
-// Tool search for large catalogs. A model handed a list of 1,000 tools pays
-// for every one of them in tokens on every turn, and chooses worse among
-// them. Above catalog.findTools.above tools in a caller's view, its
-// tools/list holds only find_tools and what it found in this session:
-// find_tools ranks the caller's visible tools (pipeline.Visible, the decision that
-// lists and runs them) by name and description, and adds the matches to the
-// session's list, telling the session with tools/list_changed. A call by
-// name of any visible tool runs whether it was found or not: Purko's
-// executor calls by name. The index is built on publish, once per catalog.
-
-// findToolsName is the hub's tool name; it wins over an upstream tool of
-// the same name while tool search is on.
-const findToolsName = "find_tools"
+// Name is the hub's tool name; it wins over an upstream tool of the same
+// name while tool search is on.
+const Name = "find_tools"
 
 const (
 	findDefaultLimit = 10
@@ -48,12 +55,14 @@ const (
 // level but manual may run it.
 var findClass = autonomy.Class{ReadOnly: true, Reason: "hub tool find_tools reads only the catalog"}
 
-// finder serves find_tools: the index of the published catalog and the
+// Finder serves find_tools: the index of the published catalog and the
 // tools each session found.
-type finder struct {
-	above int
-	def   mcp.Tool
-	index atomic.Pointer[findIndex]
+type Finder struct {
+	above  int
+	def    mcp.Tool
+	reg    *registry.Registry
+	notify func(session string)
+	index  atomic.Pointer[findIndex]
 
 	mu    sync.Mutex
 	found *lru.Cache[string, []string] // session -> found names, oldest first
@@ -65,13 +74,15 @@ type findIndex struct {
 	ix  *toolsearch.Index
 }
 
-// newFinder returns nil when tool search is off (above 0).
-func newFinder(above int) *finder {
+// New returns the Finder of reg's catalog, nil when tool search is off
+// (above 0). notify tells a session its tools/list changed (the session
+// found new tools); it may do nothing for a session without a stream.
+func New(above int, reg *registry.Registry, notify func(session string)) *Finder {
 	if above <= 0 {
 		return nil
 	}
 	found, _ := lru.New[string, []string](maxFoundSessions)
-	def := mcp.NewTool(findToolsName,
+	def := mcp.NewTool(Name,
 		mcp.WithDescription("Search the tools you may use by what you want to do, e.g. \"create a pull request\". "+
 			"Returns the best matches with their input schemas and adds them to your tools/list (you get notifications/tools/list_changed). "+
 			"Any tool you may use can be called by name, found or not."),
@@ -83,11 +94,14 @@ func newFinder(above int) *finder {
 		mcp.WithIdempotentHintAnnotation(true),
 		mcp.WithOpenWorldHintAnnotation(false),
 	)
-	return &finder{above: above, def: def, found: found}
+	return &Finder{above: above, def: def, reg: reg, notify: notify, found: found}
 }
 
-// rebuild indexes a newly published catalog: data, not request-path work.
-func (f *finder) rebuild(cat *registry.Catalog) {
+// Def is find_tools' definition, as tools/list shows it.
+func (f *Finder) Def() mcp.Tool { return f.def }
+
+// Rebuild indexes a newly published catalog: data, not request-path work.
+func (f *Finder) Rebuild(cat *registry.Catalog) {
 	docs := make([]toolsearch.Doc, len(cat.Tools))
 	for i, t := range cat.Tools {
 		docs[i] = toolsearch.Doc{Name: t.Name, Description: t.Def.Description}
@@ -96,26 +110,27 @@ func (f *finder) rebuild(cat *registry.Catalog) {
 }
 
 // current returns the index, building one if no catalog was published yet.
-func (f *finder) current(cat *registry.Catalog) *findIndex {
+func (f *Finder) current(cat *registry.Catalog) *findIndex {
 	if fi := f.index.Load(); fi != nil {
 		return fi
 	}
-	f.rebuild(cat)
+	f.Rebuild(cat)
 	return f.index.Load()
 }
 
-// applies reports whether caller's tools/list is the short one: its view
+// Applies reports whether caller's tools/list is the short one: its view
 // holds more than above tools and it may run find_tools itself (a caller
-// whose tool list leaves find_tools out lists everything it may run).
-func (f *finder) applies(caller callers.Caller, viewSize int) bool {
-	return f != nil && viewSize > f.above && pipeline.Decide(caller, findToolsName, findToolsName, findClass, "") == ""
+// whose tool list leaves find_tools out lists everything it may run). A
+// nil Finder (tool search off) never applies.
+func (f *Finder) Applies(caller callers.Caller, viewSize int) bool {
+	return f != nil && viewSize > f.above && pipeline.Decide(caller, Name, Name, findClass, "") == ""
 }
 
-// listTools is the short list of caller in session: find_tools, then the
+// ListTools is the short list of caller in session: find_tools, then the
 // tools found in the session that caller may still run.
-func (f *finder) listTools(cat *registry.Catalog, caller callers.Caller, session string) []mcp.Tool {
+func (f *Finder) ListTools(cat *registry.Catalog, caller callers.Caller, session string) []mcp.Tool {
 	out := []mcp.Tool{f.def}
-	for _, name := range f.foundIn(session) {
+	for _, name := range f.Found(session) {
 		if t, ok := cat.Tool(name); ok && pipeline.Visible(caller, t) {
 			out = append(out, t.Def)
 		}
@@ -123,18 +138,19 @@ func (f *finder) listTools(cat *registry.Catalog, caller callers.Caller, session
 	return out
 }
 
-// listResult is listTools encoded as a tools/list result.
-func (f *finder) listResult(cat *registry.Catalog, caller callers.Caller, session string) ([]byte, error) {
+// ListResult is ListTools encoded as a tools/list result.
+func (f *Finder) ListResult(cat *registry.Catalog, caller callers.Caller, session string) ([]byte, error) {
 	b, err := json.Marshal(struct {
 		Tools []mcp.Tool `json:"tools"`
-	}{f.listTools(cat, caller, session)})
+	}{f.ListTools(cat, caller, session)})
 	if err != nil {
 		return nil, fmt.Errorf("encode the find_tools list: %w", err)
 	}
 	return b, nil
 }
 
-func (f *finder) foundIn(session string) []string {
+// Found is the names of the tools found in session, oldest first.
+func (f *Finder) Found(session string) []string {
 	if session == "" {
 		return nil
 	}
@@ -146,7 +162,7 @@ func (f *finder) foundIn(session string) []string {
 
 // remember adds names to session's found tools and reports whether any
 // was new.
-func (f *finder) remember(session string, names []string) bool {
+func (f *Finder) remember(session string, names []string) bool {
 	if session == "" || len(names) == 0 {
 		return false
 	}
@@ -168,8 +184,8 @@ func (f *finder) remember(session string, names []string) bool {
 	return added
 }
 
-// forget drops what a session found when the session goes.
-func (f *finder) forget(session string) {
+// Forget drops what a session found when the session goes.
+func (f *Finder) Forget(session string) {
 	if f == nil {
 		return
 	}
@@ -179,11 +195,11 @@ func (f *finder) forget(session string) {
 }
 
 // search ranks caller's visible tools for query.
-func (f *finder) search(cat *registry.Catalog, caller callers.Caller, query string, limit int) []registry.Tool {
+func (f *Finder) search(cat *registry.Catalog, caller callers.Caller, query string, limit int) []registry.Tool {
 	fi := f.current(cat)
 	hits := fi.ix.Search(query, limit, func(d int) bool {
 		t := fi.cat.Tools[d]
-		return t.Name != findToolsName && pipeline.Visible(caller, t)
+		return t.Name != Name && pipeline.Visible(caller, t)
 	})
 	out := make([]registry.Tool, len(hits))
 	for i, h := range hits {
@@ -194,21 +210,18 @@ func (f *finder) search(cat *registry.Catalog, caller callers.Caller, query stri
 
 // findBackend runs find_tools for one caller in one session.
 type findBackend struct {
-	s       *Server
+	f       *Finder
 	caller  callers.Caller
 	session string
 }
 
-// route is the pipeline's Router while tool search is on: find_tools, the
-// hub's own tool, else the registry's route. find_tools stays here rather
-// than in the pipeline: its answer is face work (the session's short
-// tools/list, a list_changed sent through mcp-go's session), and the
-// pipeline needs no more of it than a route it runs like any other.
-func (s *Server) route(caller callers.Caller, session, name string) (registry.Route, error) {
-	if name == findToolsName {
-		return registry.HubRoute(findBackend{s: s, caller: caller, session: session}, findToolsName, findClass), nil
+// Route is the pipeline's Router while tool search is on: find_tools, the
+// hub's own tool, else the registry's route.
+func (f *Finder) Route(caller callers.Caller, session, name string) (registry.Route, error) {
+	if name == Name {
+		return registry.HubRoute(findBackend{f: f, caller: caller, session: session}, Name, findClass), nil
 	}
-	return s.reg.Lookup(name) // its errors are the answers callers read
+	return f.reg.Lookup(name) // its errors are the answers callers read
 }
 
 // Call answers a find_tools call: the matches as text (name, description,
@@ -231,8 +244,8 @@ func (b findBackend) Call(_ context.Context, call registry.Call) (json.RawMessag
 	if in.Limit != nil {
 		limit = min(max(int(*in.Limit), 1), findMaxLimit)
 	}
-	f := b.s.find
-	tools := f.search(b.s.reg.Catalog(), b.caller, in.Query, limit)
+	f := b.f
+	tools := f.search(f.reg.Catalog(), b.caller, in.Query, limit)
 	defs := make([]mcp.Tool, len(tools))
 	names := make([]string, len(tools))
 	var text strings.Builder
@@ -258,7 +271,7 @@ func (b findBackend) Call(_ context.Context, call registry.Call) (json.RawMessag
 		// Clients that refresh their list on list_changed can now call
 		// what was found; a session without a stream has nowhere to hear
 		// it, and calls by name work anyway.
-		_ = b.s.mcp.SendNotificationToSpecificClient(b.session, string(mcp.MethodNotificationToolsListChanged), nil)
+		f.notify(b.session)
 	}
 	return out, nil
 }
