@@ -691,7 +691,14 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 		c.suspect()
 		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, c.timeout())
 	case isTransportFailure(err):
+		// One answer for a connection that failed under a call, whichever
+		// transport noticed first and in its own words.
 		c.suspect()
+		said := err
+		if te := (*transport.Error)(nil); errors.As(err, &te) {
+			said = te.Err
+		}
+		return nil, c.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
 	}
 	return nil, c.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
 }
