@@ -203,9 +203,6 @@ func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (jso
 	o := cn.out.Load()
 	r := relayFrom(ctx)
 	var own map[string]json.RawMessage
-	if lvl := cn.level.Load(); lvl != nil && o.modern {
-		own = map[string]json.RawMessage{mcp.MetaKeyLogLevel: mustJSON(*lvl)}
-	}
 	if r != nil {
 		if tok, ok := call.Meta[jsonrpc.MetaProgressToken]; ok {
 			var token any
@@ -217,10 +214,15 @@ func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (jso
 			}
 		}
 		if o.modern {
-			if own == nil {
-				own = map[string]json.RawMessage{}
+			// The hub takes the upstream's input requests for the relay,
+			// and log messages at the level asked of the server. A call
+			// without a relay declares the caller's own capabilities
+			// (params) and asks for no log messages: none would reach
+			// the caller.
+			own = map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: hubCapabilities}
+			if lvl := cn.level.Load(); lvl != nil {
+				own[mcp.MetaKeyLogLevel] = mustJSON(*lvl)
 			}
-			own[mcp.MetaKeyClientCapabilities] = hubCapabilities
 		}
 	}
 	w := o.wire(r != nil)
@@ -393,7 +395,10 @@ func (w sessionWire) cancel(ctx context.Context, id mcp.RequestId) {
 // keeps only some keywords of a schema (type, properties, required, $defs,
 // additionalProperties), so a tool relisted from it would lose $schema,
 // oneOf, descriptions and the rest. The hub lists tools over its own wire,
-// once per listing, and keeps each schema's bytes beside mcp-go's reading.
+// once per listing, and on a streamable HTTP connection keeps each
+// schema's bytes beside mcp-go's reading. Other transports keep mcp-go's
+// reading, as they always have: a tool's pin (package pinning) is a digest
+// of its schema, and pins taken of that reading must still match.
 
 // toolSchemas are one tool's schemas as the upstream sent them.
 type toolSchemas struct {
@@ -434,7 +439,7 @@ func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Too
 			}
 			tools := make([]mcp.Tool, 0, len(res.Tools))
 			for _, b := range res.Tools {
-				t, err := readTool(b)
+				t, err := readTool(b, o.post != nil)
 				if err != nil {
 					return page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
 				}
@@ -445,16 +450,17 @@ func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Too
 	if err != nil {
 		return nil, err
 	}
-	if o.modern && (o.post != nil || c.spec.Transport == config.TransportSSE) {
+	if o.modern && c.headerTransport() {
 		tools = c.withoutInvalidHeaderTools(tools)
 	}
 	return tools, nil
 }
 
-// readTool decodes one listed tool, its schemas as the upstream wrote them.
-func readTool(b json.RawMessage) (mcp.Tool, error) {
+// readTool decodes one listed tool, with raw its schemas as the upstream
+// wrote them.
+func readTool(b json.RawMessage, raw bool) (mcp.Tool, error) {
 	var t mcp.Tool
-	if err := json.Unmarshal(b, &t); err != nil {
+	if err := json.Unmarshal(b, &t); err != nil || !raw {
 		return t, err
 	}
 	var s toolSchemas
