@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,22 +25,14 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/klog/v2"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
-	"github.com/purko-io/mcp-hub/internal/discovery"
-	envsource "github.com/purko-io/mcp-hub/internal/discovery/env"
-	filesource "github.com/purko-io/mcp-hub/internal/discovery/file"
-	"github.com/purko-io/mcp-hub/internal/hubchain"
-	"github.com/purko-io/mcp-hub/internal/netpolicy"
-	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/secrets"
-	"github.com/purko-io/mcp-hub/internal/server"
+	"github.com/purko-io/mcp-hub/internal/hub"
 	"github.com/purko-io/mcp-hub/internal/tracing"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 func main() {
@@ -217,157 +208,27 @@ func loadConfig(path string) (*config.Config, error) {
 	return config.Load(path)
 }
 
-// hub is the wiring shared by serve and stdio.
-type hub struct {
-	reg     *registry.Registry
-	srv     *server.Server
-	sources []discovery.Source
-	// close stops what the hub started besides the registry (the pins
-	// ConfigMap watch, the Events sender); after the registry stopped.
-	close func()
-}
-
-func newHub(cfg *config.Config, o options, log zerolog.Logger) (*hub, error) {
-	// Credentials stay at their origin: a redirect to another scheme, host
-	// or port drops every header but the harmless ones (upstreams and api
-	// tools refuse such redirects on their own copies of this client).
-	// Every connection of it, redirects too, is checked by the dial policy
-	// on the address it connects to (dialPolicy).
-	dial := dialPolicy(cfg)
-	httpClient := &http.Client{CheckRedirect: secrets.StripCredentials, Transport: outboundTransport(dial)}
-	local, err := localTools(context.Background(), cfg, o, httpClient)
-	if err != nil {
-		return nil, err
+// hubOptions are the hub's settings from the command line.
+func (o options) hubOptions() hub.Options {
+	return hub.Options{
+		ConfigPath:          o.config,
+		Listen:              o.listen,
+		Kubeconfig:          o.kubeconfig,
+		Namespaces:          o.namespaces,
+		LabelSelector:       o.labelSelector,
+		SecretNames:         o.secretNames,
+		AuthServiceAccounts: o.authServiceAccounts,
+		Version:             hubVersion(),
+		Tracer:              o.tracer,
 	}
-	pins, err := newPins(cfg, o, log)
-	if err != nil {
-		return nil, err
-	}
-	chain := hubchain.New(cfg.Replicas.InstanceID)
-	// The id as it appears in other hubs' Mcp-Hub-Chain headers.
-	log.Info().Str("instance", chain.Instance()).Str("chainId", string(chain.Own())).Msg("instance id (registration loops are refused by it)")
-	upstreamOpts := upstreamOptions(cfg, httpClient, o.tracer)
-	upstreamOpts.Dial, upstreamOpts.Chain = dial, chain
-	reg := registry.New(registry.Options{
-		Local:          local,
-		Naming:         cfg.Naming,
-		RouteCacheSize: cfg.Catalog.RouteCacheSize,
-		NotifyDebounce: cfg.Catalog.NotifyDebounce.D(),
-		Upstream:       upstreamOpts,
-		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
-		MaxResultChars: cfg.Upstream.ResultCap(),
-		Pins:           pins.pinner,
-		Names:          pins.names,
-	}, log)
-	pins.reportTo(reg)
-	// The OAuth verifier's discovery and key refreshes run until close.
-	authCtx, stopAuth := context.WithCancel(context.Background())
-	closeAll := func() { stopAuth(); pins.close() }
-	auth, err := buildAuth(authCtx, cfg, o, o.listen, log)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	registered, registeredSource, err := newRegistrations(cfg, o, log)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	srv := server.New(reg, server.Options{
-		Name:         "mcp-hub",
-		Version:      hubVersion(),
-		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
-		Auth:         auth,
-		Peers:        cfg.Replicas.PeerList(),
-
-		MaxBodyBytes:         cfg.HTTP.MaxBodyBytes,
-		AllowedOrigins:       cfg.HTTP.AllowedOrigins,
-		MaxSessions:          cfg.HTTP.MaxSessions,
-		MaxSessionsPerCaller: cfg.HTTP.MaxSessionsPerCaller,
-		SessionIdleTimeout:   cfg.HTTP.SessionIdleTimeout.D(),
-		ReadTimeout:          cfg.HTTP.ReadTimeout.D(),
-		ReadHeaderTimeout:    cfg.HTTP.ReadHeaderTimeout.D(),
-
-		PerCaller:   server.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
-		PerUpstream: server.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
-		Tracer:      o.tracer,
-
-		FindToolsAbove: cfg.Catalog.FindTools.Above,
-		Registrations:  registered,
-		Chain:          chain,
-	}, log)
-	var sources []discovery.Source
-	if o.config != "" {
-		sources = append(sources, filesource.New(o.config, cfg, log))
-	}
-	if registeredSource != nil {
-		sources = append(sources, registeredSource)
-	}
-	if v, ok := os.LookupEnv("MCP_SERVERS"); ok && strings.TrimSpace(v) != "" {
-		// A bad entry stops start-up, as a bad config file does: a hub
-		// without a server it was given is not what was asked for.
-		if _, errs := envsource.Parse(v); len(errs) > 0 {
-			closeAll()
-			return nil, errors.Join(errs...)
-		}
-		sources = append(sources, envsource.New(v, log))
-	}
-	ks, err := kubeSource(o, cfg.Kubernetes, log)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	if ks != nil {
-		sources = append(sources, ks)
-		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
-	}
-	return &hub{reg: reg, srv: srv, sources: sources, close: closeAll}, nil
-}
-
-// dialPolicy is what addresses the hub's outbound connections for
-// upstreams, api tools and their redirects may reach (upstream.dial).
-func dialPolicy(cfg *config.Config) *netpolicy.Policy {
-	d := cfg.Upstream.Dial
-	return &netpolicy.Policy{Loopback: d.LoopbackAllowed(), Private: d.PrivateAllowed(), Setting: "upstream.dial"}
-}
-
-// outboundTransport is the connection pool of everything the hub reaches
-// for its catalog, every connection checked by dial.
-func outboundTransport(dial *netpolicy.Policy) *http.Transport {
-	return &http.Transport{
-		Proxy:               dial.Proxy(http.ProxyFromEnvironment),
-		DialContext:         dial.Dialer(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}
-}
-
-// upstreamOptions are the connection settings of every upstream.
-func upstreamOptions(cfg *config.Config, httpClient *http.Client, tracer trace.Tracer) upstream.Options {
-	opts := upstream.OptionsFrom(cfg.Upstream, httpClient, mcp.Implementation{Name: "mcp-hub", Version: hubVersion()})
-	opts.Tracer = tracer
-	return opts
-}
-
-// runRegistry runs the registry until ctx ends; the returned channel closes
-// once every upstream is stopped and every stdio child is gone.
-func (h *hub) runRegistry(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.reg.Run(ctx, h.sources...)
-	}()
-	return done
 }
 
 func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger, stdout io.Writer) error {
-	h, err := newHub(cfg, o, log)
+	h, err := hub.New(context.Background(), cfg, o.hubOptions(), log)
 	if err != nil {
 		return err
 	}
-	defer h.close()
+	defer h.Close()
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
@@ -380,25 +241,18 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 		}
 		defer stopProfiles()
 	}
-	regCtx, cancelReg := context.WithCancel(context.Background())
-	regDone := h.runRegistry(regCtx)
 	addr := ln.Addr().String()
 	// The first line on stdout says where the hub listens (scripts and
 	// tests read it); in JSON mode it is a JSON log line like every other.
 	banner := fmt.Sprintf("mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)", hubVersion(), addr)
 	if o.logFormat == "json" {
 		out := zerolog.New(stdout).With().Timestamp().Logger()
-		out.Info().Str("url", "http://"+addr+"/mcp").Str("version", hubVersion()).Int("sources", len(h.sources)).Msg(banner)
+		out.Info().Str("url", "http://"+addr+"/mcp").Str("version", hubVersion()).Int("sources", h.Sources()).Msg(banner)
 	} else {
 		fmt.Fprintln(stdout, banner)
 	}
-	err = h.srv.Serve(ctx, ln, cfg.ShutdownGrace.D())
-	cancelReg()
-	<-regDone
+	err = h.Serve(ctx, ln)
 	log.Info().Msg("stopped")
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
 	return err
 }
 
@@ -407,20 +261,12 @@ func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.
 	if err != nil {
 		return err
 	}
-	h, err := newHub(cfg, o, log)
+	h, err := hub.New(context.Background(), cfg, o.hubOptions(), log)
 	if err != nil {
 		return err
 	}
-	defer h.close()
-	regCtx, cancelReg := context.WithCancel(context.Background())
-	regDone := h.runRegistry(regCtx)
-	err = h.srv.ServeStdio(ctx, os.Stdin, os.Stdout, level)
-	cancelReg()
-	<-regDone
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
+	defer h.Close()
+	return h.ServeStdio(ctx, os.Stdin, os.Stdout, level)
 }
 
 // serveProfiles serves net/http/pprof on its own listener, apart from the
@@ -441,10 +287,16 @@ func serveProfiles(addr string, log zerolog.Logger) (stop func(), err error) {
 	return func() { _ = hs.Close() }, nil
 }
 
-// upstreamLogLevel is the level upstreams get on connect; "off" is none.
-func upstreamLogLevel(l string) mcp.LoggingLevel {
-	if l == "off" {
-		return ""
+// stdioLevel is the autonomy of the stdio face's local user: the executor's
+// AUTONOMY_LEVEL when set, else full.
+func stdioLevel() (autonomy.Level, error) {
+	v, ok := os.LookupEnv("AUTONOMY_LEVEL")
+	if !ok || v == "" {
+		return autonomy.Full, nil
 	}
-	return mcp.LoggingLevel(l)
+	lvl, err := autonomy.ParseLevel(v)
+	if err != nil {
+		return 0, fmt.Errorf("AUTONOMY_LEVEL: %w", err)
+	}
+	return lvl, nil
 }

@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -220,43 +217,6 @@ func TestServeDefaultAndGracefulShutdown(t *testing.T) {
 	terminate(t, h)
 }
 
-func TestMCPServersEnvAndConfigReload(t *testing.T) {
-	upURL, auth := startUpstream(t)
-	other, _ := startUpstream(t)
-	cfg := filepath.Join(t.TempDir(), "hub.yaml")
-	if err := os.WriteFile(cfg, []byte("servers: []\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{`MCP_SERVERS=[{"name":"fromenv","url":"` + upURL + `","auth":"bearer","token":"tok-abc-123"}]`}
-	h := startHub(t, env, "--config", cfg, "--log-level", "debug")
-	sv := waitStatus(t, h, "fromenv", "connected")
-	if sv.ToolCount != 1 || auth() != "Bearer tok-abc-123" {
-		t.Fatalf("fromenv = %v, upstream saw %q", sv, auth())
-	}
-
-	// Edit the file while the hub runs: a server appears, then a bad edit
-	// is rejected and the server stays.
-	if err := os.WriteFile(cfg, []byte("servers:\n- name: fromfile\n  url: "+other+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, h, "fromfile", "connected")
-	if err := os.WriteFile(cfg, []byte("servers:\n- name: fromfile\n  url: 12\n  bogus: 1\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(h.Output(), "config edit rejected") {
-		if time.Now().After(deadline) {
-			t.Fatalf("bad edit not reported:\n%s", h.Output())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	waitStatus(t, h, "fromfile", "connected")
-	terminate(t, h)
-	if strings.Contains(h.Output(), "tok-abc-123") {
-		t.Fatal("the bearer token appears in the hub's debug log")
-	}
-}
-
 func TestStdioFace(t *testing.T) {
 	upURL, _ := startUpstream(t)
 	tr := transport.NewStdio(hubBin, []string{`MCP_SERVERS=[{"name":"up","url":"` + upURL + `"}]`}, "stdio", "--log-level", "warn")
@@ -289,137 +249,6 @@ func TestStdioFace(t *testing.T) {
 		t.Fatalf("echo over stdio = %+v", res.Content)
 	}
 }
-
-// TestHubToolsEndToEnd: the builtins and a config api tool appear next to an
-// upstream's tools and run over /mcp, with credentials attached by the hub
-// and never shown.
-func TestHubToolsEndToEnd(t *testing.T) {
-	upURL, _ := startUpstream(t)
-	var mu sync.Mutex
-	var seen []string
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/openapi.yaml" {
-			_, _ = io.WriteString(w, openAPIDoc)
-			return
-		}
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+r.Header.Get("X-Trigger-Source"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"run":"run-42","namespace":"purko","ok":true}`)
-	}))
-	defer api.Close()
-	cfg := filepath.Join(t.TempDir(), "hub.yaml")
-	body := fmt.Sprintf(`
-builtins:
-  triggerWorkflow: {dashboardURL: %q, namespace: purko}
-apiTools:
-  - name: create_ticket
-    url: %s/tickets/{project}
-    method: POST
-    authScheme: Bearer
-    credentials: {env: MCPHUB_TEST_API_KEY}
-openapi:
-  - url: %s/openapi.yaml
-    base: {url: %s}
-`, api.URL, api.URL, api.URL, api.URL)
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := startHub(t, []string{"MCPHUB_TEST_API_KEY=api-key-secret-9", `MCP_SERVERS=[{"name":"up","url":"` + upURL + `"}]`}, "--config", cfg)
-	waitStatus(t, h, "up", "connected")
-
-	tr, err := transport.NewStreamableHTTP(h.MCPURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = names[:0]
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		if len(names) == 5 {
-			break
-		}
-	}
-	if strings.Join(names, ",") != "create_ticket,echo,listPets,static-analysis,trigger-workflow" {
-		t.Fatalf("tools/list = %v", names)
-	}
-	callText := func(name string, args map[string]any) string {
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if res.IsError {
-			t.Fatalf("%s: error result %v", name, res.Content)
-		}
-		return res.Content[0].(mcp.TextContent).Text
-	}
-	if out := callText("static-analysis", map[string]any{"code": "import os\nos.system(cmd)\n", "language": "python"}); !strings.Contains(out, `"rule":"PY007"`) {
-		t.Fatalf("static-analysis = %s", out)
-	}
-	if out := callText("create_ticket", map[string]any{"project": "ops", "title": "disk full"}); !strings.Contains(out, "run-42") || strings.Contains(out, "api-key-secret-9") {
-		t.Fatalf("create_ticket = %s", out)
-	}
-	if out := callText("trigger-workflow", map[string]any{"workflow": "nightly", "payload": "rebuild"}); !strings.Contains(out, "run-42") {
-		t.Fatalf("trigger-workflow = %s", out)
-	}
-	callText("listPets", map[string]any{"limit": 2})
-	mu.Lock()
-	got := strings.Join(seen, "\n")
-	mu.Unlock()
-	for _, want := range []string{"POST /tickets/ops Bearer api-key-secret-9 ", "POST /api/trigger/purko/nightly  mcp-hub", "GET /pets  "} {
-		if !strings.Contains(got, want) {
-			t.Errorf("requests seen:\n%s\nwant a line %q", got, want)
-		}
-	}
-	var listing struct {
-		Servers []struct{ Name string }
-	}
-	resp, err := http.Get(h.Base + "/api/mcp/tools")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	_ = json.Unmarshal(raw, &listing)
-	if len(listing.Servers) != 3 || listing.Servers[0].Name != "hub" || listing.Servers[2].Name != "api" || bytes.Contains(raw, []byte("api-key-secret-9")) {
-		t.Fatalf("listing servers %+v (or it holds the credential)", listing.Servers)
-	}
-	terminate(t, h)
-	if strings.Contains(h.Output(), "api-key-secret-9") {
-		t.Fatal("the api tool's credential is in the hub's log")
-	}
-}
-
-// openAPIDoc is a one-operation OpenAPI document served by the test.
-const openAPIDoc = `openapi: 3.0.3
-info: {title: pets, version: "1"}
-paths:
-  /pets:
-    get:
-      operationId: listPets
-      parameters:
-        - {name: limit, in: query, schema: {type: integer}}
-      responses: {"200": {description: ok}}
-`
 
 // TestValidate: `mcp-hub validate` accepts what the hub would start with
 // and names the field of what it would not, tokens and files included.

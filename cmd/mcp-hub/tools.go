@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/purko-io/mcp-hub/internal/server"
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 const toolsUsage = `mcp-hub tools: list and run the tools of a running hub.
@@ -180,7 +180,7 @@ func toolsCall(ctx context.Context, c hubClient, name, arguments, level string, 
 	}
 	var header http.Header
 	if level != "" {
-		header = http.Header{server.HeaderAutonomyLevel: {level}}
+		header = http.Header{callers.HeaderAutonomyLevel: {level}}
 	}
 	path := "/api/mcp/tools/" + url.PathEscape(name) + "/run"
 	status, body, err := c.send(ctx, http.MethodPost, path, []byte(arguments), header)

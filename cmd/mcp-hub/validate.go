@@ -6,15 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/purko-io/mcp-hub/internal/config"
 	envsource "github.com/purko-io/mcp-hub/internal/discovery/env"
+	"github.com/purko-io/mcp-hub/internal/hub"
 )
 
 const validateUsage = `mcp-hub validate checks a config file as the hub would read it at start:
@@ -66,14 +64,7 @@ func validate(path string) error {
 	// starts in the background (OAuth discovery) ends with ctx.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	o := options{config: path}
-	// OpenAPI documents are fetched as serve fetches them: under the
-	// dial policy.
-	hc := &http.Client{Timeout: 20 * time.Second, Transport: outboundTransport(dialPolicy(cfg))}
-	if _, err := localTools(ctx, cfg, o, hc); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	if _, err := buildAuth(ctx, cfg, o, "", zerolog.Nop()); err != nil {
+	if err := hub.Check(ctx, cfg, hub.Options{ConfigPath: path}); err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}
 	return nil

@@ -343,3 +343,19 @@ func (b *buffer) linesFrom(off int64) (lines []string, next int64, changed <-cha
 	}
 	return lines, off, b.changed
 }
+
+// Log is the log of a hub run in the test's process (package hub's
+// tests): its goroutines write it while the test reads it, and it keeps
+// the last bytes as a process's output does.
+type Log struct{ b *buffer }
+
+// NewLog returns an empty log.
+func NewLog() *Log { return &Log{b: newBuffer(keepBytes)} }
+
+func (l *Log) Write(p []byte) (int, error) {
+	l.b.write(p)
+	return len(p), nil
+}
+
+// String is what was written, "…" first when the front was cut.
+func (l *Log) String() string { return l.b.String() }

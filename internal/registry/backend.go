@@ -3,7 +3,9 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -36,28 +38,87 @@ type Call struct {
 	Relay Relay
 }
 
-// Relay receives what an upstream sends while it runs a caller's request.
-type Relay = upstream.Relay
+// Relay receives what an upstream sends while it runs a caller's request:
+// the server implements it per caller. It is the registry's own, so the
+// server needs nothing of package upstream; the registry hands it on to
+// the connection (WithRelay, upstreamBackend), which takes any value with
+// these methods.
+type Relay interface {
+	// Notify sends a notification (progress with the caller's own token,
+	// or a log message) to the caller.
+	Notify(method string, params map[string]any)
+	CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+	ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
+}
+
+// A Relay is what the connection relays to: the compiler keeps the two in
+// step.
+var _ upstream.Relay = Relay(nil)
 
 // WithRelay makes what an upstream sends during requests made with ctx
 // (reads, prompts) reach r.
 func WithRelay(ctx context.Context, r Relay) context.Context { return upstream.WithRelay(ctx, r) }
 
-// Status is a point-in-time view of an upstream connection.
-type Status = upstream.Status
+// State is where a server stands, as listings, metrics and MCPServer
+// statuses show it.
+type State string
 
-// State is where a connection stands.
-type State = upstream.State
-
-// The states of an upstream.
+// The states of a server.
 const (
-	StateConnecting = upstream.StateConnecting
-	StateConnected  = upstream.StateConnected
-	StateError      = upstream.StateError
+	StateConnecting State = "connecting"
+	StateConnected  State = "connected"
+	StateError      State = "error"
 )
 
-// UnavailableError says an upstream cannot take calls now, and why.
-type UnavailableError = upstream.UnavailableError
+// Status is a server's state as the catalog lists it.
+type Status struct {
+	State    State
+	Error    string    // last error, when State is error; for everyone
+	Protocol string    // negotiated MCP revision
+	ListedAt time.Time // last successful tools/list
+	// Detail is what the upstream answered that Error does not show: the
+	// start of its body, redacted. Only admins and the log see it.
+	Detail string
+}
+
+// statusOf is the catalog's view of a connection's status.
+func statusOf(s upstream.Status) Status {
+	return Status{State: State(s.State), Error: s.Error, Protocol: s.Protocol, ListedAt: s.ListedAt, Detail: s.Detail}
+}
+
+// UnavailableError says a tool's server cannot take calls now, and why:
+// the tool is known, its server is not connected (or fails fast after
+// repeated failures), as opposed to a tool nobody offers
+// (UnknownToolError). Reason is redacted of the server's credentials and
+// meant for people.
+type UnavailableError struct {
+	Server string
+	Reason string
+	// err is the connection's error this one stands for, when it came from
+	// a call: its text is kept as it was.
+	err error
+}
+
+func (e *UnavailableError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return fmt.Sprintf("upstream %s is unavailable: %s", e.Server, e.Reason)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.err }
+
+// unavailableOf turns a call's error that says the connection was down
+// into the registry's *UnavailableError, which the server tells apart;
+// any other error passes unchanged.
+func unavailableOf(err error) error {
+	var ue *upstream.UnavailableError
+	if err == nil || !errors.As(err, &ue) {
+		return err
+	}
+	return &UnavailableError{Server: ue.Server, Reason: ue.Reason, err: err}
+}
 
 // Upstream is what the server may do with a connected upstream besides
 // calling its tools.
@@ -80,7 +141,8 @@ func (b upstreamBackend) Call(ctx context.Context, call Call) (json.RawMessage, 
 	if call.Relay != nil {
 		ctx = upstream.WithRelay(ctx, call.Relay)
 	}
-	return b.c.Call(ctx, call.ToolCall)
+	res, err := b.c.Call(ctx, call.ToolCall)
+	return res, unavailableOf(err)
 }
 
 // localBackend runs one of the hub's own tools.

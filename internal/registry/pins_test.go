@@ -16,8 +16,8 @@ import (
 )
 
 func quarantinedServer(name, tool, sum string) ServerView {
-	sv := server(name, upstream.StateConnected, "x")
-	q := server(name, upstream.StateConnected, tool).Tools[0]
+	sv := server(name, StateConnected, "x")
+	q := server(name, StateConnected, tool).Tools[0]
 	q.Quarantine = &Quarantine{Diff: `description changed: "a" -> "b"`, PinnedSHA256: "p", CurrentSHA256: sum, Enforced: true}
 	sv.Quarantined = []Tool{q}
 	return sv
@@ -49,7 +49,7 @@ func TestQuarantineReportedOncePerDefinition(t *testing.T) {
 		sum  string // "" : not quarantined any more
 		want int
 	}{{"c1", 1}, {"c1", 1}, {"c2", 2}, {"", 2}, {"c2", 3}} {
-		cat := catalogOf(1, server("fs", upstream.StateConnected, "x"))
+		cat := catalogOf(1, server("fs", StateConnected, "x"))
 		if step.sum != "" {
 			cat = catalogOf(1, quarantinedServer("fs", "read", step.sum))
 		}

@@ -121,7 +121,7 @@ type ServerView struct {
 	Transport config.Transport
 	Source    string
 	Origin    *config.Origin // the Kubernetes object, when it came from one
-	Status    upstream.Status
+	Status    Status
 	Tools     []Tool // published tools, also when not connected (last known)
 	// Hidden are tools not published because another server owns the name
 	// (prefix policy never): original name -> owning server.
@@ -615,7 +615,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	r.checkAllPins(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()
-		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: e.status, Limits: spec.Limits}
+		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
 		changes := r.checkPins(e.c, e.tools)
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
@@ -700,7 +700,7 @@ func localViews(local []LocalTool, classifier *autonomy.Classifier) (builtins, a
 		sv.Tools = append(sv.Tools, Tool{Name: l.Def.Name, Original: l.Def.Name, Server: sv.Name, Def: l.Def, Class: class, Agent: l.Agent, local: l})
 	}
 	for _, sv := range views {
-		sv.Status = upstream.Status{State: upstream.StateConnected}
+		sv.Status = Status{State: StateConnected}
 	}
 	if len(views[autonomy.Builtin].Tools) > 0 {
 		builtins = views[autonomy.Builtin]
@@ -763,12 +763,12 @@ func (r *Registry) Lookup(name string) (Route, error) {
 			if t.Name != name {
 				continue
 			}
-			if t.local == nil && sv.Status.State != upstream.StateConnected {
+			if t.local == nil && sv.Status.State != StateConnected {
 				reason := string(sv.Status.State)
 				if sv.Status.Error != "" {
 					reason += ": " + sv.Status.Error
 				}
-				return Route{}, &upstream.UnavailableError{Server: sv.Name, Reason: reason}
+				return Route{}, &UnavailableError{Server: sv.Name, Reason: reason}
 			}
 			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, server: sv.Name,
 				Quarantine: t.Quarantine,

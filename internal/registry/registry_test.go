@@ -19,16 +19,16 @@ import (
 func catalogOf(gen uint64, servers ...ServerView) *Catalog {
 	cat := &Catalog{Gen: gen, Servers: servers}
 	for _, sv := range servers {
-		if sv.Status.State == upstream.StateConnected {
+		if sv.Status.State == StateConnected {
 			cat.Tools = append(cat.Tools, sv.Tools...)
 		}
 	}
 	return cat
 }
 
-func server(name string, state upstream.State, tools ...string) ServerView {
+func server(name string, state State, tools ...string) ServerView {
 	c := upstream.New(config.ServerSpec{Name: name}, upstream.Options{}, zerolog.Nop(), func() {})
-	sv := ServerView{Name: name, Status: upstream.Status{State: state, Error: "boom"}}
+	sv := ServerView{Name: name, Status: Status{State: state, Error: "boom"}}
 	for _, t := range tools {
 		sv.Tools = append(sv.Tools, Tool{Name: name + "__" + t, Original: t, Server: name, client: c})
 	}
@@ -37,7 +37,7 @@ func server(name string, state upstream.State, tools ...string) ServerView {
 
 func TestLookup(t *testing.T) {
 	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
-	r.catalog.Store(catalogOf(1, server("a", upstream.StateConnected, "x", "y"), server("b", upstream.StateError, "z")))
+	r.catalog.Store(catalogOf(1, server("a", StateConnected, "x", "y"), server("b", StateError, "z")))
 	cases := []struct {
 		name     string
 		original string
@@ -65,7 +65,7 @@ func TestLookup(t *testing.T) {
 
 func TestLookupHitAllocatesNothing(t *testing.T) {
 	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
-	r.catalog.Store(catalogOf(1, server("a", upstream.StateConnected, "x")))
+	r.catalog.Store(catalogOf(1, server("a", StateConnected, "x")))
 	if _, err := r.Lookup("a__x"); err != nil {
 		t.Fatal(err)
 	}
@@ -76,10 +76,10 @@ func TestLookupHitAllocatesNothing(t *testing.T) {
 
 func TestLookupNeverServesAStaleRoute(t *testing.T) {
 	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
-	r.catalog.Store(catalogOf(1, server("a", upstream.StateConnected, "x")))
+	r.catalog.Store(catalogOf(1, server("a", StateConnected, "x")))
 	first, _ := r.Lookup("a__x")
 	// A new catalog moves the tool to another client.
-	r.catalog.Store(catalogOf(2, server("a", upstream.StateConnected, "x")))
+	r.catalog.Store(catalogOf(2, server("a", StateConnected, "x")))
 	second, err := r.Lookup("a__x")
 	if err != nil || second.Backend == first.Backend {
 		t.Fatalf("lookup after a catalog change returned the old route (%v)", err)

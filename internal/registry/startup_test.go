@@ -79,11 +79,11 @@ func TestWaitTriedWaitsForEveryUpstream(t *testing.T) {
 		t.Fatalf("tried after %s, before the slow upstream answered (%s)", took, delay)
 	}
 	t.Logf("every upstream tried after %s (slow upstream: %s)", took, delay)
-	states := map[string]upstream.State{}
+	states := map[string]State{}
 	for _, sv := range r.Catalog().Servers {
 		states[sv.Name] = sv.Status.State
 	}
-	if states["up"] != upstream.StateConnected || states["slow"] != upstream.StateConnected || states["down"] != upstream.StateError {
+	if states["up"] != StateConnected || states["slow"] != StateConnected || states["down"] != StateError {
 		t.Fatalf("states when tried: %v", states)
 	}
 	var last *Catalog

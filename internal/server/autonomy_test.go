@@ -18,6 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -85,7 +86,7 @@ func (e *executor) post(method string, params any) (int, map[string]any) {
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	if e.level != "" {
-		req.Header.Set(HeaderAutonomyLevel, e.level)
+		req.Header.Set(callers.HeaderAutonomyLevel, e.level)
 	}
 	if e.session != "" {
 		req.Header.Set("Mcp-Session-Id", e.session)
@@ -144,17 +145,17 @@ func (e *executor) call(tool string, viaMCP bool) (string, bool) {
 	return fmt.Sprint(res["error"]), true
 }
 
-func authFor(tokens ...TokenCaller) *Auth { return NewAuth(tokens, nil, nil) }
+func authFor(tokens ...callers.TokenCaller) *callers.Auth { return callers.NewAuth(tokens, nil, nil) }
 
 var githubTools = []string{"get_issue", "list_pull_requests", "search_code", "create_issue", "merge_pull_request", "delete_repository", "frobnicate"}
 
 func TestAutonomyEnforcedPerCaller(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
 	auth := authFor(
-		TokenCaller{Name: "manual-bot", Token: "tok-manual", Ceiling: autonomy.Manual},
-		TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
-		TokenCaller{Name: "writer", Token: "tok-supervised", Ceiling: autonomy.Supervised},
-		TokenCaller{Name: "narrow", Token: "tok-narrow", Ceiling: autonomy.Full, Tools: []string{"get-ISSUE"}},
+		callers.TokenCaller{Name: "manual-bot", Token: "tok-manual", Ceiling: autonomy.Manual},
+		callers.TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
+		callers.TokenCaller{Name: "writer", Token: "tok-supervised", Ceiling: autonomy.Supervised},
+		callers.TokenCaller{Name: "narrow", Token: "tok-narrow", Ceiling: autonomy.Full, Tools: []string{"get-ISSUE"}},
 	)
 	h := newTestHubAuth(t, []config.ServerSpec{gh.spec}, auth)
 	h.waitConnected("github")
@@ -280,7 +281,7 @@ func TestRestrictedNeverReachesAWrite(t *testing.T) {
 			ups = append(ups, u)
 			specs = append(specs, u.spec)
 		}
-		h := newTestHubAuth(t, specs, authFor(TokenCaller{Name: "r", Token: "t", Ceiling: autonomy.Restricted}))
+		h := newTestHubAuth(t, specs, authFor(callers.TokenCaller{Name: "r", Token: "t", Ceiling: autonomy.Restricted}))
 		h.waitConnected(specs[0].Name, specs[1].Name)
 		ex := &executor{t: t, url: h.url("/mcp"), token: "t"}
 		cat := h.reg.Catalog()
@@ -313,7 +314,7 @@ func TestRestrictedNeverReachesAWrite(t *testing.T) {
 func BenchmarkDecide(b *testing.B) {
 	rt := registry.Route{Original: "get_issue", Class: autonomy.Class{ReadOnly: true, Reason: "read verb"}}
 	for _, lvl := range []autonomy.Level{autonomy.Full, autonomy.Restricted} {
-		caller := Caller{Name: "bench", Ceiling: lvl, Level: lvl}
+		caller := callers.Caller{Name: "bench", Ceiling: lvl, Level: lvl}
 		b.Run(lvl.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -329,7 +330,7 @@ func BenchmarkDecide(b *testing.B) {
 // filter exactly like /mcp.
 func TestAutonomyOnEveryFace(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
-	h := newTestHubAuth(t, []config.ServerSpec{gh.spec}, authFor(TokenCaller{Name: "reader", Token: "tok-r", Ceiling: autonomy.Restricted}))
+	h := newTestHubAuth(t, []config.ServerSpec{gh.spec}, authFor(callers.TokenCaller{Name: "reader", Token: "tok-r", Ceiling: autonomy.Restricted}))
 	h.waitConnected("github")
 	auth := map[string]string{"Authorization": "Bearer tok-r"}
 	faces := map[string]func() transport.Interface{

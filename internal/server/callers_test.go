@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
@@ -111,7 +112,7 @@ func needSecondLoopback(t *testing.T) {
 // not per "anonymous".
 func TestAnonymousSessionBudgetPerAddress(t *testing.T) {
 	needSecondLoopback(t)
-	h := newLimitedHub(t, Options{Auth: AnonymousOnly(autonomy.Restricted), MaxSessions: 100, MaxSessionsPerCaller: 3})
+	h := newLimitedHub(t, Options{Auth: callers.AnonymousOnly(autonomy.Restricted), MaxSessions: 100, MaxSessionsPerCaller: 3})
 	flood, other := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", "")
 	for range 3 {
 		flood.initialize()
@@ -158,7 +159,7 @@ func TestSessionBelongsToItsCaller(t *testing.T) {
 	needSecondLoopback(t)
 	a := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
-	auth := NewAuth([]TokenCaller{
+	auth := callers.NewAuth([]callers.TokenCaller{
 		{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
 		{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Restricted},
 	}, &anonymous, nil)
@@ -238,7 +239,7 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 	needSecondLoopback(t)
 	a := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
-	auth := NewAuth([]TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true}}, &anonymous, nil)
+	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true}}, &anonymous, nil)
 	h := newLimitedHub(t, Options{Auth: auth}, []config.ServerSpec{a.spec()}...)
 	h.waitConnected("alpha")
 	anonA, anonB, ops := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", ""), as(t, h, "127.0.0.1", "tok-ops")
@@ -255,7 +256,7 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 		mustf(t, resp.StatusCode == http.StatusOK && strings.Contains(body, `"result"`), "%s: %s %s", tool, resp.Status, body)
 	}
 	tools := func(ev sseEvent) string {
-		var c callJSON
+		var c feedCall
 		if err := json.Unmarshal([]byte(ev.data), &c); err != nil {
 			t.Fatalf("call event %q: %v", ev.data, err)
 		}
@@ -270,7 +271,7 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 	listed := func(c *callerClient) []string {
 		t.Helper()
 		resp, body := c.do(http.MethodGet, "/api/mcp/calls", "")
-		var out struct{ Calls []callJSON }
+		var out struct{ Calls []feedCall }
 		if err := json.Unmarshal([]byte(body), &out); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /api/mcp/calls: %s %s", resp.Status, body)
 		}
@@ -301,14 +302,14 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 func TestEventStreamsKeepRoomForAdmins(t *testing.T) {
 	needSecondLoopback(t)
 	anonymous := autonomy.Restricted
-	auth := NewAuth([]TokenCaller{
+	auth := callers.NewAuth([]callers.TokenCaller{
 		{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
 		{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Restricted},
 	}, &anonymous, nil)
 	h := newLimitedHub(t, Options{Auth: auth})
 	bot := as(t, h, "127.0.0.1", "tok-bot")
 	opened := 0
-	for ; opened <= maxEventStreams; opened++ {
+	for ; opened <= 64; opened++ { // 64: the cap of all event streams (callfeed)
 		if resp := bot.stream("/api/events"); resp.StatusCode != http.StatusOK {
 			mustf(t, resp.Header.Get("Retry-After") != "" && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable),
 				"the restricted caller's refusal: %s without Retry-After", resp.Status)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,51 +14,18 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
-func TestFeedKeepsTheLastCallsInOrder(t *testing.T) {
-	f := newFeed()
-	if calls, seq, _ := f.since(0); calls != nil || seq != 0 {
-		t.Fatalf("empty feed: %v, seq %d", calls, seq)
-	}
-	for i := range recentCalls + 50 {
-		f.add(callEntry{Tool: "t" + string(rune('a'+i%26)), Decision: "allowed", Outcome: outcomeOK, Duration: time.Duration(i) * time.Millisecond})
-	}
-	calls, seq, _ := f.since(0)
-	if len(calls) != recentCalls || seq != recentCalls+50 {
-		t.Fatalf("got %d calls, seq %d; want the last %d of %d", len(calls), seq, recentCalls, recentCalls+50)
-	}
-	for i, c := range calls {
-		if want := uint64(51 + i); c.Seq != want {
-			t.Fatalf("call %d has seq %d, want %d (oldest first)", i, c.Seq, want)
-		}
-	}
-	if last := calls[len(calls)-1]; last.DurationMs != float64(recentCalls+49) {
-		t.Fatalf("newest call lasted %v ms, want %d", last.DurationMs, recentCalls+49)
-	}
-	if tail, _, _ := f.since(seq - 3); len(tail) != 3 || tail[0].Seq != seq-2 {
-		t.Fatalf("since(seq-3) = %+v, want the 3 newest", tail)
-	}
-	if none, _, _ := f.since(seq); none != nil {
-		t.Fatalf("since(seq) = %+v, want nothing", none)
-	}
-	f.add(callEntry{Tool: strings.Repeat("x", 1<<20)})
-	if tail, _, _ := f.since(seq); len(tail[0].Tool) != maxFeedName {
-		t.Fatalf("a 1 MiB tool name is kept as %d bytes, want %d", len(tail[0].Tool), maxFeedName)
-	}
-}
-
-func TestFeedAddAllocatesNothing(t *testing.T) {
-	f := newFeed()
-	_, release := f.subscribe()
-	defer release()
-	e := callEntry{Time: time.Now(), Caller: "c", Level: "full", Tool: "echo", Server: "s", Decision: "allowed", Outcome: outcomeOK}
-	if n := testing.AllocsPerRun(1000, func() { f.add(e) }); n != 0 {
-		t.Fatalf("feed.add allocates %v times per call, want 0", n)
-	}
+// feedCall is a call as /api/mcp/calls and the "call" events show it.
+type feedCall struct {
+	Seq                                            uint64
+	Caller, Level, Tool, Server, Decision, Outcome string
+	DurationMs                                     float64
 }
 
 // sseEvent is one server-sent event read from a stream.
@@ -136,7 +102,7 @@ func TestEventsOnCatalogChangeAndCall(t *testing.T) {
 	if text, isErr := call(t, c, "whoami_beta", map[string]any{"token": secret}); isErr || text != "beta" {
 		t.Fatalf("whoami_beta: %q %v", text, isErr)
 	}
-	var got callJSON
+	var got feedCall
 	for got.Tool != "whoami_beta" {
 		ev := nextEvent(t, events, "call")
 		if err := json.Unmarshal([]byte(ev.data), &got); err != nil {
@@ -162,8 +128,8 @@ func TestEventsOnCatalogChangeAndCall(t *testing.T) {
 }
 
 func TestEventsAndCallsNeedACaller(t *testing.T) {
-	h := newTestHubAuth(t, nil, authFor(TokenCaller{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
-		TokenCaller{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Full}))
+	h := newTestHubAuth(t, nil, authFor(callers.TokenCaller{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
+		callers.TokenCaller{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Full}))
 	for _, path := range []string{"/api/events", "/api/mcp/calls"} {
 		res, err := http.Get(h.url(path))
 		if err != nil {
@@ -184,8 +150,8 @@ func TestEventsAndCallsNeedACaller(t *testing.T) {
 			t.Fatalf("GET %s from a foreign page: %d, want 403", path, res.StatusCode)
 		}
 	}
-	h.srv.feed.add(callEntry{Caller: "ops", Tool: "ops_tool", Decision: "allowed", Outcome: outcomeOK})
-	h.srv.feed.add(callEntry{Caller: "bot", Tool: "bot_tool", Decision: "allowed", Outcome: outcomeOK})
+	h.srv.feed.Add(callfeed.Call{Caller: "ops", Tool: "ops_tool", Decision: "allowed", Outcome: outcomeOK})
+	h.srv.feed.Add(callfeed.Call{Caller: "bot", Tool: "bot_tool", Decision: "allowed", Outcome: outcomeOK})
 	for token, want := range map[string][]string{"tok-ops": {"ops_tool", "bot_tool"}, "tok-bot": {"bot_tool"}} {
 		req, _ := http.NewRequest(http.MethodGet, h.url("/api/mcp/calls"), nil)
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -193,7 +159,7 @@ func TestEventsAndCallsNeedACaller(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out struct{ Calls []callJSON }
+		var out struct{ Calls []feedCall }
 		err = json.NewDecoder(res.Body).Decode(&out)
 		_ = res.Body.Close()
 		if err != nil || res.StatusCode != http.StatusOK {
@@ -207,72 +173,6 @@ func TestEventsAndCallsNeedACaller(t *testing.T) {
 			t.Fatalf("GET /api/mcp/calls with %s lists %v, want %v (an admin every call, another caller its own)", token, got, want)
 		}
 	}
-}
-
-func TestEventStreamsAreCapped(t *testing.T) {
-	h := newTestHub(t, nil)
-	h.srv.feed.mu.Lock()
-	h.srv.feed.streams = maxEventStreams
-	h.srv.feed.mu.Unlock()
-	res, err := http.Get(h.url("/api/events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = res.Body.Close()
-	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
-		t.Fatalf("event stream over the cap: %d (Retry-After %q), want 503 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"))
-	}
-}
-
-// TestEventStreamSlots: one caller (by limit key) holds at most
-// maxEventStreamsPerCaller, callers that are not admins together at most
-// maxSharedEventStreams, and the rest is the admins'.
-func TestEventStreamSlots(t *testing.T) {
-	f := newFeed()
-	open := func(c Caller) (func(), int) {
-		release, err := f.openStream(c)
-		if err != nil {
-			return nil, err.status
-		}
-		return release, http.StatusOK
-	}
-	var releases []func()
-	defer func() {
-		for _, r := range releases {
-			r()
-		}
-	}()
-	take := func(c Caller, n int) {
-		t.Helper()
-		for i := range n {
-			r, status := open(c)
-			mustf(t, status == http.StatusOK, "stream %d of %s: %d", i, c.limitKey(), status)
-			releases = append(releases, r)
-		}
-	}
-	anon := func(ip string) Caller { return Caller{Name: "anonymous", anonymousAt: ip + ":1"} }
-	take(anon("10.0.0.1"), maxEventStreamsPerCaller)
-	_, status := open(anon("10.0.0.1"))
-	mustf(t, status == http.StatusTooManyRequests, "one address over its bound: %d, want 429", status)
-	for i := 2; len(releases) < maxSharedEventStreams; i++ {
-		take(anon("10.0.0."+strconv.Itoa(i)), maxEventStreamsPerCaller)
-	}
-	_, status = open(anon("10.0.1.1"))
-	mustf(t, status == http.StatusServiceUnavailable, "a new address with the non-admins' share taken: %d, want 503", status)
-	take(Caller{Name: "ops", Admin: true}, maxEventStreams-maxSharedEventStreams)
-	_, status = open(Caller{Name: "ops2", Admin: true})
-	mustf(t, status == http.StatusServiceUnavailable, "an admin with every stream taken: %d, want 503", status)
-	// Closed streams give their slots back.
-	releases[0]()
-	releases = releases[1:]
-	r, status := open(anon("10.0.0.1"))
-	mustf(t, status == http.StatusOK, "the first address after one of its streams closed: %d", status)
-	r()
-	for _, r := range releases {
-		r()
-	}
-	releases = nil
-	mustf(t, f.streams == 0 && f.shared == 0 && len(f.perCaller) == 0, "after every stream closed: %d streams, %d shared, %v", f.streams, f.shared, f.perCaller)
 }
 
 func TestConsoleAssetsAreEmbeddedWithCSP(t *testing.T) {
@@ -299,10 +199,11 @@ func TestConsoleAssetsAreEmbeddedWithCSP(t *testing.T) {
 	}
 }
 
-func TestEventStreamHeartbeatsAndEndsOnShutdown(t *testing.T) {
+// TestEventStreamEndsOnShutdown: Serve ends the console's event streams
+// (which never end by themselves) when it shuts down.
+func TestEventStreamEndsOnShutdown(t *testing.T) {
 	reg := registry.New(registry.Options{RouteCacheSize: 8}, zerolog.Nop())
 	srv := New(reg, Options{Name: "mcp-hub", Version: "test"}, zerolog.Nop())
-	srv.feed.heartbeat = 20 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -317,36 +218,19 @@ func TestEventStreamHeartbeatsAndEndsOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = res.Body.Close() }()
-	lines := make(chan string, 64)
-	go func() { // ends with the stream
-		defer close(lines)
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	waitLine := func(what string, match func(string) bool) bool {
-		timeout := time.After(10 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					return false
-				}
-				if match(l) {
-					return true
-				}
-			case <-timeout:
-				t.Fatalf("no %s within 10s", what)
-			}
-		}
-	}
-	if !waitLine("heartbeat", func(l string) bool { return l == ": ping" }) {
-		t.Fatal("the stream ended before a heartbeat")
-	}
+	events := readEvents(res.Body)
+	nextEvent(t, events, "catalog")
 	stop()
-	if waitLine("end of the stream at shutdown", func(string) bool { return false }) {
-		t.Fatal("unreachable")
+	for ended := time.After(10 * time.Second); ; {
+		select {
+		case _, ok := <-events:
+			if ok {
+				continue
+			}
+		case <-ended:
+			t.Fatal("the event stream did not end at shutdown")
+		}
+		break
 	}
 	select {
 	case err := <-served:
@@ -355,18 +239,5 @@ func TestEventStreamHeartbeatsAndEndsOnShutdown(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after the stream ended")
-	}
-}
-
-// BenchmarkFeedAdd is what recording a call in the console's ring costs
-// every call, with one console watching.
-func BenchmarkFeedAdd(b *testing.B) {
-	f := newFeed()
-	_, release := f.subscribe()
-	defer release()
-	e := callEntry{Time: time.Now(), Caller: "c", Level: "full", Tool: "echo", Server: "s", Decision: "allowed", Outcome: outcomeOK}
-	b.ReportAllocs()
-	for b.Loop() {
-		f.add(e)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -74,7 +75,7 @@ func newFeatures() *features {
 func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterInitialize(s.afterInitialize)
 	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
-		s.advertise(callerFrom(ctx), &res.Capabilities)
+		s.advertise(callers.From(ctx), &res.Capabilities)
 	})
 	hooks.AddAfterSetLevel(s.afterSetLevel)
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
@@ -89,17 +90,17 @@ func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddBeforeSubscriptionsListen(s.listen)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.dropSession(cs.SessionID()) })
 	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-		if !featuresAllowed(callerFrom(ctx)) {
+		if !featuresAllowed(callers.From(ctx)) {
 			res.Resources = []mcp.Resource{}
 		}
 	})
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-		if !featuresAllowed(callerFrom(ctx)) {
+		if !featuresAllowed(callers.From(ctx)) {
 			res.ResourceTemplates = []mcp.ResourceTemplate{}
 		}
 	})
 	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
-		if !featuresAllowed(callerFrom(ctx)) {
+		if !featuresAllowed(callers.From(ctx)) {
 			res.Prompts = []mcp.Prompt{}
 		}
 	})
@@ -113,7 +114,7 @@ func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
 	}
 }
 
-func featuresAllowed(c Caller) bool { return c.Level != autonomy.Manual }
+func featuresAllowed(c callers.Caller) bool { return c.Level != autonomy.Manual }
 
 var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts allowed")
 
@@ -129,7 +130,7 @@ var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts
 // manual caller's stay empty. Subscribe, completions and logging are
 // requests the caller makes, so they are declared only when an upstream
 // offers them now.
-func (s *Server) advertise(caller Caller, caps *mcp.ServerCapabilities) {
+func (s *Server) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) {
 	have := s.reg.Catalog().Features.Caps
 	allowed := featuresAllowed(caller)
 	if caps.Resources != nil && (!have.Subscribe || !allowed) {
@@ -144,7 +145,7 @@ func (s *Server) advertise(caller Caller, caps *mcp.ServerCapabilities) {
 }
 
 func (s *Server) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-	s.advertise(callerFrom(ctx), &res.Capabilities)
+	s.advertise(callers.From(ctx), &res.Capabilities)
 }
 
 // takesServerRequests reports whether a client declared a capability that
@@ -286,7 +287,7 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 		ps := make([]server.ServerPrompt, len(f.Prompts))
 		for i, p := range f.Prompts {
 			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				if !featuresAllowed(callerFrom(ctx)) {
+				if !featuresAllowed(callers.From(ctx)) {
 					return nil, errManual
 				}
 				return p.Client.GetPrompt(registry.WithRelay(ctx, s.relayFor(ctx)), p.Original, req)
@@ -299,7 +300,7 @@ func (s *Server) publishFeatures(cat *registry.Catalog) {
 // read reads the upstream's uri and gives the contents the caller's URIs
 // (prefix in front of each, when the naming policy added one).
 func (s *Server) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	if !featuresAllowed(callerFrom(ctx)) {
+	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
 	res, err := c.ReadResource(registry.WithRelay(ctx, s.relayFor(ctx)), uri, req)
@@ -353,7 +354,7 @@ func (s *Server) resolveURI(uri string) (c registry.Upstream, server, original s
 // or removes it (deliver nil); the upstream is subscribed while anyone is.
 func (s *Server) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
 	c, srv, original, ok := s.resolveURI(uri)
-	if !ok || subscriber == "" || !featuresAllowed(callerFrom(ctx)) {
+	if !ok || subscriber == "" || !featuresAllowed(callers.From(ctx)) {
 		s.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
 		return
 	}
@@ -447,7 +448,7 @@ func (s *Server) resourceUpdated(srv string, params map[string]any) {
 type completer struct{ s *Server }
 
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	if !featuresAllowed(callerFrom(ctx)) {
+	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
 	p, ok := c.s.reg.Catalog().Features.Prompt(name)
@@ -458,7 +459,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 }
 
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	if !featuresAllowed(callerFrom(ctx)) {
+	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
 	f := &c.s.reg.Catalog().Features

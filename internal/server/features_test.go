@@ -18,6 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
@@ -710,7 +711,7 @@ func TestCapabilitiesAndLevels(t *testing.T) {
 	h.set(plain.spec(), a.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION), b.spec(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
 	waitFor(t, "the late upstream's log level", func() bool { return b.level.Load() == mcp.LoggingLevelDebug })
 
-	manual := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, AnonymousOnly(autonomy.Manual))
+	manual := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, callers.AnonymousOnly(autonomy.Manual))
 	manual.waitConnected("alpha")
 	caps = manual.initializeCaps(t, nil)
 	mustf(t, caps.Resources != nil && caps.Resources.ListChanged && !caps.Resources.Subscribe && caps.Prompts != nil && caps.Completions == nil,

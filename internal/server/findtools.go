@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/toolsearch"
 )
@@ -105,13 +106,13 @@ func (f *finder) current(cat *registry.Catalog) *findIndex {
 // applies reports whether caller's tools/list is the short one: its view
 // holds more than above tools and it may run find_tools itself (a caller
 // whose tool list leaves find_tools out lists everything it may run).
-func (f *finder) applies(caller Caller, viewSize int) bool {
+func (f *finder) applies(caller callers.Caller, viewSize int) bool {
 	return f != nil && viewSize > f.above && decideTool(caller, findToolsName, findToolsName, findClass, "") == ""
 }
 
 // listTools is the short list of caller in session: find_tools, then the
 // tools found in the session that caller may still run.
-func (f *finder) listTools(cat *registry.Catalog, caller Caller, session string) []mcp.Tool {
+func (f *finder) listTools(cat *registry.Catalog, caller callers.Caller, session string) []mcp.Tool {
 	out := []mcp.Tool{f.def}
 	for _, name := range f.foundIn(session) {
 		if t, ok := cat.Tool(name); ok && visible(caller, t) {
@@ -122,7 +123,7 @@ func (f *finder) listTools(cat *registry.Catalog, caller Caller, session string)
 }
 
 // listResult is listTools encoded as a tools/list result.
-func (f *finder) listResult(cat *registry.Catalog, caller Caller, session string) ([]byte, error) {
+func (f *finder) listResult(cat *registry.Catalog, caller callers.Caller, session string) ([]byte, error) {
 	b, err := json.Marshal(struct {
 		Tools []mcp.Tool `json:"tools"`
 	}{f.listTools(cat, caller, session)})
@@ -177,7 +178,7 @@ func (f *finder) forget(session string) {
 }
 
 // search ranks caller's visible tools for query.
-func (f *finder) search(cat *registry.Catalog, caller Caller, query string, limit int) []registry.Tool {
+func (f *finder) search(cat *registry.Catalog, caller callers.Caller, query string, limit int) []registry.Tool {
 	fi := f.current(cat)
 	hits := fi.ix.Search(query, limit, func(d int) bool {
 		t := fi.cat.Tools[d]
@@ -193,13 +194,13 @@ func (f *finder) search(cat *registry.Catalog, caller Caller, query string, limi
 // findBackend runs find_tools for one caller in one session.
 type findBackend struct {
 	s       *Server
-	caller  Caller
+	caller  callers.Caller
 	session string
 }
 
 // route returns the route of name: find_tools while tool search is on,
 // else the registry's.
-func (s *Server) route(caller Caller, session, name string) (registry.Route, error) {
+func (s *Server) route(caller callers.Caller, session, name string) (registry.Route, error) {
 	if s.find != nil && name == findToolsName {
 		return registry.HubRoute(findBackend{s: s, caller: caller, session: session}, findToolsName, findClass), nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 )
@@ -172,9 +173,9 @@ func TestFindToolsExecutor(t *testing.T) {
 func TestFindToolsPerCallerView(t *testing.T) {
 	up := newCountingUpstream(t, "github", searchTools...)
 	auth := authFor(
-		TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
-		TokenCaller{Name: "writer", Token: "tok-full", Ceiling: autonomy.Full},
-		TokenCaller{Name: "manual-bot", Token: "tok-manual", Ceiling: autonomy.Manual},
+		callers.TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
+		callers.TokenCaller{Name: "writer", Token: "tok-full", Ceiling: autonomy.Full},
+		callers.TokenCaller{Name: "manual-bot", Token: "tok-manual", Ceiling: autonomy.Manual},
 	)
 	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{Auth: auth, FindToolsAbove: 2})
 	h.waitConnected("github")
@@ -227,7 +228,7 @@ func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 	on := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: len(searchTools)})
 	off.waitConnected("github")
 	on.waitConnected("github")
-	caller := Caller{Name: "t", Ceiling: autonomy.Full, Level: autonomy.Full}
+	caller := callers.Caller{Name: "t", Ceiling: autonomy.Full, Level: autonomy.Full}
 	want, _, err := off.srv.toolsResult(off.reg.Catalog(), caller)
 	if err != nil {
 		t.Fatal(err)

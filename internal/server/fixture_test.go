@@ -18,6 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -173,7 +174,7 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 }
 
 // newTestHubAuth is newTestHub with an authenticator (nil: everyone full).
-func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *Auth, opts ...hubOption) *testHub {
+func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *callers.Auth, opts ...hubOption) *testHub {
 	t.Helper()
 	return newTestHubOpts(t, specs, Options{Auth: auth}, opts...)
 }
@@ -252,19 +253,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (h *testHub) status(server string) upstream.Status {
+func (h *testHub) status(server string) registry.Status {
 	for _, sv := range h.reg.Catalog().Servers {
 		if sv.Name == server {
 			return sv.Status
 		}
 	}
-	return upstream.Status{}
+	return registry.Status{}
 }
 
 func (h *testHub) waitConnected(servers ...string) {
 	h.t.Helper()
 	for _, s := range servers {
-		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == upstream.StateConnected })
+		waitFor(h.t, s+" connected", func() bool { return h.status(s).State == registry.StateConnected })
 	}
 	h.waitPublished()
 }
@@ -272,31 +273,7 @@ func (h *testHub) waitConnected(servers ...string) {
 // waitPublished waits until the MCP face serves the current catalog.
 func (h *testHub) waitPublished() {
 	h.t.Helper()
-	waitFor(h.t, "catalog published", func() bool {
-		cat := h.reg.Catalog()
-		tools := h.srv.mcp.ListTools()
-		want := cat.Tools
-		for _, sv := range cat.Servers {
-			want = append(want[:len(want):len(want)], sv.Quarantined...) // handed over to refuse their calls
-		}
-		if h.srv.find != nil {
-			if _, ok := tools[findToolsName]; !ok {
-				return false
-			}
-			if _, ok := cat.Tool(findToolsName); !ok {
-				delete(tools, findToolsName) // the hub's own, not the catalog's
-			}
-		}
-		if len(tools) != len(want) {
-			return false
-		}
-		for _, t := range want {
-			if _, ok := tools[t.Name]; !ok {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(h.t, "catalog published", func() bool { return h.srv.published.gen.Load() == h.reg.Catalog().Gen })
 }
 
 // dial returns an initialized mcp-go client of the hub with a listening

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -73,36 +74,6 @@ func refusal(raw []byte) []byte {
 	return nil
 }
 
-// rpcErrorBody is the JSON-RPC error answering the request raw, with the
-// request's own id when it has one.
-func rpcErrorBody(raw []byte, err error) []byte {
-	return errorReply(jsonrpc.IDOf(raw), asRPCError(err))
-}
-
-// errorReply is the one encoding of a JSON-RPC error answer.
-func errorReply(id json.RawMessage, e *jsonrpc.Error) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(e)
-	out := make([]byte, 0, len(b)+len(id)+40)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"error":`...)
-	out = append(out, b...)
-	return append(out, "}\n"...)
-}
-
-// writeRPCError answers an HTTP request with the JSON-RPC error err, with
-// the id of the request whose body is raw.
-func writeRPCError(w http.ResponseWriter, status int, raw []byte, err error) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(rpcErrorBody(raw, err))
-}
-
 // readBody reads a request body for the gate. A body over the limit set by
 // the body-size guard answers 413, one that does not arrive within the read
 // timeout 408; both report false.
@@ -145,10 +116,10 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 		}
 		msg, _, err := admit(body)
 		if err != nil {
-			writeRPCError(w, http.StatusBadRequest, body, err)
+			writeReply(w, http.StatusBadRequest, rpcErrorBody(body, err))
 			return
 		}
-		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callerFrom(r.Context()).limitKey() {
+		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
 			sessionNotFound(w, msg.ID)
 			return
 		}
@@ -159,11 +130,12 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 // gateStdio passes the lines of in that the gate admits to the returned
 // reader and answers the others on out itself. maxLine bounds one message.
 // The returned writer must be the one mcp-go writes to: it keeps whole lines
-// together, so the gate's answers never split one of mcp-go's. The
-// goroutine ends when in ends or ctx does.
-func gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int) (io.Reader, io.Writer) {
+// together, so the gate's answers never split one of mcp-go's, and passes
+// each line through fix (replyMarks.fix). The goroutine ends when in ends
+// or ctx does.
+func gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int, fix func([]byte) []byte) (io.Reader, io.Writer) {
 	pr, pw := io.Pipe()
-	lw := &lineWriter{w: out}
+	lw := &lineWriter{w: out, fix: fix}
 	go func() {
 		defer pw.Close()
 		br := bufio.NewReaderSize(in, 64<<10)
@@ -214,10 +186,12 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// lineWriter writes whole lines only, one Write each, under one lock.
+// lineWriter writes whole lines only, one Write each, under one lock,
+// each passed through fix.
 type lineWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
+	fix func([]byte) []byte
 	buf []byte
 }
 
@@ -226,7 +200,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
 	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
-		if _, err := l.w.Write(l.buf[:i+1]); err != nil {
+		if _, err := l.w.Write(l.fix(l.buf[:i+1])); err != nil {
 			return 0, err
 		}
 		l.buf = append(l.buf[:0], l.buf[i+1:]...)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"mime"
@@ -50,21 +49,6 @@ func newGuard(maxBody int64, allowedOrigins []string) *guard {
 		g.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
 	return g
-}
-
-// refuse answers a request the guards turned away: a JSON-RPC error (what
-// MCP clients read) with a message that says what to change.
-func refuse(w http.ResponseWriter, status, code int, msg string) {
-	refuseID(w, status, code, nil, msg)
-}
-
-// refuseID is refuse answering the request whose JSON-RPC id is id.
-func refuseID(w http.ResponseWriter, status, code int, id json.RawMessage, msg string) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(errorReply(id, &jsonrpc.Error{Code: code, Message: msg}))
 }
 
 // codeServerBusy is the JSON-RPC code of a refusal at a session cap.

@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
-	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 func TestCollisionsAndRouting(t *testing.T) {
@@ -116,13 +116,15 @@ func TestKilledUpstreamIsolatedAndReconnects(t *testing.T) {
 
 	drain(changed)
 	a.stop()
-	waitFor(t, "alpha in error", func() bool { return h.status("alpha").State == upstream.StateError })
+	waitFor(t, "alpha in error", func() bool { return h.status("alpha").State == registry.StateError })
 	st := h.status("alpha")
 	mustf(t, st.Error != "", "error state without a reason")
 	waitNotified(t, changed, "server down")
 
 	// The listing shows the reason; beta keeps serving.
-	var l listing
+	var l struct {
+		Servers []struct{ Name, Status, Error string }
+	}
 	getJSON(t, h.url("/api/mcp/tools"), &l)
 	for _, sv := range l.Servers {
 		if sv.Name == "alpha" {

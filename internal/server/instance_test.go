@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -26,7 +27,7 @@ func TestChainOnEveryAnswer(t *testing.T) {
 	b := newTestHubOpts(t, nil, Options{Chain: chainB}, withChain(chainB))
 	chainA := hubchain.New("ns/a")
 	a := newTestHubOpts(t, []config.ServerSpec{{Name: "b", URL: b.url("/mcp"), Transport: config.TransportStreamableHTTP}},
-		Options{Chain: chainA, Auth: authFor(TokenCaller{Name: "t", Token: "tok", Ceiling: autonomy.Full})}, withChain(chainA))
+		Options{Chain: chainA, Auth: authFor(callers.TokenCaller{Name: "t", Token: "tok", Ceiling: autonomy.Full})}, withChain(chainA))
 	a.waitConnected("b")
 
 	for _, tc := range []struct {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 // Resource limits for every caller, anonymous included. What a caller can
@@ -81,7 +83,7 @@ func cmpPositive[T int | int64 | time.Duration](v, def T) T {
 }
 
 // sessionLimits counts the live sessions of each caller, by its limit key
-// (Caller.limitKey): anonymous callers by address, so that one address at
+// (callers.Caller.Key): anonymous callers by address, so that one address at
 // its cap leaves the others theirs.
 type sessionLimits struct {
 	maxTotal, maxPerCaller int
@@ -166,7 +168,7 @@ func (l *sessionLimits) registered(ctx context.Context, cs server.ClientSession)
 		l.owners[id] = a.caller
 		return
 	}
-	caller := callerFrom(ctx).limitKey()
+	caller := callers.From(ctx).Key()
 	l.owners[id] = caller
 	l.total++
 	l.perCaller[caller]++
@@ -253,7 +255,7 @@ func (s *Server) limitSessions(face sessionFace, next http.Handler) http.Handler
 // answer with) and reports false.
 func (s *Server) reserveSession(w http.ResponseWriter, r *http.Request, id json.RawMessage) (*http.Request, func(), bool) {
 	l := s.edge.sessions
-	a := &admission{caller: callerFrom(r.Context()).limitKey()}
+	a := &admission{caller: callers.From(r.Context()).Key()}
 	if err := l.reserve(a); err != nil {
 		s.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
 			Int("status", err.status).Msg(err.msg)

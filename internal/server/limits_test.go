@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 // rpcError reads the JSON-RPC error of a refusal.
@@ -36,12 +37,12 @@ func rpcError(t *testing.T, body string) (id json.RawMessage, code int, msg stri
 	return r.ID, r.Error.Code, r.Error.Message
 }
 
-func tokens(names ...string) *Auth {
-	var ts []TokenCaller
+func tokens(names ...string) *callers.Auth {
+	var ts []callers.TokenCaller
 	for _, n := range names {
-		ts = append(ts, TokenCaller{Name: n, Token: "tok-" + n, Ceiling: autonomy.Full})
+		ts = append(ts, callers.TokenCaller{Name: n, Token: "tok-" + n, Ceiling: autonomy.Full})
 	}
-	return NewAuth(ts, nil, nil)
+	return callers.NewAuth(ts, nil, nil)
 }
 
 // TestSessionCaps: every face that registers a session counts against its
@@ -243,7 +244,7 @@ func TestFloodsStayBounded(t *testing.T) {
 	)
 	up := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
-	auth := NewAuth([]TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full}}, &anonymous, nil)
+	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full}}, &anonymous, nil)
 	h := newLimitedHub(t, Options{Auth: auth, MaxSessions: maxSessions, MaxSessionsPerCaller: perCaller,
 		ReadHeaderTimeout: headerWait, ReadTimeout: bodyWait}, up.spec())
 	h.waitConnected("alpha")

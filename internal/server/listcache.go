@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -48,7 +49,7 @@ type cachedView struct {
 
 // toolsResult returns the encoded tools/list result for caller and the
 // number of tools in it.
-func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, int, error) {
+func (s *Server) toolsResult(cat *registry.Catalog, caller callers.Caller) ([]byte, int, error) {
 	lc := &s.lists
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
@@ -56,19 +57,16 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller Caller) ([]byte, int,
 		views, _ := lru.New[viewKey, cachedView](maxViews)
 		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
 	}
-	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.verifiedAgent}
+	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.VerifiedAgent()}
 	if v, ok := lc.views.Get(key); ok {
 		return v.res, v.tools, nil
 	}
 	out := make([]byte, 0, 64*1024)
 	out = append(out, `{"tools":[`...)
 	n := 0
-	for i, t := range cat.Tools {
-		if !visible(caller, t) {
-			continue
-		}
+	for i, def := range s.view(cat, caller) {
 		if lc.tools[i] == nil {
-			b, err := json.Marshal(t.Def)
+			b, err := json.Marshal(def)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -128,7 +126,7 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	} else if modern {
 		return false
 	}
-	cat, caller := s.reg.Catalog(), callerFrom(r.Context())
+	cat, caller := s.reg.Catalog(), callers.From(r.Context())
 	res, n, err := s.toolsResult(cat, caller)
 	if err != nil {
 		return false

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -116,22 +116,20 @@ func (h *testHub) initializeSession(t *testing.T) string {
 // TestPublishedToolsChanged: a rebuild that hands over the same tools,
 // listed the same way, tells no session that the list changed.
 func TestPublishedToolsChanged(t *testing.T) {
-	tool := func(name, desc string) mcpserver.ServerTool {
-		return mcpserver.ServerTool{Tool: mcp.NewTool(name, mcp.WithDescription(desc))}
-	}
+	tool := func(name, desc string) mcp.Tool { return mcp.NewTool(name, mcp.WithDescription(desc)) }
 	var p publishedTools
 	steps := []struct {
 		name   string
-		tools  []mcpserver.ServerTool
+		tools  []mcp.Tool
 		listed []string
 		want   bool
 	}{
-		{"first", []mcpserver.ServerTool{tool("a", "x"), tool("b", "y")}, []string{"a", "b"}, true},
-		{"same again", []mcpserver.ServerTool{tool("a", "x"), tool("b", "y")}, []string{"a", "b"}, false},
-		{"b's server down", []mcpserver.ServerTool{tool("a", "x"), tool("b", "y")}, []string{"a"}, true},
-		{"description changed", []mcpserver.ServerTool{tool("a", "x2"), tool("b", "y")}, []string{"a"}, true},
-		{"tool added", []mcpserver.ServerTool{tool("a", "x2"), tool("b", "y"), tool("c", "z")}, []string{"a"}, true},
-		{"same once more", []mcpserver.ServerTool{tool("a", "x2"), tool("b", "y"), tool("c", "z")}, []string{"a"}, false},
+		{"first", []mcp.Tool{tool("a", "x"), tool("b", "y")}, []string{"a", "b"}, true},
+		{"same again", []mcp.Tool{tool("a", "x"), tool("b", "y")}, []string{"a", "b"}, false},
+		{"b's server down", []mcp.Tool{tool("a", "x"), tool("b", "y")}, []string{"a"}, true},
+		{"description changed", []mcp.Tool{tool("a", "x2"), tool("b", "y")}, []string{"a"}, true},
+		{"tool added", []mcp.Tool{tool("a", "x2"), tool("b", "y"), tool("c", "z")}, []string{"a"}, true},
+		{"same once more", []mcp.Tool{tool("a", "x2"), tool("b", "y"), tool("c", "z")}, []string{"a"}, false},
 	}
 	for _, s := range steps {
 		if got := p.changed(s.tools, s.listed); got != s.want {
@@ -152,7 +150,7 @@ func TestListCacheKeyedByContent(t *testing.T) {
 	cat := &registry.Catalog{Gen: 1, Tools: []registry.Tool{tool("a"), tool("b")}}
 	list := func(names ...string) (string, int) {
 		t.Helper()
-		res, n, err := s.toolsResult(cat, Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist(names)})
+		res, n, err := s.toolsResult(cat, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist(names)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -31,8 +32,8 @@ func TestLocalToolsBesideUpstreams(t *testing.T) {
 		echoLocal("post_note", autonomy.API, "POST"),
 		echoLocal("get_weather", autonomy.API, "GET"),
 	}
-	auth := authFor(TokenCaller{Name: "reader", Token: "r", Ceiling: autonomy.Restricted},
-		TokenCaller{Name: "writer", Token: "w", Ceiling: autonomy.Full})
+	auth := authFor(callers.TokenCaller{Name: "reader", Token: "r", Ceiling: autonomy.Restricted},
+		callers.TokenCaller{Name: "writer", Token: "w", Ceiling: autonomy.Full})
 	h := newTestHubAuth(t, []config.ServerSpec{up.spec}, auth, func(o *registry.Options) { o.Local = local })
 	h.waitConnected("lint")
 

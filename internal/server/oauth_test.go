@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/oauth/oauthtest"
@@ -31,7 +32,7 @@ func TestOAuthCallers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := NewAuth([]TokenCaller{{Name: "ci", Token: "hub-token-1234", Ceiling: autonomy.Full}}, nil, nil).WithOAuth(v)
+	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ci", Token: "hub-token-1234", Ceiling: autonomy.Full}}, nil, nil).WithOAuth(v)
 	audit := &lockedBuffer{}
 	h := newTestHubLog(t, []config.ServerSpec{up.spec()}, Options{Auth: auth}, audit)
 	h.waitConnected("a")

@@ -5,8 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,16 +21,22 @@ import (
 var apiRoute = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) (/api/\S*)$`)
 
 // TestOpenAPIDocumentIsValidAndComplete loads /api/openapi.json with
-// kin-openapi, validates it, and checks that every route the mux serves
-// under /api/ (every pattern literal of this package's sources) is in it,
+// kin-openapi, validates it, and checks that every route the hub serves
+// under /api/ (every pattern literal of the sources of this package and of
+// internal/adminapi, which mounts its routes on the same mux) is in it,
 // with its method.
 func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
-	rec := httptest.NewRecorder()
-	handleOpenAPI(rec, httptest.NewRequest(http.MethodGet, "/api/openapi.json", nil))
-	if ct := rec.Header().Get("Content-Type"); rec.Code != 200 || ct != "application/json" {
-		t.Fatalf("GET /api/openapi.json: %d %s", rec.Code, ct)
+	h := newTestHub(t, nil)
+	res, err := http.Get(h.url("/api/openapi.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	doc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); res.StatusCode != 200 || ct != "application/json" {
+		t.Fatalf("GET /api/openapi.json: %d %s", res.StatusCode, ct)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(body)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -59,13 +65,18 @@ func TestOpenAPIDocumentIsValidAndComplete(t *testing.T) {
 	}
 }
 
-// muxRoutes are the string literals of the package's sources that are
-// mux patterns under /api/.
+// muxRoutes are the string literals of the sources that mount routes on
+// the hub's mux (this package's and internal/adminapi's) that are mux
+// patterns under /api/.
 func muxRoutes(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range []string{".", "../adminapi"} {
+		found, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, found...)
 	}
 	var out []string
 	fset := token.NewFileSet()

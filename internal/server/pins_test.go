@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -112,7 +113,7 @@ func TestPinningQuarantinesChangedTool(t *testing.T) {
 	f := newFakeUpstream(t, "fs")
 	path := filepath.Join(t.TempDir(), "state", "pins.json")
 	full := autonomy.Full
-	auth := NewAuth([]TokenCaller{
+	auth := callers.NewAuth([]callers.TokenCaller{
 		{Name: "ops", Token: "ops-token", Ceiling: autonomy.Full, Admin: true},
 		{Name: "bot", Token: "bot-token", Ceiling: autonomy.Full},
 	}, &full, nil)

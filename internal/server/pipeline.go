@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
@@ -44,7 +46,7 @@ const (
 // Failures a model should read come back as error results whose text
 // starts with "ERROR:" (or "BLOCKED:" for a denial), which Purko's executor
 // treats as failure.
-func (s *Server) runCall(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, error) {
+func (s *Server) runCall(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, error) {
 	result, _, err := s.runCallOutcome(ctx, caller, session, call, relay)
 	return result, err
 }
@@ -53,7 +55,7 @@ func (s *Server) runCall(ctx context.Context, caller Caller, session string, cal
 // outcome constants, as in the audit line), for a face that answers each
 // kind in its own way (rest.go: a denial is 403, a refusal 429) without
 // reading the result's text.
-func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, string, error) {
+func (s *Server) runCallOutcome(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) (json.RawMessage, string, error) {
 	s.calls.start()
 	defer s.calls.done()
 	start := time.Now()
@@ -81,7 +83,7 @@ func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session stri
 		outcome := s.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
 		var unknown *registry.UnknownToolError
 		if errors.As(err, &unknown) {
-			// The answer mcp-go gives for a name it does not serve.
+			// mcp-go's answer to a name it did not serve, on every face.
 			return nil, outcome, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}
 		}
 		return errorResult("ERROR: " + err.Error()), outcome, nil
@@ -97,7 +99,7 @@ func (s *Server) runCallOutcome(ctx context.Context, caller Caller, session stri
 		}
 		defer release() // when the backend call has returned
 	}
-	bc := registry.Call{ToolCall: call, Bindings: caller.bindings(), Relay: relay}
+	bc := registry.Call{ToolCall: call, Bindings: caller.Bindings(), Relay: relay}
 	bc.Name = rt.Original
 	result, err := rt.Backend.Call(ctx, bc)
 	var cut *resultcap.Report
@@ -146,32 +148,42 @@ func isErrorResult(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &r) == nil && r.IsError
 }
 
-// callTool is the handler mcp-go runs for every published tool, on every
-// face it serves. The gate has already refused any message whose strict
+// callTool is the router's handler (catalog.go): mcp-go runs it for every
+// tools/call on every face it serves, with the caller's tool name in
+// calledToolHeader. The gate has already refused any message whose strict
 // reading differs from mcp-go's, so the call read from req is the one the
 // caller sent. Calls here go through the relay: they come from sessions
 // that take progress, log messages or server requests, or from faces with
 // one channel per session.
-func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 	call, err := toolCallOf(req)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := s.runCall(ctx, callerFrom(ctx), sessionID(ctx), call, s.relayFor(ctx))
-	if err != nil {
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
-			keepRPCError(ctx, rpcErr) // for a face that can send it as it is
+	defer func() {
+		// mcp-go's recovery (server.WithRecovery) would name the router.
+		if r := recover(); r != nil {
+			res, err = nil, s.marks.mark(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("panic recovered in %s tool handler: %v", call.Name, r)})
 		}
-		return nil, err
+	}()
+	if err == nil {
+		err = s.checkParamHeaders(req.Header, call)
+	}
+	if err != nil {
+		return nil, s.marks.mark(asRPCError(err))
+	}
+	raw, err := s.runCall(ctx, callers.From(ctx), sessionID(ctx), call, s.relayFor(ctx))
+	if err != nil {
+		// Each face mcp-go writes to puts the error back in place of
+		// mcp-go's -32603 (reply.go).
+		return nil, s.marks.mark(asRPCError(err))
 	}
 	return mcp.ParseCallToolResult(&raw)
 }
 
-// toolCallOf turns mcp-go's reading of a tools/call into the hub's.
+// toolCallOf turns mcp-go's reading of a tools/call, routed to the router
+// by routeCall, into the hub's.
 func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
 	p := req.Params
-	call := jsonrpc.ToolCall{Name: p.Name, Arguments: p.RawArguments}
+	call := jsonrpc.ToolCall{Name: req.Header.Get(calledToolHeader), Arguments: p.RawArguments}
 	var err error
 	if call.Arguments == nil && p.Arguments != nil {
 		if call.Arguments, err = json.Marshal(p.Arguments); err != nil {
@@ -198,12 +210,12 @@ func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
 
 // decide is the one decision for listing and calling: it returns Purko's
 // BLOCKED text when caller may not run the tool, or "".
-func decide(caller Caller, published string, rt registry.Route) string {
+func decide(caller callers.Caller, published string, rt registry.Route) string {
 	return decideTool(caller, published, rt.Original, rt.Class, rt.Agent)
 }
 
-func decideTool(caller Caller, published, original string, class autonomy.Class, agent string) string {
-	if agent != "" && agent != caller.verifiedAgent {
+func decideTool(caller callers.Caller, published, original string, class autonomy.Class, agent string) string {
+	if agent != "" && agent != caller.VerifiedAgent() {
 		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
 	}
 	if !autonomy.Allowed(caller.Level, class) {
@@ -217,14 +229,14 @@ func decideTool(caller Caller, published, original string, class autonomy.Class,
 }
 
 // visible reports whether caller's tools/list shows t.
-func visible(caller Caller, t registry.Tool) bool {
+func visible(caller callers.Caller, t registry.Tool) bool {
 	return decideTool(caller, t.Name, t.Original, t.Class, t.Agent) == ""
 }
 
 // record writes the metrics, the audit line and the span (nil when tracing
 // is off) of one call, never its arguments: they may hold secrets. The audit
 // line carries the trace id of a traced call. It returns the outcome.
-func (s *Server) record(ctx context.Context, span trace.Span, session string, caller Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) string {
+func (s *Server) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) string {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -234,7 +246,7 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 		metricTool = ""
 	}
 	s.metrics.observeCall(srv, metricTool, outcome, elapsed)
-	s.feed.add(callEntry{Time: start, Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: tool, Server: srv,
+	s.feed.Add(callfeed.Call{Time: start, Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "allowed", Outcome: outcome, Duration: elapsed})
 	ev := s.log.Info()
 	if outcome != outcomeOK && outcome != outcomeToolError {
@@ -249,20 +261,20 @@ func (s *Server) record(ctx context.Context, span trace.Span, session string, ca
 	ev = traced(ev, span, srv, "allowed", outcome, err)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
-		Dur("duration", elapsed).Str("outcome", outcome).Func(caller.auditFace).Msg("tool call")
+		Dur("duration", elapsed).Str("outcome", outcome).Func(caller.AuditFace).Msg("tool call")
 	return outcome
 }
 
 // recordDenial writes the audit line, metric and span (nil when tracing is
 // off) of a refused call.
-func (s *Server) recordDenial(span trace.Span, session string, caller Caller, tool string, rt registry.Route, reason string) {
+func (s *Server) recordDenial(span trace.Span, session string, caller callers.Caller, tool string, rt registry.Route, reason string) {
 	s.metrics.observeCall(rt.Server(), tool, outcomeDenied, 0)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
+	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
 		Decision: "denied", Outcome: outcomeDenied})
 	ev := traced(s.log.Warn(), span, rt.Server(), "denied", outcomeDenied, nil)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).
-		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Func(caller.auditFace).Msg("tool call denied")
+		Str("class", rt.Class.Reason).Str("outcome", outcomeDenied).Func(caller.AuditFace).Msg("tool call denied")
 }
 
 func outcomeOf(ctx context.Context, toolError bool, err error) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -44,7 +45,7 @@ func smuggleFixture(t *testing.T) (h *testHub, u *countingUpstream, read, write 
 	t.Helper()
 	u = newCountingUpstream(t, "A", "get_me", "delete_file")
 	restricted := autonomy.Restricted
-	h = newTestHubAuth(t, []config.ServerSpec{u.spec}, NewAuth(nil, &restricted, nil), func(o *registry.Options) {
+	h = newTestHubAuth(t, []config.ServerSpec{u.spec}, callers.NewAuth(nil, &restricted, nil), func(o *registry.Options) {
 		o.Naming.Prefix = config.PrefixAlways
 	})
 	h.waitConnected("A")

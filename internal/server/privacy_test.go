@@ -13,6 +13,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/apitools"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
@@ -58,8 +59,8 @@ func TestListingsShowNoUpstreamBody(t *testing.T) {
 			BearerToken: config.Secret(token), Source: "test"})
 	}
 	auth := authFor(
-		TokenCaller{Name: "ops", Token: "tok-admin", Ceiling: autonomy.Full, Admin: true},
-		TokenCaller{Name: "reader", Token: "tok-reader", Ceiling: autonomy.Full},
+		callers.TokenCaller{Name: "ops", Token: "tok-admin", Ceiling: autonomy.Full, Admin: true},
+		callers.TokenCaller{Name: "reader", Token: "tok-reader", Ceiling: autonomy.Full},
 	)
 	h := newTestHubAuth(t, specs, auth)
 	waitFor(t, "both servers failed", func() bool {

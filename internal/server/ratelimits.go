@@ -1,17 +1,14 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"net"
-	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
@@ -55,13 +52,13 @@ func (p *upstreamPolicy) limits(server string) ratelimit.Limits {
 	return p.def
 }
 
-func newCallLimits(opts Options, auth *Auth) *callLimits {
+func newCallLimits(opts Options, auth *callers.Auth) *callLimits {
 	l := &callLimits{
 		perCaller:   opts.PerCaller,
 		perUpstream: opts.PerUpstream,
 		upstreams:   ratelimit.New(ratelimit.Options{Name: "upstream"}),
 	}
-	if !opts.PerCaller.Zero() || auth.limitsCallers() {
+	if !opts.PerCaller.Zero() || auth.HasOwnLimits() {
 		l.callers = ratelimit.New(ratelimit.Options{Name: "caller"})
 	}
 	if !opts.PerUpstream.Zero() {
@@ -96,46 +93,17 @@ func LimitsOf(c config.Limits, where string) ratelimit.Limits {
 }
 
 // acquireCaller admits a call of caller, or refuses it.
-func (l *callLimits) acquireCaller(c Caller) (func(), *ratelimit.Refusal) {
+func (l *callLimits) acquireCaller(c callers.Caller) (func(), *ratelimit.Refusal) {
 	lim := l.perCaller
-	if c.limits != nil {
-		lim = *c.limits
+	if c.Limits() != nil {
+		lim = *c.Limits()
 	}
-	return l.callers.Acquire(c.limitKey(), lim)
+	return l.callers.Acquire(c.Key(), lim)
 }
 
 // acquireUpstream admits a call to server, or refuses it; policy is not nil.
 func (l *callLimits) acquireUpstream(policy *upstreamPolicy, server string) (func(), *ratelimit.Refusal) {
 	return l.upstreams.Acquire(server, policy.limits(server))
-}
-
-// anonymousKey is the limiter key of an anonymous caller at remote (a
-// RemoteAddr): its IP address, so one anonymous flood does not stop other
-// anonymous callers. An IPv6 address counts by its /64, which one host
-// usually holds whole.
-func anonymousKey(remote string) string {
-	var buf [64]byte
-	return string(appendAnonymousKey(buf[:0], remote))
-}
-
-// appendAnonymousKey appends anonymousKey(remote) to dst without
-// allocating (session bindings are checked on the fast path).
-func appendAnonymousKey(dst []byte, remote string) []byte {
-	dst = append(dst, "anonymous@"...)
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return append(dst, host...)
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.AppendTo(dst)
-	}
-	return ip.AppendTo(dst)
 }
 
 // refusalError is the JSON-RPC error a refused call is answered with.
@@ -150,63 +118,20 @@ func refusalError(r *ratelimit.Refusal) *jsonrpc.Error {
 
 // refuseCall records a refused call and returns its error. tool is the
 // published name, srv the owning server ("" before the lookup).
-func (s *Server) refuseCall(span trace.Span, session string, caller Caller, tool, srv string, r *ratelimit.Refusal) error {
+func (s *Server) refuseCall(span trace.Span, session string, caller callers.Caller, tool, srv string, r *ratelimit.Refusal) error {
 	metricTool := tool
 	if srv == "" {
 		metricTool = "" // not looked up: the caller's text, unbounded as a label
 	}
 	s.metrics.observeCall(srv, metricTool, outcomeRateLimited, 0)
 	s.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
-	s.feed.add(callEntry{Time: time.Now(), Caller: caller.Name, anonymousAt: caller.anonymousAt, Level: caller.Level.String(), Tool: tool, Server: srv,
+	s.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "limited", Outcome: outcomeRateLimited})
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
 	err := refusalError(r)
 	traced(s.log.Info(), span, srv, "limited", outcomeRateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
-		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Func(caller.auditFace).Msg(r.Error())
+		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", outcomeRateLimited).Func(caller.AuditFace).Msg(r.Error())
 	return err
-}
-
-// The faces mcp-go serves answer every error of a tool handler with -32603
-// and its text. Where the hub writes the answer itself (WebSocket), an
-// errorSlot carries the JSON-RPC error the handler meant to the face, which
-// sends it as it is: a refused call's code and retryAfterMs, an upstream's
-// own error code.
-
-type errorSlotKey struct{}
-
-// errorSlot is the JSON-RPC error of one request's handler.
-type errorSlot struct {
-	mu  sync.Mutex
-	err *jsonrpc.Error
-}
-
-// keepRPCError stores err in ctx's slot, if the face gave it one.
-func keepRPCError(ctx context.Context, err *jsonrpc.Error) {
-	if slot, ok := ctx.Value(errorSlotKey{}).(*errorSlot); ok {
-		slot.mu.Lock()
-		slot.err = err
-		slot.mu.Unlock()
-	}
-}
-
-// errorScope gives each WebSocket request a slot, and its answer the
-// handler's JSON-RPC error in place of mcp-go's -32603.
-func errorScope(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage) {
-	slot := &errorSlot{}
-	return context.WithValue(ctx, errorSlotKey{}, slot), func(resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
-		slot.mu.Lock()
-		e := slot.err
-		slot.mu.Unlock()
-		reply, ok := resp.(mcp.JSONRPCError)
-		if e == nil || !ok {
-			return resp
-		}
-		reply.Error.Code, reply.Error.Message, reply.Error.Data = e.Code, e.Message, nil
-		if len(e.Data) > 0 {
-			reply.Error.Data = e.Data
-		}
-		return reply
-	}
 }

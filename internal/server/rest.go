@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -31,7 +33,7 @@ const faceREST = "rest"
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "run a tool with POST " + r.URL.Path})
+		writeRunError(w, http.StatusMethodNotAllowed, &jsonrpc.Error{Message: "run a tool with POST " + r.URL.Path})
 		return
 	}
 	body, ok := s.readBody(w, r)
@@ -40,14 +42,21 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	call, err := restToolCall(r.PathValue("name"), body)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		writeRunError(w, http.StatusBadRequest, &jsonrpc.Error{Message: err.Error()})
 		return
 	}
-	caller := callerFrom(r.Context())
-	caller.face = faceREST
+	caller := callers.From(r.Context())
+	caller.Face = faceREST
 	result, outcome, err := s.runCallOutcome(r.Context(), caller, "", call, nil)
+	runReply(w, outcome, result, err)
+}
+
+// runReply is the REST face's answer to a call, fed by the pipeline's
+// outcome: how the call ended is the HTTP status (runStatus); the body is
+// the result, or the JSON-RPC error the call ended in (writeRunError).
+func runReply(w http.ResponseWriter, outcome string, result json.RawMessage, err error) {
 	if err != nil {
-		writeRunError(w, outcome, asRPCError(err))
+		writeRunError(w, runStatus(outcome), asRPCError(err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -56,7 +65,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(result)
 }
 
-// runStatus is the HTTP status of a call that ended with a result. A
+// runStatus is the HTTP status of a call that ended with outcome. A
 // tool's own failure (isError) is a result like any other: 200.
 func runStatus(outcome string) int {
 	switch outcome {
@@ -66,24 +75,26 @@ func runStatus(outcome string) int {
 		return http.StatusForbidden
 	case outcomeUnavailable, outcomeCanceled:
 		return http.StatusServiceUnavailable
+	case outcomeUnknown:
+		return http.StatusNotFound
+	case outcomeRateLimited:
+		return http.StatusTooManyRequests
 	}
-	return http.StatusBadGateway // the backend failed in another way
+	return http.StatusBadGateway // the backend failed in another way (an upstream's own error included)
 }
 
-// writeRunError answers a call that ended in a JSON-RPC error: an unknown
-// tool (404), a rate-limit refusal (429, with Retry-After), or the
-// upstream's own error (502).
-func writeRunError(w http.ResponseWriter, outcome string, e *jsonrpc.Error) {
-	out := map[string]any{"error": e.Message, "code": e.Code}
+// writeRunError is the body of every REST error: {"error": text}, and for
+// a call's JSON-RPC error its code and data; a refusal over a rate limit
+// (429) also says when to retry, in retryAfterMs and Retry-After.
+func writeRunError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+	out := map[string]any{"error": e.Message}
+	if e.Code != 0 {
+		out["code"] = e.Code
+	}
 	if len(e.Data) > 0 {
 		out["data"] = e.Data
 	}
-	status := http.StatusBadGateway
-	switch outcome {
-	case outcomeUnknown:
-		status = http.StatusNotFound
-	case outcomeRateLimited:
-		status = http.StatusTooManyRequests
+	if status == http.StatusTooManyRequests {
 		var d struct {
 			RetryAfterMs int64 `json:"retryAfterMs"`
 		}
@@ -92,7 +103,7 @@ func writeRunError(w http.ResponseWriter, outcome string, e *jsonrpc.Error) {
 			w.Header().Set("Retry-After", strconv.FormatInt(max(1, (d.RetryAfterMs+999)/1000), 10))
 		}
 	}
-	writeJSON(w, status, out)
+	httpjson.Write(w, status, out)
 }
 
 // restToolCall reads a REST run's body as the arguments of a tools/call

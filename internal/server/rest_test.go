@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
@@ -74,7 +75,7 @@ func (h *testHub) run(t *testing.T, rq runReq) runResult {
 		req.Header.Set("Authorization", "Bearer "+rq.token)
 	}
 	if rq.level != "" {
-		req.Header.Set(HeaderAutonomyLevel, rq.level)
+		req.Header.Set(callers.HeaderAutonomyLevel, rq.level)
 	}
 	if rq.origin != "" {
 		req.Header.Set("Origin", rq.origin)
@@ -93,9 +94,9 @@ func (h *testHub) run(t *testing.T, rq runReq) runResult {
 func TestRESTRun(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
 	auth := authFor(
-		TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
-		TokenCaller{Name: "writer", Token: "tok-supervised", Ceiling: autonomy.Supervised},
-		TokenCaller{Name: "narrow", Token: "tok-narrow", Ceiling: autonomy.Full, Tools: []string{"get_issue"}},
+		callers.TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted},
+		callers.TokenCaller{Name: "writer", Token: "tok-supervised", Ceiling: autonomy.Supervised},
+		callers.TokenCaller{Name: "narrow", Token: "tok-narrow", Ceiling: autonomy.Full, Tools: []string{"get_issue"}},
 	)
 	h := newTestHubAuth(t, []config.ServerSpec{gh.spec}, auth)
 	h.waitConnected("github")
@@ -247,7 +248,7 @@ func (b *lockedBuffer) auditLines(t *testing.T) []map[string]any {
 func TestRESTRunAuditLine(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
 	var log lockedBuffer
-	auth := authFor(TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted})
+	auth := authFor(callers.TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted})
 	h := newTestHubLog(t, []config.ServerSpec{gh.spec}, Options{Auth: auth}, &log)
 	h.waitConnected("github")
 	h.run(t, runReq{tool: "get_issue", token: "tok-restricted", body: `{"password":"hunter2-secret"}`})

@@ -1,9 +1,11 @@
 // Package server is the hub's face: one MCP endpoint over Streamable HTTP
 // (/mcp), legacy HTTP+SSE (/sse + /messages), WebSocket (/ws) and stdio, plus
-// the JSON listing (/api/mcp/tools), REST tool runs
-// (/api/mcp/tools/{name}/run), health (/healthz, /readyz), metrics
-// (/metrics), and the web console (/) with its feed (/api/mcp/calls,
-// /api/events). It reads the registry's catalog and routes calls through it.
+// REST tool runs (/api/mcp/tools/{name}/run), health (/healthz, /readyz),
+// metrics (/metrics), and the web console (/). It reads the registry's
+// catalog and routes calls through it. Who calls is internal/callers'; it
+// mounts the REST API of internal/adminapi (listings, servers, pins,
+// OpenAPI) and the console's feed of internal/callfeed (/api/mcp/calls,
+// /api/events) behind its guards.
 package server
 
 import (
@@ -21,11 +23,15 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/adminapi"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
+	"github.com/purko-io/mcp-hub/internal/peers"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -38,9 +44,10 @@ type Options struct {
 	// Instructions are sent in the initialize result.
 	Instructions string
 	// Auth admits callers; nil admits everyone with full autonomy (tests).
-	Auth *Auth
+	Auth *callers.Auth
 	// Peers are the other replicas (host:port), to which a client's answer
-	// to a server request is passed when another replica asked (peers.go).
+	// to a server request is passed when another replica asked
+	// (internal/peers).
 	Peers []string
 
 	// What a caller, anonymous included, can make the hub hold (guard.go,
@@ -70,7 +77,7 @@ type Options struct {
 
 	// PerCaller and PerUpstream limit the tool calls of every caller and
 	// to every owning server that has no limits of its own
-	// (TokenCaller.Limits, the server spec's); zero: no limit
+	// (callers.TokenCaller.Limits, the server spec's); zero: no limit
 	// (ratelimits.go).
 	PerCaller, PerUpstream ratelimit.Limits
 	// FindToolsAbove, when above 0, is the number of tools a caller may
@@ -81,7 +88,7 @@ type Options struct {
 	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
 	Tracer trace.Tracer
 	// Registrations stores the servers registered through POST
-	// /api/mcp/server (servers.go); nil, the write endpoints answer 501.
+	// /api/mcp/server (internal/adminapi); nil, the write endpoints answer 501.
 	Registrations registrations.Writer
 	// Chain is presented on every answer (instance.go), so a hub that
 	// reaches this one through its upstreams can tell; nil presents none.
@@ -90,10 +97,10 @@ type Options struct {
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
-	// published is the tool list last handed to mcp-go (catalog.go).
+	// published is what the last catalog published (catalog.go).
 	published publishedTools
 	reg       *registry.Registry
-	auth      *Auth
+	auth      *callers.Auth
 	log       zerolog.Logger
 	mcp       *server.MCPServer
 	metrics   *metrics
@@ -103,11 +110,12 @@ type Server struct {
 	ws         http.Handler
 
 	feat    *features
-	peers   *peers
+	peers   *peers.Peers // nil: no peers
 	streams *streams
 	lists   listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
+	marks      *replyMarks // the pipeline's errors on their way through mcp-go
 	calls      inflight
 	tracer     trace.Tracer // nil when tracing is off
 	spans      methodSpans  // spans of requests mcp-go serves
@@ -115,7 +123,7 @@ type Server struct {
 	edge       edge // limits on what callers can make the hub hold
 	limits     *callLimits
 	find       *finder              // nil when tool search is off
-	feed       *feed                // recent calls and event streams of the console
+	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
 }
@@ -123,11 +131,12 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: newPeers(opts.Peers), streams: newStreams(), feed: newFeed()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
 	if s.auth == nil {
-		s.auth = AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
+		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.metrics = newMetrics(reg)
+	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = newEdge(opts)
 	s.limits = newCallLimits(opts, s.auth)
@@ -141,7 +150,10 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	hooks.AddOnRegisterSession(s.edge.sessions.registered)
 	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
 	hooks.AddOnRequestInitialization(gateHook)
-	hooks.AddAfterListTools(s.filterList)
+	// One router (catalog.go): every call to the router, every list from
+	// the catalog.
+	hooks.AddBeforeCallTool(routeCall)
+	hooks.AddAfterListTools(s.listTools)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
 	if s.find != nil {
@@ -154,6 +166,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
+	s.mcp.AddTool(routerTool(), s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEventStore(newEventStore()),
 		// With an event store mcp-go keeps a session past its GET stream
@@ -174,11 +187,11 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		mcpws.WithCheckOrigin(s.edge.guard.originAllowed),
 		mcpws.WithReadLimit(s.edge.guard.maxBody),
 		mcpws.WithMessageCheck(refusal),
-		mcpws.WithRequestScope(errorScope),
+		mcpws.WithRequestScope(s.marks.scope),
 	)
 	s.streams.forget = s.forgetSession
 	reg.OnChange(s.publish)
-	reg.OnChange(func(*registry.Catalog) { s.feed.catalogChanged() })
+	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.resourceUpdated)
 	return s
@@ -189,19 +202,16 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	g := s.edge.guard
 	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.traceHeaders(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.sse)), true))
+	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.marks.handler(s.sse))), true))
 	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
-	mux.HandleFunc("POST "+peerRequestPath, s.servePeerRequest)
-	mux.HandleFunc("GET /api/mcp/tools", s.handleTools)
-	mux.HandleFunc("GET /api/mcp/pins", s.handlePins)
-	mux.HandleFunc("GET /api/mcp/servers", s.handleServers)
-	mux.HandleFunc("GET /api/openapi.json", handleOpenAPI)
-	// Writes: the caller's token (a header, never a cookie), the Origin
-	// and Content-Type checks of the MCP faces, and an admin caller.
-	mux.Handle("POST /api/mcp/pins/approve", s.adminWrite("approving tool definitions", s.handleApprove))
-	mux.Handle("POST /api/mcp/server", s.adminWrite("registering servers", s.handleRegister))
-	mux.Handle("DELETE /api/mcp/server/{name}", s.adminWrite("removing servers", s.handleUnregister))
+	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.sendForPeer))
+	// The REST API of operators and Purko's dashboard (internal/adminapi):
+	// its writes behind the guards and caller of the MCP faces.
+	adminapi.New(adminapi.Options{
+		Registry: s.reg, Auth: s.auth, Visible: visible, Registrations: s.registered, Log: s.log,
+		Guard: func(h http.Handler) http.Handler { return g.mcpFace(s.requireCaller(h), false) },
+	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
 	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls
@@ -211,8 +221,8 @@ func (s *Server) Handler() http.Handler {
 	page := console.Handler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /console/", page)
-	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleCalls)), false))
-	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.handleEvents)), false))
+	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
+	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by
 		// browser-based clients of any origin, like the 401 that names it.
@@ -333,11 +343,11 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 	if err := s.reg.WaitTried(ctx); err != nil {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
-	caller := Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
+	caller := callers.Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
-	ss.SetContextFunc(func(ctx context.Context) context.Context { return withCaller(ctx, caller) })
+	ss.SetContextFunc(func(ctx context.Context) context.Context { return callers.With(ctx, caller) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	in, out = gateStdio(ctx, in, out, maxRequestBytes)
-	return ss.Listen(withCaller(ctx, caller), in, out)
+	in, out = gateStdio(ctx, in, out, maxRequestBytes, s.marks.fix)
+	return ss.Listen(callers.With(ctx, caller), in, out)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 // pathParam is a {wildcard} of a mux pattern.
@@ -20,7 +21,7 @@ var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 // 501: the hub has no registrations store; the pins endpoint answers 400
 // or 409 to its empty body).
 func TestEveryWriteNeedsAnAdmin(t *testing.T) {
-	auth := NewAuth([]TokenCaller{
+	auth := callers.NewAuth([]callers.TokenCaller{
 		{Name: "ops", Token: "ops-token", Ceiling: autonomy.Full, Admin: true},
 		{Name: "bot", Token: "bot-token", Ceiling: autonomy.Full},
 	}, nil, nil)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
 // Session ids make a Streamable HTTP session valid on every replica, with
@@ -17,7 +19,7 @@ import (
 // session it did not initialize is in it.
 //
 // The binding is the first 64 bits of SHA-256 of the caller's identity key
-// (Caller.limitKey: a token's, ServiceAccount's or OAuth caller's name; an
+// (callers.Caller.Key: a token's, ServiceAccount's or OAuth caller's name; an
 // anonymous caller's address). Every request that presents an id is
 // checked against its own caller before anything else (ownsSession); an id
 // presented by anyone else is unknown to the hub (404, as for an id it
@@ -70,16 +72,16 @@ type sessionBinding [bindingHex]byte
 
 // bindingOf is the binding of caller's session ids. It allocates nothing:
 // it runs on every request that carries an id.
-func bindingOf(c Caller) sessionBinding {
+func bindingOf(c callers.Caller) sessionBinding {
 	var buf [128]byte
-	sum := sha256.Sum256(c.appendLimitKey(buf[:0]))
+	sum := sha256.Sum256(c.AppendKey(buf[:0]))
 	var b sessionBinding
 	hex.Encode(b[:], sum[:bindingHex/2])
 	return b
 }
 
 // ownsSession reports whether id is one of the hub's ids bound to caller.
-func ownsSession(caller Caller, id string) bool {
+func ownsSession(caller callers.Caller, id string) bool {
 	_, binding, ok := splitSessionID(id)
 	if !ok {
 		return false
@@ -115,7 +117,7 @@ func (m idManager) Generate() string {
 		// bound to no caller is an id no caller can use.
 		m.ctx = context.Background()
 	}
-	binding := bindingOf(callerFrom(m.ctx))
+	binding := bindingOf(callers.From(m.ctx))
 	var random [randomHex / 2]byte
 	_, _ = rand.Read(random[:]) // never fails (crypto/rand)
 	id := make([]byte, 0, sessionIDLen)

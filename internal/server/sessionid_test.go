@@ -11,12 +11,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 func TestSessionIDs(t *testing.T) {
-	anonymous := AnonymousOnly(autonomy.Full)
+	anonymous := callers.AnonymousOnly(autonomy.Full)
 	as := func(remote, token string, f sessionFlags) server.SessionIdManager {
 		r := &http.Request{RemoteAddr: remote, Header: http.Header{}}
 		if token != "" {
@@ -26,11 +27,11 @@ func TestSessionIDs(t *testing.T) {
 		if token != "" {
 			auth = tokens("ci")
 		}
-		c, err := auth.authenticate(r)
+		c, err := auth.Authenticate(r)
 		if err != nil {
-			t.Fatal(err.msg)
+			t.Fatal(err.Msg)
 		}
-		return sessionIDs{}.ResolveSessionIdManager(r.WithContext(withInitFlags(withCaller(context.Background(), c), f)))
+		return sessionIDs{}.ResolveSessionIdManager(r.WithContext(withInitFlags(callers.With(context.Background(), c), f)))
 	}
 	relayed := as("10.0.0.7:1", "", sessionFlags{relayed: true})
 	plain := as("10.0.0.7:2", "", sessionFlags{})
@@ -86,20 +87,20 @@ func TestSessionIDs(t *testing.T) {
 // TestOwnsSession: an id is its creator's only, and checking it allocates
 // nothing (it runs on the fast path).
 func TestOwnsSession(t *testing.T) {
-	mint := func(c Caller) string {
-		r := (&http.Request{}).WithContext(withCaller(context.Background(), c))
+	mint := func(c callers.Caller) string {
+		r := (&http.Request{}).WithContext(callers.With(context.Background(), c))
 		return sessionIDs{}.ResolveSessionIdManager(r).Generate()
 	}
-	a := Caller{Name: "anonymous", anonymousAt: "10.0.0.7:1234"}
-	aOtherPort := Caller{Name: "anonymous", anonymousAt: "10.0.0.7:999"}
-	b := Caller{Name: "anonymous", anonymousAt: "10.0.0.8:1234"}
-	v6 := Caller{Name: "anonymous", anonymousAt: "[2001:db8:1:2::5]:80"}
-	v6Same64 := Caller{Name: "anonymous", anonymousAt: "[2001:db8:1:2::9]:81"}
-	ops := Caller{Name: "ops", Admin: true}
-	bot := Caller{Name: "bot"}
+	a := callers.Anonymous("10.0.0.7:1234", autonomy.Manual)
+	aOtherPort := callers.Anonymous("10.0.0.7:999", autonomy.Manual)
+	b := callers.Anonymous("10.0.0.8:1234", autonomy.Manual)
+	v6 := callers.Anonymous("[2001:db8:1:2::5]:80", autonomy.Manual)
+	v6Same64 := callers.Anonymous("[2001:db8:1:2::9]:81", autonomy.Manual)
+	ops := callers.Caller{Name: "ops", Admin: true}
+	bot := callers.Caller{Name: "bot"}
 	for _, tc := range []struct {
 		name      string
-		owner, by Caller
+		owner, by callers.Caller
 		want      bool
 	}{
 		{"same address", a, aOtherPort, true},
@@ -115,7 +116,7 @@ func TestOwnsSession(t *testing.T) {
 		}
 	}
 	id := mint(a)
-	for _, c := range []Caller{a, ops} {
+	for _, c := range []callers.Caller{a, ops} {
 		if n := testing.AllocsPerRun(100, func() { ownsSession(c, id) }); n != 0 {
 			t.Errorf("ownsSession(%s) allocates %v times", c.Name, n)
 		}
@@ -137,34 +138,6 @@ func TestInitializeFlags(t *testing.T) {
 			t.Errorf("initializeFlags(%s) = %+v, want relayed %v", body, f, want)
 		}
 	}
-}
-
-// Only a configured peer may ask this replica to send a server request to
-// one of its clients; anyone else is refused before the body is read.
-func TestPeerRequestOnlyFromPeers(t *testing.T) {
-	for _, tc := range []struct {
-		peers  []string
-		remote string
-		want   int
-	}{
-		{nil, "127.0.0.1:5000", http.StatusForbidden},
-		{[]string{"10.1.2.3:8080"}, "127.0.0.1:5000", http.StatusForbidden},
-		{[]string{"127.0.0.1:8080"}, "127.0.0.1:5000", http.StatusNotFound}, // a peer; no stream for the session here
-	} {
-		s := &Server{peers: newPeers(tc.peers), streams: newStreams()}
-		req := httptestRequest(`{"session":"mh2-r-`+strings.Repeat("a", 16)+"-"+strings.Repeat("a", 32)+`","method":"roots/list"}`, tc.remote)
-		rec := &recorder{header: http.Header{}}
-		s.servePeerRequest(rec, req)
-		if rec.status != tc.want {
-			t.Errorf("peers %v, remote %s: status %d, want %d (%s)", tc.peers, tc.remote, rec.status, tc.want, rec.body.String())
-		}
-	}
-}
-
-func httptestRequest(body, remote string) *http.Request {
-	r, _ := http.NewRequest(http.MethodPost, "http://hub"+peerRequestPath, strings.NewReader(body))
-	r.RemoteAddr = remote
-	return r
 }
 
 // A session whose GET stream closed is let go after the grace period (its
@@ -229,48 +202,15 @@ func toolNamesRaw(t *testing.T, h *testHub, sid string) []any {
 // BenchmarkOwnsSession is what checking a request's session id against its
 // caller costs every request that carries one (the fast path's included).
 func BenchmarkOwnsSession(b *testing.B) {
-	for _, c := range []Caller{{Name: "ci"}, {Name: "anonymous", anonymousAt: "10.0.0.7:1234"}, {Name: "anonymous", anonymousAt: "[2001:db8:1:2::5]:80"}} {
-		r := (&http.Request{}).WithContext(withCaller(context.Background(), c))
+	for _, c := range []callers.Caller{{Name: "ci"}, callers.Anonymous("10.0.0.7:1234", autonomy.Manual), callers.Anonymous("[2001:db8:1:2::5]:80", autonomy.Manual)} {
+		r := (&http.Request{}).WithContext(callers.With(context.Background(), c))
 		id := sessionIDs{}.ResolveSessionIdManager(r).Generate()
-		b.Run(c.limitKey(), func(b *testing.B) {
+		b.Run(c.Key(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if !ownsSession(c, id) {
 					b.Fatal("not the owner")
 				}
-			}
-		})
-	}
-}
-
-// TestForwardedAnswerKeepsClientAddress: a client's answer a peer passes on
-// counts as from the client's address (its anonymous session is bound to
-// it), and only when a peer passes it on.
-func TestForwardedAnswerKeepsClientAddress(t *testing.T) {
-	s := &Server{auth: AnonymousOnly(autonomy.Full), peers: newPeers([]string{"10.0.0.5:8080"})}
-	for _, tc := range []struct {
-		name, remote, method string
-		forwarded            bool
-		want                 string
-	}{
-		{"passed on by a peer", "10.0.0.5:40000", http.MethodPost, true, "anonymous@10.9.9.9"},
-		{"the header from anyone else", "10.0.0.6:40000", http.MethodPost, true, "anonymous@10.0.0.6"},
-		{"a peer's own request", "10.0.0.5:40000", http.MethodPost, false, "anonymous@10.0.0.5"},
-		{"not a POST", "10.0.0.5:40000", http.MethodGet, true, "anonymous@10.0.0.5"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, _ := http.NewRequest(tc.method, "http://hub/mcp", nil)
-			r.RemoteAddr = tc.remote
-			r.Header.Set(forwardedForHeader, "10.9.9.9:5555")
-			if tc.forwarded {
-				r.Header.Set(forwardedHeader, "1")
-			}
-			var got string
-			s.requireCaller(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-				got = callerFrom(r.Context()).limitKey()
-			})).ServeHTTP(&recorder{header: http.Header{}}, r)
-			if got != tc.want {
-				t.Errorf("caller %q, want %q", got, tc.want)
 			}
 		})
 	}

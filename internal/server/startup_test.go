@@ -13,7 +13,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/hubtest"
-	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // /readyz answers 503 until every configured upstream was tried once: a
@@ -41,7 +41,7 @@ func TestReadyzWaitsUntilEveryUpstreamWasTried(t *testing.T) {
 	}
 	code, body := readyz()
 	mustf(t, code == http.StatusServiceUnavailable, "/readyz at start = %d %q, want 503", code, body)
-	waitFor(t, "the slow upstream to connect", func() bool { return h.status("slow").State == upstream.StateConnected })
+	waitFor(t, "the slow upstream to connect", func() bool { return h.status("slow").State == registry.StateConnected })
 	code, body = readyz()
 	mustf(t, code == http.StatusServiceUnavailable && strings.Contains(body, "upstreams not all tried"),
 		"/readyz with the hung upstream still in its first attempt = %d %q, want 503", code, body)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"mime"
 	"net"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -27,14 +27,14 @@ import (
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
-		if sid != "" && !ownsSession(callerFrom(r.Context()), sid) {
+		if sid != "" && !ownsSession(callers.From(r.Context()), sid) {
 			sessionNotFound(w, nil)
 			return
 		}
 		if r.Method == http.MethodGet && sid != "" {
 			defer s.streams.hold(sid)()
 		}
-		s.streamable.ServeHTTP(w, r)
+		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
 		return
 	}
 	body, ok := s.readBody(w, r)
@@ -48,13 +48,13 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if c := asRPCError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
 			status = http.StatusBadRequest
 		}
-		writeRPCError(w, status, body, err)
+		writeReply(w, status, rpcErrorBody(body, err))
 		return
 	}
 	// Whose session it is, before anything acts on it. An initialize makes
 	// a new session whatever id it carries (a client that got 404 may send
 	// the stale one again).
-	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callerFrom(r.Context()), sid) {
+	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callers.From(r.Context()), sid) {
 		sessionNotFound(w, msg.ID)
 		return
 	}
@@ -90,7 +90,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !progress && !logs && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
 	}
-	s.streamable.ServeHTTP(w, r)
+	s.streamable.ServeHTTP(s.marks.writer(w), r)
 }
 
 // sessionNotFound answers a request whose Mcp-Session-Id is not a session
@@ -137,37 +137,21 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {
 		return false
 	}
-	if m := r.Header.Get(mcp.HeaderMethod); m != "" && m != msg.Method {
-		return false
+	if m := r.Header.Get(mcp.HeaderMethod); m != "" {
+		// A 2026-07-28 request (no other sends Mcp-Method): its
+		// Mcp-Param-* headers must agree with its arguments, which the
+		// router checks (checkParamHeaders) and mcp-go answers.
+		if m != msg.Method || s.checkParamHeaders(r.Header, *call) != nil {
+			return false
+		}
 	}
 	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
 		return false
 	}
-	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callerFrom(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
-	out := make([]byte, 0, len(result)+len(msg.ID)+64)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, msg.ID...)
-	if err != nil {
-		e, _ := json.Marshal(asRPCError(err))
-		out = append(out, `,"error":`...)
-		out = append(out, e...)
-	} else {
-		out = append(out, `,"result":`...)
-		out = append(out, result...)
-	}
-	out = append(out, '}')
+	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callers.From(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	_, _ = w.Write(callReply(msg.ID, result, err))
 	return true
-}
-
-// asRPCError makes err a JSON-RPC error object.
-func asRPCError(err error) *jsonrpc.Error {
-	var e *jsonrpc.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 func acceptsJSON(accept string) bool {

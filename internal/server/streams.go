@@ -1,31 +1,25 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/peers"
 )
 
 // mcp-go sends sampling/createMessage and roots/list to a Streamable HTTP
 // client only on the session's standalone GET stream (elicitation goes on
 // the call's own stream). Behind a balancer with no affinity that stream
 // may be held by another replica. The relay therefore sends such a request
-// itself when this replica holds the stream, and otherwise asks the peers:
-// the replica holding it sends the request and returns the answer.
-// Nothing is shared; a peer learns only the request it is asked to send.
-
-// peerRequestPath is where a replica asks its peers to send a server
-// request to a session whose GET stream they hold. Only peers may use it.
-const peerRequestPath = "/internal/peer-request"
+// itself when this replica holds the stream, and otherwise asks the peers
+// (internal/peers): the replica holding it sends the request and returns
+// the answer.
 
 // streams tracks the sessions whose GET stream this replica holds, and
 // mcp-go's session objects by id. When a session's last GET stream closes,
@@ -119,13 +113,6 @@ func (st *streams) unregistered(id string) {
 	st.mu.Unlock()
 }
 
-// peerRequest is a server request one replica asks another to send.
-type peerRequest struct {
-	Session string          `json:"session"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
-
 // viaStream sends a sampling or roots request to the session of ctx: on
 // this replica when it holds the session's GET stream, else through the
 // peer that does. handled is false when the request should be sent the
@@ -141,75 +128,26 @@ func (s *Server) viaStream(ctx context.Context, method mcp.MCPMethod, params any
 	if _, local := s.streams.session(id); local {
 		return false, nil
 	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return true, err
-	}
-	body, _ := json.Marshal(peerRequest{Session: id, Method: string(method), Params: raw})
-	for _, t := range s.peers.targets(ctx) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t+peerRequestPath, bytes.NewReader(body))
-		if err != nil {
-			continue
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := s.peers.streamClient.Do(req)
-		if err != nil {
-			continue
-		}
-		data, rerr := readAll(resp)
-		switch {
-		case resp.StatusCode == http.StatusNotFound:
-			continue // not the replica holding the stream
-		case rerr != nil:
-			return true, rerr
-		case resp.StatusCode != http.StatusOK:
-			return true, fmt.Errorf("%s through a peer: %s", method, bytes.TrimSpace(data))
-		}
-		return true, json.Unmarshal(data, out)
-	}
-	return true, fmt.Errorf("%s: no replica holds the client's GET stream (mcp-go sends this request to Streamable HTTP clients only on that stream)", method)
+	return true, s.peers.Ask(ctx, id, string(method), params, out)
 }
 
-// servePeerRequest sends a peer's server request to a session whose GET
-// stream this replica holds, and returns the client's answer.
-func (s *Server) servePeerRequest(w http.ResponseWriter, r *http.Request) {
-	if s.peers == nil || !s.peers.isPeer(r.Context(), r.RemoteAddr) {
-		http.Error(w, "only peers may ask", http.StatusForbidden)
-		return
-	}
-	var pr peerRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&pr); err != nil {
-		http.Error(w, "bad peer request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	cs, ok := s.streams.session(pr.Session)
+// sendForPeer sends a peer's server request to a session whose GET stream
+// this replica holds, and returns the client's answer (peers.Sender).
+func (s *Server) sendForPeer(ctx context.Context, session, method string, params json.RawMessage) (any, error) {
+	cs, ok := s.streams.session(session)
 	if !ok {
-		http.Error(w, "no stream for this session here", http.StatusNotFound)
-		return
+		return nil, peers.ErrNoStream
 	}
-	ctx := s.mcp.WithContext(r.Context(), cs)
-	var res any
-	var err error
-	switch mcp.MCPMethod(pr.Method) {
+	ctx = s.mcp.WithContext(ctx, cs)
+	switch mcp.MCPMethod(method) {
 	case mcp.MethodSamplingCreateMessage:
 		var req mcp.CreateMessageRequest
-		if err = json.Unmarshal(pr.Params, &req.CreateMessageParams); err == nil {
-			res, err = s.mcp.RequestSampling(ctx, req)
+		if err := json.Unmarshal(params, &req.CreateMessageParams); err != nil {
+			return nil, err
 		}
+		return s.mcp.RequestSampling(ctx, req)
 	case mcp.MethodListRoots:
-		res, err = s.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
-	default:
-		err = errors.New("unsupported method " + pr.Method)
+		return s.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
 	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(res)
-}
-
-func readAll(resp *http.Response) ([]byte, error) {
-	defer resp.Body.Close()
-	return io.ReadAll(io.LimitReader(resp.Body, maxRequestBytes))
+	return nil, errors.New("unsupported method " + method)
 }

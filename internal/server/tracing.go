@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/tracing"
 )
@@ -65,7 +66,7 @@ func requestIDText(id json.RawMessage) string {
 
 // startCall starts the SERVER span of one tools/call. The caller's trace
 // context comes from the header (already in ctx) or from _meta.
-func (s *Server) startCall(ctx context.Context, caller Caller, session string, call jsonrpc.ToolCall) (context.Context, trace.Span) {
+func (s *Server) startCall(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall) (context.Context, trace.Span) {
 	if !tracing.Remote(ctx) {
 		ctx = tracing.FromMeta(ctx, call.Meta)
 	}
@@ -172,7 +173,7 @@ func (m *methodSpans) begin(ctx context.Context, key any, method mcp.MCPMethod, 
 	}
 	attrs := append(extra,
 		tracing.MethodName.String(string(method)),
-		tracing.Caller.String(callerFrom(ctx).Name),
+		tracing.Caller.String(callers.From(ctx).Name),
 	)
 	if sid := sessionID(ctx); sid != "" {
 		attrs = append(attrs, tracing.SessionID.String(sid))
@@ -237,7 +238,7 @@ func traceMeta(meta *mcp.Meta) map[string]json.RawMessage {
 func (s *Server) startList(ctx context.Context, id json.RawMessage, session string) trace.Span {
 	attrs := []attribute.KeyValue{
 		tracing.MethodName.String(string(mcp.MethodToolsList)),
-		tracing.Caller.String(callerFrom(ctx).Name),
+		tracing.Caller.String(callers.From(ctx).Name),
 		tracing.RequestID.String(requestIDText(id)),
 	}
 	if session != "" {

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -92,7 +93,7 @@ func TestTracingOnEveryFace(t *testing.T) {
 
 	u := newTracedUpstream(t, "A", "get_me", "delete_file")
 	restricted := autonomy.Restricted
-	h := newTestHubOpts(t, []config.ServerSpec{u.spec}, Options{Auth: NewAuth(nil, &restricted, nil), Tracer: tracer},
+	h := newTestHubOpts(t, []config.ServerSpec{u.spec}, Options{Auth: callers.NewAuth(nil, &restricted, nil), Tracer: tracer},
 		func(o *registry.Options) { o.Upstream.Tracer = tracer })
 	h.waitConnected("A")
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,24 +18,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
-	"github.com/purko-io/mcp-hub/internal/discovery"
-	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/server"
-	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/hub"
 )
-
-// staticSource sends one snapshot and holds it until the hub stops.
-type staticSource []config.ServerSpec
-
-func (s staticSource) Name() string { return "tokens" }
-func (s staticSource) Run(ctx context.Context, out chan<- discovery.Snapshot) {
-	select {
-	case out <- discovery.Snapshot{Source: "tokens", Servers: s}:
-	case <-ctx.Done():
-		return
-	}
-	<-ctx.Done()
-}
 
 // serveOn serves h on a loopback port until the test ends.
 func serveOn(t *testing.T, h http.Handler) string {
@@ -67,48 +52,57 @@ func TestFindToolsTokens(t *testing.T) {
 	}
 
 	upURL := serveOn(t, manyHandler(nUp, nTools))
-	var specs staticSource
+	dir := t.TempDir()
+	servers := "servers:\n"
 	for i := range nUp {
-		specs = append(specs, config.ServerSpec{Name: upstreamName(i), URL: fmt.Sprintf("%s/u%d/mcp", upURL, i),
-			Transport: config.TransportStreamableHTTP, TrustAnnotations: true})
+		servers += fmt.Sprintf("- {name: %s, url: \"%s/u%d/mcp\", transport: %s, trustAnnotations: true}\n",
+			upstreamName(i), upURL, i, config.TransportStreamableHTTP)
 	}
-	cfg, err := config.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := zerolog.Nop()
-	reg := registry.New(registry.Options{Naming: cfg.Naming, RouteCacheSize: 4096, NotifyDebounce: 20 * time.Millisecond,
-		Upstream: upstream.Options{Timeout: 10 * time.Second, ConnectTimeout: 5 * time.Second, PingInterval: time.Minute,
-			BackoffMin: 50 * time.Millisecond, BackoffMax: time.Second, BreakerFailures: 5, BreakerOpenFor: time.Second,
-			DiscoverTimeout: 10 * time.Second, ClientInfo: mcp.Implementation{Name: "tokens", Version: "0"}}}, log)
-	full := server.New(reg, server.Options{Name: "mcp-hub", Version: "tokens"}, log)
-	find := server.New(reg, server.Options{Name: "mcp-hub", Version: "tokens", FindToolsAbove: above}, log)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	regDone := make(chan struct{})
-	go func() { defer close(regDone); reg.Run(ctx, specs) }()
-	defer func() { cancel(); <-regDone }()
-	urls := map[*server.Server]string{}
-	for _, s := range []*server.Server{full, find} {
+	// Two hubs wired as mcp-hub serve wires one, over the same upstreams:
+	// one lists every tool, the other only find_tools.
+	startHub := func(name, extra string) (*hub.Hub, string) {
+		t.Helper()
+		path := filepath.Join(dir, name+".yaml")
+		body := servers + "builtins: {staticAnalysis: {enabled: false}}\n" +
+			"upstream: {timeout: 10s, connectTimeout: 5s}\n" +
+			"catalog: {routeCacheSize: 4096, notifyDebounce: 20ms" + extra + "}\n" +
+			"pinning: {stateFile: " + filepath.Join(dir, name+".pins.json") + "}\nshutdownGrace: 1s\n"
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := hub.New(ctx, cfg, hub.Options{ConfigPath: path, Listen: "127.0.0.1:0", Version: "tokens"}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan struct{})
-		go func() { defer close(done); _ = s.Serve(ctx, ln, time.Second) }()
-		defer func() { cancel(); <-done }()
-		urls[s] = "http://" + ln.Addr().String() + "/mcp"
+		go func() { defer close(done); _ = h.Serve(ctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done; h.Close() })
+		return h, "http://" + ln.Addr().String() + "/mcp"
 	}
-	for deadline := time.Now().Add(time.Minute); len(reg.Catalog().Tools) < nUp*nTools; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("catalog holds %d tools, want %d", len(reg.Catalog().Tools), nUp*nTools)
+	full, fullURL := startHub("full", "")
+	find, findURL := startHub("find", fmt.Sprintf(", findTools: {above: %d}", above))
+	for _, h := range []*hub.Hub{full, find} {
+		for deadline := time.Now().Add(time.Minute); len(h.Catalog().Tools) < nUp*nTools; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("catalog holds %d tools, want %d", len(h.Catalog().Tools), nUp*nTools)
+			}
 		}
 	}
 
 	hc := &http.Client{Timeout: 30 * time.Second}
-	list := func(s *server.Server) (*rawSession, json.RawMessage) {
+	list := func(url string) (*rawSession, json.RawMessage) {
 		t.Helper()
-		sess, err := openRaw(ctx, hc, urls[s])
+		sess, err := openRaw(ctx, hc, url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,9 +118,9 @@ func TestFindToolsTokens(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the full list holds %d tools", strings.Count(string(fullList), `"inputSchema"`))
 		}
-		_, fullList = list(full)
+		_, fullList = list(fullURL)
 	}
-	sess, shortList := list(find)
+	sess, shortList := list(findURL)
 	if n := strings.Count(string(shortList), `"inputSchema"`); n != 1 {
 		t.Fatalf("the find_tools list holds %d tools, want 1: %.300s", n, shortList)
 	}

@@ -1,16 +1,21 @@
-package server
+// Package callfeed is the web console's live view of the hub: the last
+// calls the pipeline recorded (GET /api/mcp/calls) and an event stream
+// (GET /api/events) that says when a call was recorded or the catalog
+// changed. Recording a call is on every call's path, so it costs one short
+// lock and a copy into a fixed ring, no allocation. What a caller sees is
+// scoped by who it is (callers.From): an admin every call, any other
+// caller its own.
+package callfeed
 
 import (
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-)
 
-// The console's feed (GET /api/mcp/calls, GET /api/events): the last calls
-// the pipeline recorded, and a wake-up for every event stream when a call is
-// recorded or the catalog changes. A call costs one short lock and a copy
-// into a fixed ring, no allocation: it is on every call's path.
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
+)
 
 // recentCalls is how many calls the ring keeps.
 const recentCalls = 200
@@ -19,25 +24,25 @@ const recentCalls = 200
 // have at most 64 characters.
 const maxFeedName = 128
 
-// callEntry is one recorded call: who, what, where, the decision and how it
+// Call is one recorded call: who, what, where, the decision and how it
 // ended. Never its arguments nor a credential: those may hold secrets.
-type callEntry struct {
-	Time     time.Time
-	Caller   string
-	Level    string
+type Call struct {
+	Time time.Time
+	// Caller is the caller's name, Level the level it called at.
+	Caller string
+	Level  string
+	// Address is an anonymous caller's address (callers.Caller.Address):
+	// with Caller, whose call it is (callers.Caller.Key), kept as it is so
+	// that recording a call allocates nothing. Never shown.
+	Address  string
 	Tool     string
 	Server   string
 	Decision string // allowed, denied, limited
 	Outcome  string
 	Duration time.Duration
-
-	// anonymousAt is an anonymous caller's address (Caller.anonymousAt):
-	// with Caller, whose call it is (Caller.limitKey), kept as it is so
-	// that recording a call allocates nothing.
-	anonymousAt string
 }
 
-// callJSON is a callEntry as /api/mcp/calls and the "call" events show it.
+// callJSON is a Call as /api/mcp/calls and the "call" events show it.
 type callJSON struct {
 	Seq        uint64    `json:"seq"`
 	Time       time.Time `json:"time"`
@@ -49,13 +54,13 @@ type callJSON struct {
 	Outcome    string    `json:"outcome"`
 	DurationMs float64   `json:"durationMs"`
 
-	anonymousAt string // the entry's, for visibleCalls
+	address string // the entry's, for visibleCalls
 }
 
-// feed holds the ring of recent calls and the event streams to wake.
-type feed struct {
+// Feed holds the ring of recent calls and the event streams to wake.
+type Feed struct {
 	mu   sync.Mutex
-	ring [recentCalls]callEntry
+	ring [recentCalls]Call
 	seq  uint64 // calls recorded so far; the newest is ring[(seq-1)%len]
 	gen  uint64 // catalog changes seen
 	subs map[chan struct{}]struct{}
@@ -69,12 +74,13 @@ type feed struct {
 	perCaller map[string]int
 }
 
-func newFeed() *feed {
-	return &feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{}}
+// New returns an empty feed.
+func New() *Feed {
+	return &Feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{}}
 }
 
-// add records a call and wakes the streams.
-func (f *feed) add(e callEntry) {
+// Add records a call and wakes the streams.
+func (f *Feed) Add(e Call) {
 	if len(e.Tool) > maxFeedName {
 		// An unknown tool's name is the caller's text: a copy of its
 		// start, so the ring never holds a large request's body.
@@ -87,8 +93,9 @@ func (f *feed) add(e callEntry) {
 	f.mu.Unlock()
 }
 
-// catalogChanged is a registry.OnChange listener: it wakes the streams.
-func (f *feed) catalogChanged() {
+// CatalogChanged wakes the streams, which tell their consoles to read the
+// catalog again: call it on every change of the registry's catalog.
+func (f *Feed) CatalogChanged() {
 	f.mu.Lock()
 	f.gen++
 	f.wakeLocked()
@@ -97,7 +104,7 @@ func (f *feed) catalogChanged() {
 
 // wakeLocked signals each stream without blocking: a stream that has not
 // taken its last signal yet will read everything new anyway.
-func (f *feed) wakeLocked() {
+func (f *Feed) wakeLocked() {
 	for c := range f.subs {
 		select {
 		case c <- struct{}{}:
@@ -107,7 +114,7 @@ func (f *feed) wakeLocked() {
 }
 
 // subscribe returns a channel signalled on every change and its release.
-func (f *feed) subscribe() (<-chan struct{}, func()) {
+func (f *Feed) subscribe() (<-chan struct{}, func()) {
 	c := make(chan struct{}, 1)
 	f.mu.Lock()
 	f.subs[c] = struct{}{}
@@ -122,7 +129,7 @@ func (f *feed) subscribe() (<-chan struct{}, func()) {
 // since returns the calls recorded after the first `after` ones (at most the
 // ring's length, oldest first), the count of calls recorded and the
 // catalog generation.
-func (f *feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
+func (f *Feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seq, gen = f.seq, f.gen
@@ -138,19 +145,20 @@ func (f *feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
 		e := f.ring[i%recentCalls]
 		calls = append(calls, callJSON{Seq: i + 1, Time: e.Time, Caller: e.Caller, Level: e.Level, Tool: e.Tool,
 			Server: e.Server, Decision: e.Decision, Outcome: e.Outcome, DurationMs: float64(e.Duration.Microseconds()) / 1000,
-			anonymousAt: e.anonymousAt})
+			address: e.Address})
 	}
 	return calls, seq, gen
 }
 
-// handleCalls lists the recent calls the caller may see, newest last.
-func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
-	calls, _, _ := s.feed.since(0)
-	calls = visibleCalls(callerFrom(r.Context()), calls)
+// HandleCalls lists the recent calls the request's caller (callers.From)
+// may see, newest last.
+func (f *Feed) HandleCalls(w http.ResponseWriter, r *http.Request) {
+	calls, _, _ := f.since(0)
+	calls = visibleCalls(callers.From(r.Context()), calls)
 	if calls == nil {
 		calls = []callJSON{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"calls": calls})
+	httpjson.Write(w, http.StatusOK, map[string]any{"calls": calls})
 }
 
 // visibleCalls keeps the calls caller may see: an admin (the operator; the
@@ -158,16 +166,24 @@ func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
 // only its own, so that one agent's token does not show what the others do.
 // Own means the same limit key: an anonymous caller sees the calls made
 // from its address, not every anonymous caller's.
-func visibleCalls(caller Caller, calls []callJSON) []callJSON {
+func visibleCalls(caller callers.Caller, calls []callJSON) []callJSON {
 	if caller.Admin {
 		return calls
 	}
-	key := caller.limitKey()
+	key := caller.Key()
 	own := calls[:0]
 	for _, c := range calls {
-		if c.Caller == caller.Name && (Caller{Name: c.Caller, anonymousAt: c.anonymousAt}).limitKey() == key {
+		if c.Caller == caller.Name && entryKey(c) == key {
 			own = append(own, c)
 		}
 	}
 	return own
+}
+
+// entryKey is the key (callers.Caller.Key) of the caller that made c.
+func entryKey(c callJSON) string {
+	if c.address != "" {
+		return callers.AnonymousKey(c.address)
+	}
+	return c.Caller
 }

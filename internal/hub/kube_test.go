@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"slices"
@@ -44,14 +44,14 @@ func TestPinsNamespace(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := pinsNamespace(options{namespaces: tc.flag, kubeconfig: "/k"}, tc.settings, tc.own); got != tc.want {
+			if got := pinsNamespace(Options{Namespaces: tc.flag, Kubeconfig: "/k"}, tc.settings, tc.own); got != tc.want {
 				t.Errorf("pinsNamespace = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
 	t.Setenv("KUBECONFIG", "")
-	if got := pinsNamespace(options{namespaces: "team-a"}, config.KubeSettings{}, "purko"); got != "purko" {
+	if got := pinsNamespace(Options{Namespaces: "team-a"}, config.KubeSettings{}, "purko"); got != "purko" {
 		t.Errorf("in a cluster: %q, want the hub's own namespace", got)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	_ "embed"
@@ -7,7 +7,8 @@ import (
 
 // openAPIDocument describes the hub's REST API (OpenAPI 3), served at
 // /api/openapi.json so clients can be generated and requests checked;
-// openapi_test.go keeps it valid and in step with the routes.
+// internal/server's openapi_test.go keeps it valid and in step with the
+// routes the hub mounts.
 //
 //go:embed openapi.json
 var openAPIDocument []byte

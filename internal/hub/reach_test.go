@@ -1,8 +1,7 @@
-package main
+package hub
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -49,11 +48,13 @@ func countingUpstream(t *testing.T) (base string, hits *atomic.Int32) {
 	return ln.Addr().String(), hits
 }
 
-// hubConfig writes a config with an admin token (env OPS_TOKEN), admits
-// anonymous callers (so a hub registered behind itself could list itself),
-// and adds extra: indented, to upstream; else top-level.
+// hubConfig writes a config with an admin token (env OPS_TOKEN, set here
+// to ops-secret), admits anonymous callers (so a hub registered behind
+// itself could list itself), and adds extra: indented, to upstream; else
+// top-level.
 func hubConfig(t *testing.T, extra string) string {
 	t.Helper()
+	t.Setenv("OPS_TOKEN", "ops-secret")
 	path := filepath.Join(t.TempDir(), "hub.yaml")
 	cfg := `servers: []
 auth:
@@ -73,31 +74,20 @@ upstream:
 
 // register posts a URL entry to h as the admin and fails t unless it is
 // accepted.
-func register(t *testing.T, h *hubtest.Hub, name, u string) {
+func register(t *testing.T, h *servedHub, name, u string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"name":%q,"url":%q}`, name, u)
-	if status, answer := apiCall(t, "POST", h.Base+"/api/mcp/server", "ops-secret", "application/json", "", body); status != 200 {
+	if status, answer := post(t, h.Base+"/api/mcp/server", "ops-secret", body); status != 200 {
 		t.Fatalf("register %s at %s: %d %s", name, u, status, answer)
 	}
 }
 
 // waitError waits until h lists server with an error holding want.
-func waitError(t *testing.T, h *hubtest.Hub, server, want string) hubtest.ListedServer {
+func waitError(t *testing.T, h *servedHub, server, want string) hubtest.ListedServer {
 	t.Helper()
-	var sv hubtest.ListedServer
-	hubtest.Eventually(t, 15*time.Second, 20*time.Millisecond, server+" refused with "+want, func() error {
-		l, err := h.Listing("")
-		if err != nil {
-			return err
-		}
-		s, ok := l.Server(server)
-		if !ok || s.Status != "error" || !strings.Contains(s.Error, want) {
-			return errors.New(l.Summary())
-		}
-		sv = s
-		return nil
+	return waitServer(t, h, server, "refused with "+want, func(s hubtest.ListedServer) bool {
+		return s.Status == "error" && strings.Contains(s.Error, want)
 	})
-	return sv
 }
 
 // TestRegisteredURLsOutsideTheDialPolicy registers, through POST
@@ -109,8 +99,7 @@ func waitError(t *testing.T, h *hubtest.Hub, server, want string) hubtest.Listed
 func TestRegisteredURLsOutsideTheDialPolicy(t *testing.T) {
 	upAddr, hits := countingUpstream(t)
 	_, port, _ := net.SplitHostPort(upAddr)
-	h := startHub(t, []string{"OPS_TOKEN=ops-secret"}, "--config",
-		hubConfig(t, "  dial: {loopback: false, private: false}\n"))
+	h := serveConfig(t, hubConfig(t, "  dial: {loopback: false, private: false}\n"))
 	for _, tc := range []struct{ name, url, want string }{
 		{"metadata", "http://169.254.169.254/mcp", "dial policy: 169.254.169.254 is link-local/cloud metadata: never dialled"},
 		{"metadata-mapped", "http://[::ffff:169.254.169.254]/mcp", "dial policy: 169.254.169.254 is link-local/cloud metadata: never dialled"},
@@ -133,16 +122,16 @@ func TestRegisteredURLsOutsideTheDialPolicy(t *testing.T) {
 // TestMetadataRefusedOnADefaultHub: the laptop defaults allow loopback and
 // private addresses, never metadata.
 func TestMetadataRefusedOnADefaultHub(t *testing.T) {
-	up, _ := startUpstream(t)
-	h := startHub(t, []string{"OPS_TOKEN=ops-secret"}, "--config", hubConfig(t, ""))
+	up := echoUpstream(t)
+	h := serveConfig(t, hubConfig(t, ""))
 	register(t, h, "metadata", "http://169.254.169.254/computeMetadata/v1/")
 	waitError(t, h, "metadata", "dial policy: 169.254.169.254 is link-local/cloud metadata: never dialled")
 	register(t, h, "local", up)
-	waitStatus(t, h, "local", "connected")
+	waitConnected(t, h, "local")
 }
 
 // totalTools is the hub's listed tool count.
-func totalTools(t *testing.T, h *hubtest.Hub) int {
+func totalTools(t *testing.T, h *servedHub) int {
 	t.Helper()
 	l, err := h.Listing("")
 	if err != nil {
@@ -152,7 +141,7 @@ func totalTools(t *testing.T, h *hubtest.Hub) int {
 }
 
 // stillTotal checks, for a while, that h's catalog keeps n tools.
-func stillTotal(t *testing.T, h *hubtest.Hub, n int) {
+func stillTotal(t *testing.T, h *servedHub, n int) {
 	t.Helper()
 	for range 5 {
 		time.Sleep(200 * time.Millisecond)
@@ -170,10 +159,10 @@ func stillTotal(t *testing.T, h *hubtest.Hub, n int) {
 // and under another name for its host, through POST /api/mcp/server: each
 // is refused as a registration loop, and the catalog does not grow.
 func TestSelfRegistrationIsALoop(t *testing.T) {
-	up, _ := startUpstream(t)
-	h := startHub(t, []string{"OPS_TOKEN=ops-secret"}, "--config", hubConfig(t, ""))
+	up := echoUpstream(t)
+	h := serveConfig(t, hubConfig(t, ""))
 	register(t, h, "up", up)
-	waitStatus(t, h, "up", "connected")
+	waitConnected(t, h, "up")
 	before := totalTools(t, h)
 	u, _ := url.Parse(h.Base)
 	for _, tc := range []struct{ name, url string }{
@@ -197,11 +186,10 @@ func TestSelfRegistrationIsALoop(t *testing.T) {
 // Then two replicas of one deployment (one instanceId): one registered on
 // the other is the hub itself.
 func TestTwoHubLoop(t *testing.T) {
-	env := []string{"OPS_TOKEN=ops-secret"}
-	a := startHub(t, env, "--config", hubConfig(t, ""))
-	b := startHub(t, env, "--config", hubConfig(t, ""))
+	a := serveConfig(t, hubConfig(t, ""))
+	b := serveConfig(t, hubConfig(t, ""))
 	register(t, a, "b", b.MCPURL())
-	waitStatus(t, a, "b", "connected")
+	waitConnected(t, a, "b")
 	totalA, totalB := totalTools(t, a), totalTools(t, b)
 
 	register(t, b, "a", a.MCPURL())
@@ -216,8 +204,8 @@ func TestTwoHubLoop(t *testing.T) {
 	}
 
 	replicas := hubConfig(t, "replicas: {instanceId: team/mcp-hub}\n")
-	r1 := startHub(t, env, "--config", replicas)
-	r2 := startHub(t, env, "--config", replicas)
+	r1 := serveConfig(t, replicas)
+	r2 := serveConfig(t, replicas)
 	register(t, r1, "service", r2.MCPURL())
 	sv = waitError(t, r1, "service", "registration loop: ")
 	if !strings.Contains(sv.Error, "answers as this hub (instance team/mcp-hub) or a replica of it") {

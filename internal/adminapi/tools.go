@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"net/http"
@@ -6,6 +6,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -63,9 +65,9 @@ type toolListing struct {
 // ?format=names, tools is a list of names (Purko's dashboard shape); with
 // ?autonomy=<level>, only the tools a caller at that level sees. Only
 // servers' tools that can be called count in totalTools.
-func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
-	admin := s.isAdmin(r)
-	cat := s.reg.Catalog()
+func (a *API) handleTools(w http.ResponseWriter, r *http.Request) {
+	admin := a.isAdmin(r)
+	cat := a.reg.Catalog()
 	q := r.URL.Query()
 	namesOnly := q.Get("format") == "names"
 	keep := func(registry.Tool) bool { return true }
@@ -75,7 +77,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "autonomy: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		keep = func(t registry.Tool) bool { return visible(Caller{Level: lvl}, t) }
+		keep = func(t registry.Tool) bool { return a.visible(callers.Caller{Level: lvl}, t) }
 	}
 	out := listing{Servers: make([]serverListing, 0, len(cat.Servers))}
 	for _, t := range cat.Tools {
@@ -129,7 +131,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Servers = append(out.Servers, sl)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 func toolListings(tools []registry.Tool) []toolListing {
@@ -160,7 +162,7 @@ func toolListings(tools []registry.Tool) []toolListing {
 // start of an error page, which may be an internal one) is shown only to
 // the callers the faces would take as admins, authenticated the same way.
 // A request whose credentials fail is simply not an admin's.
-func (s *Server) isAdmin(r *http.Request) bool {
-	c, err := s.auth.authenticate(r)
+func (a *API) isAdmin(r *http.Request) bool {
+	c, err := a.auth.Authenticate(r)
 	return err == nil && c.Admin
 }

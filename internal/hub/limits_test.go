@@ -1,9 +1,7 @@
-package main
+package hub
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +11,7 @@ import (
 // TestLimitsFromConfig: the limits of the config file reach the call path,
 // a token's own and a server's own, named by their settings.
 func TestLimitsFromConfig(t *testing.T) {
-	upURL, _ := startUpstream(t)
+	upURL := echoUpstream(t)
 	cfg := filepath.Join(t.TempDir(), "hub.yaml")
 	body := `
 auth:
@@ -28,21 +26,14 @@ servers:
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := startHub(t, []string{"MCPHUB_TEST_CI=tok-ci", "MCPHUB_TEST_OTHER=tok-other"}, "--config", cfg)
-	waitStatus(t, h, "up", "connected")
+	t.Setenv("MCPHUB_TEST_CI", "tok-ci")
+	t.Setenv("MCPHUB_TEST_OTHER", "tok-other")
+	h := serveConfig(t, cfg)
+	waitConnected(t, h, "up")
 	call := func(token string) (msg string, retryAfterMs int64) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, h.MCPURL(), strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
+		status, raw := post(t, h.MCPURL(), token,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
 		var r struct {
 			Error *struct {
 				Message string `json:"message"`
@@ -51,8 +42,8 @@ servers:
 				} `json:"data"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatalf("%s: %q", resp.Status, raw)
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			t.Fatalf("%d: %q", status, raw)
 		}
 		if r.Error == nil {
 			return "", 0
@@ -71,5 +62,4 @@ servers:
 	if !strings.Contains(msg, `upstream "up" is over its limit of 0.2 calls/s (servers[up].limits.rate)`) {
 		t.Fatalf("call of other: %q, want up's own limit", msg)
 	}
-	terminate(t, h)
 }

@@ -1,10 +1,13 @@
-package server
+package callfeed
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 )
 
 // GET /api/events: server-sent events for the web console. "catalog" says
@@ -36,26 +39,32 @@ const (
 	eventWriteTimeout = 10 * time.Second
 )
 
+// streamRefusal is an event stream refused: its status and why.
+type streamRefusal struct {
+	status int
+	msg    string
+}
+
 // openStream takes an event stream slot for caller and returns its
 // release, or the refusal: 429 for a caller at its own bound, 503 when
 // the streams of non-admins, or all streams, are at theirs.
-func (f *feed) openStream(caller Caller) (func(), *limitError) {
+func (f *Feed) openStream(caller callers.Caller) (func(), *streamRefusal) {
 	key := ""
 	if !caller.Admin {
-		key = caller.limitKey()
+		key = caller.Key()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
 	case f.streams >= maxEventStreams:
-		return nil, &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+		return nil, &streamRefusal{http.StatusServiceUnavailable, fmt.Sprintf(
 			"too many event streams open (the hub's limit is %d)", maxEventStreams)}
 	case caller.Admin:
 	case f.perCaller[key] >= maxEventStreamsPerCaller:
-		return nil, &limitError{http.StatusTooManyRequests, fmt.Sprintf(
+		return nil, &streamRefusal{http.StatusTooManyRequests, fmt.Sprintf(
 			"caller %q has %d event streams open, its limit: close one (a console needs one)", key, f.perCaller[key])}
 	case f.shared >= maxSharedEventStreams:
-		return nil, &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+		return nil, &streamRefusal{http.StatusServiceUnavailable, fmt.Sprintf(
 			"too many event streams open by callers that are not admins (their limit is %d of the hub's %d)", maxSharedEventStreams, maxEventStreams)}
 	default:
 		f.shared++
@@ -75,14 +84,15 @@ func (f *feed) openStream(caller Caller) (func(), *limitError) {
 	}, nil
 }
 
-// handleEvents serves one event stream.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
-	f := s.feed
-	caller := callerFrom(r.Context())
+// HandleEvents serves one event stream to the request's caller
+// (callers.From). It ends when the client goes or the request's context
+// ends: the server cancels it when it closes its streams at shutdown.
+func (f *Feed) HandleEvents(w http.ResponseWriter, r *http.Request) {
+	caller := callers.From(r.Context())
 	closeStream, refused := f.openStream(caller)
 	if refused != nil {
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, refused.status, map[string]string{"error": refused.msg})
+		httpjson.Write(w, refused.status, map[string]string{"error": refused.msg})
 		return
 	}
 	defer closeStream()

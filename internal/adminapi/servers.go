@@ -1,4 +1,4 @@
-package server
+package adminapi
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 )
 
@@ -61,10 +63,10 @@ type itemStatus struct {
 }
 
 // handleServers lists every server of the catalog in Purko's shape.
-func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
-	admin := s.isAdmin(r)
+func (a *API) handleServers(w http.ResponseWriter, r *http.Request) {
+	admin := a.isAdmin(r)
 	out := serversListing{Servers: []serverItem{}}
-	for _, sv := range s.reg.Catalog().Servers {
+	for _, sv := range a.reg.Catalog().Servers {
 		it := serverItem{
 			Metadata: itemMeta{Name: sv.Name},
 			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport)},
@@ -80,52 +82,52 @@ func (s *Server) handleServers(w http.ResponseWriter, r *http.Request) {
 		if t := sv.Status.ListedAt; !t.IsZero() {
 			it.Status.LastDiscovery = &t
 		}
-		if s.registered != nil {
-			it.Registered = s.registered.Owns(sv.Source, sv.Origin)
+		if a.registered != nil {
+			it.Registered = a.registered.Owns(sv.Source, sv.Origin)
 		}
 		out.Servers = append(out.Servers, it)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 }
 
 // handleRegister is POST /api/mcp/server: upsert by name.
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
-	caller := callerFrom(r.Context())
-	if s.registered == nil {
-		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
+func (a *API) handleRegister(w http.ResponseWriter, r *http.Request) {
+	caller := callers.From(r.Context())
+	if a.registered == nil {
+		httpjson.Write(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
 	}
 	var e registrations.Entry
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body: not a server entry {name,url,auth,secretRef,category,icon} or {name,image,port,...}: " + err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": "body: not a server entry {name,url,auth,secretRef,category,icon} or {name,image,port,...}: " + err.Error()})
 		return
 	}
 	if err := e.Validate(); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
-	if msg := s.declaredElsewhere(e.Name); msg != "" {
-		writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
+	if msg := a.declaredElsewhere(e.Name); msg != "" {
+		httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 		return
 	}
-	if err := s.registered.Upsert(ctx, e); err != nil {
+	if err := a.registered.Upsert(ctx, e); err != nil {
 		switch {
 		case errors.Is(err, registrations.ErrOtherKind):
-			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+			httpjson.Write(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrRefused):
 			// Naming a credential the operator did not set aside is what
 			// an attempt to exfiltrate one looks like: audited.
-			s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", "refused").
+			a.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", "refused").
 				Str("reason", err.Error()).Msg("server registration refused")
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrNeedsCluster):
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			httpjson.Write(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		default:
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
+			httpjson.Write(w, http.StatusInternalServerError, map[string]string{"error": "register " + e.Name + ": " + err.Error()})
 		}
 		return
 	}
@@ -133,44 +135,44 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if e.IsImage() {
 		status = "created"
 	}
-	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", status).
-		Str("store", s.registered.Where()).Msg("server registered")
-	writeJSON(w, http.StatusOK, map[string]string{"status": status, "name": e.Name})
+	a.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", e.Name).Str("decision", status).
+		Str("store", a.registered.Where()).Msg("server registered")
+	httpjson.Write(w, http.StatusOK, map[string]string{"status": status, "name": e.Name})
 }
 
 // handleUnregister is DELETE /api/mcp/server/{name}.
-func (s *Server) handleUnregister(w http.ResponseWriter, r *http.Request) {
-	caller := callerFrom(r.Context())
+func (a *API) handleUnregister(w http.ResponseWriter, r *http.Request) {
+	caller := callers.From(r.Context())
 	name := r.PathValue("name")
-	if s.registered == nil {
-		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
+	if a.registered == nil {
+		httpjson.Write(w, http.StatusNotImplemented, map[string]string{"error": "this hub has no store for registrations"})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
-	err := s.registered.Delete(ctx, name)
+	err := a.registered.Delete(ctx, name)
 	switch {
 	case errors.Is(err, registrations.ErrNotFound):
-		if msg := s.declaredElsewhere(name); msg != "" {
-			writeJSON(w, http.StatusConflict, map[string]string{"error": msg})
+		if msg := a.declaredElsewhere(name); msg != "" {
+			httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 			return
 		}
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
+		httpjson.Write(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
 		return
 	case err != nil:
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})
+		httpjson.Write(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})
 		return
 	}
-	s.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", name).Str("decision", "deleted").
-		Str("store", s.registered.Where()).Msg("server unregistered")
-	writeJSON(w, http.StatusOK, map[string]string{"status": "deleted", "name": name})
+	a.log.Warn().Str("audit", "servers").Str("caller", caller.Name).Str("server", name).Str("decision", "deleted").
+		Str("store", a.registered.Where()).Msg("server unregistered")
+	httpjson.Write(w, http.StatusOK, map[string]string{"status": "deleted", "name": name})
 }
 
 // declaredElsewhere says why name cannot be written through the API: a
 // server of that name is declared by the user's config file or MCP_SERVERS,
 // which the hub never rewrites. Empty when the name is free or registered.
-func (s *Server) declaredElsewhere(name string) string {
-	for _, sv := range s.reg.Catalog().Servers {
+func (a *API) declaredElsewhere(name string) string {
+	for _, sv := range a.reg.Catalog().Servers {
 		if sv.Name != name {
 			continue
 		}

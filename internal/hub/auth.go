@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/kubeauth"
 	"github.com/purko-io/mcp-hub/internal/oauth"
@@ -24,15 +24,15 @@ import (
 // auth configured the hub admits anonymous callers with full autonomy only
 // when it listens on a loopback address (a laptop); anywhere else it refuses
 // to start rather than serve every tool to whoever connects.
-func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string, log zerolog.Logger) (*server.Auth, error) {
+func buildAuth(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger) (*callers.Auth, error) {
 	a := cfg.Auth
-	var tokens []server.TokenCaller
+	var tokens []callers.TokenCaller
 	for _, t := range a.Tokens {
 		lvl, err := autonomy.ParseLevel(t.MaxLevel)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens (%s).maxLevel: %w", t.Name, err)
 		}
-		tc := server.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
+		tc := callers.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
 		if t.Limits != nil {
 			l := server.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
 			tc.Limits = &l
@@ -48,17 +48,17 @@ func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string
 			return nil, fmt.Errorf("auth.anonymous.maxLevel: %w", err)
 		}
 		anonymous = &lvl
-	case !a.Configured() && !o.authServiceAccounts:
-		if listen != "" && !isLoopbackAddr(listen) {
+	case !a.Configured() && !o.AuthServiceAccounts:
+		if o.Listen != "" && !isLoopbackAddr(o.Listen) {
 			return nil, fmt.Errorf("listening on %s, which is not a loopback address, with no credentials configured: "+
-				"set auth.tokens, auth.serviceAccounts or auth.anonymous in the config file", listen)
+				"set auth.tokens, auth.serviceAccounts or auth.anonymous in the config file", o.Listen)
 		}
 		full := autonomy.Full
 		anonymous, localUser = &full, true
 		log.Warn().Msg("no auth configured: anonymous callers get full autonomy and may approve tool definitions (loopback only)")
 	}
-	var reviewer server.TokenReviewer
-	if a.ServiceAccounts.Enabled || o.authServiceAccounts {
+	var reviewer callers.TokenReviewer
+	if a.ServiceAccounts.Enabled || o.AuthServiceAccounts {
 		rc, _, err := clusterConfig(o)
 		if err != nil {
 			return nil, err
@@ -72,7 +72,7 @@ func buildAuth(ctx context.Context, cfg *config.Config, o options, listen string
 		}
 		reviewer = clusterReviewer{r: r, admins: a.ServiceAccounts.Admins}
 	}
-	auth := server.NewAuth(tokens, anonymous, reviewer)
+	auth := callers.NewAuth(tokens, anonymous, reviewer)
 	if localUser {
 		auth.LocalUserIsAdmin()
 	}
@@ -128,32 +128,18 @@ type clusterReviewer struct {
 	admins []string
 }
 
-func (c clusterReviewer) Review(ctx context.Context, token string) (server.ClusterIdentity, error) {
+func (c clusterReviewer) Review(ctx context.Context, token string) (callers.ClusterIdentity, error) {
 	id, err := c.r.Review(ctx, token)
 	switch {
 	case errors.Is(err, kubeauth.ErrUnauthenticated):
-		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusUnauthorized, Err: err}
+		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusUnauthorized, Err: err}
 	case errors.Is(err, kubeauth.ErrNotAgent):
-		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusForbidden, Err: err}
+		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusForbidden, Err: err}
 	case err != nil:
-		return server.ClusterIdentity{}, &server.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
+		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
-	return server.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
+	return callers.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
 		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount)}, nil
-}
-
-// stdioLevel is the autonomy of the stdio face's local user: the executor's
-// AUTONOMY_LEVEL when set, else full.
-func stdioLevel() (autonomy.Level, error) {
-	v, ok := os.LookupEnv("AUTONOMY_LEVEL")
-	if !ok || v == "" {
-		return autonomy.Full, nil
-	}
-	lvl, err := autonomy.ParseLevel(v)
-	if err != nil {
-		return 0, fmt.Errorf("AUTONOMY_LEVEL: %w", err)
-	}
-	return lvl, nil
 }
 
 func isLoopbackAddr(hostport string) bool {

@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // localTools builds the hub's own tools: the builtins, the config's api
 // tools and those imported from OpenAPI documents. A missing credential
 // fails start-up with the tool and field named.
-func localTools(ctx context.Context, cfg *config.Config, o options, httpClient *http.Client) ([]registry.LocalTool, error) {
+func localTools(ctx context.Context, cfg *config.Config, o Options, httpClient *http.Client) ([]registry.LocalTool, error) {
 	var out []registry.LocalTool
 	if cfg.Builtins.StaticAnalysis.On() {
 		def, run := builtin.StaticAnalysis(builtin.StaticOptions{})

@@ -1,4 +1,4 @@
-package main
+package hub
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery/kube"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 // serviceAccountNamespace is where a pod finds its own namespace.
@@ -21,15 +20,15 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 // clusterConfig finds the cluster: an explicit --kubeconfig or KUBECONFIG,
 // else the pod's ServiceAccount; nil when there is neither. It also returns
 // the namespace the hub runs in (or the kubeconfig context's).
-func clusterConfig(o options) (*rest.Config, string, error) {
-	kubeconfig := o.kubeconfig
+func clusterConfig(o Options) (*rest.Config, string, error) {
+	kubeconfig := o.Kubeconfig
 	if kubeconfig == "" {
 		kubeconfig = os.Getenv("KUBECONFIG")
 	}
 	switch {
 	case kubeconfig != "":
 		rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
-		if o.kubeconfig == "" {
+		if o.Kubeconfig == "" {
 			rules = &clientcmd.ClientConfigLoadingRules{Precedence: strings.Split(kubeconfig, string(os.PathListSeparator))}
 		}
 		cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
@@ -59,24 +58,24 @@ func clusterConfig(o options) (*rest.Config, string, error) {
 // kubeSource returns the Kubernetes source, or nil when no cluster is
 // configured: out of a cluster only an explicit --kubeconfig or KUBECONFIG
 // turns it on, so a laptop with a ~/.kube/config still runs without one.
-func kubeSource(o options, settings config.KubeSettings, log zerolog.Logger) (*kube.Source, error) {
+func kubeSource(o Options, settings config.KubeSettings, log zerolog.Logger) (*kube.Source, error) {
 	cfg, ownNamespace, err := clusterConfig(o)
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	namespaces := watchNamespaces(o.namespaces, settings, ownNamespace)
+	namespaces := watchNamespaces(o.Namespaces, settings, ownNamespace)
 	selector := settings.LabelSelector
-	if o.labelSelector != "" {
-		selector = o.labelSelector
+	if o.LabelSelector != "" {
+		selector = o.LabelSelector
 	}
 	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName, SecretNames: secretNames(o, settings)}, log)
 }
 
 // secretNames are the only Secrets the hub reads: the flag over the config;
 // none means every labelled Secret of the watched namespaces.
-func secretNames(o options, settings config.KubeSettings) []string {
-	if o.secretNames != "" {
-		return config.SplitList(o.secretNames)
+func secretNames(o Options, settings config.KubeSettings) []string {
+	if o.SecretNames != "" {
+		return config.SplitList(o.SecretNames)
 	}
 	return settings.SecretNames
 }
@@ -108,9 +107,9 @@ func kubeStatuses(cat *registry.Catalog) []kube.Status {
 		}
 		st := kube.Status{Origin: *sv.Origin, ToolCount: len(sv.Tools), ListedAt: sv.Status.ListedAt, Message: sv.Status.Error}
 		switch sv.Status.State {
-		case upstream.StateConnected:
+		case registry.StateConnected:
 			st.Connected, st.Reason, st.Message = true, "Connected", fmt.Sprintf("%d tools over %s", len(sv.Tools), sv.Status.Protocol)
-		case upstream.StateConnecting:
+		case registry.StateConnecting:
 			st.Reason = "Connecting"
 		default:
 			st.Reason = kube.ReasonUnavailable

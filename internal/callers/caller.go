@@ -1,0 +1,157 @@
+// Package callers says who is calling the hub and what it may do: hub
+// tokens, OAuth access tokens, Kubernetes ServiceAccounts and anonymous
+// callers become one Caller with its ceiling, allow-list and budgets' key.
+// The faces authenticate every request with an Auth and carry the Caller
+// in the request's context; everything downstream (pipeline, limits,
+// sessions, the console's feed) reads it from there.
+package callers
+
+import (
+	"context"
+	"net"
+	"net/netip"
+
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/ratelimit"
+)
+
+// HeaderAutonomyLevel lets a caller ask for a lower level than its ceiling
+// (Purko's executor sends its AUTONOMY_LEVEL this way).
+const HeaderAutonomyLevel = "X-Autonomy-Level"
+
+// Headers a Purko executor sets to tell the hub which run a call belongs to.
+const (
+	HeaderAgent    = "X-Purko-Agent"
+	HeaderWorkflow = "X-Purko-Workflow"
+	HeaderStep     = "X-Purko-Step"
+)
+
+// Caller is who makes a request and what it may do.
+type Caller struct {
+	// Name identifies the caller in audit lines (never a token).
+	Name string
+	// Ceiling is the most the caller may do; Level is what this request
+	// does (the lower of the ceiling and what it asked for).
+	Ceiling, Level autonomy.Level
+	// Allow, when not nil, limits the tools the caller may see and run.
+	Allow *autonomy.Allowlist
+	// Agent, Workflow and Step are the trusted context api tools may bind
+	// into requests: the agent from the caller's identity (or the
+	// X-Purko-Agent header), workflow and step from the executor's headers.
+	Agent, Workflow, Step string
+	// Admin may change the hub's state through its REST API (approve
+	// changed tool definitions): a token with admin: true, the local
+	// user of a hub without auth on loopback, and stdio.
+	Admin bool
+	// Face names the face the call came through in its audit line, when
+	// it is not an MCP one ("rest"); empty keeps the MCP faces' lines as
+	// they were.
+	Face string
+	// verifiedAgent is the Agent proven by the caller's identity (never a
+	// header): only it unlocks an agent's own api tools.
+	verifiedAgent string
+	// limits, when set, replace the hub's per-caller limits for this caller.
+	limits *ratelimit.Limits
+	// anonymousAt is an anonymous caller's remote address, whose budgets,
+	// sessions and calls are its own (Key).
+	anonymousAt string
+}
+
+// Anonymous is the caller without credentials at remote (a RemoteAddr),
+// up to ceiling: its budgets, sessions and calls are its address's.
+func Anonymous(remote string, ceiling autonomy.Level) Caller {
+	return Caller{Name: "anonymous", Ceiling: ceiling, Level: ceiling, anonymousAt: remote}
+}
+
+// VerifiedAgent is the Agent the caller's identity proves (a ServiceAccount
+// bound to it), never one a header names: only it unlocks an agent's own
+// api tools.
+func (c Caller) VerifiedAgent() string { return c.verifiedAgent }
+
+// Limits are the caller's own rate and in-flight limits, nil when the
+// hub's per-caller defaults apply.
+func (c Caller) Limits() *ratelimit.Limits { return c.limits }
+
+// Address is an anonymous caller's remote address, "" for any other: the
+// console's feed keeps it to show an anonymous caller only its own calls.
+func (c Caller) Address() string { return c.anonymousAt }
+
+// AuditFace adds the caller's face to an audit line that has one.
+func (c Caller) AuditFace(ev *zerolog.Event) {
+	if c.Face != "" {
+		ev.Str("face", c.Face)
+	}
+}
+
+// Key is what the caller's budgets count under (rate and in-flight
+// limits, sessions, event streams), what its sessions are bound to and
+// which calls of the console's feed are its own: its name, or for an
+// anonymous caller its address, so that one anonymous address cannot
+// spend another's budget nor see or use what is another's.
+func (c Caller) Key() string {
+	if c.anonymousAt != "" {
+		return AnonymousKey(c.anonymousAt)
+	}
+	return c.Name
+}
+
+// AppendKey appends Key to dst without allocating: session bindings are
+// checked on every request that carries a session id.
+func (c Caller) AppendKey(dst []byte) []byte {
+	if c.anonymousAt != "" {
+		return appendAnonymousKey(dst, c.anonymousAt)
+	}
+	return append(dst, c.Name...)
+}
+
+// Bindings are the values api tools may map into their requests.
+func (c Caller) Bindings() map[string]string {
+	return map[string]string{"caller": c.Name, "agent": c.Agent, "workflow": c.Workflow, "step": c.Step}
+}
+
+// AnonymousKey is the Key of an anonymous caller at remote (a RemoteAddr):
+// its IP address, so one anonymous flood does not stop other anonymous
+// callers. An IPv6 address counts by its /64, which one host usually holds
+// whole.
+func AnonymousKey(remote string) string {
+	var buf [64]byte
+	return string(appendAnonymousKey(buf[:0], remote))
+}
+
+// appendAnonymousKey appends AnonymousKey(remote) to dst without
+// allocating.
+func appendAnonymousKey(dst []byte, remote string) []byte {
+	dst = append(dst, "anonymous@"...)
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return append(dst, host...)
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.AppendTo(dst)
+	}
+	return ip.AppendTo(dst)
+}
+
+type callerKey struct{}
+
+// With attaches the caller to a request's context.
+func With(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// From returns the request's caller. A context without one (which the
+// HTTP faces never produce) gets no tools at all: fail closed.
+func From(ctx context.Context) Caller {
+	if c, ok := ctx.Value(callerKey{}).(Caller); ok {
+		return c
+	}
+	return Caller{Name: "unauthenticated", Ceiling: autonomy.Manual, Level: autonomy.Manual}
+}

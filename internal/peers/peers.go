@@ -1,0 +1,253 @@
+// Package peers lets the replicas of one hub serve a client together with
+// no affinity at the load balancer and nothing shared or stored. Two
+// things can reach the wrong replica:
+//
+//   - A client answers a server request (sampling, elicitation, roots)
+//     with a POST of its own, which may reach a replica other than the one
+//     whose call is waiting for it. That replica tries to deliver it
+//     itself, and when it has no such request it passes the POST on to
+//     its peers (PassOn): the one waiting takes it (202), the others refuse
+//     it. A passed-on POST is never passed on again.
+//   - mcp-go sends sampling/createMessage and roots/list to a Streamable
+//     HTTP client only on the session's standalone GET stream, which
+//     another replica may hold. The replica whose call needs the request
+//     asks its peers (Ask); the one holding the stream sends it and returns
+//     the client's answer (Serve).
+//
+// A replica learns nothing about other replicas' sessions but the request
+// it is asked to send.
+package peers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// forwardedHeader marks a POST passed on by a peer.
+const forwardedHeader = "X-Mcp-Hub-Forwarded"
+
+// forwardedForHeader names, on a POST passed on by a peer, the address of
+// the client the peer got it from: an anonymous caller is its address, and
+// so is the binding of its session. Believed from peers only (ClientOf).
+const forwardedForHeader = "X-Mcp-Hub-Forwarded-For"
+
+// RequestPath is where a replica asks its peers to send a server request
+// to a session whose GET stream they hold. Only peers may use it.
+const RequestPath = "/internal/peer-request"
+
+// passOnTimeout bounds the delivery of one answer to the peers.
+const passOnTimeout = 5 * time.Second
+
+// Peers are the other replicas of this hub. A nil *Peers is a hub without
+// peers: it passes nothing on and trusts no one as a peer.
+type Peers struct {
+	addrs    []string // host:port; hosts are resolved on every use
+	client   *http.Client
+	resolver *net.Resolver
+	// streamClient has no timeout: a server request waits for a person
+	// (elicitation) or a model (sampling); the caller's context bounds it.
+	streamClient *http.Client
+	// maxBody bounds a request a peer sends and an answer it returns.
+	maxBody int64
+}
+
+// New returns the peers at addrs (host:port; a host may name several
+// replicas, resolved on every use), nil for none. maxBody bounds what a
+// peer may send or return, as the hub bounds a request body.
+func New(addrs []string, maxBody int64) *Peers {
+	if len(addrs) == 0 {
+		return nil
+	}
+	return &Peers{
+		addrs:        addrs,
+		client:       &http.Client{Timeout: passOnTimeout},
+		resolver:     net.DefaultResolver,
+		streamClient: &http.Client{},
+		maxBody:      maxBody,
+	}
+}
+
+// targets resolves the peers' addresses.
+func (p *Peers) targets(ctx context.Context) []string {
+	var out []string
+	for _, a := range p.addrs {
+		host, port, _ := net.SplitHostPort(a)
+		ips, err := p.resolver.LookupHost(ctx, host)
+		if err != nil {
+			continue
+		}
+		for _, ip := range ips {
+			out = append(out, net.JoinHostPort(ip, port))
+		}
+	}
+	return out
+}
+
+// IsPeer reports whether remote (an http.Request's RemoteAddr) is one of
+// the peers.
+func (p *Peers) IsPeer(ctx context.Context, remote string) bool {
+	if p == nil {
+		return false
+	}
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return false
+	}
+	for _, t := range p.targets(ctx) {
+		if h, _, _ := net.SplitHostPort(t); h == host {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientOf is r as its client sent it. A client's answer that a peer
+// passed on comes from the peer's address; when it does come from a peer,
+// it counts as from the address of the client the peer names, so that an
+// anonymous caller's answer reaches its own session on this replica too.
+// Anyone else's header is ignored.
+func (p *Peers) ClientOf(r *http.Request) *http.Request {
+	client := r.Header.Get(forwardedForHeader)
+	if client == "" || r.Method != http.MethodPost || r.Header.Get(forwardedHeader) == "" || !p.IsPeer(r.Context(), r.RemoteAddr) {
+		return r
+	}
+	r = r.WithContext(r.Context())
+	r.RemoteAddr = client
+	return r
+}
+
+// PassOn sends a client's answer (r, whose body was read into body) that
+// this replica was not waiting for to every peer at once, and reports
+// whether one of them took it. An answer a peer passed on is not passed
+// on again.
+func (p *Peers) PassOn(r *http.Request, body []byte) bool {
+	if p == nil || r.Header.Get(forwardedHeader) != "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), passOnTimeout)
+	defer cancel()
+	targets := p.targets(ctx)
+	taken := make(chan bool, len(targets))
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Go(func() { taken <- p.post(ctx, t, r, body) })
+	}
+	go func() { wg.Wait(); close(taken) }()
+	for ok := range taken {
+		if ok {
+			cancel() // the others need not finish
+			return true
+		}
+	}
+	return false
+}
+
+// post passes the answer to one peer with the client's own credentials and
+// session headers.
+func (p *Peers) post(ctx context.Context, target string, r *http.Request, body []byte) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+target+r.URL.Path, bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	for _, h := range []string{"Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "X-Autonomy-Level"} {
+		if v := r.Header.Get(h); v != "" {
+			req.Header.Set(h, v)
+		}
+	}
+	req.Header.Set(forwardedHeader, "1")
+	req.Header.Set(forwardedForHeader, r.RemoteAddr)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusAccepted
+}
+
+// request is a server request one replica asks another to send.
+type request struct {
+	Session string          `json:"session"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// Ask has the peer that holds session's GET stream send the server
+// request method with params to its client, and decodes the client's
+// answer into out.
+func (p *Peers) Ask(ctx context.Context, session, method string, params, out any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(request{Session: session, Method: method, Params: raw})
+	for _, t := range p.targets(ctx) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t+RequestPath, bytes.NewReader(body))
+		if err != nil {
+			continue
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := p.streamClient.Do(req)
+		if err != nil {
+			continue
+		}
+		data, rerr := p.readAll(resp)
+		switch {
+		case resp.StatusCode == http.StatusNotFound:
+			continue // not the replica holding the stream
+		case rerr != nil:
+			return rerr
+		case resp.StatusCode != http.StatusOK:
+			return fmt.Errorf("%s through a peer: %s", method, bytes.TrimSpace(data))
+		}
+		return json.Unmarshal(data, out)
+	}
+	return fmt.Errorf("%s: no replica holds the client's GET stream (mcp-go sends this request to Streamable HTTP clients only on that stream)", method)
+}
+
+func (p *Peers) readAll(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	return io.ReadAll(io.LimitReader(resp.Body, p.maxBody))
+}
+
+// ErrNoStream is a Sender's answer when this replica does not hold the
+// session's GET stream: the peer that asked tries the next one.
+var ErrNoStream = errors.New("no stream for this session here")
+
+// Sender sends a server request to the client of session on this replica
+// and returns its answer, or ErrNoStream.
+type Sender func(ctx context.Context, session, method string, params json.RawMessage) (any, error)
+
+// Serve answers a peer's Ask (POST RequestPath) with send; anyone but a
+// peer is refused before the body is read.
+func (p *Peers) Serve(send Sender) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !p.IsPeer(r.Context(), r.RemoteAddr) {
+			http.Error(w, "only peers may ask", http.StatusForbidden)
+			return
+		}
+		var pr request
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, p.maxBody)).Decode(&pr); err != nil {
+			http.Error(w, "bad peer request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		res, err := send(r.Context(), pr.Session, pr.Method, pr.Params)
+		switch {
+		case errors.Is(err, ErrNoStream):
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(res)
+	}
+}

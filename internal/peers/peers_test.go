@@ -1,0 +1,153 @@
+package peers
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+)
+
+const maxBody = 1 << 20
+
+// Only a configured peer may ask this replica to send a server request to
+// one of its clients; anyone else is refused before the body is read.
+func TestServeOnlyForPeers(t *testing.T) {
+	for _, tc := range []struct {
+		peers  []string
+		remote string
+		want   int
+	}{
+		{nil, "127.0.0.1:5000", http.StatusForbidden},
+		{[]string{"10.1.2.3:8080"}, "127.0.0.1:5000", http.StatusForbidden},
+		{[]string{"127.0.0.1:8080"}, "127.0.0.1:5000", http.StatusNotFound}, // a peer; no stream for the session here
+	} {
+		sent := false
+		serve := New(tc.peers, maxBody).Serve(func(context.Context, string, string, json.RawMessage) (any, error) {
+			sent = true
+			return nil, ErrNoStream
+		})
+		r := httptest.NewRequest(http.MethodPost, "http://hub"+RequestPath, strings.NewReader(`{"session":"s","method":"roots/list"}`))
+		r.RemoteAddr = tc.remote
+		rec := httptest.NewRecorder()
+		serve(rec, r)
+		if rec.Code != tc.want || sent != (tc.want == http.StatusNotFound) {
+			t.Errorf("peers %v, remote %s: status %d (sent %v), want %d (%s)", tc.peers, tc.remote, rec.Code, sent, tc.want, rec.Body.String())
+		}
+	}
+}
+
+// TestClientOf: a client's answer a peer passes on counts as from the
+// client's address (its anonymous session is bound to it), and only when a
+// peer passes it on.
+func TestClientOf(t *testing.T) {
+	p := New([]string{"10.0.0.5:8080"}, maxBody)
+	auth := callers.AnonymousOnly(autonomy.Full)
+	for _, tc := range []struct {
+		name, remote, method string
+		forwarded            bool
+		want                 string
+	}{
+		{"passed on by a peer", "10.0.0.5:40000", http.MethodPost, true, "anonymous@10.9.9.9"},
+		{"the header from anyone else", "10.0.0.6:40000", http.MethodPost, true, "anonymous@10.0.0.6"},
+		{"a peer's own request", "10.0.0.5:40000", http.MethodPost, false, "anonymous@10.0.0.5"},
+		{"not a POST", "10.0.0.5:40000", http.MethodGet, true, "anonymous@10.0.0.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := http.NewRequest(tc.method, "http://hub/mcp", nil)
+			r.RemoteAddr = tc.remote
+			r.Header.Set(forwardedForHeader, "10.9.9.9:5555")
+			if tc.forwarded {
+				r.Header.Set(forwardedHeader, "1")
+			}
+			c, refused := auth.Authenticate(p.ClientOf(r))
+			if refused != nil {
+				t.Fatal(refused.Msg)
+			}
+			if got := c.Key(); got != tc.want {
+				t.Errorf("caller %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if (*Peers)(nil).ClientOf(&http.Request{Method: http.MethodPost, RemoteAddr: "10.0.0.5:1"}).RemoteAddr != "10.0.0.5:1" {
+		t.Error("a hub without peers believed a forwarded address")
+	}
+}
+
+// replica is a peer on 127.0.0.1: it holds the stream of session "mine"
+// and takes the answers whose Mcp-Session-Id is "mine".
+func replica(t *testing.T, asked *atomic.Int32) string {
+	t.Helper()
+	p := New([]string{"127.0.0.1:1"}, maxBody) // every 127.0.0.1 address is a peer
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+RequestPath, p.Serve(func(_ context.Context, session, method string, params json.RawMessage) (any, error) {
+		asked.Add(1)
+		if session != "mine" {
+			return nil, ErrNoStream
+		}
+		return map[string]any{"method": method, "params": params}, nil
+	}))
+	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Mcp-Session-Id") == "mine" && r.Header.Get(forwardedHeader) == "1" &&
+			r.Header.Get(forwardedForHeader) == "10.9.9.9:5555" && string(body) == `{"answer":1}` {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// TestAskAndPassOn: a request reaches the peer holding the session's
+// stream, whichever it is; an answer reaches the peer waiting for it,
+// once; with no such peer both say so.
+func TestAskAndPassOn(t *testing.T) {
+	var asked atomic.Int32
+	p := New([]string{replica(t, &asked), replica(t, &asked)}, maxBody)
+	ctx := context.Background()
+
+	var out struct {
+		Method string
+		Params struct{ X int }
+	}
+	if err := p.Ask(ctx, "mine", "roots/list", map[string]int{"x": 7}, &out); err != nil || out.Method != "roots/list" || out.Params.X != 7 {
+		t.Fatalf("Ask: %v, %+v", err, out)
+	}
+	if err := p.Ask(ctx, "theirs", "roots/list", struct{}{}, &out); err == nil || !strings.Contains(err.Error(), "no replica holds the client's GET stream") {
+		t.Fatalf("Ask for a session no peer holds: %v", err)
+	}
+
+	answer := func(session string, forwarded bool) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.RemoteAddr = "10.9.9.9:5555"
+		r.Header.Set("Mcp-Session-Id", session)
+		if forwarded {
+			r.Header.Set(forwardedHeader, "1")
+		}
+		return r
+	}
+	body := []byte(`{"answer":1}`)
+	if !p.PassOn(answer("mine", false), body) {
+		t.Fatal("no peer took the answer it waits for")
+	}
+	if p.PassOn(answer("theirs", false), body) {
+		t.Fatal("a peer took an answer it does not wait for")
+	}
+	asked.Store(0)
+	if p.PassOn(answer("mine", true), body) || asked.Load() != 0 {
+		t.Fatalf("an answer a peer passed on was passed on again (%d peers asked)", asked.Load())
+	}
+	if (*Peers)(nil).PassOn(answer("mine", false), body) {
+		t.Fatal("a hub without peers passed an answer on")
+	}
+}
