@@ -52,7 +52,7 @@ func TestOneRouterOnEveryFace(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	audit := &lockedBuffer{}
 	callers := map[string]*ratelimit.Limits{}
-	for _, n := range []string{"fast", "mcpgo", "sse", "ws", "rest"} {
+	for _, n := range faceCallers {
 		callers[n] = nil
 	}
 	h := newTestHubLog(t, []config.ServerSpec{a.spec()}, Options{
@@ -63,14 +63,7 @@ func TestOneRouterOnEveryFace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	faces := []face{
-		{"streamable fast path", "fast", h.fastFace("tok-fast")},
-		{"streamable through mcp-go", "mcpgo", h.mcpGoFace(t, "tok-mcpgo")},
-		{"sse", "sse", h.sseFace(ctx, t, "tok-sse")},
-		{"websocket", "ws", h.wsFace(ctx, t, "tok-ws")},
-		{"stdio", "stdio", h.stdioFace(ctx, t)},
-		{"rest", "rest", h.restFace("tok-rest")},
-	}
+	faces := h.everyFace(ctx, t)
 	const tool = "no_such_tool"
 	var first *faceReply
 	unknownCalls := func() int {
@@ -117,6 +110,22 @@ func TestOneRouterOnEveryFace(t *testing.T) {
 		}
 	}
 	mustf(t, a.calls.Load() == 0, "the upstream saw %d calls", a.calls.Load())
+}
+
+// faceCallers are the callers of everyFace, for limitedTokens.
+var faceCallers = []string{"fast", "mcpgo", "sse", "ws", "rest"}
+
+// everyFace opens a caller on each face of h: faceCallers by their tokens
+// (limitedTokens), and stdio.
+func (h *testHub) everyFace(ctx context.Context, t *testing.T) []face {
+	return []face{
+		{"streamable fast path", "fast", h.fastFace("tok-fast")},
+		{"streamable through mcp-go", "mcpgo", h.mcpGoFace(t, "tok-mcpgo")},
+		{"sse", "sse", h.sseFace(ctx, t, "tok-sse")},
+		{"websocket", "ws", h.wsFace(ctx, t, "tok-ws")},
+		{"stdio", "stdio", h.stdioFace(ctx, t)},
+		{"rest", "rest", h.restFace("tok-rest")},
+	}
 }
 
 // auditCount counts caller's tools/call audit lines with outcome.
@@ -286,8 +295,9 @@ func (h *testHub) restFace(token string) func(*testing.T, string) faceReply {
 			Data  json.RawMessage `json:"data"`
 		}
 		mustf(t, json.Unmarshal([]byte(body), &b) == nil, "REST: %s %s", resp.Status, body)
-		r := faceReply{status: resp.StatusCode}
+		r := faceReply{status: resp.StatusCode, Result: json.RawMessage(body)}
 		if b.Error != "" {
+			r.Result = nil
 			r.Error = &struct {
 				Code    int             `json:"code"`
 				Message string          `json:"message"`

@@ -221,14 +221,26 @@ func TestSmuggledToolNameOnSSEWebSocketAndStdio(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// An answer, not a notification: mcp-go keeps one stdio session
+		// per process, which an earlier test may have initialized, so
+		// the hub may announce tools/list_changed before initialize.
+		answered := func() bool {
+			for lines.Scan() {
+				var m struct{ ID json.RawMessage }
+				if json.Unmarshal(lines.Bytes(), &m) == nil && m.ID != nil {
+					return true
+				}
+			}
+			return false
+		}
 		send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-		if !lines.Scan() {
+		if !answered() {
 			t.Fatal("no initialize answer on stdio")
 		}
 		for i, m := range smuggled {
 			body := fill(m, read, write)
 			send(body)
-			if !lines.Scan() {
+			if !answered() {
 				t.Fatalf("%d: no answer on stdio", i)
 			}
 			if code := rpcErrorCode(t, lines.Bytes()); code != wantCode(m) {

@@ -39,21 +39,7 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 // callOnce is Call without its span.
 func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
-		if r := relayFrom(ctx); r != nil {
-			res, err := c.callRelayed(ctx, cn, r, forwardable(call))
-			if err != nil {
-				return nil, err
-			}
-			return rawResult(res)
-		}
-		if cn.direct.Load() != nil {
-			return c.post(ctx, cn, call)
-		}
-		res, err := cn.mc.CallTool(ctx, forwardable(call))
-		if err != nil {
-			return nil, err
-		}
-		return rawResult(res)
+		return c.send(ctx, cn, call)
 	})
 	if err != nil {
 		return nil, err

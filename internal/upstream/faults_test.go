@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 )
@@ -33,6 +34,13 @@ const stdioServerEnv = "MCPHUB_UPSTREAM_TEST_STDIO_SERVER"
 const stdioTokenEnv = "MCPHUB_UPSTREAM_TEST_TOKEN"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(outcomesServerEnv) == "1" && len(os.Args) > 1 {
+		if err := hubtest.ServeOutcomeStdio(os.Args[1]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		if tok := os.Getenv(stdioTokenEnv); tok != "" {
 			// A careless server printing the credential it was given.

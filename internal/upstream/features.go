@@ -2,11 +2,8 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -372,27 +369,13 @@ func (c *Client) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 	_, err := c.call(ctx, "logging/setLevel", func(ctx context.Context, cn *conn) (any, error) {
 		req := mcp.SetLevelRequest{}
 		req.Params.Level = level
-		return nil, cn.mc.SetLevel(ctx, req)
+		if err := cn.mc.SetLevel(ctx, req); err != nil {
+			return nil, err
+		}
+		cn.level.Store(&level)
+		return nil, nil
 	})
 	return err
-}
-
-// callRelayed runs a tools/call through mcp-go's client with the caller's
-// relay: its progress token is mapped, and sampling, elicitation and roots
-// requests reach the caller.
-func (c *Client) callRelayed(ctx context.Context, cn *conn, r Relay, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-		hubToken, done := c.relays.mapProgress(c.spec.Name, r, req.Params.Meta.ProgressToken)
-		defer done()
-		meta := *req.Params.Meta
-		meta.ProgressToken = hubToken
-		req.Params.Meta = &meta
-	}
-	res, err := cn.mc.CallTool(ctx, req)
-	if err != nil && ctx.Err() == nil && !isTransportFailure(err) {
-		return nil, asRPCError(err)
-	}
-	return res, err
 }
 
 // rpcSentinels are the errors mcp-go's client makes of JSON-RPC error codes.
@@ -409,24 +392,50 @@ var rpcSentinels = []struct {
 	{mcp.ErrResourceNotFound, mcp.RESOURCE_NOT_FOUND},
 }
 
-// asRPCError turns the error mcp-go's client made of an upstream's JSON-RPC
-// error back into one, so it reaches the caller as the upstream's error
-// (the code survives for the codes mcp-go knows, the message always).
-func asRPCError(err error) error {
-	msg := err.Error()
-	for _, s := range rpcSentinels {
-		if errors.Is(err, s.err) {
-			if m := strings.TrimPrefix(msg, s.err.Error()+": "); m != msg {
-				msg = m
+// fulfil answers a 2026-07-28 upstream's input requests through the
+// caller's relay, one by one, as mcp-go's client would with these handlers.
+func (h handlers) fulfil(ctx context.Context, reqs mcp.InputRequests) (mcp.InputResponses, error) {
+	out := make(mcp.InputResponses, len(reqs))
+	for id, req := range reqs {
+		var res mcp.InputResponse
+		var err error
+		answered := false
+		switch req.Method {
+		case mcp.MethodElicitationCreate:
+			if req.Elicitation == nil {
+				return nil, fmt.Errorf("input request %q: elicitation without params", id)
 			}
-			return &RPCError{Code: s.code, Message: msg}
+			var r *mcp.ElicitationResult
+			if r, err = h.Elicit(ctx, mcp.ElicitationRequest{Request: mcp.Request{Method: string(req.Method)}, Params: *req.Elicitation}); err == nil && r != nil {
+				res, answered = mcp.NewElicitationInputResponse(*r), true
+			}
+		case mcp.MethodSamplingCreateMessage:
+			if req.Sampling == nil {
+				return nil, fmt.Errorf("input request %q: sampling without params", id)
+			}
+			var r *mcp.CreateMessageResult
+			if r, err = h.CreateMessage(ctx, mcp.CreateMessageRequest{Request: mcp.Request{Method: string(req.Method)}, CreateMessageParams: *req.Sampling}); err == nil && r != nil {
+				res, answered = mcp.NewSamplingInputResponse(*r), true
+			}
+		case mcp.MethodListRoots:
+			var r *mcp.ListRootsResult
+			if r, err = h.ListRoots(ctx, mcp.ListRootsRequest{Request: mcp.Request{Method: string(req.Method)}}); err == nil && r != nil {
+				if r.Roots == nil {
+					rr := *r
+					rr.Roots, r = []mcp.Root{}, &rr
+				}
+				res, answered = mcp.NewRootsInputResponse(*r), true
+			}
+		default:
+			return nil, fmt.Errorf("input request %q: unsupported method %q", id, req.Method)
 		}
+		if err != nil {
+			return nil, fmt.Errorf("input request %q (%s): %w", id, req.Method, err)
+		}
+		if !answered {
+			return nil, fmt.Errorf("input request %q (%s): no answer", id, req.Method)
+		}
+		out[id] = res
 	}
-	return &RPCError{Code: mcp.INTERNAL_ERROR, Message: msg}
-}
-
-// rawResult encodes a result for CallRaw's callers.
-func rawResult(res *mcp.CallToolResult) (json.RawMessage, error) {
-	b, err := json.Marshal(res)
-	return json.RawMessage(b), err
+	return out, nil
 }

@@ -2,28 +2,23 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-func TestAsRPCError(t *testing.T) {
-	cases := []struct {
-		in       error
-		wantCode int
-		wantMsg  string
-	}{
-		{(&mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: "kaboom"}).AsError(), mcp.INTERNAL_ERROR, "kaboom"},
-		{(&mcp.JSONRPCErrorDetails{Code: mcp.INVALID_PARAMS, Message: "bad x"}).AsError(), mcp.INVALID_PARAMS, "bad x"},
-		{(&mcp.JSONRPCErrorDetails{Code: mcp.METHOD_NOT_FOUND, Message: "method not found"}).AsError(), mcp.METHOD_NOT_FOUND, "method not found"},
-		{(&mcp.JSONRPCErrorDetails{Code: -32099, Message: "custom"}).AsError(), mcp.INTERNAL_ERROR, "custom"},
+// The JSON-RPC error of a listing is what mcp-go's client made of it, so
+// the handshake's fallbacks read it as before.
+func TestAsMCPError(t *testing.T) {
+	err := asMCPError(&RPCError{Code: mcp.UNSUPPORTED_PROTOCOL_VERSION, Message: "no", Data: json.RawMessage(`{"requested":"2026-07-28","supported":["2025-11-25"]}`)})
+	var unsupported mcp.UnsupportedProtocolVersionError
+	if !errors.As(err, &unsupported) || unsupported.Version != "2026-07-28" {
+		t.Errorf("asMCPError = %#v, want an UnsupportedProtocolVersionError for 2026-07-28", err)
 	}
-	for _, tc := range cases {
-		var rpc *RPCError
-		if err := asRPCError(tc.in); !errors.As(err, &rpc) || rpc.Code != tc.wantCode || rpc.Message != tc.wantMsg {
-			t.Errorf("asRPCError(%v) = %#v, want code %d message %q", tc.in, err, tc.wantCode, tc.wantMsg)
-		}
+	if err := asMCPError(&RPCError{Code: mcp.INVALID_PARAMS, Message: "bad"}); !errors.Is(err, mcp.ErrInvalidParams) {
+		t.Errorf("asMCPError = %v, want mcp.ErrInvalidParams", err)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
-// Both ways to an upstream (mcp-go's client and the direct POST) send the
-// decided call and nothing of the caller's bytes beyond it.
+// The one builder of a tools/call's params (wire.go) sends the decided call
+// and nothing of the caller's bytes beyond it, on every revision.
 func TestForwardedParamsAreBuiltFromTheDecidedCall(t *testing.T) {
 	call, err := jsonrpc.ParseToolCall(json.RawMessage(`{"name":"search","arguments":{"q":9007199254740993},` +
 		`"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
@@ -19,12 +19,7 @@ func TestForwardedParamsAreBuiltFromTheDecidedCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaClient, err := json.Marshal(forwardable(call).Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct := (&direct{}).params(call)
-	for name, got := range map[string]string{"mcp-go client": string(viaClient), "direct": string(direct)} {
+	for name, got := range map[string]string{"legacy": string((&out{}).params(call, nil))} {
 		for _, want := range []string{`"name":"search"`, `"q":9007199254740993`, `"progressToken":"p1"`, `"com.example/trace":"abc"`} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s: forwarded params %s lack %s", name, got, want)
@@ -46,8 +41,8 @@ func TestForwardedParamsAreBuiltFromTheDecidedCall(t *testing.T) {
 
 // On a 2026-07-28 connection the hub's own identity replaces the caller's,
 // and the caller's capabilities travel so input requests reach it.
-func TestDirectParamsOnModernConnection(t *testing.T) {
-	d := &direct{modern: true, meta: map[string]json.RawMessage{
+func TestParamsOnModernConnection(t *testing.T) {
+	d := &out{modern: true, meta: map[string]json.RawMessage{
 		mcp.MetaKeyProtocolVersion:    json.RawMessage(`"2026-07-28"`),
 		mcp.MetaKeyClientInfo:         json.RawMessage(`{"name":"mcp-hub"}`),
 		mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
@@ -61,7 +56,7 @@ func TestDirectParamsOnModernConnection(t *testing.T) {
 		Meta         map[string]json.RawMessage `json:"_meta"`
 		RequestState string                     `json:"requestState"`
 	}
-	if err := json.Unmarshal(d.params(call), &got); err != nil {
+	if err := json.Unmarshal(d.params(call, nil), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Name != "t" || got.RequestState != "s1" || string(got.Meta[mcp.MetaKeyClientInfo]) != `{"name":"mcp-hub"}` ||
@@ -71,8 +66,7 @@ func TestDirectParamsOnModernConnection(t *testing.T) {
 }
 
 // FuzzForwardedCall: for any tools/call params the hub accepts, the
-// request an upstream receives (through mcp-go's client or the direct
-// POST), read the way most servers read it (encoding/json: any letter
+// request an upstream receives, read the way most servers read it (encoding/json: any letter
 // case, last member wins), names exactly the tool the hub decided on and
 // carries exactly the caller's arguments.
 func FuzzForwardedCall(f *testing.F) {
@@ -91,12 +85,9 @@ func FuzzForwardedCall(f *testing.F) {
 		if err != nil {
 			return
 		}
-		d := &direct{modern: modern, meta: map[string]json.RawMessage{mcp.MetaKeyProtocolVersion: json.RawMessage(`"2026-07-28"`)}}
-		viaClient, err := json.Marshal(forwardable(call).Params)
-		if err != nil {
-			t.Fatalf("encode %q: %v", params, err)
-		}
-		for path, sent := range map[string][]byte{"direct": d.params(call), "mcp-go client": viaClient} {
+		d := &out{modern: modern, meta: map[string]json.RawMessage{mcp.MetaKeyProtocolVersion: json.RawMessage(`"2026-07-28"`)}}
+		relayed := map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: hubCapabilities}
+		for path, sent := range map[string][]byte{"plain": d.params(call, nil), "relayed": d.params(call, relayed)} {
 			var got struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`

@@ -356,11 +356,7 @@ func (n *byteCounter) Write(p []byte) (int, error) {
 // keeps the rest.
 func (c *Client) lists(ctx context.Context, cn *conn) ([]mcp.Tool, Features, error) {
 	l := c.newListing()
-	tools, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools", mcpPages(
-		func(ctx context.Context, p mcp.PaginatedRequest) (*mcp.ListToolsResult, error) {
-			return cn.mc.ListToolsByPage(ctx, mcp.ListToolsRequest{PaginatedRequest: p})
-		},
-		func(r *mcp.ListToolsResult) ([]mcp.Tool, mcp.Cursor) { return r.Tools, r.NextCursor }))
+	tools, err := c.listTools(ctx, cn, l)
 	if err != nil {
 		return nil, Features{}, err
 	}

@@ -55,32 +55,31 @@ func TestTracedCallReplacesTheCallersTraceContext(t *testing.T) {
 			c := &Client{spec: config.ServerSpec{Name: "up", Transport: tc.transport}}
 			in := jsonrpc.ToolCall{Name: "get_me", Meta: tc.meta}
 			before, _ := json.Marshal(in.Meta)
-			out := c.tracedCall(tc.ctx, in)
+			traced := c.tracedCall(tc.ctx, in)
 			if after, _ := json.Marshal(in.Meta); string(after) != string(before) {
 				t.Fatalf("the caller's call was modified: %s -> %s", before, after)
 			}
 			if tc.wantUnmoved {
-				if got, _ := json.Marshal(out.Meta); string(got) != string(before) {
+				if got, _ := json.Marshal(traced.Meta); string(got) != string(before) {
 					t.Fatalf("meta %s, want %s", got, before)
 				}
 				return
 			}
-			if _, ok := out.Meta["progressToken"]; tc.meta["progressToken"] != nil && !ok {
-				t.Fatalf("progressToken lost: %s", out.Meta)
+			if _, ok := traced.Meta["progressToken"]; tc.meta["progressToken"] != nil && !ok {
+				t.Fatalf("progressToken lost: %s", traced.Meta)
 			}
-			got := string(out.Meta["traceparent"])
+			got := string(traced.Meta["traceparent"])
 			switch {
 			case tc.wantParent == "" && got != "":
 				t.Fatalf("traceparent %s in _meta of an HTTP upstream, want none (header)", got)
 			case tc.wantParent != "" && !strings.Contains(got, tc.wantParent):
 				t.Fatalf("traceparent %s, want the hub span %s", got, tc.wantParent)
 			}
-			if st := string(out.Meta["tracestate"]); strings.Contains(st, "caller=1") {
+			if st := string(traced.Meta["tracestate"]); strings.Contains(st, "caller=1") {
 				t.Fatalf("the caller's tracestate travelled on: %s", st)
 			}
 			// The upstream's request built from the call carries exactly that.
-			req := forwardable(out)
-			b, _ := json.Marshal(req.Params)
+			b := (&out{}).params(traced, nil)
 			if strings.Contains(string(b), "00f067aa0ba902b7") {
 				t.Fatalf("the caller's span id reached the upstream: %s", b)
 			}

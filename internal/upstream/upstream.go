@@ -170,10 +170,13 @@ type conn struct {
 	cancel   context.CancelCauseFunc
 	protocol string
 	features Features // as listed when the session was made
-	// direct, when set, sends tools/call as a plain POST (streamable HTTP);
-	// it is replaced when the tool list changes.
-	direct atomic.Pointer[direct]
+	// out is how the hub sends the requests it builds (wire.go); it is
+	// replaced when the tool list changes.
+	out    atomic.Pointer[out]
 	nextID atomic.Uint64
+	// level is the log level asked of a 2026-07-28 upstream, which takes
+	// it on every request; nil: none asked.
+	level atomic.Pointer[mcp.LoggingLevel]
 }
 
 // New returns a client for spec. It does nothing until Start.
@@ -412,12 +415,7 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				c.log.Warn().Err(c.redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
-			if cn.direct.Load() != nil {
-				cn.direct.Store(c.newDirect(cn, tools))
-				lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-				tools = c.listedTools(lctx, cn, tools)
-				cancel()
-			}
+			cn.out.Store(c.newOut(cn, tools))
 			c.mu.Lock()
 			c.tools, c.features = tools, features
 			c.status.ListedAt = time.Now()
@@ -583,6 +581,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if cn.protocol == "" {
 		cn.protocol = mc.ProtocolVersion()
 	}
+	cn.out.Store(c.newOut(cn, nil))
 	tools, features, err := c.lists(hctx, cn)
 	var over *listBoundError
 	switch {
@@ -599,6 +598,8 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			req.Params.Level = lvl
 			if err := mc.SetLevel(hctx, req); err != nil {
 				c.log.Warn().Err(c.redact(err)).Msg("set log level")
+			} else {
+				cn.level.Store(&lvl)
 			}
 		}
 	}
@@ -606,10 +607,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
 		c.listen(cn, filter)
 	}
-	if d := c.newDirect(cn, tools); d != nil {
-		cn.direct.Store(d)
-		tools = c.listedTools(hctx, cn, tools)
-	}
+	cn.out.Store(c.newOut(cn, tools))
 	return cn, tools, nil
 }
 
@@ -693,7 +691,14 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 		c.suspect()
 		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, c.timeout())
 	case isTransportFailure(err):
+		// One answer for a connection that failed under a call, whichever
+		// transport noticed first and in its own words.
 		c.suspect()
+		said := err
+		if te := (*transport.Error)(nil); errors.As(err, &te) {
+			said = te.Err
+		}
+		return nil, c.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
 	}
 	return nil, c.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
 }

@@ -1,0 +1,578 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+// Every request the hub builds itself (tools/call for every face, and
+// tools/list) leaves through one wire, and every wire answers alike: the
+// result's bytes as the upstream wrote them; the upstream's JSON-RPC error
+// as *RPCError, code, message and data kept; anything else (no answer, a
+// broken stream, an unreadable reply) as a transport.Error, or a
+// *TooLargeError. So a caller gets the same outcome for the same upstream
+// behaviour whatever face it came by and whatever the upstream speaks.
+//
+// There are two wires. On a streamable HTTP upstream, a call whose caller
+// takes nothing back is one HTTP POST the hub writes itself: mcp-go's
+// client re-encodes a request several times on its way out and decodes the
+// whole result on its way back, this passes arguments and result through
+// as bytes. Everything else goes through the session's own mcp-go
+// transport (transport.Interface), which delivers what the upstream sends
+// during the call (progress, log messages, server requests) to the
+// session's handlers. mcp-go's client is not in the way: it keeps only the
+// message of a JSON-RPC error. The session (id, negotiated revision,
+// list_changed stream) stays with the mcp-go client; the wires borrow it.
+
+// A wire sends one JSON-RPC request on a connection's session. params are
+// final (the hub's own _meta included); header holds the HTTP headers of a
+// 2026-07-28 request, which transports without headers ignore.
+type wire interface {
+	request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error)
+}
+
+// out is what a connection needs to send the requests the hub builds. It
+// is replaced when the tool list changes (paramTool).
+type out struct {
+	modern    bool // 2026-07-28: per-request _meta and Mcp-Method/Mcp-Name
+	protocol  string
+	meta      map[string]json.RawMessage
+	paramTool map[string]*mcp.Tool // tools whose arguments are mirrored into headers
+	post      *post                // streamable HTTP's own POST; nil on other transports
+	session   sessionWire
+}
+
+// wire is the way out of a request: the session's transport when the
+// caller takes what the upstream sends during the call (relayed), else the
+// shortest there is.
+func (o *out) wire(relayed bool) wire {
+	if o.post != nil && !relayed {
+		return o.post
+	}
+	return o.session
+}
+
+func (c *Client) newOut(cn *conn, tools []mcp.Tool) *out {
+	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
+	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: c.headerTransport()}
+	if o.modern {
+		info, _ := json.Marshal(c.opts.ClientInfo)
+		o.meta = map[string]json.RawMessage{
+			mcp.MetaKeyProtocolVersion:    mustJSON(cn.protocol),
+			mcp.MetaKeyClientInfo:         info,
+			mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
+		}
+	}
+	if c.spec.Transport != config.TransportStreamableHTTP {
+		return o
+	}
+	p := &post{c: c, cn: cn, url: c.spec.URL, header: http.Header{}}
+	for k, v := range c.headers() {
+		p.header.Set(k, v)
+	}
+	p.header.Set("Content-Type", "application/json")
+	p.header.Set("Accept", "application/json, text/event-stream")
+	p.header.Set(mcp.HeaderProtocolVersion, cn.protocol)
+	if sid := cn.mc.GetSessionId(); sid != "" {
+		p.header.Set("Mcp-Session-Id", sid)
+	}
+	o.post = p
+	return o
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// paramHeaderTools finds the tools whose arguments a 2026-07-28 client must
+// mirror into Mcp-Param-* headers. It runs when tools are listed, so the call
+// path only looks the name up.
+func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
+	var m map[string]*mcp.Tool
+	for i := range tools {
+		if len(mcp.ExtractParamHeaderBindings(&tools[i])) > 0 {
+			if m == nil {
+				m = map[string]*mcp.Tool{}
+			}
+			t := tools[i]
+			m[t.Name] = &t
+		}
+	}
+	return m
+}
+
+// hubCapabilities are what the hub declares on a 2026-07-28 request whose
+// caller's relay takes the upstream's input requests: the hub fulfils them
+// through the relay (see features.go).
+var hubCapabilities = json.RawMessage(`{"elicitation":{},"roots":{"listChanged":true},"sampling":{}}`)
+
+// params builds the upstream's tools/call params from the decided call
+// alone: its name, its arguments as bytes, the caller's _meta minus the
+// downstream hop's protocol members (with the hub's own on a 2026-07-28
+// connection, own's last), and a 2026-07-28 caller's answers to input
+// requests. No member of the caller's params that the hub did not read is
+// sent.
+func (o *out) params(call jsonrpc.ToolCall, own map[string]json.RawMessage) json.RawMessage {
+	meta := forwardedMeta(call.Meta)
+	if o.modern {
+		if meta == nil {
+			meta = make(map[string]json.RawMessage, len(o.meta)+len(own))
+		}
+		for k, v := range o.meta {
+			meta[k] = v
+		}
+		// A 2026-07-28 caller's capabilities tell a 2026-07-28 upstream
+		// whether it may answer with input requests (sampling, elicitation,
+		// roots), which then pass through to the caller as they are.
+		if caps, ok := call.Meta[mcp.MetaKeyClientCapabilities]; ok {
+			meta[mcp.MetaKeyClientCapabilities] = caps
+		}
+		for k, v := range own {
+			meta[k] = v
+		}
+	}
+	b := make([]byte, 0, len(call.Arguments)+len(call.Name)+256)
+	b = append(b, `{"name":`...)
+	b = append(b, mustJSON(call.Name)...)
+	if call.Arguments != nil {
+		b = append(b, `,"arguments":`...)
+		b = append(b, call.Arguments...)
+	}
+	if len(meta) > 0 {
+		b = append(b, `,"_meta":`...)
+		b = append(b, mustJSON(meta)...)
+	}
+	if call.InputResponses != nil {
+		b = append(b, `,"inputResponses":`...)
+		b = append(b, call.InputResponses...)
+	}
+	if call.RequestState != nil {
+		b = append(b, `,"requestState":`...)
+		b = append(b, call.RequestState...)
+	}
+	return append(b, '}')
+}
+
+// headers are the HTTP headers of a 2026-07-28 request with params: the
+// standard ones, and a tools/call's Mcp-Param-* headers. nil on older
+// revisions.
+func (o *out) headers(method mcp.MCPMethod, tool string, params json.RawMessage) map[string]string {
+	if !o.modern {
+		return nil
+	}
+	h := mcp.StandardHeaders(o.protocol, method, params)
+	if t := o.paramTool[tool]; t != nil && method == mcp.MethodToolsCall {
+		if h == nil {
+			h = map[string]string{}
+		}
+		for k, v := range mcp.GenerateParamHeaders(t, params) {
+			h[k] = v
+		}
+	}
+	return h
+}
+
+// maxInputRounds bounds how often one relayed call is sent again with the
+// caller's answers to an upstream's input requests (mcp-go's default).
+const maxInputRounds = 10
+
+// send is the one way a tools/call leaves the hub, whatever the face it
+// came by. With a Relay in ctx the caller's progress token is swapped for
+// a hub-wide one, and a 2026-07-28 upstream's input requests are put to
+// the caller through the relay and the call sent again with the answers;
+// without one, the result passes through as bytes, input requests and all.
+func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (json.RawMessage, error) {
+	o := cn.out.Load()
+	r := relayFrom(ctx)
+	var own map[string]json.RawMessage
+	if r != nil {
+		if tok, ok := call.Meta[jsonrpc.MetaProgressToken]; ok {
+			var token any
+			if json.Unmarshal(tok, &token) == nil && token != nil {
+				hubToken, done := c.relays.mapProgress(c.spec.Name, r, token)
+				defer done()
+				call.Meta = maps.Clone(call.Meta)
+				call.Meta[jsonrpc.MetaProgressToken] = mustJSON(hubToken)
+			}
+		}
+		if o.modern {
+			// The hub takes the upstream's input requests for the relay,
+			// and log messages at the level asked of the server. A call
+			// without a relay declares the caller's own capabilities
+			// (params) and asks for no log messages: none would reach
+			// the caller.
+			own = map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: hubCapabilities}
+			if lvl := cn.level.Load(); lvl != nil {
+				own[mcp.MetaKeyLogLevel] = mustJSON(*lvl)
+			}
+		}
+	}
+	w := o.wire(r != nil)
+	for round := 1; ; round++ {
+		p := o.params(call, own)
+		res, err := w.request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
+		if err != nil || r == nil || !o.modern {
+			return res, err
+		}
+		var more struct {
+			ResultType    mcp.ResultType    `json:"resultType"`
+			InputRequests mcp.InputRequests `json:"inputRequests"`
+			RequestState  string            `json:"requestState"`
+		}
+		if json.Unmarshal(res, &more) != nil || more.ResultType != mcp.ResultTypeInputRequired {
+			return res, nil
+		}
+		if round >= maxInputRounds {
+			return nil, fmt.Errorf("%s asked for input %d times in one call", c.spec.Name, round)
+		}
+		answers, err := handlers{c}.fulfil(ctx, more.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		call.InputResponses, call.RequestState = mustJSON(answers), nil
+		if more.RequestState != "" {
+			call.RequestState = mustJSON(more.RequestState)
+		}
+	}
+}
+
+// post is the hand-written POST of a streamable HTTP connection.
+type post struct {
+	c      *Client
+	cn     *conn
+	url    string
+	header http.Header // static headers, auth, protocol version, session id
+}
+
+// request sends one JSON-RPC request as a POST on the connection's session
+// and returns the raw result.
+func (p *post) request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, extra map[string]string) (json.RawMessage, error) {
+	c := p.c
+	id := "hub-" + strconv.FormatUint(p.cn.nextID.Add(1), 10)
+	body := make([]byte, 0, len(params)+64)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, id...)
+	body = append(body, `","method":`...)
+	body = append(body, mustJSON(method)...)
+	body = append(body, `,"params":`...)
+	body = append(body, params...)
+	body = append(body, '}')
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	req.Header = p.header.Clone()
+	for k, v := range extra {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, transport.NewError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(resp.Body, 256)))
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct == "text/event-stream" {
+		return readSSEResponse(resp.Body, id, c.opts.maxResponseBytes(), func(reqID json.RawMessage, method string) {
+			p.refuse(ctx, reqID, method)
+		})
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, readError(err)
+	}
+	return parseResponse(raw, id)
+}
+
+// refuse answers a request the upstream sent on the stream of a call that
+// came without a way back to its caller (the POST serves callers that take
+// no server requests): an error, so the upstream's tool fails at once with
+// the reason instead of waiting for an answer that never comes.
+func (p *post) refuse(ctx context.Context, reqID json.RawMessage, method string) {
+	msg, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      reqID,
+		"error": map[string]any{
+			"code":    mcp.METHOD_NOT_FOUND,
+			"message": fmt.Sprintf("mcp-hub: this caller cannot receive %s (it did not declare the capability, or its protocol revision has no server requests)", method),
+		},
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(msg))
+	if err != nil {
+		return
+	}
+	req.Header = p.header.Clone()
+	resp, err := p.c.opts.HTTPClient.Do(req)
+	if err != nil {
+		p.c.log.Debug().Err(p.c.redact(err)).Str("method", method).Msg("refusing an upstream request")
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// sessionWire sends a request through the session's mcp-go transport.
+type sessionWire struct {
+	tr   transport.Interface
+	ids  *atomic.Uint64
+	http bool // the transport is HTTP: ending a request's stream cancels it
+}
+
+// cancelNotificationTimeout bounds the notifications/cancelled sent for a
+// request whose caller went away.
+const cancelNotificationTimeout = 5 * time.Second
+
+func (w sessionWire) request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error) {
+	id := mcp.NewRequestId("hub-" + strconv.FormatUint(w.ids.Add(1), 10))
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: string(method), Params: params}
+	if len(header) > 0 {
+		req.Header = make(http.Header, len(header))
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, transport.NewError(err)
+	}
+	resp, err := w.tr.SendRequest(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil && !w.http {
+			w.cancel(ctx, id)
+		}
+		return nil, readError(err)
+	}
+	if resp.Error != nil {
+		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
+		if resp.Error.Data != nil {
+			e.Data = mustJSON(resp.Error.Data)
+		}
+		return nil, e
+	}
+	if len(resp.Result) == 0 {
+		return nil, transport.NewError(fmt.Errorf("response without result"))
+	}
+	return resp.Result, nil
+}
+
+// cancel tells the upstream to stop working on a request whose caller went
+// away, on a transport where that is the only way (stdio, WebSocket, SSE's
+// shared stream). Best effort, off the caller's path.
+func (w sessionWire) cancel(ctx context.Context, id mcp.RequestId) {
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationCancelled),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": ctx.Err().Error()}},
+	}}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, cancelNotificationTimeout)
+		defer cancel()
+		_ = w.tr.SendNotification(ctx, n)
+	}()
+}
+
+// Tool schemas pass through as the upstream wrote them. mcp-go's Tool type
+// keeps only some keywords of a schema (type, properties, required, $defs,
+// additionalProperties), so a tool relisted from it would lose $schema,
+// oneOf, descriptions and the rest. The hub lists tools over its own wire,
+// once per listing, and on a streamable HTTP connection keeps each
+// schema's bytes beside mcp-go's reading. Other transports keep mcp-go's
+// reading, as they always have: a tool's pin (package pinning) is a digest
+// of its schema, and pins taken of that reading must still match.
+
+// toolSchemas are one tool's schemas as the upstream sent them.
+type toolSchemas struct {
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+// listTools lists the upstream's tools within the bounds of l (lists.go).
+// A JSON-RPC error is what mcp-go's client would have made of it, so the
+// handshake's fallbacks (connectOnce) read it as before.
+func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Tool, error) {
+	o := cn.out.Load()
+	w := o.wire(false)
+	tools, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools",
+		func(ctx context.Context, cursor mcp.Cursor) (page[mcp.Tool], error) {
+			params := map[string]any{}
+			if cursor != "" {
+				params["cursor"] = cursor
+			}
+			if o.modern {
+				params["_meta"] = o.meta
+			}
+			p, _ := json.Marshal(params)
+			raw, err := w.request(ctx, mcp.MethodToolsList, p, o.headers(mcp.MethodToolsList, "", p))
+			var rpcErr *RPCError
+			if errors.As(err, &rpcErr) {
+				return page[mcp.Tool]{}, asMCPError(rpcErr)
+			}
+			if err != nil {
+				return page[mcp.Tool]{}, err
+			}
+			var res struct {
+				Tools      []json.RawMessage `json:"tools"`
+				NextCursor mcp.Cursor        `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(raw, &res); err != nil {
+				return page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
+			}
+			tools := make([]mcp.Tool, 0, len(res.Tools))
+			for _, b := range res.Tools {
+				t, err := readTool(b, o.post != nil)
+				if err != nil {
+					return page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
+				}
+				tools = append(tools, t)
+			}
+			return page[mcp.Tool]{tools, res.NextCursor, func() int64 { return int64(len(raw)) }}, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if o.modern && c.headerTransport() {
+		tools = c.withoutInvalidHeaderTools(tools)
+	}
+	return tools, nil
+}
+
+// readTool decodes one listed tool, with raw its schemas as the upstream
+// wrote them.
+func readTool(b json.RawMessage, raw bool) (mcp.Tool, error) {
+	var t mcp.Tool
+	if err := json.Unmarshal(b, &t); err != nil || !raw {
+		return t, err
+	}
+	var s toolSchemas
+	if err := json.Unmarshal(b, &s); err != nil {
+		return t, err
+	}
+	if len(s.InputSchema) > 0 && string(s.InputSchema) != "null" {
+		t.RawInputSchema, t.InputSchema = s.InputSchema, mcp.ToolInputSchema{}
+	}
+	if len(s.OutputSchema) > 0 && string(s.OutputSchema) != "null" {
+		t.RawOutputSchema, t.OutputSchema = s.OutputSchema, mcp.ToolOutputSchema{}
+	}
+	return t, nil
+}
+
+// withoutInvalidHeaderTools drops the tools whose x-mcp-header annotations
+// break SEP-2243: a 2026-07-28 client over HTTP must not offer them, so that
+// one bad definition does not stop the others.
+func (c *Client) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
+	valid := tools[:0:0]
+	for i := range tools {
+		if err := mcp.ValidateParamHeaderAnnotations(&tools[i]); err != nil {
+			c.log.Warn().Str("tool", tools[i].Name).Err(c.redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
+			continue
+		}
+		valid = append(valid, tools[i])
+	}
+	return valid
+}
+
+// asMCPError is the error mcp-go's client makes of a JSON-RPC error.
+func asMCPError(e *RPCError) error {
+	d := &mcp.JSONRPCErrorDetails{Code: e.Code, Message: e.Message}
+	if len(e.Data) > 0 {
+		_ = json.Unmarshal(e.Data, &d.Data)
+	}
+	return d.AsError()
+}
+
+// readError is the error of a failed read of an answer: an answer over
+// the limit is the tool's doing and says so (the upstream is fine, and its
+// breaker must not count it); anything else is a transport failure.
+func readError(err error) error {
+	var tooLarge *TooLargeError
+	if errors.As(err, &tooLarge) {
+		return tooLarge
+	}
+	return transport.NewError(err)
+}
+
+// parseResponse extracts the result of the response with our id.
+func parseResponse(raw []byte, id string) (json.RawMessage, error) {
+	m, err := jsonrpc.Parse(raw)
+	if err != nil {
+		return nil, transport.NewError(fmt.Errorf("unreadable response: %w", err))
+	}
+	if m.Kind() != jsonrpc.KindResponse || !sameID(m.ID, id) {
+		return nil, transport.NewError(fmt.Errorf("response for id %s, want %q", m.ID, id))
+	}
+	if m.Error != nil {
+		var rpcErr RPCError
+		if err := json.Unmarshal(m.Error, &rpcErr); err != nil {
+			return nil, transport.NewError(fmt.Errorf("unreadable error response: %w", err))
+		}
+		return nil, &rpcErr
+	}
+	if len(m.Result) == 0 {
+		return nil, transport.NewError(fmt.Errorf("response without result"))
+	}
+	return m.Result, nil
+}
+
+func sameID(raw json.RawMessage, id string) bool {
+	return len(raw) == len(id)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == id
+}
+
+// readSSEResponse reads an SSE reply until the event that answers id.
+// Notifications before it (log messages) are not the caller's business on
+// this path: it serves only requests without a progress token from callers
+// that take no server requests. A server request is passed to refuse.
+func readSSEResponse(r io.Reader, id string, limit int64, refuse func(id json.RawMessage, method string)) (json.RawMessage, error) {
+	sc := bufio.NewScanner(r)
+	// The body's own limit (limitAnswers) speaks first.
+	sc.Buffer(make([]byte, 64<<10), int(limit)+2)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if len(data) > 0 {
+				if m, err := jsonrpc.Parse(data); err == nil {
+					switch {
+					case m.Kind() == jsonrpc.KindResponse && sameID(m.ID, id):
+						return parseResponse(data, id)
+					case m.Kind() == jsonrpc.KindRequest:
+						refuse(m.ID, m.Method)
+					}
+				}
+				data = data[:0]
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+	}
+	if len(data) > 0 {
+		return parseResponse(data, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, readError(err)
+	}
+	return nil, transport.NewError(fmt.Errorf("stream ended without a response"))
+}
