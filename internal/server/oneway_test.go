@@ -11,6 +11,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/hubtest"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/secrets"
@@ -106,12 +107,12 @@ func TestOneWayOutEveryFace(t *testing.T) {
 					audited string
 					status  int // REST's
 				}{
-					{hubtest.ToolOK, answer{kind: "result", text: "ok from " + u.Name}, outcomeOK, http.StatusOK},
-					{hubtest.ToolError, answer{kind: "tool error", text: "bad input"}, outcomeToolError, http.StatusOK},
+					{hubtest.ToolOK, answer{kind: "result", text: "ok from " + u.Name}, pipeline.OK, http.StatusOK},
+					{hubtest.ToolError, answer{kind: "tool error", text: "bad input"}, pipeline.ToolError, http.StatusOK},
 					{hubtest.ToolRPCError, answer{kind: "rpc error", code: hubtest.RPCErrorCode, text: redact(hubtest.RPCErrorMessage),
-						data: compactJSON(json.RawMessage(redact(hubtest.RPCErrorData)))}, outcomeRPCError, http.StatusBadGateway},
-					{hubtest.ToolSleep, failure(hubtest.ToolSleep, "timed out after "+timeout.String()), outcomeError, http.StatusBadGateway},
-					{hubtest.ToolDrop, failure(hubtest.ToolDrop, "connection lost during the call: "), outcomeError, http.StatusBadGateway},
+						data: compactJSON(json.RawMessage(redact(hubtest.RPCErrorData)))}, pipeline.RPCError, http.StatusBadGateway},
+					{hubtest.ToolSleep, failure(hubtest.ToolSleep, "timed out after "+timeout.String()), pipeline.Error, http.StatusBadGateway},
+					{hubtest.ToolDrop, failure(hubtest.ToolDrop, "connection lost during the call: "), pipeline.Error, http.StatusBadGateway},
 				} {
 					tool := u.Tool(tc.kind)
 					audits := len(audit.auditLines(t))
