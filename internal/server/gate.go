@@ -69,7 +69,7 @@ func gateHook(_ context.Context, _ any, message any) error {
 // answer to a message the gate refuses, nil for one it admits.
 func refusal(raw []byte) []byte {
 	if _, _, err := admit(raw); err != nil {
-		return rpcErrorBody(raw, err)
+		return jsonrpc.ErrorReplyTo(raw, err)
 	}
 	return nil
 }
@@ -83,12 +83,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, s.edge.guard.tooLarge(-1))
+			jsonrpc.Refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, nil, s.edge.guard.tooLarge(-1))
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			refuse(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			jsonrpc.Refuse(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 				"request body not received within %s (http.readTimeout)", s.edge.readTimeout))
 		default:
-			refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "read request body: "+err.Error())
+			jsonrpc.Refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, nil, "read request body: "+err.Error())
 		}
 		return nil, false
 	}
@@ -116,7 +116,7 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 		}
 		msg, _, err := admit(body)
 		if err != nil {
-			writeReply(w, http.StatusBadRequest, rpcErrorBody(body, err))
+			jsonrpc.WriteReply(w, http.StatusBadRequest, jsonrpc.ErrorReplyTo(body, err))
 			return
 		}
 		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
@@ -143,13 +143,13 @@ func gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int, fi
 			line, err := readLine(br, maxLine)
 			if len(bytes.TrimSpace(line)) > 0 {
 				if _, _, aerr := admit(bytes.TrimSpace(line)); aerr != nil {
-					_, _ = lw.Write(rpcErrorBody(line, aerr))
+					_, _ = lw.Write(jsonrpc.ErrorReplyTo(line, aerr))
 				} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return
 				}
 			}
 			if errors.Is(err, errLineTooLong) {
-				_, _ = lw.Write(rpcErrorBody(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				_, _ = lw.Write(jsonrpc.ErrorReplyTo(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 					Message: fmt.Sprintf("message larger than the limit of %d bytes", maxLine)}))
 				continue
 			}

@@ -51,8 +51,7 @@ func newGuard(maxBody int64, allowedOrigins []string) *guard {
 	return g
 }
 
-// codeServerBusy is the JSON-RPC code of a refusal at a session cap.
-const codeServerBusy = -32000
+// jsonrpc.CodeServerBusy is the JSON-RPC code of a refusal at a session cap.
 
 // checkHost refuses requests that fail the DNS rebinding check, on every
 // route: mcp-go checks /mcp and /sse itself, but /api/mcp/tools, /metrics
@@ -60,7 +59,7 @@ const codeServerBusy = -32000
 func (g *guard) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r) {
-			refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			jsonrpc.Refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 				"Host %q refused: the request came to the hub's loopback address, so it must name a loopback host (localhost, 127.0.0.1, [::1]); another name is how DNS rebinding reaches a local server", r.Host))
 			return
 		}
@@ -74,7 +73,7 @@ func (g *guard) checkHost(next http.Handler) http.Handler {
 func (g *guard) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > g.maxBody {
-			refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, g.tooLarge(r.ContentLength))
+			jsonrpc.Refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, nil, g.tooLarge(r.ContentLength))
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -107,7 +106,7 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cors, ok := g.origin(r)
 		if !ok {
-			refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			jsonrpc.Refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 				"Origin %q refused: browser pages may call the hub only from its own origin or from one listed in http.allowedOrigins", r.Header.Get("Origin")))
 			return
 		}
@@ -129,7 +128,7 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 		if r.Method == http.MethodPost {
 			ct := r.Header.Get("Content-Type")
 			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+				jsonrpc.Refuse(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 					"Content-Type %q refused: MCP messages must be sent as application/json", ct))
 				return
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // Resource limits for every caller, anonymous included. What a caller can
@@ -260,7 +261,7 @@ func (s *Server) reserveSession(w http.ResponseWriter, r *http.Request, id json.
 		s.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
 			Int("status", err.status).Msg(err.msg)
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(l.idle/2/time.Second))))
-		refuseID(w, err.status, codeServerBusy, id, err.msg)
+		jsonrpc.Refuse(w, err.status, jsonrpc.CodeServerBusy, id, err.msg)
 		return r, nil, false
 	}
 	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a)), func() { l.release(a) }, true

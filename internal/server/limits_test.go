@@ -19,6 +19,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // rpcError reads the JSON-RPC error of a refusal.
@@ -68,7 +69,7 @@ func TestSessionCaps(t *testing.T) {
 	}
 	resp, body := initialize("a")
 	id, code, msg := rpcError(t, body)
-	mustf(t, resp.StatusCode == http.StatusTooManyRequests && string(id) == "1" && code == codeServerBusy &&
+	mustf(t, resp.StatusCode == http.StatusTooManyRequests && string(id) == "1" && code == jsonrpc.CodeServerBusy &&
 		strings.Contains(msg, `"a"`) && strings.Contains(msg, "http.maxSessionsPerCaller"),
 		"third initialize of a: %s %s", resp.Status, body)
 	mustf(t, resp.Header.Get("Retry-After") != "", "429 without Retry-After")

@@ -168,13 +168,13 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mc
 		err = s.checkParamHeaders(req.Header, call)
 	}
 	if err != nil {
-		return nil, s.marks.mark(asRPCError(err))
+		return nil, s.marks.mark(jsonrpc.AsError(err))
 	}
 	raw, err := s.runCall(ctx, callers.From(ctx), sessionID(ctx), call, s.relayFor(ctx))
 	if err != nil {
 		// Each face mcp-go writes to puts the error back in place of
 		// mcp-go's -32603 (reply.go).
-		return nil, s.marks.mark(asRPCError(err))
+		return nil, s.marks.mark(jsonrpc.AsError(err))
 	}
 	return mcp.ParseCallToolResult(&raw)
 }

@@ -113,7 +113,7 @@ func refusalError(r *ratelimit.Refusal) *jsonrpc.Error {
 		Limit        string `json:"limit"`
 		Kind         string `json:"kind"`
 	}{r.RetryAfter.Milliseconds(), r.Limit, string(r.Kind)})
-	return &jsonrpc.Error{Code: codeServerBusy, Message: r.Error(), Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: r.Error(), Data: data}
 }
 
 // refuseCall records a refused call and returns its error. tool is the

@@ -56,7 +56,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 // the result, or the JSON-RPC error the call ended in (writeRunError).
 func runReply(w http.ResponseWriter, outcome string, result json.RawMessage, err error) {
 	if err != nil {
-		writeRunError(w, runStatus(outcome), asRPCError(err))
+		writeRunError(w, runStatus(outcome), jsonrpc.AsError(err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -129,7 +129,7 @@ func restToolCall(name string, body []byte) (jsonrpc.ToolCall, error) {
 	params = append(append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...), '}')
 	call, err := jsonrpc.ParseToolCall(params)
 	if err != nil {
-		return call, &runBodyError{strings.TrimPrefix(asRPCError(err).Message, "invalid params: params: ")}
+		return call, &runBodyError{strings.TrimPrefix(jsonrpc.AsError(err).Message, "invalid params: params: ")}
 	}
 	return call, nil
 }

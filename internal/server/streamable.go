@@ -45,10 +45,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// 400 for a body that is no message, 200 for a request refused.
 		status := http.StatusOK
-		if c := asRPCError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
+		if c := jsonrpc.AsError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
 			status = http.StatusBadRequest
 		}
-		writeReply(w, status, rpcErrorBody(body, err))
+		jsonrpc.WriteReply(w, status, jsonrpc.ErrorReplyTo(body, err))
 		return
 	}
 	// Whose session it is, before anything acts on it. An initialize makes
@@ -98,7 +98,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // caller: the two are told apart by nobody (id is the request's JSON-RPC
 // id, nil for none).
 func sessionNotFound(w http.ResponseWriter, id json.RawMessage) {
-	refuseID(w, http.StatusNotFound, codeSessionNotFound, id, "session not found")
+	jsonrpc.Refuse(w, http.StatusNotFound, codeSessionNotFound, id, "session not found")
 }
 
 // codeSessionNotFound is the JSON-RPC code of an unknown session, as the
@@ -150,7 +150,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	}
 	result, err := s.runCall(s.withRequestID(r.Context(), msg.ID), callers.From(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(callReply(msg.ID, result, err))
+	_, _ = w.Write(jsonrpc.Reply(msg.ID, result, err))
 	return true
 }
 
