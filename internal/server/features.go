@@ -15,6 +15,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -33,7 +34,7 @@ const maxSessions = 1 << 16
 // logging/setLevel. It is kept per replica (a request cannot change a
 // session's id); on another replica the session gets every log message of
 // its calls if they are relayed, and none if they take the fast path.
-// Whether a session takes server requests is in its id (sessionid.go).
+// Whether a session takes server requests is in its id (edge.SessionFlags).
 type sessionState struct {
 	mu sync.Mutex
 	// level is the session's logging/setLevel, "" when never set.
@@ -166,7 +167,7 @@ func (s *Server) session(id string) *sessionState {
 // needsRelay reports whether calls of the session must go through the
 // relay: it takes server requests or asked for log messages.
 func (s *Server) needsRelay(id string) bool {
-	if f, ok := parseSessionID(id); ok && f.relayed {
+	if f, ok := edge.ParseSessionID(id); ok && f.Relayed {
 		return true
 	}
 	st := s.session(id)

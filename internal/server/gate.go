@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,34 +73,12 @@ func refusal(raw []byte) []byte {
 	return nil
 }
 
-// readBody reads a request body for the gate. A body over the limit set by
-// the body-size guard answers 413, one that does not arrive within the read
-// timeout 408; both report false.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			jsonrpc.Refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, nil, s.edge.guard.tooLarge(-1))
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			jsonrpc.Refuse(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
-				"request body not received within %s (http.readTimeout)", s.edge.readTimeout))
-		default:
-			jsonrpc.Refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, nil, "read request body: "+err.Error())
-		}
-		return nil, false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, true
-}
-
 // gateMessages checks a legacy SSE client's POST /messages before mcp-go
 // reads it. A refused message is answered on the POST itself, as mcp-go
 // answers a message it cannot parse.
 //
 // The session (mcp-go's id, from the GET /sse that opened it) must be one
-// its caller opened: sessionLimits records each session's owner when it
+// its caller opened: the edge records each session's owner when it
 // registers. Any other id, a live one of another caller's included, is not
 // found (404), before mcp-go sees the message.
 func (s *Server) gateMessages(next http.Handler) http.Handler {
@@ -110,7 +87,7 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, ok := s.readBody(w, r)
+		body, ok := s.edge.ReadBody(w, r)
 		if !ok {
 			return
 		}
@@ -119,7 +96,7 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 			jsonrpc.WriteReply(w, http.StatusBadRequest, jsonrpc.ErrorReplyTo(body, err))
 			return
 		}
-		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
+		if owner, ok := s.edge.SessionOwner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
 			sessionNotFound(w, msg.ID)
 			return
 		}

@@ -36,7 +36,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeRunError(w, http.StatusMethodNotAllowed, &jsonrpc.Error{Message: "run a tool with POST " + r.URL.Path})
 		return
 	}
-	body, ok := s.readBody(w, r)
+	body, ok := s.edge.ReadBody(w, r)
 	if !ok {
 		return
 	}

@@ -5,7 +5,7 @@
 // catalog and routes calls through it. Who calls is internal/callers'; it
 // mounts the REST API of internal/adminapi (listings, servers, pins,
 // OpenAPI) and the console's feed of internal/callfeed (/api/mcp/calls,
-// /api/events) behind its guards.
+// /api/events) behind the guards of internal/edge.
 package server
 
 import (
@@ -28,6 +28,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
@@ -50,8 +51,8 @@ type Options struct {
 	// (internal/peers).
 	Peers []string
 
-	// What a caller, anonymous included, can make the hub hold (guard.go,
-	// limits.go). Zero means the default.
+	// What a caller, anonymous included, can make the hub hold
+	// (internal/edge). Zero means the default.
 
 	// MaxBodyBytes caps a request body and a WebSocket message; 4 MiB.
 	MaxBodyBytes int64
@@ -120,7 +121,7 @@ type Server struct {
 	tracer     trace.Tracer // nil when tracing is off
 	spans      methodSpans  // spans of requests mcp-go serves
 	draining   atomic.Bool
-	edge       edge // limits on what callers can make the hub hold
+	edge       *edge.Edge // guards and limits on what callers can make the hub hold
 	limits     *callLimits
 	find       *finder              // nil when tool search is off
 	feed       *callfeed.Feed       // recent calls and event streams of the console
@@ -138,7 +139,12 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.metrics = newMetrics(reg)
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
-	s.edge = newEdge(opts)
+	s.edge = edge.New(edge.Options{
+		MaxBodyBytes: opts.MaxBodyBytes, AllowedOrigins: opts.AllowedOrigins,
+		MaxSessions: opts.MaxSessions, MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
+		SessionIdleTimeout: opts.SessionIdleTimeout, ReadTimeout: opts.ReadTimeout, ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		Log: s.log,
+	})
 	s.limits = newCallLimits(opts, s.auth)
 	s.tracer = opts.Tracer
 	s.find = newFinder(opts.FindToolsAbove)
@@ -147,8 +153,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
-	hooks.AddOnRegisterSession(s.edge.sessions.registered)
-	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
+	s.edge.InstallHooks(hooks)
 	hooks.AddOnRequestInitialization(gateHook)
 	// One router (catalog.go): every call to the router, every list from
 	// the catalog.
@@ -171,11 +176,11 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithEventStore(newEventStore()),
 		// With an event store mcp-go keeps a session past its GET stream
 		// (for resumption) until this much idle time.
-		server.WithSessionIdleTTL(s.edge.idle),
+		server.WithSessionIdleTTL(s.edge.Idle()),
 		// A ping on an open GET stream counts as activity, so the sweep
 		// takes only sessions without a stream.
-		server.WithHeartbeatInterval(s.edge.idle/3),
-		server.WithSessionIdManagerResolver(sessionIDs{}),
+		server.WithHeartbeatInterval(s.edge.Idle()/3),
+		server.WithSessionIdManagerResolver(edge.SessionIDs{}),
 	)
 	s.sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint("/sse"),
@@ -184,8 +189,8 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithKeepAliveInterval(25*time.Second),
 	)
 	s.ws = mcpws.NewHandler(s.mcp,
-		mcpws.WithCheckOrigin(s.edge.guard.originAllowed),
-		mcpws.WithReadLimit(s.edge.guard.maxBody),
+		mcpws.WithCheckOrigin(s.edge.OriginAllowed),
+		mcpws.WithReadLimit(s.edge.MaxBody()),
 		mcpws.WithMessageCheck(refusal),
 		mcpws.WithRequestScope(s.marks.scope),
 	)
@@ -200,20 +205,20 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 // Handler returns every HTTP route of the hub.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	g := s.edge.guard
-	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.traceHeaders(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.marks.handler(s.sse))), true))
-	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
-	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
+	g := s.edge
+	mux.Handle("/mcp", g.MCPFace(s.requireCaller(s.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
+	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(s.sse))), true))
+	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
+	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.sendForPeer))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{
 		Registry: s.reg, Auth: s.auth, Visible: visible, Registrations: s.registered, Log: s.log,
-		Guard: func(h http.Handler) http.Handler { return g.mcpFace(s.requireCaller(h), false) },
+		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireCaller(h), false) },
 	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
-	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
+	mux.Handle(runPath, g.MCPFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls
 	// and the event stream name callers, so they need one, as the MCP
 	// faces do (a token in a header, never a cookie); only an admin sees
@@ -221,8 +226,8 @@ func (s *Server) Handler() http.Handler {
 	page := console.Handler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /console/", page)
-	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
-	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
+	mux.Handle("GET /api/mcp/calls", g.MCPFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
+	mux.Handle("GET /api/events", g.MCPFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by
 		// browser-based clients of any origin, like the 401 that names it.
@@ -241,7 +246,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /metrics", s.metrics.handler())
 	// Every route: the chain header (instance.go), DNS rebinding
 	// protection, bounded bodies.
-	return s.presentChain(g.checkHost(g.limitBody(mux)))
+	return s.presentChain(g.CheckHost(g.LimitBody(mux)))
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
@@ -273,16 +278,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	streamsCtx, closeStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer closeStreams()
 	hs := &http.Server{
-		Handler: s.Handler(),
-		// ReadTimeout covers the request only: net/http clears the deadline
-		// once the body is read, so SSE streams and hijacked WebSocket
-		// connections (which keep their own deadlines) outlive it.
-		ReadTimeout:       s.edge.readTimeout,
-		ReadHeaderTimeout: s.edge.readHeaderTimeout,
-		IdleTimeout:       idleConnTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		BaseContext:       func(net.Listener) context.Context { return streamsCtx },
+		Handler:     s.Handler(),
+		BaseContext: func(net.Listener) context.Context { return streamsCtx },
 	}
+	s.edge.Configure(hs)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

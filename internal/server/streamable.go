@@ -3,14 +3,13 @@ package server
 import (
 	"encoding/json"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -27,7 +26,7 @@ import (
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
-		if sid != "" && !ownsSession(callers.From(r.Context()), sid) {
+		if sid != "" && !edge.OwnsSession(callers.From(r.Context()), sid) {
 			sessionNotFound(w, nil)
 			return
 		}
@@ -37,7 +36,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
 		return
 	}
-	body, ok := s.readBody(w, r)
+	body, ok := s.edge.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -54,7 +53,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Whose session it is, before anything acts on it. An initialize makes
 	// a new session whatever id it carries (a client that got 404 may send
 	// the stale one again).
-	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callers.From(r.Context()), sid) {
+	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !edge.OwnsSession(callers.From(r.Context()), sid) {
 		sessionNotFound(w, msg.ID)
 		return
 	}
@@ -69,12 +68,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case msg.Method == string(mcp.MethodInitialize):
 		// An initialize may register a session: it takes a slot under the
 		// caller's and the hub's session caps first.
-		reserved, release, ok := s.reserveSession(w, r, msg.ID)
+		reserved, release, ok := s.edge.ReserveSession(w, r, msg.ID)
 		if !ok {
 			return
 		}
 		defer release()
-		r = reserved.WithContext(withInitFlags(reserved.Context(), initializeFlags(msg)))
+		r = reserved.WithContext(edge.WithInitFlags(reserved.Context(), initializeFlags(msg)))
 		r.Header.Del("Mcp-Session-Id") // a stale one is nobody's business here
 	}
 	// A request without a progress token from a plain session gets its
@@ -106,12 +105,12 @@ func sessionNotFound(w http.ResponseWriter, id json.RawMessage) {
 const codeSessionNotFound = -32001
 
 // initializeFlags reads the session flags of an initialize request.
-func initializeFlags(msg *jsonrpc.Message) sessionFlags {
+func initializeFlags(msg *jsonrpc.Message) edge.SessionFlags {
 	var p struct {
 		Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
-	return sessionFlags{relayed: takesServerRequests(p.Capabilities)}
+	return edge.SessionFlags{Relayed: takesServerRequests(p.Capabilities)}
 }
 
 // jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may
@@ -123,7 +122,7 @@ type jsonOnly struct{ http.ResponseWriter }
 // protection admits. Others go to mcp-go, which refuses or streams them.
 func (s *Server) plainHTTP(r *http.Request) bool {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && hostAllowed(r)
+	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && edge.HostAllowed(r)
 }
 
 // fastCall answers a plain tools/call and reports whether it did. A call
@@ -156,26 +155,4 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 
 func acceptsJSON(accept string) bool {
 	return accept == "" || strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")
-}
-
-// hostAllowed mirrors mcp-go's DNS rebinding protection: a request that
-// arrived on a loopback address must name a loopback host.
-func hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !isLoopback(local.String()) {
-		return true
-	}
-	return isLoopback(r.Host)
-}
-
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }

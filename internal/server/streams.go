@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/peers"
 )
 
@@ -122,7 +123,7 @@ func (s *Server) viaStream(ctx context.Context, method mcp.MCPMethod, params any
 	if id == "" || s.peers == nil {
 		return false, nil
 	}
-	if _, ok := parseSessionID(id); !ok {
+	if _, ok := edge.ParseSessionID(id); !ok {
 		return false, nil // not a Streamable HTTP session of the hub
 	}
 	if _, local := s.streams.session(id); local {
