@@ -132,10 +132,11 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
+	s.feat = newFeatures(reg, s.log, s.relayFor)
 	s.metrics = newMetrics(reg)
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
@@ -164,13 +165,14 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	if s.find != nil {
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.forget(cs.SessionID()) })
 	}
-	mcpOpts := append(s.serverOptions(hooks),
+	mcpOpts := append(s.feat.serverOptions(hooks),
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
+	s.feat.mcp = s.mcp
 	s.mcp.AddTool(routerTool(), s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEventStore(newEventStore()),
@@ -198,7 +200,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	reg.OnChange(s.publish)
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
-	reg.OnResourceUpdated(s.resourceUpdated)
+	reg.OnResourceUpdated(s.feat.resourceUpdated)
 	return s
 }
 

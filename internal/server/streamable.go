@@ -86,7 +86,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	meta := msg.Meta()
 	_, progress := meta[jsonrpc.MetaProgressToken]
 	_, logs := meta[jsonrpc.MetaLogLevel]
-	if !progress && !logs && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
+	if !progress && !logs && !s.feat.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(s.marks.writer(w), r)
@@ -130,7 +130,7 @@ func (s *Server) plainHTTP(r *http.Request) bool {
 // session that takes server requests) is left to mcp-go, and so is one
 // whose 2026-07-28 headers disagree with its body (mcp-go refuses it).
 func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
-	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.needsRelay(r.Header.Get("Mcp-Session-Id")) {
+	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.feat.needsRelay(r.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
 	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {
