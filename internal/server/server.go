@@ -29,6 +29,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/eventstore"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
@@ -175,7 +176,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.feat.mcp = s.mcp
 	s.mcp.AddTool(routerTool(), s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEventStore(newEventStore()),
+		server.WithEventStore(eventstore.New()),
 		// With an event store mcp-go keeps a session past its GET stream
 		// (for resumption) until this much idle time.
 		server.WithSessionIdleTTL(s.edge.Idle()),
