@@ -40,7 +40,7 @@ func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest)
 	ctx, cancel := r.within(ctx)
 	defer cancel()
 	var res *mcp.CreateMessageResult
-	handled, err := r.s.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
+	handled, err := r.s.streams.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
 	if !handled {
 		res, err = r.s.mcp.RequestSampling(ctx, req)
 	}
@@ -58,7 +58,7 @@ func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.L
 	ctx, cancel := r.within(ctx)
 	defer cancel()
 	var res *mcp.ListRootsResult
-	handled, err := r.s.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
+	handled, err := r.s.streams.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
 	if !handled {
 		res, err = r.s.mcp.RequestRoots(ctx, req)
 	}

@@ -198,6 +198,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		mcpws.WithRequestScope(s.marks.scope),
 	)
 	s.streams.forget = s.forgetSession
+	s.streams.mcp, s.streams.peers = s.mcp, s.peers
 	reg.OnChange(s.publish)
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
@@ -213,7 +214,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(s.sse))), true))
 	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.ws)), false))
-	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.sendForPeer))
+	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{
