@@ -108,7 +108,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
 	}
 	s.published.gen.Store(cat.Gen)
-	s.feat.publish(cat)
+	s.feat.Publish(cat)
 	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
 }
 

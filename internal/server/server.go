@@ -30,6 +30,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/console"
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/eventstore"
+	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
@@ -111,7 +112,7 @@ type Server struct {
 	sse        *server.SSEServer
 	ws         http.Handler
 
-	feat    *features
+	feat    *features.Features
 	peers   *peers.Peers // nil: no peers
 	streams *streams
 	lists   listCache
@@ -137,7 +138,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
-	s.feat = newFeatures(reg, s.log, s.relayFor)
+	s.feat = features.New(reg, s.log, s.relayFor)
 	s.metrics = newMetrics(reg)
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
@@ -166,14 +167,14 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	if s.find != nil {
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.forget(cs.SessionID()) })
 	}
-	mcpOpts := append(s.feat.serverOptions(hooks),
+	mcpOpts := append(s.feat.ServerOptions(hooks),
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
-	s.feat.mcp = s.mcp
+	s.feat.Attach(s.mcp)
 	s.mcp.AddTool(routerTool(), s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		server.WithEventStore(eventstore.New()),
@@ -202,7 +203,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	reg.OnChange(s.publish)
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
-	reg.OnResourceUpdated(s.feat.resourceUpdated)
+	reg.OnResourceUpdated(s.feat.ResourceUpdated)
 	return s
 }
 

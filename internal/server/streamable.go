@@ -10,6 +10,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -86,7 +87,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	meta := msg.Meta()
 	_, progress := meta[jsonrpc.MetaProgressToken]
 	_, logs := meta[jsonrpc.MetaLogLevel]
-	if !progress && !logs && !s.feat.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
+	if !progress && !logs && !s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(s.marks.writer(w), r)
@@ -110,7 +111,7 @@ func initializeFlags(msg *jsonrpc.Message) edge.SessionFlags {
 		Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
-	return edge.SessionFlags{Relayed: takesServerRequests(p.Capabilities)}
+	return edge.SessionFlags{Relayed: features.TakesServerRequests(p.Capabilities)}
 }
 
 // jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may
@@ -130,7 +131,7 @@ func (s *Server) plainHTTP(r *http.Request) bool {
 // session that takes server requests) is left to mcp-go, and so is one
 // whose 2026-07-28 headers disagree with its body (mcp-go refuses it).
 func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
-	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.feat.needsRelay(r.Header.Get("Mcp-Session-Id")) {
+	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
 	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {

@@ -1,4 +1,9 @@
-package server
+// Package features serves MCP beyond tools to the hub's callers: the
+// catalog's resources, templates and prompts, completions, resource
+// subscriptions and logging levels, through the sessions of mcp-go's
+// server (which the faces hold). Tool calls are the pipeline's; this
+// package reads, lists and subscribes.
+package features
 
 import (
 	"context"
@@ -31,6 +36,14 @@ import (
 // maxSessions bounds the per-session state the hub remembers.
 const maxSessions = 1 << 16
 
+// sessionID is the id of the session of ctx, "" when none.
+func sessionID(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}
+
 // sessionState is what a replica remembers of a downstream session: its
 // logging/setLevel. It is kept per replica (a request cannot change a
 // session's id); on another replica the session gets every log message of
@@ -48,14 +61,13 @@ func (st *sessionState) logLevel() mcp.LoggingLevel {
 	return st.level
 }
 
-// features serves MCP beyond tools to the sessions of mcp-go's server: it
+// Features serves MCP beyond tools to the sessions of mcp-go's server: it
 // publishes the catalog's resources, templates and prompts, pares the
 // capabilities down, forwards logging levels and keeps the resource
 // subscriptions.
-type features struct {
+type Features struct {
 	reg *registry.Registry
-	// mcp is the server whose sessions it serves, set once it is built
-	// (after serverOptions).
+	// mcp is the server whose sessions it serves (Attach).
 	mcp *server.MCPServer
 	log zerolog.Logger
 	// relayFor brings what an upstream sends during a read or a prompt to
@@ -77,15 +89,18 @@ type deliverFunc func(params map[string]any) error
 // subKey is one upstream resource subscribed to.
 type subKey struct{ server, uri string }
 
-func newFeatures(reg *registry.Registry, log zerolog.Logger, relayFor func(context.Context) registry.Relay) *features {
+// New serves the features of reg's catalog; relayFor brings what an
+// upstream sends during a read or a prompt to the caller. Call Attach
+// with the server built from ServerOptions.
+func New(reg *registry.Registry, log zerolog.Logger, relayFor func(context.Context) registry.Relay) *Features {
 	sessions, _ := lru.New[string, *sessionState](maxSessions)
-	return &features{reg: reg, log: log, relayFor: relayFor, sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
+	return &Features{reg: reg, log: log, relayFor: relayFor, sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
 }
 
-// serverOptions are the mcp-go options for everything besides tools. The
+// ServerOptions are the mcp-go options for everything besides tools. The
 // capabilities are all switched on so mcp-go routes the methods; what a
 // session is told is pared down to what the upstreams offer (advertise).
-func (f *features) serverOptions(hooks *server.Hooks) []server.ServerOption {
+func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterInitialize(f.afterInitialize)
 	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		f.advertise(callers.From(ctx), &res.Capabilities)
@@ -143,7 +158,7 @@ var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts
 // manual caller's stay empty. Subscribe, completions and logging are
 // requests the caller makes, so they are declared only when an upstream
 // offers them now.
-func (f *features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) {
+func (f *Features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) {
 	have := f.reg.Catalog().Features.Caps
 	allowed := featuresAllowed(caller)
 	if caps.Resources != nil && (!have.Subscribe || !allowed) {
@@ -157,18 +172,18 @@ func (f *features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities
 	}
 }
 
-func (f *features) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+func (f *Features) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
 	f.advertise(callers.From(ctx), &res.Capabilities)
 }
 
-// takesServerRequests reports whether a client declared a capability that
+// TakesServerRequests reports whether a client declared a capability that
 // lets an upstream send it requests.
-func takesServerRequests(caps mcp.ClientCapabilities) bool {
+func TakesServerRequests(caps mcp.ClientCapabilities) bool {
 	return caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil
 }
 
 // session returns what the hub remembers of a session, or nil.
-func (f *features) session(id string) *sessionState {
+func (f *Features) session(id string) *sessionState {
 	if id == "" {
 		return nil
 	}
@@ -176,9 +191,9 @@ func (f *features) session(id string) *sessionState {
 	return st
 }
 
-// needsRelay reports whether calls of the session must go through the
+// NeedsRelay reports whether calls of the session must go through the
 // relay: it takes server requests or asked for log messages.
-func (f *features) needsRelay(id string) bool {
+func (f *Features) NeedsRelay(id string) bool {
 	if f, ok := edge.ParseSessionID(id); ok && f.Relayed {
 		return true
 	}
@@ -186,13 +201,13 @@ func (f *features) needsRelay(id string) bool {
 	return st != nil && st.logLevel() != ""
 }
 
-func (f *features) dropSession(id string) {
+func (f *Features) dropSession(id string) {
 	f.sessions.Remove(id)
 	f.unsubscribeAll(id)
 }
 
 // unsubscribeAll removes subscriber from every subscription.
-func (f *features) unsubscribeAll(subscriber string) {
+func (f *Features) unsubscribeAll(subscriber string) {
 	f.mu.Lock()
 	var gone []subKey
 	for k, set := range f.subs {
@@ -213,7 +228,7 @@ func (f *features) unsubscribeAll(subscriber string) {
 // afterSetLevel remembers the session's level and passes the most verbose
 // level any session asked for to the upstreams: one upstream session serves
 // every caller, and each caller gets only what its own level admits.
-func (f *features) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+func (f *Features) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 	level := req.Params.Level
 	if id := sessionID(ctx); id != "" {
 		st := f.session(id)
@@ -236,7 +251,7 @@ func (f *features) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRe
 }
 
 // forwardLevel sets level on every connected upstream that offers logging.
-func (f *features) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
+func (f *Features) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -257,14 +272,25 @@ var levelRank = map[mcp.LoggingLevel]int{
 
 func moreVerbose(a, b mcp.LoggingLevel) bool { return levelRank[a] < levelRank[b] }
 
+// Admits reports whether the session id wants a log message at msg: the
+// level it set, if it set one here, admits it.
+func (f *Features) Admits(id string, msg mcp.LoggingLevel) bool {
+	st := f.session(id)
+	return st == nil || admits(st.logLevel(), msg)
+}
+
+// Attach gives f the server built with ServerOptions, whose sessions it
+// serves. Call it before the first Publish.
+func (f *Features) Attach(s *server.MCPServer) { f.mcp = s }
+
 // admits reports whether a session at level wants a message at msg.
 func admits(level, msg mcp.LoggingLevel) bool {
 	return level == "" || levelRank[msg] >= levelRank[level]
 }
 
-// publish hands the catalog's resources, templates and prompts to
+// Publish hands the catalog's resources, templates and prompts to
 // mcp-go when they changed (mcp-go then sends list_changed).
-func (f *features) publish(cat *registry.Catalog) {
+func (f *Features) Publish(cat *registry.Catalog) {
 	now := cat.Features
 	f.mu.Lock()
 	old := f.published
@@ -312,7 +338,7 @@ func (f *features) publish(cat *registry.Catalog) {
 
 // read reads the upstream's uri and gives the contents the caller's URIs
 // (prefix in front of each, when the naming policy added one).
-func (f *features) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (f *Features) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
@@ -350,7 +376,7 @@ func sameList[T any](a, b []T, same func(x, y T) bool) bool {
 
 // resolveURI finds the upstream and its own URI for a published URI: a
 // listed resource, else the first template that matches it.
-func (f *features) resolveURI(uri string) (c registry.Upstream, server, original string, ok bool) {
+func (f *Features) resolveURI(uri string) (c registry.Upstream, server, original string, ok bool) {
 	cat := &f.reg.Catalog().Features
 	if r, found := cat.Resource(uri); found {
 		return r.Client, r.Server, r.Original, true
@@ -365,7 +391,7 @@ func (f *features) resolveURI(uri string) (c registry.Upstream, server, original
 
 // subscribe adds subscriber to the subscribers of uri (deliver reaches it),
 // or removes it (deliver nil); the upstream is subscribed while anyone is.
-func (f *features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
+func (f *Features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
 	c, srv, original, ok := f.resolveURI(uri)
 	if !ok || subscriber == "" || !featuresAllowed(callers.From(ctx)) {
 		f.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
@@ -415,7 +441,7 @@ func (f *features) subscribe(ctx context.Context, subscriber, uri string, delive
 
 // listen subscribes a 2026-07-28 subscriptions/listen stream to the
 // resources in its filter, for as long as the stream is open.
-func (f *features) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+func (f *Features) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
 	uris := req.Params.Notifications.ResourceSubscriptions
 	if len(uris) == 0 {
 		return
@@ -429,7 +455,7 @@ func (f *features) listen(ctx context.Context, id any, req *mcp.SubscriptionsLis
 	context.AfterFunc(ctx, func() { f.unsubscribeAll(subscriber) })
 }
 
-func (f *features) unsubscribeUpstream(k subKey) {
+func (f *Features) unsubscribeUpstream(k subKey) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if c, ok := f.reg.Catalog().Upstream(k.server); ok {
@@ -439,9 +465,9 @@ func (f *features) unsubscribeUpstream(k subKey) {
 	}
 }
 
-// resourceUpdated delivers an upstream's notifications/resources/updated to
+// ResourceUpdated delivers an upstream's notifications/resources/updated to
 // the subscribers of that resource, with the URI they know.
-func (f *features) resourceUpdated(srv string, params map[string]any) {
+func (f *Features) ResourceUpdated(srv string, params map[string]any) {
 	uri, _ := params["uri"].(string)
 	f.mu.Lock()
 	var targets []deliverFunc
@@ -458,7 +484,7 @@ func (f *features) resourceUpdated(srv string, params map[string]any) {
 
 // completer answers completion/complete from the upstream that owns the
 // prompt or template.
-type completer struct{ f *features }
+type completer struct{ f *Features }
 
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	if !featuresAllowed(callers.From(ctx)) {
