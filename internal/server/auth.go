@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // requireCaller authenticates every request of an MCP face and refuses the
@@ -18,7 +19,7 @@ func (s *Server) requireCaller(next http.Handler) http.Handler {
 			if ch := s.auth.Challenge(err); ch != "" {
 				w.Header().Set("WWW-Authenticate", ch)
 			}
-			refuse(w, err.Status, codeAuthRequired, err.Msg)
+			jsonrpc.Refuse(w, err.Status, codeAuthRequired, nil, err.Msg)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(callers.With(r.Context(), c)))

@@ -111,7 +111,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
 	}
 	s.published.gen.Store(cat.Gen)
-	s.publishFeatures(cat)
+	s.feat.Publish(cat)
 	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
 }
 
@@ -239,7 +239,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mc
 		err = s.checkParamHeaders(req.Header, call)
 	}
 	if err != nil {
-		return nil, s.marks.mark(asRPCError(err))
+		return nil, s.marks.mark(jsonrpc.AsError(err))
 	}
 	out := s.pipe.Run(ctx, callers.From(ctx), sessionID(ctx), call, s.relayFor(ctx))
 	if out.Error != nil {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -69,31 +68,9 @@ func gateHook(_ context.Context, _ any, message any) error {
 // answer to a message the gate refuses, nil for one it admits.
 func refusal(raw []byte) []byte {
 	if _, _, err := admit(raw); err != nil {
-		return rpcErrorBody(raw, err)
+		return jsonrpc.ErrorReplyTo(raw, err)
 	}
 	return nil
-}
-
-// readBody reads a request body for the gate. A body over the limit set by
-// the body-size guard answers 413, one that does not arrive within the read
-// timeout 408; both report false.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, s.edge.guard.tooLarge(-1))
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			refuse(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
-				"request body not received within %s (http.readTimeout)", s.edge.readTimeout))
-		default:
-			refuse(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "read request body: "+err.Error())
-		}
-		return nil, false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, true
 }
 
 // gateMessages checks a legacy SSE client's POST /messages before mcp-go
@@ -101,7 +78,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 // answers a message it cannot parse.
 //
 // The session (mcp-go's id, from the GET /sse that opened it) must be one
-// its caller opened: sessionLimits records each session's owner when it
+// its caller opened: the edge records each session's owner when it
 // registers. Any other id, a live one of another caller's included, is not
 // found (404), before mcp-go sees the message.
 func (s *Server) gateMessages(next http.Handler) http.Handler {
@@ -110,16 +87,16 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, ok := s.readBody(w, r)
+		body, ok := s.edge.ReadBody(w, r)
 		if !ok {
 			return
 		}
 		msg, _, err := admit(body)
 		if err != nil {
-			writeReply(w, http.StatusBadRequest, rpcErrorBody(body, err))
+			jsonrpc.WriteReply(w, http.StatusBadRequest, jsonrpc.ErrorReplyTo(body, err))
 			return
 		}
-		if owner, ok := s.edge.sessions.owner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
+		if owner, ok := s.edge.SessionOwner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
 			sessionNotFound(w, msg.ID)
 			return
 		}
@@ -143,13 +120,13 @@ func gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int, fi
 			line, err := readLine(br, maxLine)
 			if len(bytes.TrimSpace(line)) > 0 {
 				if _, _, aerr := admit(bytes.TrimSpace(line)); aerr != nil {
-					_, _ = lw.Write(rpcErrorBody(line, aerr))
+					_, _ = lw.Write(jsonrpc.ErrorReplyTo(line, aerr))
 				} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return
 				}
 			}
 			if errors.Is(err, errLineTooLong) {
-				_, _ = lw.Write(rpcErrorBody(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				_, _ = lw.Write(jsonrpc.ErrorReplyTo(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 					Message: fmt.Sprintf("message larger than the limit of %d bytes", maxLine)}))
 				continue
 			}

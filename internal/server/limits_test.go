@@ -19,6 +19,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // rpcError reads the JSON-RPC error of a refusal.
@@ -50,7 +51,7 @@ func tokens(names ...string) *callers.Auth {
 // error naming the limit; a session that ends gives its slot back.
 func TestSessionCaps(t *testing.T) {
 	h := newLimitedHub(t, Options{Auth: tokens("a", "b", "c", "d"), MaxSessions: 5, MaxSessionsPerCaller: 2})
-	lim := h.srv.edge.sessions
+	lim := h.srv.edge
 	as := func(c string) []string { return []string{"Authorization", "Bearer tok-" + c} }
 	initialize := func(c string) (*http.Response, string) {
 		return h.send(t, http.MethodPost, "/mcp", strings.NewReader(initBody), as(c)...)
@@ -68,7 +69,7 @@ func TestSessionCaps(t *testing.T) {
 	}
 	resp, body := initialize("a")
 	id, code, msg := rpcError(t, body)
-	mustf(t, resp.StatusCode == http.StatusTooManyRequests && string(id) == "1" && code == codeServerBusy &&
+	mustf(t, resp.StatusCode == http.StatusTooManyRequests && string(id) == "1" && code == jsonrpc.CodeServerBusy &&
 		strings.Contains(msg, `"a"`) && strings.Contains(msg, "http.maxSessionsPerCaller"),
 		"third initialize of a: %s %s", resp.Status, body)
 	mustf(t, resp.Header.Get("Retry-After") != "", "429 without Retry-After")
@@ -88,7 +89,7 @@ func TestSessionCaps(t *testing.T) {
 	if err != nil {
 		t.Fatalf("/ws of b: %v", err)
 	}
-	waitFor(t, "b's two sessions", func() bool { _, n := lim.count("b"); return n == 2 })
+	waitFor(t, "b's two sessions", func() bool { _, n := lim.SessionCount("b"); return n == 2 })
 	resp, _ = initialize("b")
 	mustf(t, resp.StatusCode == http.StatusTooManyRequests, "initialize of b at its cap: %s", resp.Status)
 
@@ -99,19 +100,19 @@ func TestSessionCaps(t *testing.T) {
 	_, _, msg = rpcError(t, body)
 	mustf(t, resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(msg, "5 live MCP sessions") && strings.Contains(msg, "http.maxSessions"),
 		"initialize of d with the hub full: %s %s", resp.Status, body)
-	total, _ := lim.count("")
+	total, _ := lim.SessionCount("")
 	mustf(t, total == 5, "live sessions %d, want 5", total)
 
 	// A closed WebSocket and a DELETE give their slots back.
 	ws.Close()
-	waitFor(t, "b's WebSocket session gone", func() bool { _, n := lim.count("b"); return n == 1 })
+	waitFor(t, "b's WebSocket session gone", func() bool { _, n := lim.SessionCount("b"); return n == 1 })
 	resp, _ = initialize("d")
 	mustf(t, resp.StatusCode == http.StatusOK, "initialize of d after a WebSocket closed: %s", resp.Status)
 	resp, _ = h.send(t, http.MethodDelete, "/mcp", nil, append(as("a"), "Mcp-Session-Id", aSessions[0])...)
 	mustf(t, resp.StatusCode == http.StatusOK, "DELETE: %s", resp.Status)
 	resp, body = initialize("a")
 	mustf(t, resp.StatusCode == http.StatusOK, "initialize of a after DELETE: %s %s", resp.Status, body)
-	total, _ = lim.count("")
+	total, _ = lim.SessionCount("")
 	mustf(t, total == 5, "live sessions %d, want 5", total)
 }
 
@@ -120,7 +121,7 @@ func TestSessionCaps(t *testing.T) {
 // stream is not swept (the stream is pinged).
 func TestIdleSessionsSwept(t *testing.T) {
 	h := newLimitedHub(t, Options{SessionIdleTimeout: time.Second, MaxSessionsPerCaller: 3})
-	lim := h.srv.edge.sessions
+	lim := h.srv.edge
 	kept := h.initializeSession(t)
 	req, _ := http.NewRequest(http.MethodGet, h.url("/mcp"), nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -147,9 +148,10 @@ func TestIdleSessionsSwept(t *testing.T) {
 	r, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(initBody))
 	mustf(t, r.StatusCode == http.StatusTooManyRequests, "fourth session: %s %s", r.Status, body)
 
-	waitFor(t, "abandoned sessions swept", func() bool { _, n := lim.count("anonymous@127.0.0.1"); return n == 1 })
+	waitFor(t, "abandoned sessions swept", func() bool { _, n := lim.SessionCount("anonymous@127.0.0.1"); return n == 1 })
 	time.Sleep(2 * time.Second) // two more sweeps
-	mustf(t, lim.live(kept), "the session with an open stream was swept")
+	_, live := lim.SessionOwner(kept)
+	mustf(t, live, "the session with an open stream was swept")
 	select {
 	case <-pings:
 	default:
@@ -312,7 +314,7 @@ func TestFloodsStayBounded(t *testing.T) {
 	wg.Wait()
 	mustf(t, admitted.Load() == perCaller && refused.Load() == initializes-perCaller,
 		"abandoned initializes: %d admitted, %d refused; want %d admitted", admitted.Load(), refused.Load(), perCaller)
-	total, anon := h.srv.edge.sessions.count("anonymous@127.0.0.1")
+	total, anon := h.srv.edge.SessionCount("anonymous@127.0.0.1")
 	mustf(t, total <= maxSessions && anon == perCaller, "live sessions %d (anonymous %d), caps %d and %d", total, anon, maxSessions, perCaller)
 
 	// Another caller is served, quickly, while the slow connections hang.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -104,7 +105,7 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 		if r.Header.Get(mcp.HeaderMethod) != env.Method {
 			return false // mcp-go answers the mismatch
 		}
-	} else if _, err := (idManager{}).Validate(r.Header.Get("Mcp-Session-Id")); err != nil {
+	} else if _, ok := edge.ParseSessionID(r.Header.Get("Mcp-Session-Id")); !ok {
 		return false // mcp-go answers a missing or bad session id
 	}
 	if len(env.Params) > 0 && string(env.Params) != "null" {

@@ -21,6 +21,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 )
 
@@ -45,7 +46,7 @@ type limitReply struct {
 
 func (r limitReply) ok() bool { return r.Result != nil && !r.Result.IsError && r.Error == nil }
 
-func (r limitReply) refused() bool { return r.Error != nil && r.Error.Code == codeServerBusy }
+func (r limitReply) refused() bool { return r.Error != nil && r.Error.Code == jsonrpc.CodeServerBusy }
 
 func (r limitReply) String() string { b, _ := json.Marshal(r); return string(b) }
 

@@ -20,7 +20,7 @@ func (s *Server) relayFor(ctx context.Context) registry.Relay { return &relay{s:
 func (r *relay) Notify(method string, params map[string]any) {
 	if method == string(mcp.MethodNotificationMessage) {
 		lvl, _ := params["level"].(string)
-		if st := r.s.session(sessionID(r.ctx)); st != nil && !admits(st.logLevel(), mcp.LoggingLevel(lvl)) {
+		if !r.s.feat.Admits(sessionID(r.ctx), mcp.LoggingLevel(lvl)) {
 			return
 		}
 	}
@@ -40,7 +40,7 @@ func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest)
 	ctx, cancel := r.within(ctx)
 	defer cancel()
 	var res *mcp.CreateMessageResult
-	handled, err := r.s.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
+	handled, err := r.s.streams.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
 	if !handled {
 		res, err = r.s.mcp.RequestSampling(ctx, req)
 	}
@@ -58,7 +58,7 @@ func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.L
 	ctx, cancel := r.within(ctx)
 	defer cancel()
 	var res *mcp.ListRootsResult
-	handled, err := r.s.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
+	handled, err := r.s.streams.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
 	if !handled {
 		res, err = r.s.mcp.RequestRoots(ctx, req)
 	}

@@ -18,84 +18,24 @@ import (
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 )
 
-// One error encoder for the MCP faces. Every JSON-RPC answer the hub writes
-// itself (the /mcp fast path, the gate's refusals, the edge guards, an
-// unknown session, a caller refused by auth) is encoded by callReply or
-// errorReply. Where mcp-go writes the answer (Streamable HTTP calls it
-// serves, legacy SSE, WebSocket, stdio), it would answer every error of the
-// router's handler with -32603 and the error's text; the handler marks the
-// pipeline's error instead (replyMarks.mark), and each of those faces puts
-// the hub's encoding of it in place of mcp-go's as the answer goes out
-// (replyMarks.fix, fixMessage). So a call ends with the same answer,
-// code and data included, whatever the face. The REST face has its own
-// encoder (runReply in rest.go): HTTP status and JSON.
+// The MCP faces answer with the one JSON-RPC encoder (jsonrpc.Reply,
+// jsonrpc.ErrorReply, jsonrpc.Refuse). Where mcp-go writes the answer
+// (Streamable HTTP calls it serves, legacy SSE, WebSocket, stdio), it would
+// answer every error of the router's handler with -32603 and the error's
+// text; the handler marks the pipeline's error instead (replyMarks.mark),
+// and each of those faces puts the hub's encoding of it in place of
+// mcp-go's as the answer goes out (replyMarks.fix, fixMessage). So a call
+// ends with the same answer, code and data included, whatever the face.
+// The REST face has its own encoder (runReply in rest.go): HTTP status and
+// JSON.
 
 // callReply is the answer to the request id of a call that ended in out:
 // its result, or its JSON-RPC error.
 func callReply(id json.RawMessage, out pipeline.Result) []byte {
 	if out.Error != nil {
-		return errorReply(id, out.Error)
+		return jsonrpc.ErrorReply(id, out.Error)
 	}
-	return reply(id, "result", out.Result)
-}
-
-// errorReply is the one encoding of a JSON-RPC error answer; id is the
-// request's (null when nil).
-func errorReply(id json.RawMessage, e *jsonrpc.Error) []byte {
-	b, _ := json.Marshal(e)
-	return reply(id, "error", b)
-}
-
-// reply is a JSON-RPC answer with its member ("result" or "error") and a
-// newline.
-func reply(id json.RawMessage, member string, body []byte) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	out := make([]byte, 0, len(body)+len(id)+40)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"`...)
-	out = append(out, member...)
-	out = append(out, `":`...)
-	out = append(out, body...)
-	return append(out, "}\n"...)
-}
-
-// asRPCError makes err a JSON-RPC error object.
-func asRPCError(err error) *jsonrpc.Error {
-	var e *jsonrpc.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-}
-
-// rpcErrorBody is the JSON-RPC error answering the request raw, with the
-// request's own id when it has one.
-func rpcErrorBody(raw []byte, err error) []byte {
-	return errorReply(jsonrpc.IDOf(raw), asRPCError(err))
-}
-
-// writeReply answers an HTTP request with one JSON-RPC message.
-func writeReply(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// refuse answers a request turned away before it was read (the guards,
-// auth): a JSON-RPC error (what MCP clients read) with a message that says
-// what to change.
-func refuse(w http.ResponseWriter, status, code int, msg string) {
-	refuseID(w, status, code, nil, msg)
-}
-
-// refuseID is refuse answering the request whose JSON-RPC id is id.
-func refuseID(w http.ResponseWriter, status, code int, id json.RawMessage, msg string) {
-	writeReply(w, status, errorReply(id, &jsonrpc.Error{Code: code, Message: msg}))
+	return jsonrpc.Reply(id, out.Result, nil)
 }
 
 // codeAuthRequired is the JSON-RPC code of a request without a valid
@@ -194,7 +134,7 @@ func (m *replyMarks) fix(out []byte) []byte {
 		}
 		if e, id, ok := m.marked(body); ok {
 			fixed = append(fixed, prefix...)
-			fixed = append(fixed, bytes.TrimSuffix(errorReply(id, e), []byte("\n"))...)
+			fixed = append(fixed, bytes.TrimSuffix(jsonrpc.ErrorReply(id, e), []byte("\n"))...)
 			fixed = append(fixed, eol...)
 			continue
 		}

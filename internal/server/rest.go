@@ -37,7 +37,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeRunError(w, http.StatusMethodNotAllowed, &jsonrpc.Error{Message: "run a tool with POST " + r.URL.Path})
 		return
 	}
-	body, ok := s.readBody(w, r)
+	body, ok := s.edge.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -129,7 +129,7 @@ func restToolCall(name string, body []byte) (jsonrpc.ToolCall, error) {
 	params = append(append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...), '}')
 	call, err := jsonrpc.ParseToolCall(params)
 	if err != nil {
-		return call, &runBodyError{strings.TrimPrefix(asRPCError(err).Message, "invalid params: params: ")}
+		return call, &runBodyError{strings.TrimPrefix(jsonrpc.AsError(err).Message, "invalid params: params: ")}
 	}
 	return call, nil
 }

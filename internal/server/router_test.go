@@ -96,10 +96,10 @@ func TestOneRouterOnEveryFace(t *testing.T) {
 			f.call(t, tool) // the burst's second
 			r = f.call(t, tool)
 			if f.caller == "rest" {
-				mustf(t, r.status == http.StatusTooManyRequests && r.Error != nil && r.Error.Code == codeServerBusy, "REST third call: HTTP %d %+v, want 429", r.status, r.Error)
+				mustf(t, r.status == http.StatusTooManyRequests && r.Error != nil && r.Error.Code == jsonrpc.CodeServerBusy, "REST third call: HTTP %d %+v, want 429", r.status, r.Error)
 			} else {
 				var data struct{ Limit, Kind string }
-				mustf(t, r.Error != nil && r.Error.Code == codeServerBusy && json.Unmarshal(r.Error.Data, &data) == nil && data.Limit == "caller" && data.Kind == "rate",
+				mustf(t, r.Error != nil && r.Error.Code == jsonrpc.CodeServerBusy && json.Unmarshal(r.Error.Data, &data) == nil && data.Limit == "caller" && data.Kind == "rate",
 					"third unknown call: %+v, want -32000 with the refusal's data", r.Error)
 				mustf(t, strings.Contains(r.Error.Message, fmt.Sprintf(`caller %q is over its limit`, f.caller)), "refusal %q", r.Error.Message)
 			}
@@ -364,7 +364,7 @@ func TestReplyMarksFix(t *testing.T) {
 	untouched := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x [mcp-hub answer 00]"}}` + "\n"
 	mustf(t, string(m.fix([]byte(untouched))) == untouched, "fixed with nothing pending")
 
-	refusal := &jsonrpc.Error{Code: codeServerBusy, Message: "rate limit: slow down", Data: json.RawMessage(`{"retryAfterMs":5}`)}
+	refusal := &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: "rate limit: slow down", Data: json.RawMessage(`{"retryAfterMs":5}`)}
 	mcpGo := func(id string, err error) string {
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": map[string]any{"code": -32603, "message": err.Error()}})
 		return string(b)
@@ -386,7 +386,7 @@ func TestReplyMarksFix(t *testing.T) {
 	other := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"` + strings.ReplaceAll(marked.Error(), `"`, `\"`) + `"}]}}`
 	mustf(t, string(m.fix([]byte(other))) == other, "a result that quotes a mark was touched")
 	msg := m.fixMessage(mcp.NewJSONRPCError(mcp.NewRequestId(3), mcp.INTERNAL_ERROR, marked.Error(), nil)).(mcp.JSONRPCError)
-	mustf(t, msg.Error.Code == codeServerBusy && msg.Error.Message == refusal.Message && string(msg.Error.Data.(json.RawMessage)) == string(refusal.Data),
+	mustf(t, msg.Error.Code == jsonrpc.CodeServerBusy && msg.Error.Message == refusal.Message && string(msg.Error.Data.(json.RawMessage)) == string(refusal.Data),
 		"WebSocket message: %+v", msg.Error)
 }
 

@@ -6,7 +6,8 @@
 // (internal/pipeline) and encodes its Result. Who calls is
 // internal/callers'; it mounts the REST API of internal/adminapi
 // (listings, servers, pins, OpenAPI) and the console's feed of
-// internal/callfeed (/api/mcp/calls, /api/events) behind its guards.
+// internal/callfeed (/api/mcp/calls, /api/events) behind the guards of
+// internal/edge.
 package server
 
 import (
@@ -30,6 +31,9 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/eventstore"
+	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
@@ -54,8 +58,8 @@ type Options struct {
 	// (internal/peers).
 	Peers []string
 
-	// What a caller, anonymous included, can make the hub hold (guard.go,
-	// limits.go). Zero means the default.
+	// What a caller, anonymous included, can make the hub hold
+	// (internal/edge). Zero means the default.
 
 	// MaxBodyBytes caps a request body and a WebSocket message; 4 MiB.
 	MaxBodyBytes int64
@@ -113,7 +117,7 @@ type Server struct {
 	sse        *server.SSEServer
 	ws         http.Handler
 
-	feat    *features
+	feat    *features.Features
 	peers   *peers.Peers // nil: no peers
 	streams *streams
 	lists   listCache
@@ -124,7 +128,7 @@ type Server struct {
 	tracer     trace.Tracer       // nil when tracing is off
 	spans      methodSpans        // spans of requests mcp-go serves
 	draining   atomic.Bool
-	edge       edge                 // limits on what callers can make the hub hold
+	edge       *edge.Edge           // guards and limits on what callers can make the hub hold
 	find       *findtools.Finder    // nil when tool search is off
 	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
@@ -134,14 +138,20 @@ type Server struct {
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), feat: newFeatures(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
+	s.feat = features.New(reg, s.log, s.relayFor)
 	s.metrics = newMetrics(reg)
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
-	s.edge = newEdge(opts)
+	s.edge = edge.New(edge.Options{
+		MaxBodyBytes: opts.MaxBodyBytes, AllowedOrigins: opts.AllowedOrigins,
+		MaxSessions: opts.MaxSessions, MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
+		SessionIdleTimeout: opts.SessionIdleTimeout, ReadTimeout: opts.ReadTimeout, ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		Log: s.log,
+	})
 	s.tracer = opts.Tracer
 	s.find = findtools.New(opts.FindToolsAbove, reg, s.toolsChanged)
 	route := pipeline.Router(nil) // the registry's alone
@@ -159,8 +169,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
-	hooks.AddOnRegisterSession(s.edge.sessions.registered)
-	hooks.AddOnUnregisterSession(s.edge.sessions.unregistered)
+	s.edge.InstallHooks(hooks)
 	hooks.AddOnRequestInitialization(gateHook)
 	// One router (catalog.go): every call to the router, every list from
 	// the catalog.
@@ -171,23 +180,24 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	if s.find != nil {
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.Forget(cs.SessionID()) })
 	}
-	mcpOpts := append(s.serverOptions(hooks),
+	mcpOpts := append(s.feat.ServerOptions(hooks),
 		server.WithToolCapabilities(true),
 		server.WithHooks(hooks),
 		server.WithInstructions(opts.Instructions),
 		server.WithRecovery(),
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
+	s.feat.Attach(s.mcp)
 	s.mcp.AddTool(routerTool(), s.callTool)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEventStore(newEventStore()),
+		server.WithEventStore(eventstore.New()),
 		// With an event store mcp-go keeps a session past its GET stream
 		// (for resumption) until this much idle time.
-		server.WithSessionIdleTTL(s.edge.idle),
+		server.WithSessionIdleTTL(s.edge.Idle()),
 		// A ping on an open GET stream counts as activity, so the sweep
 		// takes only sessions without a stream.
-		server.WithHeartbeatInterval(s.edge.idle/3),
-		server.WithSessionIdManagerResolver(sessionIDs{}),
+		server.WithHeartbeatInterval(s.edge.Idle()/3),
+		server.WithSessionIdManagerResolver(edge.SessionIDs{}),
 	)
 	s.sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint("/sse"),
@@ -196,36 +206,37 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithKeepAliveInterval(25*time.Second),
 	)
 	s.ws = mcpws.NewHandler(s.mcp,
-		mcpws.WithCheckOrigin(s.edge.guard.originAllowed),
-		mcpws.WithReadLimit(s.edge.guard.maxBody),
+		mcpws.WithCheckOrigin(s.edge.OriginAllowed),
+		mcpws.WithReadLimit(s.edge.MaxBody()),
 		mcpws.WithMessageCheck(refusal),
 		mcpws.WithRequestScope(s.marks.scope),
 	)
 	s.streams.forget = s.forgetSession
+	s.streams.mcp, s.streams.peers = s.mcp, s.peers
 	reg.OnChange(s.publish)
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
-	reg.OnResourceUpdated(s.resourceUpdated)
+	reg.OnResourceUpdated(s.feat.ResourceUpdated)
 	return s
 }
 
 // Handler returns every HTTP route of the hub.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	g := s.edge.guard
-	mux.Handle("/mcp", g.mcpFace(s.requireCaller(s.traceHeaders(s.limitSessions(faceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-	mux.Handle("/sse", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.marks.handler(s.sse))), true))
-	mux.Handle("/messages", g.mcpFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
-	mux.Handle("/ws", g.mcpFace(s.requireCaller(s.limitSessions(faceStream, s.ws)), false))
-	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.sendForPeer))
+	g := s.edge
+	mux.Handle("/mcp", g.MCPFace(s.requireCaller(s.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
+	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(s.sse))), true))
+	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
+	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.ws)), false))
+	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{
 		Registry: s.reg, Auth: s.auth, Visible: pipeline.Visible, Registrations: s.registered, Log: s.log,
-		Guard: func(h http.Handler) http.Handler { return g.mcpFace(s.requireCaller(h), false) },
+		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireCaller(h), false) },
 	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
-	mux.Handle(runPath, g.mcpFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
+	mux.Handle(runPath, g.MCPFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls
 	// and the event stream name callers, so they need one, as the MCP
 	// faces do (a token in a header, never a cookie); only an admin sees
@@ -233,8 +244,8 @@ func (s *Server) Handler() http.Handler {
 	page := console.Handler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /console/", page)
-	mux.Handle("GET /api/mcp/calls", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
-	mux.Handle("GET /api/events", g.mcpFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
+	mux.Handle("GET /api/mcp/calls", g.MCPFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
+	mux.Handle("GET /api/events", g.MCPFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by
 		// browser-based clients of any origin, like the 401 that names it.
@@ -253,7 +264,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /metrics", s.metrics.handler())
 	// Every route: the chain header (instance.go), DNS rebinding
 	// protection, bounded bodies.
-	return s.presentChain(g.checkHost(g.limitBody(mux)))
+	return s.presentChain(g.CheckHost(g.LimitBody(mux)))
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
@@ -285,16 +296,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	streamsCtx, closeStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer closeStreams()
 	hs := &http.Server{
-		Handler: s.Handler(),
-		// ReadTimeout covers the request only: net/http clears the deadline
-		// once the body is read, so SSE streams and hijacked WebSocket
-		// connections (which keep their own deadlines) outlive it.
-		ReadTimeout:       s.edge.readTimeout,
-		ReadHeaderTimeout: s.edge.readHeaderTimeout,
-		IdleTimeout:       idleConnTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		BaseContext:       func(net.Listener) context.Context { return streamsCtx },
+		Handler:     s.Handler(),
+		BaseContext: func(net.Listener) context.Context { return streamsCtx },
 	}
+	s.edge.Configure(hs)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -3,14 +3,14 @@ package server
 import (
 	"encoding/json"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -27,7 +27,7 @@ import (
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
-		if sid != "" && !ownsSession(callers.From(r.Context()), sid) {
+		if sid != "" && !edge.OwnsSession(callers.From(r.Context()), sid) {
 			sessionNotFound(w, nil)
 			return
 		}
@@ -37,7 +37,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
 		return
 	}
-	body, ok := s.readBody(w, r)
+	body, ok := s.edge.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -45,16 +45,16 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// 400 for a body that is no message, 200 for a request refused.
 		status := http.StatusOK
-		if c := asRPCError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
+		if c := jsonrpc.AsError(err).Code; c == jsonrpc.CodeParseError || c == jsonrpc.CodeInvalidRequest {
 			status = http.StatusBadRequest
 		}
-		writeReply(w, status, rpcErrorBody(body, err))
+		jsonrpc.WriteReply(w, status, jsonrpc.ErrorReplyTo(body, err))
 		return
 	}
 	// Whose session it is, before anything acts on it. An initialize makes
 	// a new session whatever id it carries (a client that got 404 may send
 	// the stale one again).
-	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !ownsSession(callers.From(r.Context()), sid) {
+	if sid != "" && msg.Method != string(mcp.MethodInitialize) && !edge.OwnsSession(callers.From(r.Context()), sid) {
 		sessionNotFound(w, msg.ID)
 		return
 	}
@@ -69,12 +69,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case msg.Method == string(mcp.MethodInitialize):
 		// An initialize may register a session: it takes a slot under the
 		// caller's and the hub's session caps first.
-		reserved, release, ok := s.reserveSession(w, r, msg.ID)
+		reserved, release, ok := s.edge.ReserveSession(w, r, msg.ID)
 		if !ok {
 			return
 		}
 		defer release()
-		r = reserved.WithContext(withInitFlags(reserved.Context(), initializeFlags(msg)))
+		r = reserved.WithContext(edge.WithInitFlags(reserved.Context(), initializeFlags(msg)))
 		r.Header.Del("Mcp-Session-Id") // a stale one is nobody's business here
 	}
 	// A request without a progress token from a plain session gets its
@@ -87,7 +87,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	meta := msg.Meta()
 	_, progress := meta[jsonrpc.MetaProgressToken]
 	_, logs := meta[jsonrpc.MetaLogLevel]
-	if !progress && !logs && !s.needsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
+	if !progress && !logs && !s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
 	}
 	s.streamable.ServeHTTP(s.marks.writer(w), r)
@@ -98,7 +98,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 // caller: the two are told apart by nobody (id is the request's JSON-RPC
 // id, nil for none).
 func sessionNotFound(w http.ResponseWriter, id json.RawMessage) {
-	refuseID(w, http.StatusNotFound, codeSessionNotFound, id, "session not found")
+	jsonrpc.Refuse(w, http.StatusNotFound, codeSessionNotFound, id, "session not found")
 }
 
 // codeSessionNotFound is the JSON-RPC code of an unknown session, as the
@@ -106,12 +106,12 @@ func sessionNotFound(w http.ResponseWriter, id json.RawMessage) {
 const codeSessionNotFound = -32001
 
 // initializeFlags reads the session flags of an initialize request.
-func initializeFlags(msg *jsonrpc.Message) sessionFlags {
+func initializeFlags(msg *jsonrpc.Message) edge.SessionFlags {
 	var p struct {
 		Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
-	return sessionFlags{relayed: takesServerRequests(p.Capabilities)}
+	return edge.SessionFlags{Relayed: features.TakesServerRequests(p.Capabilities)}
 }
 
 // jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may
@@ -123,7 +123,7 @@ type jsonOnly struct{ http.ResponseWriter }
 // protection admits. Others go to mcp-go, which refuses or streams them.
 func (s *Server) plainHTTP(r *http.Request) bool {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && hostAllowed(r)
+	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && edge.HostAllowed(r)
 }
 
 // fastCall answers a plain tools/call and reports whether it did. A call
@@ -131,7 +131,7 @@ func (s *Server) plainHTTP(r *http.Request) bool {
 // session that takes server requests) is left to mcp-go, and so is one
 // whose 2026-07-28 headers disagree with its body (mcp-go refuses it).
 func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
-	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.needsRelay(r.Header.Get("Mcp-Session-Id")) {
+	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) {
 		return false
 	}
 	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {
@@ -156,26 +156,4 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 
 func acceptsJSON(accept string) bool {
 	return accept == "" || strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")
-}
-
-// hostAllowed mirrors mcp-go's DNS rebinding protection: a request that
-// arrived on a loopback address must name a loopback host.
-func hostAllowed(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !isLoopback(local.String()) {
-		return true
-	}
-	return isLoopback(r.Host)
-}
-
-func isLoopback(hostport string) bool {
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		host = strings.Trim(hostport, "[]")
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }

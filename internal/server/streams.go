@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/peers"
 )
 
@@ -34,6 +35,11 @@ type streams struct {
 	grace    time.Duration
 	forget   func(id string) // drops mcp-go's state of a session
 	stopped  bool
+
+	// mcp sends a peer's server request on a stream held here; peers
+	// asks the replica holding a stream not held here (nil: no peers).
+	mcp   *server.MCPServer
+	peers *peers.Peers
 }
 
 // streamGrace is how long a session's state outlives its last GET stream.
@@ -117,37 +123,37 @@ func (st *streams) unregistered(id string) {
 // this replica when it holds the session's GET stream, else through the
 // peer that does. handled is false when the request should be sent the
 // ordinary way (not a Streamable HTTP session, or no peers).
-func (s *Server) viaStream(ctx context.Context, method mcp.MCPMethod, params any, out any) (handled bool, err error) {
+func (st *streams) viaStream(ctx context.Context, method mcp.MCPMethod, params any, out any) (handled bool, err error) {
 	id := sessionID(ctx)
-	if id == "" || s.peers == nil {
+	if id == "" || st.peers == nil {
 		return false, nil
 	}
-	if _, ok := parseSessionID(id); !ok {
+	if _, ok := edge.ParseSessionID(id); !ok {
 		return false, nil // not a Streamable HTTP session of the hub
 	}
-	if _, local := s.streams.session(id); local {
+	if _, local := st.session(id); local {
 		return false, nil
 	}
-	return true, s.peers.Ask(ctx, id, string(method), params, out)
+	return true, st.peers.Ask(ctx, id, string(method), params, out)
 }
 
 // sendForPeer sends a peer's server request to a session whose GET stream
 // this replica holds, and returns the client's answer (peers.Sender).
-func (s *Server) sendForPeer(ctx context.Context, session, method string, params json.RawMessage) (any, error) {
-	cs, ok := s.streams.session(session)
+func (st *streams) sendForPeer(ctx context.Context, session, method string, params json.RawMessage) (any, error) {
+	cs, ok := st.session(session)
 	if !ok {
 		return nil, peers.ErrNoStream
 	}
-	ctx = s.mcp.WithContext(ctx, cs)
+	ctx = st.mcp.WithContext(ctx, cs)
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodSamplingCreateMessage:
 		var req mcp.CreateMessageRequest
 		if err := json.Unmarshal(params, &req.CreateMessageParams); err != nil {
 			return nil, err
 		}
-		return s.mcp.RequestSampling(ctx, req)
+		return st.mcp.RequestSampling(ctx, req)
 	case mcp.MethodListRoots:
-		return s.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
+		return st.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
 	}
 	return nil, errors.New("unsupported method " + method)
 }

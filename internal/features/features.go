@@ -1,4 +1,9 @@
-package server
+// Package features serves MCP beyond tools to the hub's callers: the
+// catalog's resources, templates and prompts, completions, resource
+// subscriptions and logging levels, through the sessions of mcp-go's
+// server (which the faces hold). Tool calls are the pipeline's; this
+// package reads, lists and subscribes.
+package features
 
 import (
 	"context"
@@ -12,9 +17,11 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -29,11 +36,19 @@ import (
 // maxSessions bounds the per-session state the hub remembers.
 const maxSessions = 1 << 16
 
+// sessionID is the id of the session of ctx, "" when none.
+func sessionID(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil {
+		return cs.SessionID()
+	}
+	return ""
+}
+
 // sessionState is what a replica remembers of a downstream session: its
 // logging/setLevel. It is kept per replica (a request cannot change a
 // session's id); on another replica the session gets every log message of
 // its calls if they are relayed, and none if they take the fast path.
-// Whether a session takes server requests is in its id (sessionid.go).
+// Whether a session takes server requests is in its id (edge.SessionFlags).
 type sessionState struct {
 	mu sync.Mutex
 	// level is the session's logging/setLevel, "" when never set.
@@ -46,8 +61,18 @@ func (st *sessionState) logLevel() mcp.LoggingLevel {
 	return st.level
 }
 
-// features holds the server's state for MCP beyond tools.
-type features struct {
+// Features serves MCP beyond tools to the sessions of mcp-go's server: it
+// publishes the catalog's resources, templates and prompts, pares the
+// capabilities down, forwards logging levels and keeps the resource
+// subscriptions.
+type Features struct {
+	reg *registry.Registry
+	// mcp is the server whose sessions it serves (Attach).
+	mcp *server.MCPServer
+	log zerolog.Logger
+	// relayFor brings what an upstream sends during a read or a prompt to
+	// the caller's session.
+	relayFor func(context.Context) registry.Relay
 	sessions *lru.Cache[string, *sessionState]
 
 	mu        sync.Mutex
@@ -64,31 +89,34 @@ type deliverFunc func(params map[string]any) error
 // subKey is one upstream resource subscribed to.
 type subKey struct{ server, uri string }
 
-func newFeatures() *features {
+// New serves the features of reg's catalog; relayFor brings what an
+// upstream sends during a read or a prompt to the caller. Call Attach
+// with the server built from ServerOptions.
+func New(reg *registry.Registry, log zerolog.Logger, relayFor func(context.Context) registry.Relay) *Features {
 	sessions, _ := lru.New[string, *sessionState](maxSessions)
-	return &features{sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
+	return &Features{reg: reg, log: log, relayFor: relayFor, sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
 }
 
-// serverOptions are the mcp-go options for everything besides tools. The
+// ServerOptions are the mcp-go options for everything besides tools. The
 // capabilities are all switched on so mcp-go routes the methods; what a
 // session is told is pared down to what the upstreams offer (advertise).
-func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
-	hooks.AddAfterInitialize(s.afterInitialize)
+func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
+	hooks.AddAfterInitialize(f.afterInitialize)
 	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
-		s.advertise(callers.From(ctx), &res.Capabilities)
+		f.advertise(callers.From(ctx), &res.Capabilities)
 	})
-	hooks.AddAfterSetLevel(s.afterSetLevel)
+	hooks.AddAfterSetLevel(f.afterSetLevel)
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
 		id := sessionID(ctx)
-		s.subscribe(ctx, id, req.Params.URI, func(params map[string]any) error {
-			return s.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
+		f.subscribe(ctx, id, req.Params.URI, func(params map[string]any) error {
+			return f.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
 		})
 	})
 	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
-		s.subscribe(ctx, sessionID(ctx), req.Params.URI, nil)
+		f.subscribe(ctx, sessionID(ctx), req.Params.URI, nil)
 	})
-	hooks.AddBeforeSubscriptionsListen(s.listen)
-	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.dropSession(cs.SessionID()) })
+	hooks.AddBeforeSubscriptionsListen(f.listen)
+	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { f.dropSession(cs.SessionID()) })
 	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 		if !featuresAllowed(callers.From(ctx)) {
 			res.Resources = []mcp.Resource{}
@@ -109,8 +137,8 @@ func (s *Server) serverOptions(hooks *server.Hooks) []server.ServerOption {
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithCompletions(),
-		server.WithPromptCompletionProvider(completer{s}),
-		server.WithResourceCompletionProvider(completer{s}),
+		server.WithPromptCompletionProvider(completer{f}),
+		server.WithResourceCompletionProvider(completer{f}),
 	}
 }
 
@@ -130,8 +158,8 @@ var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts
 // manual caller's stay empty. Subscribe, completions and logging are
 // requests the caller makes, so they are declared only when an upstream
 // offers them now.
-func (s *Server) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) {
-	have := s.reg.Catalog().Features.Caps
+func (f *Features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) {
+	have := f.reg.Catalog().Features.Caps
 	allowed := featuresAllowed(caller)
 	if caps.Resources != nil && (!have.Subscribe || !allowed) {
 		caps.Resources.Subscribe = false
@@ -144,93 +172,93 @@ func (s *Server) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) 
 	}
 }
 
-func (s *Server) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-	s.advertise(callers.From(ctx), &res.Capabilities)
+func (f *Features) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+	f.advertise(callers.From(ctx), &res.Capabilities)
 }
 
-// takesServerRequests reports whether a client declared a capability that
+// TakesServerRequests reports whether a client declared a capability that
 // lets an upstream send it requests.
-func takesServerRequests(caps mcp.ClientCapabilities) bool {
+func TakesServerRequests(caps mcp.ClientCapabilities) bool {
 	return caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil
 }
 
 // session returns what the hub remembers of a session, or nil.
-func (s *Server) session(id string) *sessionState {
+func (f *Features) session(id string) *sessionState {
 	if id == "" {
 		return nil
 	}
-	st, _ := s.feat.sessions.Get(id)
+	st, _ := f.sessions.Get(id)
 	return st
 }
 
-// needsRelay reports whether calls of the session must go through the
+// NeedsRelay reports whether calls of the session must go through the
 // relay: it takes server requests or asked for log messages.
-func (s *Server) needsRelay(id string) bool {
-	if f, ok := parseSessionID(id); ok && f.relayed {
+func (f *Features) NeedsRelay(id string) bool {
+	if f, ok := edge.ParseSessionID(id); ok && f.Relayed {
 		return true
 	}
-	st := s.session(id)
+	st := f.session(id)
 	return st != nil && st.logLevel() != ""
 }
 
-func (s *Server) dropSession(id string) {
-	s.feat.sessions.Remove(id)
-	s.unsubscribeAll(id)
+func (f *Features) dropSession(id string) {
+	f.sessions.Remove(id)
+	f.unsubscribeAll(id)
 }
 
 // unsubscribeAll removes subscriber from every subscription.
-func (s *Server) unsubscribeAll(subscriber string) {
-	s.feat.mu.Lock()
+func (f *Features) unsubscribeAll(subscriber string) {
+	f.mu.Lock()
 	var gone []subKey
-	for k, set := range s.feat.subs {
+	for k, set := range f.subs {
 		if _, ok := set[subscriber]; ok {
 			delete(set, subscriber)
 			if len(set) == 0 {
-				delete(s.feat.subs, k)
+				delete(f.subs, k)
 				gone = append(gone, k)
 			}
 		}
 	}
-	s.feat.mu.Unlock()
+	f.mu.Unlock()
 	for _, k := range gone {
-		s.unsubscribeUpstream(k)
+		f.unsubscribeUpstream(k)
 	}
 }
 
 // afterSetLevel remembers the session's level and passes the most verbose
 // level any session asked for to the upstreams: one upstream session serves
 // every caller, and each caller gets only what its own level admits.
-func (s *Server) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+func (f *Features) afterSetLevel(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 	level := req.Params.Level
 	if id := sessionID(ctx); id != "" {
-		st := s.session(id)
+		st := f.session(id)
 		if st == nil {
 			st = &sessionState{}
-			s.feat.sessions.Add(id, st)
+			f.sessions.Add(id, st)
 		}
 		st.mu.Lock()
 		st.level = level
 		st.mu.Unlock()
 	}
-	s.feat.mu.Lock()
-	if cur := s.reg.LogLevel(); cur != "" && !moreVerbose(level, cur) {
-		s.feat.mu.Unlock()
+	f.mu.Lock()
+	if cur := f.reg.LogLevel(); cur != "" && !moreVerbose(level, cur) {
+		f.mu.Unlock()
 		return
 	}
-	s.reg.SetLogLevel(level)
-	s.feat.mu.Unlock()
-	s.forwardLevel(ctx, level)
+	f.reg.SetLogLevel(level)
+	f.mu.Unlock()
+	f.forwardLevel(ctx, level)
 }
 
 // forwardLevel sets level on every connected upstream that offers logging.
-func (s *Server) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
+func (f *Features) forwardLevel(ctx context.Context, level mcp.LoggingLevel) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, c := range s.reg.Catalog().Upstreams() {
+	for _, c := range f.reg.Catalog().Upstreams() {
 		wg.Go(func() {
 			if err := c.SetLogLevel(ctx, level); err != nil {
-				s.log.Warn().Err(err).Str("server", c.Name()).Msg("forward logging/setLevel")
+				f.log.Warn().Err(err).Str("server", c.Name()).Msg("forward logging/setLevel")
 			}
 		})
 	}
@@ -244,66 +272,77 @@ var levelRank = map[mcp.LoggingLevel]int{
 
 func moreVerbose(a, b mcp.LoggingLevel) bool { return levelRank[a] < levelRank[b] }
 
+// Admits reports whether the session id wants a log message at msg: the
+// level it set, if it set one here, admits it.
+func (f *Features) Admits(id string, msg mcp.LoggingLevel) bool {
+	st := f.session(id)
+	return st == nil || admits(st.logLevel(), msg)
+}
+
+// Attach gives f the server built with ServerOptions, whose sessions it
+// serves. Call it before the first Publish.
+func (f *Features) Attach(s *server.MCPServer) { f.mcp = s }
+
 // admits reports whether a session at level wants a message at msg.
 func admits(level, msg mcp.LoggingLevel) bool {
 	return level == "" || levelRank[msg] >= levelRank[level]
 }
 
-// publishFeatures hands the catalog's resources, templates and prompts to
+// Publish hands the catalog's resources, templates and prompts to
 // mcp-go when they changed (mcp-go then sends list_changed).
-func (s *Server) publishFeatures(cat *registry.Catalog) {
-	f := cat.Features
-	s.feat.mu.Lock()
-	old := s.feat.published
-	s.feat.published = f
-	s.feat.mu.Unlock()
-	if !sameList(old.Resources, f.Resources, func(a, b registry.Resource) bool {
+func (f *Features) Publish(cat *registry.Catalog) {
+	now := cat.Features
+	f.mu.Lock()
+	old := f.published
+	f.published = now
+	f.mu.Unlock()
+	if !sameList(old.Resources, now.Resources, func(a, b registry.Resource) bool {
 		return a.Client == b.Client && reflect.DeepEqual(a.Def, b.Def)
 	}) {
-		rs := make([]server.ServerResource, len(f.Resources))
-		for i, r := range f.Resources {
+		rs := make([]server.ServerResource, len(now.Resources))
+		for i, r := range now.Resources {
 			rs[i] = server.ServerResource{Resource: r.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return s.read(ctx, r.Prefix, r.Original, r.Client, req)
+				return f.read(ctx, r.Prefix, r.Original, r.Client, req)
 			}}
 		}
-		s.mcp.SetResources(rs...)
+		f.mcp.SetResources(rs...)
 	}
-	if !sameList(old.Templates, f.Templates, func(a, b registry.Template) bool {
+	if !sameList(old.Templates, now.Templates, func(a, b registry.Template) bool {
 		// The parsed template is a pointer; its text is URITemplate.
 		return a.Client == b.Client && a.URITemplate == b.URITemplate && a.Def.Name == b.Def.Name &&
 			a.Def.Description == b.Def.Description && a.Def.MIMEType == b.Def.MIMEType
 	}) {
-		ts := make([]server.ServerResourceTemplate, len(f.Templates))
-		for i, t := range f.Templates {
+		ts := make([]server.ServerResourceTemplate, len(now.Templates))
+		for i, t := range now.Templates {
 			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return s.read(ctx, t.Prefix, strings.TrimPrefix(req.Params.URI, t.Prefix), t.Client, req)
+				return f.read(ctx, t.Prefix, strings.TrimPrefix(req.Params.URI, t.Prefix), t.Client, req)
 			}}
 		}
-		s.mcp.SetResourceTemplates(ts...)
+		f.mcp.SetResourceTemplates(ts...)
 	}
-	if !sameList(old.Prompts, f.Prompts, func(a, b registry.Prompt) bool {
+	if !sameList(old.Prompts, now.Prompts, func(a, b registry.Prompt) bool {
 		return a.Client == b.Client && reflect.DeepEqual(a.Def, b.Def)
 	}) {
-		ps := make([]server.ServerPrompt, len(f.Prompts))
-		for i, p := range f.Prompts {
+		ps := make([]server.ServerPrompt, len(now.Prompts))
+		for i, p := range now.Prompts {
 			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 				if !featuresAllowed(callers.From(ctx)) {
 					return nil, errManual
 				}
-				return p.Client.GetPrompt(registry.WithRelay(ctx, s.relayFor(ctx)), p.Original, req)
+				return p.Client.GetPrompt(registry.WithRelay(ctx, f.relayFor(ctx)), p.Original, req)
 			}}
 		}
-		s.mcp.SetPrompts(ps...)
+		f.mcp.SetPrompts(ps...)
 	}
 }
 
 // read reads the upstream's uri and gives the contents the caller's URIs
 // (prefix in front of each, when the naming policy added one).
-func (s *Server) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (f *Features) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
-	res, err := c.ReadResource(registry.WithRelay(ctx, s.relayFor(ctx)), uri, req)
+	res, err := c.ReadResource(registry.WithRelay(ctx, f.relayFor(ctx)), uri, req)
 	if err != nil {
 		return nil, err
 	}
@@ -337,12 +376,12 @@ func sameList[T any](a, b []T, same func(x, y T) bool) bool {
 
 // resolveURI finds the upstream and its own URI for a published URI: a
 // listed resource, else the first template that matches it.
-func (s *Server) resolveURI(uri string) (c registry.Upstream, server, original string, ok bool) {
-	f := &s.reg.Catalog().Features
-	if r, found := f.Resource(uri); found {
+func (f *Features) resolveURI(uri string) (c registry.Upstream, server, original string, ok bool) {
+	cat := &f.reg.Catalog().Features
+	if r, found := cat.Resource(uri); found {
 		return r.Client, r.Server, r.Original, true
 	}
-	for _, t := range f.Templates {
+	for _, t := range cat.Templates {
 		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
 			return t.Client, t.Server, strings.TrimPrefix(uri, t.Prefix), true
 		}
@@ -352,10 +391,10 @@ func (s *Server) resolveURI(uri string) (c registry.Upstream, server, original s
 
 // subscribe adds subscriber to the subscribers of uri (deliver reaches it),
 // or removes it (deliver nil); the upstream is subscribed while anyone is.
-func (s *Server) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
-	c, srv, original, ok := s.resolveURI(uri)
+func (f *Features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
+	c, srv, original, ok := f.resolveURI(uri)
 	if !ok || subscriber == "" || !featuresAllowed(callers.From(ctx)) {
-		s.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
+		f.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
 		return
 	}
 	k := subKey{server: srv, uri: original}
@@ -371,87 +410,87 @@ func (s *Server) subscribe(ctx context.Context, subscriber, uri string, deliver 
 			return send(out)
 		}
 	}
-	s.feat.mu.Lock()
-	set := s.feat.subs[k]
+	f.mu.Lock()
+	set := f.subs[k]
 	before := len(set)
 	if deliver != nil {
 		if set == nil {
 			set = map[string]deliverFunc{}
-			s.feat.subs[k] = set
+			f.subs[k] = set
 		}
 		set[subscriber] = deliver
 	} else if set != nil {
 		delete(set, subscriber)
 		if len(set) == 0 {
-			delete(s.feat.subs, k)
+			delete(f.subs, k)
 		}
 	}
-	after := len(s.feat.subs[k])
-	s.feat.mu.Unlock()
+	after := len(f.subs[k])
+	f.mu.Unlock()
 	switch {
 	case before == 0 && after > 0:
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := c.Subscribe(cctx, original); err != nil {
-			s.log.Warn().Err(err).Str("server", srv).Str("uri", original).Msg("subscribe upstream")
+			f.log.Warn().Err(err).Str("server", srv).Str("uri", original).Msg("subscribe upstream")
 		}
 	case before > 0 && after == 0:
-		s.unsubscribeUpstream(k)
+		f.unsubscribeUpstream(k)
 	}
 }
 
 // listen subscribes a 2026-07-28 subscriptions/listen stream to the
 // resources in its filter, for as long as the stream is open.
-func (s *Server) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+func (f *Features) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
 	uris := req.Params.Notifications.ResourceSubscriptions
 	if len(uris) == 0 {
 		return
 	}
 	subscriber := fmt.Sprintf("listen-%p", req)
 	for _, uri := range uris {
-		s.subscribe(ctx, subscriber, uri, func(params map[string]any) error {
-			return s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), params)
+		f.subscribe(ctx, subscriber, uri, func(params map[string]any) error {
+			return f.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), params)
 		})
 	}
-	context.AfterFunc(ctx, func() { s.unsubscribeAll(subscriber) })
+	context.AfterFunc(ctx, func() { f.unsubscribeAll(subscriber) })
 }
 
-func (s *Server) unsubscribeUpstream(k subKey) {
+func (f *Features) unsubscribeUpstream(k subKey) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if c, ok := s.reg.Catalog().Upstream(k.server); ok {
+	if c, ok := f.reg.Catalog().Upstream(k.server); ok {
 		if err := c.Unsubscribe(ctx, k.uri); err != nil {
-			s.log.Debug().Err(err).Str("server", k.server).Str("uri", k.uri).Msg("unsubscribe upstream")
+			f.log.Debug().Err(err).Str("server", k.server).Str("uri", k.uri).Msg("unsubscribe upstream")
 		}
 	}
 }
 
-// resourceUpdated delivers an upstream's notifications/resources/updated to
+// ResourceUpdated delivers an upstream's notifications/resources/updated to
 // the subscribers of that resource, with the URI they know.
-func (s *Server) resourceUpdated(srv string, params map[string]any) {
+func (f *Features) ResourceUpdated(srv string, params map[string]any) {
 	uri, _ := params["uri"].(string)
-	s.feat.mu.Lock()
+	f.mu.Lock()
 	var targets []deliverFunc
-	for _, d := range s.feat.subs[subKey{server: srv, uri: uri}] {
+	for _, d := range f.subs[subKey{server: srv, uri: uri}] {
 		targets = append(targets, d)
 	}
-	s.feat.mu.Unlock()
+	f.mu.Unlock()
 	for _, deliver := range targets {
 		if err := deliver(params); err != nil {
-			s.log.Debug().Err(err).Str("uri", uri).Msg("deliver resources/updated")
+			f.log.Debug().Err(err).Str("uri", uri).Msg("deliver resources/updated")
 		}
 	}
 }
 
 // completer answers completion/complete from the upstream that owns the
 // prompt or template.
-type completer struct{ s *Server }
+type completer struct{ f *Features }
 
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
-	p, ok := c.s.reg.Catalog().Features.Prompt(name)
+	p, ok := c.f.reg.Catalog().Features.Prompt(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown prompt %q: no server in the catalog offers it", name)
 	}
@@ -462,7 +501,7 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
-	f := &c.s.reg.Catalog().Features
+	f := &c.f.reg.Catalog().Features
 	if t, ok := f.Template(uri); ok {
 		return t.Client.Complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
 	}

@@ -1,20 +1,21 @@
-package server
+package edge
 
 import (
 	"fmt"
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
-// HTTP guards: what every request must satisfy before the hub reads it as
-// MCP. On the laptop default the hub has no credentials and listens on
-// loopback, so anything that can reach 127.0.0.1 is a caller; a web page in
-// the user's browser can, too. The guards keep such pages out:
+// Browser guards: what keeps web pages away from the hub. On the laptop
+// default the hub has no credentials and listens on loopback, so anything
+// that can reach 127.0.0.1 is a caller; a web page in the user's browser
+// can, too. The guards keep such pages out:
 //
 //   - Host (DNS rebinding): a request that arrived on a loopback address
 //     must name a loopback host, on every route. A page on evil.example
@@ -29,38 +30,18 @@ import (
 //   - Content-Type: a page may POST text/plain or a form anywhere without
 //     a CORS preflight; MCP messages are application/json, so nothing else
 //     is read.
-//   - Body size: no request body is read past http.maxBodyBytes.
 //
 // Same-origin plus the Host check is what stops a rebound page; with the
 // hub on a non-loopback address the Host check does not apply, and only
 // credentials protect it (as for any other network service).
 
-// guard holds the settings of the HTTP guards.
-type guard struct {
-	maxBody int64
-	// origins are the allowed cross-site origins, lower-cased
-	// scheme://host[:port] as browsers send them.
-	origins map[string]bool
-}
-
-func newGuard(maxBody int64, allowedOrigins []string) *guard {
-	g := &guard{maxBody: maxBody, origins: map[string]bool{}}
-	for _, o := range allowedOrigins {
-		g.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
-	}
-	return g
-}
-
-// codeServerBusy is the JSON-RPC code of a refusal at a session cap.
-const codeServerBusy = -32000
-
-// checkHost refuses requests that fail the DNS rebinding check, on every
+// CheckHost refuses requests that fail the DNS rebinding check, on every
 // route: mcp-go checks /mcp and /sse itself, but /api/mcp/tools, /metrics
 // and /ws would otherwise answer a rebound page.
-func (g *guard) checkHost(next http.Handler) http.Handler {
+func (e *Edge) CheckHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hostAllowed(r) {
-			refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+		if !HostAllowed(r) {
+			jsonrpc.Refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 				"Host %q refused: the request came to the hub's loopback address, so it must name a loopback host (localhost, 127.0.0.1, [::1]); another name is how DNS rebinding reaches a local server", r.Host))
 			return
 		}
@@ -68,46 +49,17 @@ func (g *guard) checkHost(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody bounds every request body: a declared length over the limit is
-// refused before anything is read, and a body without one (chunked) stops
-// at the limit with *http.MaxBytesError, which the readers answer with 413.
-func (g *guard) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > g.maxBody {
-			refuse(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, g.tooLarge(r.ContentLength))
-			return
-		}
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// tooLarge says that a body of n bytes (-1: unknown) is over the limit.
-func (g *guard) tooLarge(n int64) string {
-	size := "request body"
-	if n >= 0 {
-		size = fmt.Sprintf("request body of %d bytes", n)
-	}
-	return fmt.Sprintf("%s is larger than the hub's limit of %d bytes (%s, http.maxBodyBytes)", size, g.maxBody, mib(g.maxBody))
-}
-
-func mib(n int64) string {
-	return strconv.FormatFloat(float64(n)/(1<<20), 'f', -1, 64) + " MiB"
-}
-
-// mcpFace guards an MCP face (/mcp, /sse, /messages, /ws): Origin on every
+// MCPFace guards an MCP face (/mcp, /sse, /messages, /ws): Origin on every
 // method (a GET that opens a session is as unwanted from a foreign page as
 // a POST), Content-Type on POST. An allow-listed cross-site origin gets the
 // CORS headers it needs, a preflight included, so a browser client it
 // serves can work. With sse set, mcp-go's "Access-Control-Allow-Origin: *"
 // on /sse is replaced by this decision.
-func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
+func (e *Edge) MCPFace(next http.Handler, sse bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cors, ok := g.origin(r)
+		cors, ok := e.origin(r)
 		if !ok {
-			refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+			jsonrpc.Refuse(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 				"Origin %q refused: browser pages may call the hub only from its own origin or from one listed in http.allowedOrigins", r.Header.Get("Origin")))
 			return
 		}
@@ -129,7 +81,7 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 		if r.Method == http.MethodPost {
 			ct := r.Header.Get("Content-Type")
 			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-				refuse(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, fmt.Sprintf(
+				jsonrpc.Refuse(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 					"Content-Type %q refused: MCP messages must be sent as application/json", ct))
 				return
 			}
@@ -141,24 +93,24 @@ func (g *guard) mcpFace(next http.Handler, sse bool) http.Handler {
 	})
 }
 
-// originAllowed is the Origin check of the MCP faces, also given to the
+// OriginAllowed is the Origin check of the MCP faces, also given to the
 // WebSocket upgrader so /ws cannot drift from /mcp.
-func (g *guard) originAllowed(r *http.Request) bool {
-	_, ok := g.origin(r)
+func (e *Edge) OriginAllowed(r *http.Request) bool {
+	_, ok := e.origin(r)
 	return ok
 }
 
 // origin decides r's Origin: ok when it may call the hub, and cors, when
 // not empty, the Access-Control-Allow-Origin a cross-site but allowed
 // page needs.
-func (g *guard) origin(r *http.Request) (cors string, ok bool) {
+func (e *Edge) origin(r *http.Request) (cors string, ok bool) {
 	o := r.Header.Get("Origin")
 	switch {
 	case o == "":
 		return "", true // not a browser, or a same-origin GET
 	case sameOrigin(o, r.Host):
 		return "", true
-	case g.origins[strings.ToLower(o)]:
+	case e.origins[strings.ToLower(o)]:
 		return o, true
 	}
 	return "", false
@@ -228,3 +180,25 @@ func (c *corsHeader) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection (deadlines).
 func (c *corsHeader) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// HostAllowed mirrors mcp-go's DNS rebinding protection: a request that
+// arrived on a loopback address must name a loopback host.
+func HostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

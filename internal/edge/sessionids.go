@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // The binding is the first 64 bits of SHA-256 of the caller's identity key
 // (callers.Caller.Key: a token's, ServiceAccount's or OAuth caller's name; an
 // anonymous caller's address). Every request that presents an id is
-// checked against its own caller before anything else (ownsSession); an id
+// checked against its own caller before anything else (OwnsSession); an id
 // presented by anyone else is unknown to the hub (404, as for an id it
 // never issued), so an id that leaks (a log line, a proxy, a shared
 // machine) reads no one's notifications and ends no one's session. The
@@ -48,13 +48,15 @@ const (
 	sessionIDLen = len(sessionIDPrefix) + 1 + 1 + bindingHex + 1 + randomHex
 )
 
-// sessionFlags is what an id carries.
-type sessionFlags struct {
-	relayed bool
+// SessionFlags is what an id carries.
+type SessionFlags struct {
+	// Relayed: the client declared sampling, elicitation or roots, so its
+	// calls go through the relay.
+	Relayed bool
 }
 
-func (f sessionFlags) String() string {
-	if f.relayed {
+func (f SessionFlags) String() string {
+	if f.Relayed {
 		return "r"
 	}
 	return "p"
@@ -62,8 +64,8 @@ func (f sessionFlags) String() string {
 
 type initFlagsKey struct{}
 
-// withInitFlags attaches the flags an initialize request's session gets.
-func withInitFlags(ctx context.Context, f sessionFlags) context.Context {
+// WithInitFlags attaches the flags an initialize request's session gets.
+func WithInitFlags(ctx context.Context, f SessionFlags) context.Context {
 	return context.WithValue(ctx, initFlagsKey{}, f)
 }
 
@@ -80,8 +82,8 @@ func bindingOf(c callers.Caller) sessionBinding {
 	return b
 }
 
-// ownsSession reports whether id is one of the hub's ids bound to caller.
-func ownsSession(caller callers.Caller, id string) bool {
+// OwnsSession reports whether id is one of the hub's ids bound to caller.
+func OwnsSession(caller callers.Caller, id string) bool {
 	_, binding, ok := splitSessionID(id)
 	if !ok {
 		return false
@@ -90,24 +92,25 @@ func ownsSession(caller callers.Caller, id string) bool {
 	return binding == string(want[:])
 }
 
-// sessionIDs resolves the id manager of a request: its caller's binding,
+// SessionIDs resolves the id manager of a request: its caller's binding,
 // and for an initialize request the flags of its session.
-type sessionIDs struct{}
+type SessionIDs struct{}
 
-var _ server.SessionIdManagerResolver = sessionIDs{}
+var _ server.SessionIdManagerResolver = SessionIDs{}
 
-func (sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+func (SessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
 	if r == nil { // mcp-go asks without a request when closing sessions
 		return idManager{}
 	}
-	f, _ := r.Context().Value(initFlagsKey{}).(sessionFlags)
+	f, _ := r.Context().Value(initFlagsKey{}).(SessionFlags)
 	return idManager{flags: f, ctx: r.Context()}
 }
 
 // idManager mints the ids of the caller of ctx. mcp-go asks it to validate
-// only ids that serveMCP checked against their caller already.
+// only ids that the face checked against their caller already
+// (OwnsSession).
 type idManager struct {
-	flags sessionFlags
+	flags SessionFlags
 	ctx   context.Context // of the request; nil for mcp-go's sweeper
 }
 
@@ -133,9 +136,9 @@ func (m idManager) Generate() string {
 var errSessionID = errors.New("invalid session id")
 
 // Validate accepts any well-formed id: a session is valid on every replica.
-// Whose it is was checked before mcp-go saw the request (ownsSession).
+// Whose it is was checked before mcp-go saw the request (OwnsSession).
 func (idManager) Validate(id string) (isTerminated bool, err error) {
-	if _, ok := parseSessionID(id); ok {
+	if _, ok := ParseSessionID(id); ok {
 		return false, nil
 	}
 	return false, errSessionID
@@ -144,28 +147,28 @@ func (idManager) Validate(id string) (isTerminated bool, err error) {
 // Terminate ends nothing: there is no session state to drop.
 func (idManager) Terminate(string) (isNotAllowed bool, err error) { return false, nil }
 
-// parseSessionID reads the flags of one of the hub's ids.
-func parseSessionID(id string) (sessionFlags, bool) {
+// ParseSessionID reads the flags of one of the hub's ids.
+func ParseSessionID(id string) (SessionFlags, bool) {
 	f, _, ok := splitSessionID(id)
 	return f, ok
 }
 
 // splitSessionID reads the flags and the binding of one of the hub's ids,
 // without allocating.
-func splitSessionID(id string) (f sessionFlags, binding string, ok bool) {
+func splitSessionID(id string) (f SessionFlags, binding string, ok bool) {
 	if len(id) != sessionIDLen || id[:len(sessionIDPrefix)] != sessionIDPrefix {
-		return sessionFlags{}, "", false
+		return SessionFlags{}, "", false
 	}
 	rest := id[len(sessionIDPrefix):]
 	flag := rest[0]
 	if (flag != 'r' && flag != 'p') || rest[1] != '-' || rest[2+bindingHex] != '-' {
-		return sessionFlags{}, "", false
+		return SessionFlags{}, "", false
 	}
 	binding = rest[2 : 2+bindingHex]
 	if !isLowerHex(binding) || !isLowerHex(rest[3+bindingHex:]) {
-		return sessionFlags{}, "", false
+		return SessionFlags{}, "", false
 	}
-	return sessionFlags{relayed: flag == 'r'}, binding, true
+	return SessionFlags{Relayed: flag == 'r'}, binding, true
 }
 
 func isLowerHex(s string) bool {

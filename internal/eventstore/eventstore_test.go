@@ -1,4 +1,4 @@
-package server
+package eventstore
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 func TestEventStoreReplayAndBounds(t *testing.T) {
 	ctx := context.Background()
-	s := newEventStore()
+	s := New()
 	msg := func(i int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)) }
 	var ids []string
 	for i := range eventsPerStream + 10 {
@@ -65,7 +65,7 @@ func TestEventStoreReplayAndBounds(t *testing.T) {
 // sessions write to it.
 func TestEventStoreByteBudget(t *testing.T) {
 	ctx := context.Background()
-	s := newEventStore()
+	s := New()
 	payload := json.RawMessage(`"` + strings.Repeat("y", storeMaxEvent-16) + `"`)
 	for i := range 2 * storeMaxBytes / storeMaxEvent {
 		_, _ = s.StoreEvent(ctx, fmt.Sprint("sess-", i), "st", payload)

@@ -1,4 +1,7 @@
-package server
+// Package eventstore is the hub's store of Streamable HTTP events for
+// mcp-go (server.WithEventStore): what lets a client resume a broken reply
+// stream, with bounded memory.
+package eventstore
 
 import (
 	"bytes"
@@ -13,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// eventStore keeps the last events of the latest streams of recent
+// Store keeps the last events of the latest streams of recent
 // sessions, so a client whose reply stream broke can resume it with
 // Last-Event-ID (Streamable HTTP resumability). Its bounds keep memory flat
 // whatever the traffic: old sessions, streams and events are forgotten, and
@@ -23,7 +26,7 @@ import (
 // notification that mcp-go's forwarder has taken off the session's channel
 // when the response is written is dropped; with one, mcp-go waits for the
 // forwarder and delivers it before the response.
-type eventStore struct {
+type Store struct {
 	sessions *lru.Cache[string, *sessionLog]
 	seq      atomic.Uint64
 	bytes    atomic.Int64 // bytes of the messages kept
@@ -40,7 +43,7 @@ const (
 	storeMaxBytes     = 32 << 20
 )
 
-var _ server.EventStore = (*eventStore)(nil)
+var _ server.EventStore = (*Store)(nil)
 
 type sessionLog struct {
 	mu      sync.Mutex
@@ -55,8 +58,9 @@ type storedEvent struct {
 	msg json.RawMessage
 }
 
-func newEventStore() *eventStore {
-	s := &eventStore{}
+// New returns an empty store.
+func New() *Store {
+	s := &Store{}
 	s.sessions, _ = lru.NewWithEvict(storeSessions, func(_ string, log *sessionLog) {
 		log.mu.Lock()
 		s.bytes.Add(-log.bytes)
@@ -66,7 +70,9 @@ func newEventStore() *eventStore {
 	return s
 }
 
-func (s *eventStore) StoreEvent(_ context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
+// StoreEvent keeps message as the next event of the session's stream and
+// returns its id; a message too large to keep is sent all the same.
+func (s *Store) StoreEvent(_ context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
 	id := strconv.FormatUint(s.seq.Add(1), 10)
 	log, ok := s.sessions.Get(sessionID)
 	if !ok {
@@ -110,7 +116,9 @@ func (s *eventStore) StoreEvent(_ context.Context, sessionID, streamID string, m
 	return id, nil
 }
 
-func (s *eventStore) ReplayEventsAfter(_ context.Context, sessionID, lastEventID string, send func(eventID string, message json.RawMessage) error) (string, error) {
+// ReplayEventsAfter sends the events of lastEventID's stream that came
+// after it and returns the stream's id; a forgotten event is unknown.
+func (s *Store) ReplayEventsAfter(_ context.Context, sessionID, lastEventID string, send func(eventID string, message json.RawMessage) error) (string, error) {
 	log, ok := s.sessions.Get(sessionID)
 	if !ok {
 		return "", fmt.Errorf("%w: %s", server.ErrUnknownEventID, lastEventID)
@@ -137,7 +145,8 @@ func (s *eventStore) ReplayEventsAfter(_ context.Context, sessionID, lastEventID
 	return stream, nil
 }
 
-func (s *eventStore) PurgeSession(_ context.Context, sessionID string) error {
+// PurgeSession forgets a session that ended.
+func (s *Store) PurgeSession(_ context.Context, sessionID string) error {
 	s.sessions.Remove(sessionID)
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package edge
 
 import (
 	"context"
@@ -12,11 +12,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
-// Resource limits for every caller, anonymous included. What a caller can
-// make the hub hold is bounded: a request body (guard.go), the time to send
-// a request (http.Server timeouts in Serve), and the sessions it keeps.
+// Session caps, for every caller, anonymous included.
 //
 // A session costs memory while mcp-go has it registered: a Streamable HTTP
 // initialize registers one (and it stays until DELETE or the idle sweep,
@@ -26,61 +25,8 @@ import (
 // per caller and in total, from the moment a request that may register one
 // starts (so concurrent initialize calls cannot overshoot) until mcp-go
 // unregisters the session. Requests on a session that is not registered
-// here (Streamable HTTP ids are valid on every replica, sessionid.go) hold
+// here (Streamable HTTP ids are valid on every replica, sessionids.go) hold
 // nothing past the request and are not counted.
-
-// Defaults of the limits in Options, the same as the configuration's.
-const (
-	defaultMaxBodyBytes         = 4 << 20
-	defaultMaxSessions          = 10000
-	defaultMaxSessionsPerCaller = 1000
-	defaultSessionIdleTimeout   = 5 * time.Minute
-	defaultReadTimeout          = 30 * time.Second
-	defaultReadHeaderTimeout    = 10 * time.Second
-
-	// idleConnTimeout closes keep-alive connections nobody uses.
-	idleConnTimeout = 2 * time.Minute
-	// maxHeaderBytes bounds request headers: room for the largest bearer
-	// tokens (cluster and OIDC tokens are a few KiB), far below net/http's
-	// default of 1 MiB per connection.
-	maxHeaderBytes = 64 << 10
-)
-
-// edge is what the hub's HTTP face is allowed to hold, from Options.
-type edge struct {
-	guard    *guard
-	sessions *sessionLimits
-	// idle is the TTL of mcp-go's idle sweep: a Streamable HTTP session
-	// nothing happened on for that long loses its registration (and its
-	// slot) at the sweep's next round. The sweep runs every TTL/2, so idle
-	// is two thirds of http.sessionIdleTimeout: an abandoned session is
-	// gone within the documented timeout, never before two thirds of it.
-	idle                           time.Duration
-	readTimeout, readHeaderTimeout time.Duration
-}
-
-// newEdge applies the defaults to opts' limits.
-func newEdge(opts Options) edge {
-	timeout := cmpPositive(opts.SessionIdleTimeout, defaultSessionIdleTimeout)
-	e := edge{
-		idle:              timeout * 2 / 3,
-		readTimeout:       cmpPositive(opts.ReadTimeout, defaultReadTimeout),
-		readHeaderTimeout: cmpPositive(opts.ReadHeaderTimeout, defaultReadHeaderTimeout),
-	}
-	e.guard = newGuard(cmpPositive(opts.MaxBodyBytes, defaultMaxBodyBytes), opts.AllowedOrigins)
-	total := cmpPositive(opts.MaxSessions, defaultMaxSessions)
-	perCaller := cmpPositive(opts.MaxSessionsPerCaller, min(defaultMaxSessionsPerCaller, total))
-	e.sessions = newSessionLimits(total, perCaller, timeout)
-	return e
-}
-
-// cmpPositive is v, or def when v is not positive (left unset).
-func cmpPositive[T int | int64 | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
-}
 
 // sessionLimits counts the live sessions of each caller, by its limit key
 // (callers.Caller.Key): anonymous callers by address, so that one address at
@@ -208,29 +154,29 @@ func (l *sessionLimits) count(caller string) (total, mine int) {
 	return l.total, l.perCaller[caller]
 }
 
-// sessionFace says how a face's requests create sessions.
-type sessionFace int
+// SessionFace says how a face's requests create sessions.
+type SessionFace int
 
 const (
-	// faceStreamable: POST initialize and GET of a session not registered
+	// FaceStreamable: POST initialize and GET of a session not registered
 	// here (or without one) register a session.
-	faceStreamable sessionFace = iota
-	// faceStream: every GET (/sse, /ws) is a session for as long as it lasts.
-	faceStream
+	FaceStreamable SessionFace = iota
+	// FaceStream: every GET (/sse, /ws) is a session for as long as it lasts.
+	FaceStream
 )
 
-// limitSessions admits a request that may register a session only when
+// LimitSessions admits a request that may register a session only when
 // its caller, and the hub, are under their session caps. It runs after
-// requireCaller, whose caller it counts against.
-func (s *Server) limitSessions(face sessionFace, next http.Handler) http.Handler {
-	l := s.edge.sessions
+// the face has its caller (callers.From), whom it counts against.
+func (e *Edge) LimitSessions(face SessionFace, next http.Handler) http.Handler {
+	l := e.sessions
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A POST initialize reserves its slot in serveMCP, which reads the
-		// body once for everything.
+		// A POST initialize reserves its slot in the face (ReserveSession),
+		// which reads the body once for everything.
 		var id json.RawMessage
 		switch {
-		case r.Method == http.MethodGet && face == faceStream:
-		case r.Method == http.MethodGet && face == faceStreamable:
+		case r.Method == http.MethodGet && face == FaceStream:
+		case r.Method == http.MethodGet && face == FaceStreamable:
 			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && l.live(sid) {
 				next.ServeHTTP(w, r) // its slot is counted already
 				return
@@ -239,7 +185,7 @@ func (s *Server) limitSessions(face sessionFace, next http.Handler) http.Handler
 			next.ServeHTTP(w, r)
 			return
 		}
-		r, release, ok := s.reserveSession(w, r, id)
+		r, release, ok := e.ReserveSession(w, r, id)
 		if !ok {
 			return
 		}
@@ -248,20 +194,36 @@ func (s *Server) limitSessions(face sessionFace, next http.Handler) http.Handler
 	})
 }
 
-// reserveSession takes a session slot for r's caller, to be handed to the
+// ReserveSession takes a session slot for r's caller, to be handed to the
 // session r may register, and returns r carrying it and the func that
 // gives it back if no session took it (call it when r is done). When the
 // caller or the hub is at its cap it answers r (id is the JSON-RPC id to
 // answer with) and reports false.
-func (s *Server) reserveSession(w http.ResponseWriter, r *http.Request, id json.RawMessage) (*http.Request, func(), bool) {
-	l := s.edge.sessions
+func (e *Edge) ReserveSession(w http.ResponseWriter, r *http.Request, id json.RawMessage) (*http.Request, func(), bool) {
+	l := e.sessions
 	a := &admission{caller: callers.From(r.Context()).Key()}
 	if err := l.reserve(a); err != nil {
-		s.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
+		e.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
 			Int("status", err.status).Msg(err.msg)
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(l.idle/2/time.Second))))
-		refuseID(w, err.status, codeServerBusy, id, err.msg)
+		jsonrpc.Refuse(w, err.status, jsonrpc.CodeServerBusy, id, err.msg)
 		return r, nil, false
 	}
 	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a)), func() { l.release(a) }, true
 }
+
+// InstallHooks counts the sessions mcp-go registers and unregisters
+// against their callers' caps (sessionLimits.registered, unregistered).
+func (e *Edge) InstallHooks(hooks *server.Hooks) {
+	hooks.AddOnRegisterSession(e.sessions.registered)
+	hooks.AddOnUnregisterSession(e.sessions.unregistered)
+}
+
+// SessionOwner is the limit key (callers.Caller.Key) of the caller whose
+// session id is registered here: a legacy SSE session's messages must come
+// from the caller that opened it.
+func (e *Edge) SessionOwner(id string) (string, bool) { return e.sessions.owner(id) }
+
+// SessionCount returns the live sessions in total and of the caller whose
+// limit key is caller, reservations included.
+func (e *Edge) SessionCount(caller string) (total, mine int) { return e.sessions.count(caller) }

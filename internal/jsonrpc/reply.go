@@ -1,0 +1,80 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// The one encoder of the JSON-RPC answers the hub writes itself: the /mcp
+// fast path, the gate's refusals, the edge guards (internal/edge), an
+// unknown session, a caller refused by auth. The faces that mcp-go writes
+// put this encoding in place of mcp-go's (internal/server's replyMarks), so
+// a call ends with the same answer, code and data included, whatever the
+// face. It lives here, below every face and the edge, so that none of them
+// needs a second one.
+
+// Reply is the answer to the request id: result, or err as a JSON-RPC
+// error.
+func Reply(id, result json.RawMessage, err error) []byte {
+	if err != nil {
+		return ErrorReply(id, AsError(err))
+	}
+	return answer(id, "result", result)
+}
+
+// ErrorReply is the one encoding of a JSON-RPC error answer; id is the
+// request's (null when nil).
+func ErrorReply(id json.RawMessage, e *Error) []byte {
+	b, _ := json.Marshal(e)
+	return answer(id, "error", b)
+}
+
+// ErrorReplyTo is the JSON-RPC error answering the request raw, with the
+// request's own id when it has one.
+func ErrorReplyTo(raw []byte, err error) []byte {
+	return ErrorReply(IDOf(raw), AsError(err))
+}
+
+// answer is a JSON-RPC answer with its member ("result" or "error") and a
+// newline.
+func answer(id json.RawMessage, member string, body []byte) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	out := make([]byte, 0, len(body)+len(id)+40)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"`...)
+	out = append(out, member...)
+	out = append(out, `":`...)
+	out = append(out, body...)
+	return append(out, "}\n"...)
+}
+
+// AsError makes err a JSON-RPC error object: err itself when it is one,
+// an internal error with err's text otherwise.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// WriteReply answers an HTTP request with one JSON-RPC message.
+func WriteReply(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// Refuse answers a request turned away before it was read (the guards,
+// auth, a session cap): a JSON-RPC error (what MCP clients read) with a
+// message that says what to change; id is the request's JSON-RPC id, nil
+// when it was not read.
+func Refuse(w http.ResponseWriter, status, code int, id json.RawMessage, msg string) {
+	WriteReply(w, status, ErrorReply(id, &Error{Code: code, Message: msg}))
+}

@@ -1,0 +1,40 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestReply(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		id     json.RawMessage
+		result json.RawMessage
+		err    error
+		want   string
+	}{
+		{"result", json.RawMessage(`7`), json.RawMessage(`{"ok":true}`), nil, `{"jsonrpc":"2.0","id":7,"result":{"ok":true}}` + "\n"},
+		{"no id is null", nil, nil, &Error{Code: CodeInvalidRequest, Message: "no"}, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}` + "\n"},
+		{"data kept", json.RawMessage(`"a"`), nil, &Error{Code: CodeServerBusy, Message: "busy", Data: json.RawMessage(`{"retryAfterMs":5}`)},
+			`{"jsonrpc":"2.0","id":"a","error":{"code":-32000,"message":"busy","data":{"retryAfterMs":5}}}` + "\n"},
+		{"plain error is internal", json.RawMessage(`1`), nil, errors.New("boom"), `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}` + "\n"},
+	} {
+		if got := string(Reply(tc.id, tc.result, tc.err)); got != tc.want {
+			t.Errorf("%s: Reply = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRefuse(t *testing.T) {
+	w := httptest.NewRecorder()
+	Refuse(w, 403, CodeInvalidRequest, json.RawMessage(`3`), "Host refused")
+	if w.Code != 403 || w.Header().Get("Content-Type") != "application/json" || w.Header().Get("X-Content-Type-Options") != "nosniff" ||
+		w.Body.String() != `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"Host refused"}}`+"\n" {
+		t.Errorf("Refuse wrote %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	if got := string(ErrorReplyTo([]byte(`{"jsonrpc":"2.0","id":9,"method":"x"}`), errors.New("e"))); got != `{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"e"}}`+"\n" {
+		t.Errorf("ErrorReplyTo = %s", got)
+	}
+}
