@@ -168,11 +168,36 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 	})
 	secret := randomHex(t, 32)
+	// The admin port is picked free but bound only when Hydra starts: a
+	// process of another test can take it first, and then Hydra exits
+	// while that process answers on the port. Such a start is tried again.
+	for attempt := 1; ; attempt++ {
+		err := s.launch(t, bin, dir, uiURL, secret, logFile)
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("hydra: %v", err)
+		}
+		t.Logf("hydra: %v; starting again", err)
+	}
+	ui.Start()
+	return s
+}
+
+// errExited is a start whose Hydra exited: its admin port was taken.
+var errExited = errors.New("hydra exited while starting (its admin port taken by another process?)")
+
+// launch starts Hydra on free ports, waits until both of its listeners
+// are ready and makes the access token key set. An error is a start to
+// try again; anything else fails t.
+func (s *Server) launch(t testing.TB, bin, dir, uiURL, secret string, logFile *os.File) error {
+	t.Helper()
 	var admin int
-	_, public := hubtest.StartServer(t, "hydra", 0, func(public int) *exec.Cmd {
+	proc, public := hubtest.StartServer(t, "hydra", 0, func(public int) *exec.Cmd {
 		admin = hubtest.FreePort(t)
 		path := filepath.Join(dir, fmt.Sprintf("hydra-%d.yaml", public))
-		if err := os.WriteFile(path, []byte(config(opts, public, admin, uiURL, secret)), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte(config(s.opts, public, admin, uiURL, secret)), 0o600); err != nil {
 			t.Fatalf("hydra: write the config: %v", err)
 		}
 		cmd := exec.Command(bin, "serve", "all", "--dev", "--sqa-opt-out", "--config", path)
@@ -186,15 +211,24 @@ func Start(t testing.TB, opts Options) *Server {
 	})
 	s.public = fmt.Sprintf("http://127.0.0.1:%d", public)
 	s.admin = fmt.Sprintf("http://127.0.0.1:%d", admin)
-
-	hubtest.Eventually(t, hubtest.StartTimeout, 50*time.Millisecond, "hydra's /health/ready", func() error {
-		for _, base := range []string{s.public, s.admin} {
-			if err := s.get(base+"/health/ready", nil); err != nil {
-				return err
-			}
+	deadline := time.Now().Add(hubtest.StartTimeout)
+	for {
+		err := s.get(s.public+"/health/ready", nil)
+		if err == nil {
+			err = s.get(s.admin+"/health/ready", nil)
 		}
-		return nil
-	})
+		switch {
+		case proc.Exited():
+			return errExited
+		case err == nil:
+		case time.Now().After(deadline):
+			t.Fatalf("hydra's /health/ready: %v", err)
+		default:
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		break
+	}
 	var disc struct {
 		Issuer string `json:"issuer"`
 	}
@@ -208,11 +242,15 @@ func Start(t testing.TB, opts Options) *Server {
 	// first token) Hydra makes two keys, and which one signs is anyone's
 	// guess. Making the key set now keeps it to one.
 	body := map[string]string{"alg": "RS256", "use": "sig", "kid": "initial-" + randomHex(t, 8)}
-	if err := s.do(http.MethodPost, s.admin+"/admin/keys/"+AccessTokenKeySet, body, nil); err != nil {
+	err := s.do(http.MethodPost, s.admin+"/admin/keys/"+AccessTokenKeySet, body, nil)
+	switch {
+	case proc.Exited():
+		proc.Kill()
+		return errExited
+	case err != nil:
 		t.Fatalf("hydra: make the access token key set: %v", err)
 	}
-	ui.Start()
-	return s
+	return nil
 }
 
 // config is Hydra's configuration: loopback listeners, the in-memory
