@@ -290,7 +290,11 @@ func (p *post) request(ctx context.Context, method mcp.MCPMethod, params json.Ra
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(resp.Body, 256)))
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
+		if err := versionRefusal(raw, id); err != nil {
+			return nil, err
+		}
+		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(bytes.NewReader(raw), 256)))
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
@@ -498,6 +502,23 @@ func asMCPError(e *RPCError) error {
 		_ = json.Unmarshal(e.Data, &d.Data)
 	}
 	return d.AsError()
+}
+
+// maxRefusalBytes bounds what is read of an HTTP error's body.
+const maxRefusalBytes = 16 << 10
+
+// versionRefusal is the error mcp-go's transport makes of an HTTP error
+// whose body refuses the request's protocol revision (-32022, with the
+// revisions the server takes), nil for any other body: a server that does
+// not take 2026-07-28 answers the first request so, and connect falls back
+// to the initialize handshake on that error alone.
+func versionRefusal(raw []byte, id string) error {
+	_, err := parseResponse(raw, id)
+	var rpcErr *RPCError
+	if errors.As(err, &rpcErr) && rpcErr.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION {
+		return asMCPError(rpcErr)
+	}
+	return nil
 }
 
 // readError is the error of a failed read of an answer: an answer over
