@@ -66,12 +66,6 @@ type QuarantineEvent struct {
 // does not hold.
 var ErrNotFound = errors.New("not found")
 
-// OnQuarantine registers fn to hear of every newly changed tool
-// definition. Register before Run; fn must not block.
-func (r *Registry) OnQuarantine(fn func(QuarantineEvent)) {
-	r.onQuarantine = append(r.onQuarantine, fn)
-}
-
 // Pinning returns the pinner (nil when pinning is off).
 func (r *Registry) Pinning() *pinning.Pinner { return r.opts.Pins }
 
@@ -187,9 +181,7 @@ func (r *Registry) reportQuarantines(cat *Catalog) {
 			return
 		}
 		ev := QuarantineEvent{Server: sv.Name, Tool: t.Original, Published: t.Name, Origin: sv.Origin, Quarantine: *t.Quarantine}
-		for _, fn := range r.onQuarantine {
-			fn(ev)
-		}
+		r.quarantined(ev)
 	}
 	for i := range cat.Servers {
 		sv := &cat.Servers[i]

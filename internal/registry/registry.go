@@ -208,23 +208,19 @@ type Registry struct {
 
 	catalog atomic.Pointer[Catalog]
 	routes  *lru.Cache[string, route]
-	ready   atomic.Bool
-	// tried is closed once every configured upstream was tried once
-	// (startup.go).
-	tried chan struct{}
+	// readiness is what the faces ask of start-up (startup.go).
+	readiness
 
-	dirty     chan struct{}
-	listeners []func(*Catalog)
-	updated   []func(server string, params map[string]any)
-	logLevel  atomic.Value // mcp.LoggingLevel every upstream should log at
+	dirty chan struct{}
+	// events are the listeners and the log level (events.go).
+	events
 
 	// Pinning (pins.go). pinMemos and reported belong to the rebuild
 	// goroutine; rebuilt is closed and replaced (under mu) by every rebuild.
-	onQuarantine []func(QuarantineEvent)
-	pinGen       atomic.Uint64
-	pinMemos     map[*upstream.Client]pinMemo
-	reported     map[pinning.Key]string
-	rebuilt      chan struct{}
+	pinGen   atomic.Uint64
+	pinMemos map[*upstream.Client]pinMemo
+	reported map[pinning.Key]string
+	rebuilt  chan struct{}
 	// pinsSeenFor is the servers (joined) whose pins forgetPins last
 	// found in order; pinsForgetFailedAt when the store last failed it.
 	pinsSeenFor        string
@@ -237,9 +233,6 @@ type Registry struct {
 	unsavedClaims map[string]toolKey
 	claimFailedAt time.Time
 	contacted     map[*upstream.Client]bool
-	// gaveUp: start-up stopped waiting for upstreams still connecting
-	// (startup.go); their names are claimed without them.
-	gaveUp atomic.Bool
 }
 
 // New returns an empty registry.
@@ -262,7 +255,7 @@ func New(opts Options, log zerolog.Logger) *Registry {
 		names:         opts.Names,
 		unsavedClaims: map[string]toolKey{},
 		contacted:     map[*upstream.Client]bool{},
-		tried:         make(chan struct{}),
+		readiness:     newReadiness(),
 	}
 	if r.names == nil {
 		r.names = pinning.NewMemoryClaims()
@@ -272,40 +265,8 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	return r
 }
 
-// OnChange registers fn to receive every new catalog, debounced. Register
-// before Run.
-func (r *Registry) OnChange(fn func(*Catalog)) { r.listeners = append(r.listeners, fn) }
-
-// OnResourceUpdated registers fn to receive every upstream's
-// notifications/resources/updated (params as sent, the upstream's own URI).
-// Register before Run; fn must not block.
-func (r *Registry) OnResourceUpdated(fn func(server string, params map[string]any)) {
-	r.updated = append(r.updated, fn)
-}
-
-// SetLogLevel records the logging level upstreams should log at; servers
-// that connect later are set to it when they connect.
-func (r *Registry) SetLogLevel(level mcp.LoggingLevel) { r.logLevel.Store(level) }
-
-// LogLevel implements upstream.Events.
-func (r *Registry) LogLevel() mcp.LoggingLevel {
-	l, _ := r.logLevel.Load().(mcp.LoggingLevel)
-	return l
-}
-
-// ResourceUpdated implements upstream.Events.
-func (r *Registry) ResourceUpdated(server string, params map[string]any) {
-	for _, fn := range r.updated {
-		fn(server, params)
-	}
-}
-
 // Catalog returns the current catalog.
 func (r *Registry) Catalog() *Catalog { return r.catalog.Load() }
-
-// Ready reports whether every source has sent its first snapshot. Tried
-// says more: also every upstream of those snapshots was tried once.
-func (r *Registry) Ready() bool { return r.ready.Load() }
 
 // Run starts the sources and reconciles until ctx ends, then stops every
 // upstream (killing stdio children) before returning.
@@ -319,10 +280,11 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		unsynced[s.Name()] = true
 	}
 	r.mu.Unlock()
-	st := &startup{began: time.Now()}
+	st := &startup{readiness: &r.readiness, log: r.log, began: time.Now()}
 	defer st.stop()
 	if len(sources) == 0 {
-		r.sourcesSynced(st)
+		st.sourcesSynced(r.opts.Upstream.ConnectTimeout)
+		r.markDirty()
 	}
 	for _, s := range sources {
 		wg.Add(1)
@@ -338,9 +300,9 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 	// The first catalog is announced at once: with no discovery source (the
 	// embedded default) nothing else would ever announce the hub's own tools.
 	pending := r.rebuild(ctx)
-	r.announce()
-	if r.startupOver(st, pending) {
-		r.markTried(st, pending)
+	r.announce(r.Catalog())
+	if st.over(pending) {
+		st.markTried(pending)
 	}
 	for {
 		select {
@@ -356,7 +318,8 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			if unsynced[snap.Source] {
 				delete(unsynced, snap.Source)
 				if len(unsynced) == 0 {
-					r.sourcesSynced(st)
+					st.sourcesSynced(r.opts.Upstream.ConnectTimeout)
+					r.markDirty()
 				}
 			}
 		case <-r.opts.Pins.Changed():
@@ -371,7 +334,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			r.markDirty()
 		case <-r.dirty:
 			pending := r.rebuild(ctx)
-			over := r.startupOver(st, pending)
+			over := st.over(pending)
 			// The first change after a quiet spell goes out at once (a
 			// server that just connected is callable through every face
 			// right away); changes within the window after it are
@@ -380,35 +343,27 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			// waiting for it must serve it, not the one before.
 			switch {
 			case debounce == nil:
-				r.announce()
+				r.announce(r.Catalog())
 				debounce = time.NewTimer(r.opts.NotifyDebounce)
 				fire = debounce.C
 			case over:
-				r.announce()
+				r.announce(r.Catalog())
 				changed = false
 			default:
 				changed = true
 			}
 			if over {
-				r.markTried(st, pending)
+				st.markTried(pending)
 			}
 		case <-fire:
 			debounce, fire = nil, nil
 			if changed {
 				changed = false
-				r.announce()
+				r.announce(r.Catalog())
 				debounce = time.NewTimer(r.opts.NotifyDebounce)
 				fire = debounce.C
 			}
 		}
-	}
-}
-
-// announce hands the current catalog to the listeners.
-func (r *Registry) announce() {
-	cat := r.Catalog()
-	for _, fn := range r.listeners {
-		fn(cat)
 	}
 }
 
@@ -466,7 +421,7 @@ func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 			continue
 		}
 		opts := r.opts.Upstream
-		opts.Events = r
+		opts.Events = &r.events
 		c := upstream.New(spec, opts, r.log, r.markDirty)
 		r.clients[name] = c
 		c.Start(ctx)
