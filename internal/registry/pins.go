@@ -121,7 +121,7 @@ func (r *Registry) checkAllPins(ctx context.Context, clients []*upstream.Client,
 }
 
 // forgetPins deletes the pins of servers that no source holds, once every
-// source has reported, as releaseClaims does their names: a server of that
+// source has reported, as claims.release does their names: a server of that
 // name added later is a new one and is pinned afresh, and the store does
 // not keep the tools of every server ever registered. servers are the
 // servers of the sources, sorted. Only the rebuild goroutine calls it.

@@ -226,13 +226,11 @@ type Registry struct {
 	pinsSeenFor        string
 	pinsForgetFailedAt time.Time
 
-	// Stable names (claims.go). unsavedClaims, claimFailedAt and
-	// contacted (the clients that answered or failed their first
-	// connection) belong to the rebuild goroutine.
-	names         pinning.ClaimStore
-	unsavedClaims map[string]toolKey
-	claimFailedAt time.Time
-	contacted     map[*upstream.Client]bool
+	// Stable names (claims.go). claims and contacted (the clients that
+	// answered or failed their first connection) belong to the rebuild
+	// goroutine.
+	claims    claims
+	contacted map[*upstream.Client]bool
 }
 
 // New returns an empty registry.
@@ -243,23 +241,19 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	}
 	routes, _ := lru.New[string, route](size) // only fails for size <= 0
 	r := &Registry{
-		opts:          opts,
-		log:           log.With().Str("component", "registry").Logger(),
-		sources:       map[string][]config.ServerSpec{},
-		clients:       map[string]*upstream.Client{},
-		agentSpecs:    map[string][]config.AgentTool{},
-		routes:        routes,
-		dirty:         make(chan struct{}, 1),
-		pinMemos:      map[*upstream.Client]pinMemo{},
-		rebuilt:       make(chan struct{}),
-		names:         opts.Names,
-		unsavedClaims: map[string]toolKey{},
-		contacted:     map[*upstream.Client]bool{},
-		readiness:     newReadiness(),
+		opts:       opts,
+		log:        log.With().Str("component", "registry").Logger(),
+		sources:    map[string][]config.ServerSpec{},
+		clients:    map[string]*upstream.Client{},
+		agentSpecs: map[string][]config.AgentTool{},
+		routes:     routes,
+		dirty:      make(chan struct{}, 1),
+		pinMemos:   map[*upstream.Client]pinMemo{},
+		rebuilt:    make(chan struct{}),
+		contacted:  map[*upstream.Client]bool{},
+		readiness:  newReadiness(),
 	}
-	if r.names == nil {
-		r.names = pinning.NewMemoryClaims()
-	}
+	r.claims = newClaims(opts.Names, opts.Naming, r.log)
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
 	return r
@@ -325,7 +319,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		case <-r.opts.Pins.Changed():
 			// Another replica pinned or approved: check again.
 			r.pinsChanged()
-		case <-r.names.ClaimsChanged():
+		case <-r.claims.store.ClaimsChanged():
 			// Another replica claimed or released names: adopt them.
 			r.markDirty()
 		case <-st.giveUpC():
@@ -548,7 +542,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	// a server that never answers does not hold back everyone's claims.
 	// No rebuild of its own: the give-up schedules one.
 	settled = settled || r.Tried() || r.gaveUp.Load()
-	names, hidden := r.stableNames(ctx, keys, servers, reserved, settled)
+	names, hidden := r.claims.stableNames(ctx, keys, servers, reserved, r.Ready(), settled)
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
