@@ -215,16 +215,10 @@ type Registry struct {
 	// events are the listeners and the log level (events.go).
 	events
 
-	// Pinning (pins.go). pinMemos and reported belong to the rebuild
-	// goroutine; rebuilt is closed and replaced (under mu) by every rebuild.
-	pinGen   atomic.Uint64
-	pinMemos map[*upstream.Client]pinMemo
-	reported map[pinning.Key]string
-	rebuilt  chan struct{}
-	// pinsSeenFor is the servers (joined) whose pins forgetPins last
-	// found in order; pinsForgetFailedAt when the store last failed it.
-	pinsSeenFor        string
-	pinsForgetFailedAt time.Time
+	// pins are the pin checks of the rebuilds (pins.go).
+	pins *pinChecks
+	// rebuilt is closed and replaced (under mu) by every rebuild.
+	rebuilt chan struct{}
 
 	// Stable names (claims.go). claims and contacted (the clients that
 	// answered or failed their first connection) belong to the rebuild
@@ -248,12 +242,12 @@ func New(opts Options, log zerolog.Logger) *Registry {
 		agentSpecs: map[string][]config.AgentTool{},
 		routes:     routes,
 		dirty:      make(chan struct{}, 1),
-		pinMemos:   map[*upstream.Client]pinMemo{},
 		rebuilt:    make(chan struct{}),
 		contacted:  map[*upstream.Client]bool{},
 		readiness:  newReadiness(),
 	}
 	r.claims = newClaims(opts.Names, opts.Naming, r.log)
+	r.pins = newPinChecks(opts.Pins, r.log)
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
 	return r
@@ -560,12 +554,12 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, e := range entries {
 		pinClients[i], pinLists[i] = e.c, e.tools
 	}
-	r.forgetPins(ctx, servers)
-	r.checkAllPins(ctx, pinClients, pinLists)
+	r.pins.forget(ctx, servers, r.Ready())
+	r.pins.checkAll(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
-		changes := r.checkPins(e.c, e.tools)
+		changes := r.pins.check(e.c, e.tools)
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]
@@ -614,17 +608,13 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		}
 	}
 	r.catalog.Store(cat)
-	for c := range r.pinMemos {
-		if !slices.Contains(clients, c) {
-			delete(r.pinMemos, c)
-		}
-	}
+	r.pins.keep(clients)
 	for c := range r.contacted {
 		if !slices.Contains(clients, c) {
 			delete(r.contacted, c)
 		}
 	}
-	r.reportQuarantines(cat)
+	r.pins.report(cat, r.quarantined)
 	r.mu.Lock()
 	close(r.rebuilt)
 	r.rebuilt = make(chan struct{})
