@@ -109,7 +109,7 @@ type pinMemo struct {
 	failed bool
 }
 
-// checkAllPins checks the tools of every client whose list changed since
+// checkAll checks the tools of every client whose list changed since
 // its last check, in one store write (pinning.CheckAll), and leaves the
 // results in memos for check.
 func (pc *pinChecks) checkAll(ctx context.Context, clients []*upstream.Client, lists [][]mcp.Tool) {
@@ -148,7 +148,7 @@ func (pc *pinChecks) checkAll(ctx context.Context, clients []*upstream.Client, l
 	}
 }
 
-// forgetPins deletes the pins of servers that no source holds, once every
+// forget deletes the pins of servers that no source holds, once every
 // source has reported, as claims.release does their names: a server of that
 // name added later is a new one and is pinned afresh, and the store does
 // not keep the tools of every server ever registered. servers are the
@@ -181,7 +181,7 @@ func (pc *pinChecks) forget(ctx context.Context, servers []string, ready bool) {
 	pc.seenFor = seenFor
 }
 
-// checkPins returns the changed tools of c by original name (nil when
+// check returns the changed tools of c by original name (nil when
 // pinning is off or nothing changed), as checkAll left them.
 func (pc *pinChecks) check(c *upstream.Client, tools []mcp.Tool) map[string]pinning.Change {
 	if pc.pinner.Mode() == pinning.Off || len(tools) == 0 {
