@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 )
@@ -32,48 +34,72 @@ const claimRetry = 30 * time.Second
 // have claimed meanwhile; each lost round adopts the winner's claims.
 const claimAttempts = 3
 
+// claims is the registry's side of the stable names: the claim store,
+// the claims not saved yet and whether the store is failing. It is a type
+// of its own because it is a protocol with the store (propose, adopt
+// another replica's claims, release, back off a failing store) that the
+// rebuild only asks one question of: what are the names now. Only the
+// rebuild goroutine uses it; the store's ClaimsChanged is read by Run.
+type claims struct {
+	store  pinning.ClaimStore
+	naming config.Naming
+	log    zerolog.Logger
+	// unsaved are the claims not saved yet, by name (held in memory
+	// while the store fails).
+	unsaved map[string]toolKey
+	// failedAt is when the store last failed a write.
+	failedAt time.Time
+}
+
+// newClaims returns the claims kept in store (in memory when nil).
+func newClaims(store pinning.ClaimStore, naming config.Naming, log zerolog.Logger) claims {
+	if store == nil {
+		store = pinning.NewMemoryClaims()
+	}
+	return claims{store: store, naming: naming, log: log, unsaved: map[string]toolKey{}}
+}
+
 // stableNames names the tools of the servers (every server in the
-// sources, up or not) under the naming policy and the claims; settled says
-// new names may be claimed. Only the rebuild goroutine calls it.
-func (r *Registry) stableNames(ctx context.Context, keys []toolKey, servers []string, reserved []string, settled bool) (names, hidden map[toolKey]string) {
-	if r.opts.Naming.Prefix != config.PrefixOnConflict {
-		return publishNames(keys, r.opts.Naming, reserved...)
+// sources, up or not) under the naming policy and the claims; ready says
+// every source has reported, settled that new names may be claimed.
+func (cl *claims) stableNames(ctx context.Context, keys []toolKey, servers []string, reserved []string, ready, settled bool) (names, hidden map[toolKey]string) {
+	if cl.naming.Prefix != config.PrefixOnConflict {
+		return publishNames(keys, cl.naming, reserved...)
 	}
 	present := make(map[string]bool, len(servers))
 	for _, s := range servers {
 		present[s] = true
 	}
-	ready := r.Ready()
 	if ready {
-		r.releaseClaims(ctx, present)
+		cl.release(ctx, present)
 	}
 	for attempt := 0; ; attempt++ {
-		claims := r.claimsInForce(present, ready)
+		held := cl.inForce(present, ready)
 		var fresh map[toolKey]string
-		names, hidden, fresh = publishClaimed(keys, r.opts.Naming, claims, reserved...)
+		names, hidden, fresh = publishClaimed(keys, cl.naming, held, reserved...)
 		if !settled {
 			return names, hidden
 		}
 		for k, n := range fresh {
-			r.unsavedClaims[n] = k
+			cl.unsaved[n] = k
 		}
-		if len(r.unsavedClaims) == 0 || attempt == claimAttempts || r.claimsFailing() {
+		if len(cl.unsaved) == 0 || attempt == claimAttempts || cl.failing() {
 			return names, hidden
 		}
-		candidates := make([]pinning.Claim, 0, len(r.unsavedClaims))
-		for n, k := range r.unsavedClaims {
+		candidates := make([]pinning.Claim, 0, len(cl.unsaved))
+		for n, k := range cl.unsaved {
 			candidates = append(candidates, pinning.Claim{Name: n, Key: pinning.Key{Server: k.Server, Tool: k.Original}})
 		}
 		sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name < candidates[j].Name })
 		wctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
-		inForce, err := r.names.ClaimFirst(wctx, candidates)
+		inForce, err := cl.store.ClaimFirst(wctx, candidates)
 		cancel()
 		if err != nil {
-			r.claimFailedAt = time.Now()
-			r.log.Error().Err(err).Int("names", len(candidates)).Msg("stable names: could not save name claims; held in memory until saved")
+			cl.failedAt = time.Now()
+			cl.log.Error().Err(err).Int("names", len(candidates)).Msg("stable names: could not save name claims; held in memory until saved")
 			return names, hidden
 		}
-		r.claimFailedAt = time.Time{}
+		cl.failedAt = time.Time{}
 		won := true
 		got := make(map[string]pinning.Key, len(inForce))
 		for _, c := range inForce {
@@ -84,22 +110,22 @@ func (r *Registry) stableNames(ctx context.Context, keys []toolKey, servers []st
 				won = false
 			}
 		}
-		clear(r.unsavedClaims)
+		clear(cl.unsaved)
 		if won {
 			return names, hidden
 		}
 		// Another replica claimed some of these names (or named some of
 		// these tools) first: publish under its claims instead.
-		r.log.Debug().Msg("stable names: another writer claimed names first; adopting its claims")
+		cl.log.Debug().Msg("stable names: another writer claimed names first; adopting its claims")
 	}
 }
 
-// claimsInForce are the store's claims, and the ones not saved yet that
+// inForce are the store's claims, and the ones not saved yet that
 // do not contradict them. Once every source has reported, the claims of
-// servers no source holds are not in force (releaseClaims drops them).
-func (r *Registry) claimsInForce(present map[string]bool, ready bool) map[string]toolKey {
-	stored := r.names.Claims()
-	claims := make(map[string]toolKey, len(stored)+len(r.unsavedClaims))
+// servers no source holds are not in force (release drops them).
+func (cl *claims) inForce(present map[string]bool, ready bool) map[string]toolKey {
+	stored := cl.store.Claims()
+	held := make(map[string]toolKey, len(stored)+len(cl.unsaved))
 	keyed := make(map[toolKey]bool, len(stored))
 	for _, c := range stored {
 		k := toolKey{Server: c.Server, Original: c.Tool}
@@ -107,45 +133,45 @@ func (r *Registry) claimsInForce(present map[string]bool, ready bool) map[string
 		if ready && !present[c.Server] {
 			continue
 		}
-		claims[c.Name] = k
+		held[c.Name] = k
 	}
-	for n, k := range r.unsavedClaims {
-		_, taken := claims[n]
+	for n, k := range cl.unsaved {
+		_, taken := held[n]
 		if taken || keyed[k] || ready && !present[k.Server] {
-			delete(r.unsavedClaims, n)
+			delete(cl.unsaved, n)
 			continue
 		}
-		claims[n] = k
+		held[n] = k
 	}
-	return claims
+	return held
 }
 
-// releaseClaims drops the claims of servers that no source holds.
-func (r *Registry) releaseClaims(ctx context.Context, present map[string]bool) {
+// release drops the claims of servers that no source holds.
+func (cl *claims) release(ctx context.Context, present map[string]bool) {
 	var gone []string
 	seen := map[string]bool{}
-	for _, c := range r.names.Claims() {
+	for _, c := range cl.store.Claims() {
 		if !present[c.Server] && !seen[c.Server] {
 			seen[c.Server] = true
 			gone = append(gone, c.Server)
 		}
 	}
-	if len(gone) == 0 || r.claimsFailing() {
+	if len(gone) == 0 || cl.failing() {
 		return
 	}
 	sort.Strings(gone)
 	wctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
 	defer cancel()
-	if err := r.names.Release(wctx, gone...); err != nil {
-		r.claimFailedAt = time.Now()
-		r.log.Error().Err(err).Strs("servers", gone).Msg("stable names: could not release the names of removed servers")
+	if err := cl.store.Release(wctx, gone...); err != nil {
+		cl.failedAt = time.Now()
+		cl.log.Error().Err(err).Strs("servers", gone).Msg("stable names: could not release the names of removed servers")
 		return
 	}
-	r.log.Info().Strs("servers", gone).Msg("stable names: names of removed servers released")
+	cl.log.Info().Strs("servers", gone).Msg("stable names: names of removed servers released")
 }
 
-// claimsFailing says the claim store failed less than claimRetry ago: a
+// failing says the claim store failed less than claimRetry ago: a
 // rebuild does not wait on a dead store again and again.
-func (r *Registry) claimsFailing() bool {
-	return !r.claimFailedAt.IsZero() && time.Since(r.claimFailedAt) < claimRetry
+func (cl *claims) failing() bool {
+	return !cl.failedAt.IsZero() && time.Since(cl.failedAt) < claimRetry
 }

@@ -170,27 +170,25 @@ func TestReplicasConverge(t *testing.T) {
 		t.Run(first+" first", func(t *testing.T) {
 			store := pinning.NewMemoryClaims()
 			replica := func() *Registry {
-				r := New(Options{Naming: naming, Names: store}, zerolog.Nop())
-				r.ready.Store(true)
-				return r
+				return New(Options{Naming: naming, Names: store}, zerolog.Nop())
 			}
 			r1, r2 := replica(), replica() // r1 sees a up, r2 sees b up
 			ctx := context.Background()
 			servers := []string{"a", "b"}
 			var n1, n2 map[toolKey]string
 			if first == "a" {
-				n1, _ = r1.stableNames(ctx, []toolKey{aEcho}, servers, nil, true)
-				n2, _ = r2.stableNames(ctx, []toolKey{bEcho}, servers, nil, true)
+				n1, _ = r1.claims.stableNames(ctx, []toolKey{aEcho}, servers, nil, true, true)
+				n2, _ = r2.claims.stableNames(ctx, []toolKey{bEcho}, servers, nil, true, true)
 			} else {
-				n2, _ = r2.stableNames(ctx, []toolKey{bEcho}, servers, nil, true)
-				n1, _ = r1.stableNames(ctx, []toolKey{aEcho}, servers, nil, true)
+				n2, _ = r2.claims.stableNames(ctx, []toolKey{bEcho}, servers, nil, true, true)
+				n1, _ = r1.claims.stableNames(ctx, []toolKey{aEcho}, servers, nil, true, true)
 			}
 			if n1[aEcho] == n2[bEcho] {
 				t.Fatalf("a's and b's echo both published as %q", n1[aEcho])
 			}
 			both := []toolKey{aEcho, bEcho}
-			all1, _ := r1.stableNames(ctx, both, servers, nil, true)
-			all2, _ := r2.stableNames(ctx, both, servers, nil, true)
+			all1, _ := r1.claims.stableNames(ctx, both, servers, nil, true, true)
+			all2, _ := r2.claims.stableNames(ctx, both, servers, nil, true, true)
 			if fmt.Sprint(all1) != fmt.Sprint(all2) || all1[aEcho] != n1[aEcho] || all2[bEcho] != n2[bEcho] {
 				t.Fatalf("replicas disagree or renamed: r1 %v, r2 %v (first %v / %v)", all1, all2, n1, n2)
 			}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
@@ -66,14 +68,34 @@ type QuarantineEvent struct {
 // does not hold.
 var ErrNotFound = errors.New("not found")
 
-// OnQuarantine registers fn to hear of every newly changed tool
-// definition. Register before Run; fn must not block.
-func (r *Registry) OnQuarantine(fn func(QuarantineEvent)) {
-	r.onQuarantine = append(r.onQuarantine, fn)
-}
-
 // Pinning returns the pinner (nil when pinning is off).
 func (r *Registry) Pinning() *pinning.Pinner { return r.opts.Pins }
+
+// pinChecks is the catalog's side of pinning: the memo of each client's
+// last check, the quarantines already reported and when the store last
+// failed to forget removed servers. It is a type of its own because this
+// state lives across rebuilds and only pinning reads it: a rebuild drives
+// it in fixed steps (forget, checkAll, check for each server, keep,
+// report), while approval (ApprovePins) stays with the Registry that owns
+// the clients and the catalog. Only the rebuild goroutine uses it, but for
+// gen, which pinsChanged bumps from any goroutine.
+type pinChecks struct {
+	pinner *pinning.Pinner // nil when pinning is off
+	log    zerolog.Logger
+	// gen is bumped when pins changed: every memo of an older gen is
+	// stale.
+	gen      atomic.Uint64
+	memos    map[*upstream.Client]pinMemo
+	reported map[pinning.Key]string
+	// seenFor is the servers (joined) whose pins forget last found in
+	// order; forgetFailedAt when the store last failed it.
+	seenFor        string
+	forgetFailedAt time.Time
+}
+
+func newPinChecks(pinner *pinning.Pinner, log zerolog.Logger) *pinChecks {
+	return &pinChecks{pinner: pinner, log: log, memos: map[*upstream.Client]pinMemo{}}
+}
 
 // pinMemo is the last check of one client: its tool list (the same slice
 // while the server does not list again) and the result.
@@ -82,20 +104,20 @@ type pinMemo struct {
 	n       int
 	gen     uint64
 	changes map[string]pinning.Change
-	// failed: the save failed; checkPins drops the memo after using it,
+	// failed: the save failed; check drops the memo after using it,
 	// so the next rebuild checks (and saves) again.
 	failed bool
 }
 
-// checkAllPins checks the tools of every client whose list changed since
+// checkAll checks the tools of every client whose list changed since
 // its last check, in one store write (pinning.CheckAll), and leaves the
-// results in pinMemos for checkPins. Only the rebuild goroutine calls it.
-func (r *Registry) checkAllPins(ctx context.Context, clients []*upstream.Client, lists [][]mcp.Tool) {
-	p := r.opts.Pins
+// results in memos for check.
+func (pc *pinChecks) checkAll(ctx context.Context, clients []*upstream.Client, lists [][]mcp.Tool) {
+	p := pc.pinner
 	if p.Mode() == pinning.Off {
 		return
 	}
-	gen := r.pinGen.Load()
+	gen := pc.gen.Load()
 	var offers []pinning.Offer
 	var checked []int
 	for i, c := range clients {
@@ -103,7 +125,7 @@ func (r *Registry) checkAllPins(ctx context.Context, clients []*upstream.Client,
 		if len(tools) == 0 {
 			continue
 		}
-		if m, ok := r.pinMemos[c]; ok && m.first == &tools[0] && m.n == len(tools) && m.gen == gen {
+		if m, ok := pc.memos[c]; ok && m.first == &tools[0] && m.n == len(tools) && m.gen == gen {
 			continue
 		}
 		offers = append(offers, pinning.Offer{Server: c.Name(), Tools: tools})
@@ -117,27 +139,27 @@ func (r *Registry) checkAllPins(ctx context.Context, clients []*upstream.Client,
 	changes, err := p.CheckAll(ctx, offers)
 	if err != nil {
 		// Not memoized: the next rebuild tries the save again.
-		r.log.Error().Err(err).Int("servers", len(offers)).Msg("pinning: could not save pins; compared in memory until saved")
+		pc.log.Error().Err(err).Int("servers", len(offers)).Msg("pinning: could not save pins; compared in memory until saved")
 	}
 	for _, i := range checked {
 		c, tools := clients[i], lists[i]
 		m := pinMemo{first: &tools[0], n: len(tools), gen: gen, changes: changes[c.Name()], failed: err != nil}
-		r.pinMemos[c] = m
+		pc.memos[c] = m
 	}
 }
 
-// forgetPins deletes the pins of servers that no source holds, once every
-// source has reported, as releaseClaims does their names: a server of that
+// forget deletes the pins of servers that no source holds, once every
+// source has reported, as claims.release does their names: a server of that
 // name added later is a new one and is pinned afresh, and the store does
 // not keep the tools of every server ever registered. servers are the
-// servers of the sources, sorted. Only the rebuild goroutine calls it.
-func (r *Registry) forgetPins(ctx context.Context, servers []string) {
-	p := r.opts.Pins
-	if p.Mode() == pinning.Off || !r.Ready() {
+// servers of the sources, sorted; ready says every source has reported.
+func (pc *pinChecks) forget(ctx context.Context, servers []string, ready bool) {
+	p := pc.pinner
+	if p.Mode() == pinning.Off || !ready {
 		return
 	}
 	seenFor := strings.Join(servers, "\x00")
-	if seenFor == r.pinsSeenFor || time.Since(r.pinsForgetFailedAt) < claimRetry {
+	if seenFor == pc.seenFor || time.Since(pc.forgetFailedAt) < claimRetry {
 		return // no server left since the last look, or the store is failing
 	}
 	var gone []string
@@ -150,31 +172,31 @@ func (r *Registry) forgetPins(ctx context.Context, servers []string) {
 		wctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
 		defer cancel()
 		if err := p.Forget(wctx, gone...); err != nil {
-			r.pinsForgetFailedAt = time.Now()
-			r.log.Error().Err(err).Strs("servers", gone).Msg("pinning: could not delete the pins of removed servers")
+			pc.forgetFailedAt = time.Now()
+			pc.log.Error().Err(err).Strs("servers", gone).Msg("pinning: could not delete the pins of removed servers")
 			return
 		}
-		r.log.Info().Strs("servers", gone).Msg("pinning: pins of removed servers deleted")
+		pc.log.Info().Strs("servers", gone).Msg("pinning: pins of removed servers deleted")
 	}
-	r.pinsSeenFor = seenFor
+	pc.seenFor = seenFor
 }
 
-// checkPins returns the changed tools of c by original name (nil when
-// pinning is off or nothing changed), as checkAllPins left them.
-func (r *Registry) checkPins(c *upstream.Client, tools []mcp.Tool) map[string]pinning.Change {
-	if r.opts.Pins.Mode() == pinning.Off || len(tools) == 0 {
+// check returns the changed tools of c by original name (nil when
+// pinning is off or nothing changed), as checkAll left them.
+func (pc *pinChecks) check(c *upstream.Client, tools []mcp.Tool) map[string]pinning.Change {
+	if pc.pinner.Mode() == pinning.Off || len(tools) == 0 {
 		return nil
 	}
-	m := r.pinMemos[c]
+	m := pc.memos[c]
 	if m.failed {
-		delete(r.pinMemos, c)
+		delete(pc.memos, c)
 	}
 	return m.changes
 }
 
-// reportQuarantines tells the listeners of changes not reported before,
-// and forgets the ones that are gone (approved or reverted).
-func (r *Registry) reportQuarantines(cat *Catalog) {
+// report tells tell of the changes in cat not reported before, and
+// forgets the ones that are gone (approved or reverted).
+func (pc *pinChecks) report(cat *Catalog, tell func(QuarantineEvent)) {
 	seen := map[pinning.Key]string{}
 	report := func(sv *ServerView, t *Tool) {
 		if t.Quarantine == nil {
@@ -183,13 +205,11 @@ func (r *Registry) reportQuarantines(cat *Catalog) {
 		k := pinning.Key{Server: sv.Name, Tool: t.Original}
 		sum := t.Quarantine.CurrentSHA256
 		seen[k] = sum
-		if r.reported[k] == sum {
+		if pc.reported[k] == sum {
 			return
 		}
 		ev := QuarantineEvent{Server: sv.Name, Tool: t.Original, Published: t.Name, Origin: sv.Origin, Quarantine: *t.Quarantine}
-		for _, fn := range r.onQuarantine {
-			fn(ev)
-		}
+		tell(ev)
 	}
 	for i := range cat.Servers {
 		sv := &cat.Servers[i]
@@ -200,7 +220,16 @@ func (r *Registry) reportQuarantines(cat *Catalog) {
 			report(sv, &sv.Quarantined[j])
 		}
 	}
-	r.reported = seen
+	pc.reported = seen
+}
+
+// keep forgets the memos of clients not in clients (removed or replaced).
+func (pc *pinChecks) keep(clients []*upstream.Client) {
+	for c := range pc.memos {
+		if !slices.Contains(clients, c) {
+			delete(pc.memos, c)
+		}
+	}
 }
 
 // ApprovePins re-pins the current definitions of server's tools: the one
@@ -257,7 +286,7 @@ func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([
 
 // pinsChanged makes the next rebuild check every tool again.
 func (r *Registry) pinsChanged() {
-	r.pinGen.Add(1)
+	r.pins.gen.Add(1)
 	r.markDirty()
 }
 

@@ -53,7 +53,7 @@ func TestQuarantineReportedOncePerDefinition(t *testing.T) {
 		if step.sum != "" {
 			cat = catalogOf(1, quarantinedServer("fs", "read", step.sum))
 		}
-		r.reportQuarantines(cat)
+		r.pins.report(cat, r.quarantined)
 		if len(got) != step.want {
 			t.Fatalf("after %q: reported %v, want %d reports", step.sum, got, step.want)
 		}

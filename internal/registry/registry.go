@@ -208,38 +208,23 @@ type Registry struct {
 
 	catalog atomic.Pointer[Catalog]
 	routes  *lru.Cache[string, route]
-	ready   atomic.Bool
-	// tried is closed once every configured upstream was tried once
-	// (startup.go).
-	tried chan struct{}
+	// readiness is what the faces ask of start-up (startup.go).
+	readiness
 
-	dirty     chan struct{}
-	listeners []func(*Catalog)
-	updated   []func(server string, params map[string]any)
-	logLevel  atomic.Value // mcp.LoggingLevel every upstream should log at
+	dirty chan struct{}
+	// events are the listeners and the log level (events.go).
+	events
 
-	// Pinning (pins.go). pinMemos and reported belong to the rebuild
-	// goroutine; rebuilt is closed and replaced (under mu) by every rebuild.
-	onQuarantine []func(QuarantineEvent)
-	pinGen       atomic.Uint64
-	pinMemos     map[*upstream.Client]pinMemo
-	reported     map[pinning.Key]string
-	rebuilt      chan struct{}
-	// pinsSeenFor is the servers (joined) whose pins forgetPins last
-	// found in order; pinsForgetFailedAt when the store last failed it.
-	pinsSeenFor        string
-	pinsForgetFailedAt time.Time
+	// pins are the pin checks of the rebuilds (pins.go).
+	pins *pinChecks
+	// rebuilt is closed and replaced (under mu) by every rebuild.
+	rebuilt chan struct{}
 
-	// Stable names (claims.go). unsavedClaims, claimFailedAt and
-	// contacted (the clients that answered or failed their first
-	// connection) belong to the rebuild goroutine.
-	names         pinning.ClaimStore
-	unsavedClaims map[string]toolKey
-	claimFailedAt time.Time
-	contacted     map[*upstream.Client]bool
-	// gaveUp: start-up stopped waiting for upstreams still connecting
-	// (startup.go); their names are claimed without them.
-	gaveUp atomic.Bool
+	// Stable names (claims.go). claims and contacted (the clients that
+	// answered or failed their first connection) belong to the rebuild
+	// goroutine.
+	claims    claims
+	contacted map[*upstream.Client]bool
 }
 
 // New returns an empty registry.
@@ -250,62 +235,26 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	}
 	routes, _ := lru.New[string, route](size) // only fails for size <= 0
 	r := &Registry{
-		opts:          opts,
-		log:           log.With().Str("component", "registry").Logger(),
-		sources:       map[string][]config.ServerSpec{},
-		clients:       map[string]*upstream.Client{},
-		agentSpecs:    map[string][]config.AgentTool{},
-		routes:        routes,
-		dirty:         make(chan struct{}, 1),
-		pinMemos:      map[*upstream.Client]pinMemo{},
-		rebuilt:       make(chan struct{}),
-		names:         opts.Names,
-		unsavedClaims: map[string]toolKey{},
-		contacted:     map[*upstream.Client]bool{},
-		tried:         make(chan struct{}),
+		opts:       opts,
+		log:        log.With().Str("component", "registry").Logger(),
+		sources:    map[string][]config.ServerSpec{},
+		clients:    map[string]*upstream.Client{},
+		agentSpecs: map[string][]config.AgentTool{},
+		routes:     routes,
+		dirty:      make(chan struct{}, 1),
+		rebuilt:    make(chan struct{}),
+		contacted:  map[*upstream.Client]bool{},
+		readiness:  newReadiness(),
 	}
-	if r.names == nil {
-		r.names = pinning.NewMemoryClaims()
-	}
+	r.claims = newClaims(opts.Names, opts.Naming, r.log)
+	r.pins = newPinChecks(opts.Pins, r.log)
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
 	return r
 }
 
-// OnChange registers fn to receive every new catalog, debounced. Register
-// before Run.
-func (r *Registry) OnChange(fn func(*Catalog)) { r.listeners = append(r.listeners, fn) }
-
-// OnResourceUpdated registers fn to receive every upstream's
-// notifications/resources/updated (params as sent, the upstream's own URI).
-// Register before Run; fn must not block.
-func (r *Registry) OnResourceUpdated(fn func(server string, params map[string]any)) {
-	r.updated = append(r.updated, fn)
-}
-
-// SetLogLevel records the logging level upstreams should log at; servers
-// that connect later are set to it when they connect.
-func (r *Registry) SetLogLevel(level mcp.LoggingLevel) { r.logLevel.Store(level) }
-
-// LogLevel implements upstream.Events.
-func (r *Registry) LogLevel() mcp.LoggingLevel {
-	l, _ := r.logLevel.Load().(mcp.LoggingLevel)
-	return l
-}
-
-// ResourceUpdated implements upstream.Events.
-func (r *Registry) ResourceUpdated(server string, params map[string]any) {
-	for _, fn := range r.updated {
-		fn(server, params)
-	}
-}
-
 // Catalog returns the current catalog.
 func (r *Registry) Catalog() *Catalog { return r.catalog.Load() }
-
-// Ready reports whether every source has sent its first snapshot. Tried
-// says more: also every upstream of those snapshots was tried once.
-func (r *Registry) Ready() bool { return r.ready.Load() }
 
 // Run starts the sources and reconciles until ctx ends, then stops every
 // upstream (killing stdio children) before returning.
@@ -319,10 +268,11 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		unsynced[s.Name()] = true
 	}
 	r.mu.Unlock()
-	st := &startup{began: time.Now()}
+	st := &startup{readiness: &r.readiness, log: r.log, began: time.Now()}
 	defer st.stop()
 	if len(sources) == 0 {
-		r.sourcesSynced(st)
+		st.sourcesSynced(r.opts.Upstream.ConnectTimeout)
+		r.markDirty()
 	}
 	for _, s := range sources {
 		wg.Add(1)
@@ -338,9 +288,9 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 	// The first catalog is announced at once: with no discovery source (the
 	// embedded default) nothing else would ever announce the hub's own tools.
 	pending := r.rebuild(ctx)
-	r.announce()
-	if r.startupOver(st, pending) {
-		r.markTried(st, pending)
+	r.announce(r.Catalog())
+	if st.over(pending) {
+		st.markTried(pending)
 	}
 	for {
 		select {
@@ -356,13 +306,14 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			if unsynced[snap.Source] {
 				delete(unsynced, snap.Source)
 				if len(unsynced) == 0 {
-					r.sourcesSynced(st)
+					st.sourcesSynced(r.opts.Upstream.ConnectTimeout)
+					r.markDirty()
 				}
 			}
 		case <-r.opts.Pins.Changed():
 			// Another replica pinned or approved: check again.
 			r.pinsChanged()
-		case <-r.names.ClaimsChanged():
+		case <-r.claims.store.ClaimsChanged():
 			// Another replica claimed or released names: adopt them.
 			r.markDirty()
 		case <-st.giveUpC():
@@ -371,7 +322,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			r.markDirty()
 		case <-r.dirty:
 			pending := r.rebuild(ctx)
-			over := r.startupOver(st, pending)
+			over := st.over(pending)
 			// The first change after a quiet spell goes out at once (a
 			// server that just connected is callable through every face
 			// right away); changes within the window after it are
@@ -380,35 +331,27 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 			// waiting for it must serve it, not the one before.
 			switch {
 			case debounce == nil:
-				r.announce()
+				r.announce(r.Catalog())
 				debounce = time.NewTimer(r.opts.NotifyDebounce)
 				fire = debounce.C
 			case over:
-				r.announce()
+				r.announce(r.Catalog())
 				changed = false
 			default:
 				changed = true
 			}
 			if over {
-				r.markTried(st, pending)
+				st.markTried(pending)
 			}
 		case <-fire:
 			debounce, fire = nil, nil
 			if changed {
 				changed = false
-				r.announce()
+				r.announce(r.Catalog())
 				debounce = time.NewTimer(r.opts.NotifyDebounce)
 				fire = debounce.C
 			}
 		}
-	}
-}
-
-// announce hands the current catalog to the listeners.
-func (r *Registry) announce() {
-	cat := r.Catalog()
-	for _, fn := range r.listeners {
-		fn(cat)
 	}
 }
 
@@ -466,7 +409,7 @@ func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 			continue
 		}
 		opts := r.opts.Upstream
-		opts.Events = r
+		opts.Events = &r.events
 		c := upstream.New(spec, opts, r.log, r.markDirty)
 		r.clients[name] = c
 		c.Start(ctx)
@@ -593,7 +536,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	// a server that never answers does not hold back everyone's claims.
 	// No rebuild of its own: the give-up schedules one.
 	settled = settled || r.Tried() || r.gaveUp.Load()
-	names, hidden := r.stableNames(ctx, keys, servers, reserved, settled)
+	names, hidden := r.claims.stableNames(ctx, keys, servers, reserved, r.Ready(), settled)
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
@@ -611,12 +554,12 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, e := range entries {
 		pinClients[i], pinLists[i] = e.c, e.tools
 	}
-	r.forgetPins(ctx, servers)
-	r.checkAllPins(ctx, pinClients, pinLists)
+	r.pins.forget(ctx, servers, r.Ready())
+	r.pins.checkAll(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
-		changes := r.checkPins(e.c, e.tools)
+		changes := r.pins.check(e.c, e.tools)
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]
@@ -665,17 +608,13 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		}
 	}
 	r.catalog.Store(cat)
-	for c := range r.pinMemos {
-		if !slices.Contains(clients, c) {
-			delete(r.pinMemos, c)
-		}
-	}
+	r.pins.keep(clients)
 	for c := range r.contacted {
 		if !slices.Contains(clients, c) {
 			delete(r.contacted, c)
 		}
 	}
-	r.reportQuarantines(cat)
+	r.pins.report(cat, r.quarantined)
 	r.mu.Lock()
 	close(r.rebuilt)
 	r.rebuilt = make(chan struct{})

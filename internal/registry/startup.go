@@ -3,7 +3,10 @@ package registry
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // Start-up: a hub that answers before its upstreams were tried lies about
@@ -19,19 +22,33 @@ import (
 // an attempt). Upstreams that appear later never take it back: readiness
 // of every replica must not flap when someone adds an MCPServer.
 
-// startup is the Run goroutine's view of start-up.
-type startup struct {
-	// boundPassed: connectTimeout passed since the sources synced.
-	boundPassed bool
-	giveUp      *time.Timer // nil until the sources synced
-	began       time.Time
+// readiness is what the faces ask of start-up: Ready, Tried, WaitTried.
+// It is a type of its own because it is read from every goroutine (a
+// /readyz probe, a stdio face waiting for its first answer) while only the
+// Run goroutine, through startup, moves it forward; and its two latches
+// only ever go one way. Registry embeds it: its exported methods are the
+// Registry's.
+type readiness struct {
+	// ready: every source sent its first snapshot.
+	ready atomic.Bool
+	// tried is closed once every configured upstream was tried once.
+	tried chan struct{}
+	// gaveUp: start-up stopped waiting for upstreams still connecting;
+	// their names are claimed without them (claims.go).
+	gaveUp atomic.Bool
 }
+
+func newReadiness() readiness { return readiness{tried: make(chan struct{})} }
+
+// Ready reports whether every source has sent its first snapshot. Tried
+// says more: also every upstream of those snapshots was tried once.
+func (s *readiness) Ready() bool { return s.ready.Load() }
 
 // Tried reports whether every configured upstream was tried once (see
 // above); it never goes back to false.
-func (r *Registry) Tried() bool {
+func (s *readiness) Tried() bool {
 	select {
-	case <-r.tried:
+	case <-s.tried:
 		return true
 	default:
 		return false
@@ -41,26 +58,37 @@ func (r *Registry) Tried() bool {
 // WaitTried blocks until Tried or ctx ends. The registry's own bound
 // (upstream.connectTimeout after the sources synced) ends it when Run is
 // running; ctx bounds it when it is not.
-func (r *Registry) WaitTried(ctx context.Context) error {
+func (s *readiness) WaitTried(ctx context.Context) error {
 	select {
-	case <-r.tried:
+	case <-s.tried:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("wait for every upstream to be tried once: %w", context.Cause(ctx))
 	}
 }
 
-// sourcesSynced starts the bound once every source sent its first
-// snapshot, and schedules a rebuild that decides whether start-up is over
-// (a snapshot that changed nothing schedules none).
-func (r *Registry) sourcesSynced(st *startup) {
-	r.ready.Store(true)
-	if d := r.opts.Upstream.ConnectTimeout; d > 0 {
-		st.giveUp = time.NewTimer(d)
+// startup is the Run goroutine's view of start-up: the bound and the
+// moves of the readiness it reports to.
+type startup struct {
+	*readiness
+	log zerolog.Logger
+	// boundPassed: connectTimeout passed since the sources synced.
+	boundPassed bool
+	giveUp      *time.Timer // nil until the sources synced
+	began       time.Time
+}
+
+// sourcesSynced starts the bound (connectTimeout; none when 0) once every
+// source sent its first snapshot. The caller schedules a rebuild that
+// decides whether start-up is over (a snapshot that changed nothing
+// schedules none).
+func (st *startup) sourcesSynced(bound time.Duration) {
+	st.ready.Store(true)
+	if bound > 0 {
+		st.giveUp = time.NewTimer(bound)
 	} else {
 		st.boundPassed = true
 	}
-	r.markDirty()
 }
 
 // giveUpC fires when the start-up bound passed; nil before the sources
@@ -78,22 +106,22 @@ func (st *startup) stop() {
 	}
 }
 
-// startupOver reports whether the catalog just built, whose upstreams in
+// over reports whether the catalog just built, whose upstreams in
 // pending were still connecting, ends start-up now.
-func (r *Registry) startupOver(st *startup, pending []string) bool {
-	return !r.Tried() && r.ready.Load() && (len(pending) == 0 || st.boundPassed)
+func (st *startup) over(pending []string) bool {
+	return !st.Tried() && st.ready.Load() && (len(pending) == 0 || st.boundPassed)
 }
 
 // markTried ends start-up. Call it after the catalog that ends it was
 // announced, so a face that waited serves that catalog.
-func (r *Registry) markTried(st *startup, pending []string) {
+func (st *startup) markTried(pending []string) {
 	st.stop()
-	close(r.tried)
+	close(st.tried)
 	took := time.Since(st.began).Round(time.Millisecond)
 	if len(pending) > 0 {
-		r.log.Warn().Strs("servers", pending).Dur("after", took).
+		st.log.Warn().Strs("servers", pending).Dur("after", took).
 			Msg("start-up goes on without servers still connecting after upstream.connectTimeout")
 		return
 	}
-	r.log.Info().Dur("after", took).Msg("every upstream tried once")
+	st.log.Info().Dur("after", took).Msg("every upstream tried once")
 }
