@@ -173,7 +173,7 @@ func TestExplainHidesEchoes(t *testing.T) {
 		{fmt.Errorf("failed to unmarshal response: %w", fmt.Errorf("odd value %q", hunter2)), "list tools: the upstream's answer could not be used (its text is in the detail, for admins)"},
 		{fmt.Errorf("failed to unmarshal response: %w", errors.New("json: cannot unmarshal number")), "list tools: failed to unmarshal response: json: cannot unmarshal number"},
 	} {
-		public, detail := c.explain("list tools", tc.err)
+		public, detail := failures{&c.answers, &c.cred}.explain("list tools", tc.err)
 		if public != tc.want || strings.Contains(public, "hunter2") || detail == "" && public != tc.err.Error() && !strings.HasSuffix(public, tc.err.Error()) {
 			t.Errorf("explain(%v) = %q, %q; want %q", tc.err, public, detail, tc.want)
 		}

@@ -44,5 +44,5 @@ func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	return c.redactResult(res.(json.RawMessage))
+	return c.cred.result(res.(json.RawMessage))
 }

@@ -165,15 +165,15 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 		for k, v := range n.Params.AdditionalFields {
 			params[k] = v
 		}
-		params = c.redactFields(params)
+		params = c.cred.fields(params)
 		params["progressToken"] = rc.token
 		rc.relay.Notify(n.Method, params)
 	case mcp.MethodNotificationMessage:
 		if r := c.relays.only(); r != nil {
-			r.Notify(n.Method, c.redactFields(n.Params.AdditionalFields))
+			r.Notify(n.Method, c.cred.fields(n.Params.AdditionalFields))
 			return
 		}
-		c.log.Debug().RawJSON("message", c.redactJSON(n.Params.AdditionalFields)).Msg("upstream log message with no single caller to deliver it to")
+		c.log.Debug().RawJSON("message", c.cred.json(n.Params.AdditionalFields)).Msg("upstream log message with no single caller to deliver it to")
 	}
 }
 
@@ -241,7 +241,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string, req mcp.ReadResou
 	if err != nil {
 		return nil, err
 	}
-	return redactParsed(c, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
+	return redactParsed(&c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
 }
 
 // GetPrompt gets the upstream's prompt called name for a caller.
@@ -255,7 +255,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 	if err != nil {
 		return nil, err
 	}
-	return redactParsed(c, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
+	return redactParsed(&c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
 }
 
 // Complete asks the upstream for completions; ref already names the
@@ -271,7 +271,7 @@ func (c *Client) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument
 	if err != nil {
 		return nil, err
 	}
-	red, err := redactParsed(c, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
+	red, err := redactParsed(&c.cred, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (c *Client) resubscribe(cn *conn) {
 	for _, u := range uris {
 		ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
 		if err := c.subscribe(ctx, cn, u, true); err != nil {
-			c.log.Warn().Err(c.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
+			c.log.Warn().Err(c.cred.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
 		}
 		cancel()
 	}

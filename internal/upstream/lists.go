@@ -427,6 +427,6 @@ func (c *Client) goOn(err error, what string, level zerolog.Level) bool {
 	if errors.As(err, &over) {
 		return false
 	}
-	c.log.WithLevel(level).Err(c.redact(err)).Msg(what)
+	c.log.WithLevel(level).Err(c.cred.redact(err)).Msg(what)
 	return true
 }

@@ -265,7 +265,7 @@ func TestRedactorKnowsEveryCredentialOfTheSpec(t *testing.T) {
 		{"server all failed", "server all failed"},
 	}
 	for _, tc := range cases {
-		if got := c.redactText(tc.in); got != tc.want {
+		if got := c.cred.text(tc.in); got != tc.want {
 			t.Errorf("redactText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -285,7 +285,7 @@ func TestReadExcerptRedactsACutCredential(t *testing.T) {
 		{len("  bad token"), "bad token"},
 	}
 	for _, tc := range cases {
-		if got := c.readExcerpt(strings.NewReader(body), tc.n); got != tc.want {
+		if got := c.cred.readExcerpt(strings.NewReader(body), tc.n); got != tc.want {
 			t.Errorf("readExcerpt(n=%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}

@@ -247,21 +247,30 @@ type connectError struct {
 func (e *connectError) Error() string { return e.public }
 func (e *connectError) Unwrap() error { return e.err }
 
+// failures tell why a request to the upstream failed, in the hub's words
+// (for everyone) and in the upstream's, redacted (for admins and the
+// log), from the error and the answers kept. A type apart from Client: it
+// reads only those two things.
+type failures struct {
+	as *answers
+	cr *credentials
+}
+
 // failed is the error of a connect that failed at stage what (initialize,
 // list tools) with err, told while the answers that caused it are known.
-func (c *Client) failed(what string, err error) error {
-	public, detail := c.explain(what, err)
+func (f failures) failed(what string, err error) error {
+	public, detail := f.explain(what, err)
 	return &connectError{public: public, detail: detail, err: err}
 }
 
 // describe splits err, why the connection failed or was lost, into the
 // status everyone reads and its detail.
-func (c *Client) describe(err error) (public, detail string) {
+func (f failures) describe(err error) (public, detail string) {
 	var ce *connectError
 	if errors.As(err, &ce) {
-		return c.redactText(ce.public), c.redactText(ce.detail)
+		return f.cr.text(ce.public), f.cr.text(ce.detail)
 	}
-	return c.explain("", err)
+	return f.explain("", err)
 }
 
 // setFailed records err, why the connection failed or was lost, as the
@@ -280,7 +289,7 @@ func (c *Client) setFailed(err error) Status {
 		c.tools, c.features = nil, Features{}
 		c.mu.Unlock()
 	}
-	public, detail := c.describe(err)
+	public, detail := failures{&c.answers, &c.cred}.describe(err)
 	st := Status{State: StateError, Error: public, Detail: detail, Since: time.Now()}
 	c.setStatus(st, nil, nil)
 	return st
@@ -295,8 +304,8 @@ func (s Status) logDetail(e *zerolog.Event) {
 
 // explain returns what failed (at stage what; "" when err's text names
 // its stage) in the hub's words, and what the upstream said, redacted.
-func (c *Client) explain(what string, err error) (public, detail string) {
-	full := c.redact(err).Error()
+func (f failures) explain(what string, err error) (public, detail string) {
+	full := f.cr.redact(err).Error()
 	stage := func(s string) string {
 		if what == "" {
 			return s
@@ -315,8 +324,8 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 	)
 	if what != "" {
 		// mcp-go says only "authorization required" of a 401.
-		if r := c.answers.refusal(); r != nil {
-			return stage("the upstream refused the hub's request: " + r.summary()), c.excerpt(r.head)
+		if r := f.as.refusal(); r != nil {
+			return stage("the upstream refused the hub's request: " + r.summary()), f.excerpt(r.head)
 		}
 	}
 	switch {
@@ -329,7 +338,7 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		if safeWord(re.ErrorCode) {
 			got += " " + re.ErrorCode
 		}
-		return stage(fmt.Sprintf("get OAuth token for upstream %s from %s: %s", te.Server, te.TokenURL, strings.TrimSpace(got))), c.redactText(te.Reason)
+		return stage(fmt.Sprintf("get OAuth token for upstream %s from %s: %s", te.Server, te.TokenURL, strings.TrimSpace(got))), f.cr.text(te.Reason)
 	case hubSide(err):
 		// Go's network errors and the hub's own: no upstream text, but
 		// what Go quotes of a malformed answer.
@@ -338,9 +347,9 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		}
 		return stage(clip(full)), ""
 	}
-	if a := c.answers.lastBad(); a != nil {
+	if a := f.as.lastBad(); a != nil {
 		// The answer that made the request fail: an error page, HTML.
-		return stage(prefix + a.summary()), c.excerpt(a.head)
+		return stage(prefix + a.summary()), f.excerpt(a.head)
 	}
 	switch {
 	case errors.As(err, &unsup):
@@ -348,20 +357,20 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		if safeWord(unsup.Version) {
 			msg += " " + strconv.Quote(unsup.Version)
 		}
-		return stage(prefix + msg), c.said(full)
+		return stage(prefix + msg), f.said(full)
 	case rpcSentinel(err) != nil:
-		return stage(prefix + "the upstream answered with JSON-RPC error: " + rpcSentinel(err).Error()), c.said(full)
+		return stage(prefix + "the upstream answered with JSON-RPC error: " + rpcSentinel(err).Error()), f.said(full)
 	case (what == "initialize" || what == "list tools") && errors.Unwrap(err) == nil:
 		// mcp-go makes the message of a JSON-RPC error of its own code
 		// the whole error: nothing else of a request ends so bare (a
 		// transport's failures are wrapped). Over WebSocket or stdio no
 		// answer is kept to look for it in.
-		return stage("the upstream answered with a JSON-RPC error"), c.said(full)
-	case c.echoes(full):
-		return stage(prefix + "the upstream's answer could not be used (its text is in the detail, for admins)"), c.said(full)
+		return stage("the upstream answered with a JSON-RPC error"), f.said(full)
+	case f.echoes(full):
+		return stage(prefix + "the upstream's answer could not be used (its text is in the detail, for admins)"), f.said(full)
 	case strings.Contains(full, noIDPrefix):
 		// mcp-go prints the whole answer after it, as numbers.
-		return stage(full[:strings.Index(full, noIDPrefix)+len(noIDPrefix)-2]), c.said(full)
+		return stage(full[:strings.Index(full, noIDPrefix)+len(noIDPrefix)-2]), f.said(full)
 	}
 	return stage(clip(full)), ""
 }
@@ -380,9 +389,9 @@ func rpcSentinel(err error) error {
 // said is the detail of a failure whose text the status does not show:
 // the start of the newest answer, or failing one (stdio, WebSocket) the
 // text.
-func (c *Client) said(text string) string {
-	if snap := c.answers.snapshot(); len(snap) > 0 && len(snap[0].head) > 0 {
-		return c.excerpt(snap[0].head)
+func (f failures) said(text string) string {
+	if snap := f.as.snapshot(); len(snap) > 0 && len(snap[0].head) > 0 {
+		return f.excerpt(snap[0].head)
 	}
 	return clip(text)
 }
@@ -451,8 +460,8 @@ func unquoteAnswers(s string) string {
 // excerpt is the start of a body for a status's detail: redacted first,
 // so that the cut cannot leave a credential's first part, then on one
 // line.
-func (c *Client) excerpt(head []byte) string {
-	text := c.redactText(strings.ToValidUTF8(string(head), "\uFFFD"))
+func (f failures) excerpt(head []byte) string {
+	text := f.cr.text(strings.ToValidUTF8(string(head), "\uFFFD"))
 	text = strings.Join(strings.Fields(text), " ")
 	if len(head) >= answerExcerpt {
 		text += " …"
@@ -467,8 +476,8 @@ const minEcho = 5
 // echoes reports whether text holds something a kept answer said: the
 // start of its body, or a string of its JSON (a JSON-RPC error's message,
 // as mcp-go quotes it).
-func (c *Client) echoes(text string) bool {
-	for _, a := range c.answers.snapshot() {
+func (f failures) echoes(text string) bool {
+	for _, a := range f.as.snapshot() {
 		head := bytes.TrimSpace(a.head)
 		if len(head) >= minEcho && strings.Contains(text, string(head[:min(len(head), 16)])) {
 			return true

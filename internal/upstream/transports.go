@@ -23,23 +23,12 @@ const childKillDelay = 2 * time.Second
 // sees besides its own env: the hub's environment holds tokens.
 var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TMPDIR", "TZ", "NODE_PATH", "NODE_OPTIONS", "npm_config_cache"}
 
-func (c *Client) headers() map[string]string {
-	h := make(map[string]string, len(c.spec.Headers)+1)
-	for k, v := range c.spec.Headers {
-		h[k] = v
-	}
-	if tok := c.spec.BearerToken.Reveal(); tok != "" {
-		h["Authorization"] = "Bearer " + tok
-	}
-	return h
-}
-
 func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 	switch c.spec.Transport {
 	case config.TransportStreamableHTTP:
 		opts := []transport.StreamableHTTPCOption{
-			transport.WithHTTPHeaders(c.headers()),
-			transport.WithHTTPLogger(c.transportLog()),
+			transport.WithHTTPHeaders(c.cred.headers()),
+			transport.WithHTTPLogger(c.cred.transportLog(c.log)),
 		}
 		if c.opts.HTTPClient != nil {
 			opts = append(opts, transport.WithHTTPBasicClient(c.opts.HTTPClient))
@@ -53,7 +42,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		}
 		return tr, nil
 	case config.TransportSSE:
-		opts := []transport.ClientOption{transport.WithHeaders(c.headers()), transport.WithSSELogger(c.transportLog())}
+		opts := []transport.ClientOption{transport.WithHeaders(c.cred.headers()), transport.WithSSELogger(c.cred.transportLog(c.log))}
 		if c.opts.HTTPClient != nil {
 			opts = append(opts, transport.WithHTTPClient(c.opts.HTTPClient))
 		}
@@ -64,13 +53,13 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		return tr, nil
 	case config.TransportWebSocket:
 		h := http.Header{}
-		for k, v := range c.headers() {
+		for k, v := range c.cred.headers() {
 			h.Set(k, v)
 		}
-		if c.oauth != nil {
+		if c.cred.oauth != nil {
 			// The handshake is the one HTTP request of a WebSocket: the
 			// token goes in its headers, fetched (or reused) at dial time.
-			tok, err := c.oauth.token()
+			tok, err := c.cred.oauth.token()
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +74,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		return transport.NewStdioWithOptions(c.spec.Command, env, c.spec.Args,
 			transport.WithCommandFunc(childCommand),
 			transport.WithCommandStderrWriter(stderrLogger{c}),
-			transport.WithCommandLogger(c.transportLog()),
+			transport.WithCommandLogger(c.cred.transportLog(c.log)),
 		), nil
 	}
 	return nil, fmt.Errorf("transport %q is not supported", c.spec.Transport)
@@ -122,7 +111,7 @@ type stderrLogger struct{ c *Client }
 func (w stderrLogger) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
 		if line != "" {
-			w.c.log.Debug().Str("stderr", w.c.redactText(line)).Msg("upstream stderr")
+			w.c.log.Debug().Str("stderr", w.c.cred.text(line)).Msg("upstream stderr")
 		}
 	}
 	return len(p), nil

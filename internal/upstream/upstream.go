@@ -128,12 +128,10 @@ type Client struct {
 	onChange func()
 	// answers are what the upstream answered lately (refusal.go).
 	answers answers
-	// redactor removes this upstream's credentials from every text that
-	// leaves the client (see redact.go).
-	redactor *secrets.Redactor
-	// oauth gets the hub's access token for an upstream behind an
-	// authorization server (spec.OAuth); nil otherwise (see oauth.go).
-	oauth *oauthSource
+	// cred are the hub's credentials for this upstream: the headers
+	// that carry them and the redactor that keeps them out of every text
+	// that leaves the client (see redact.go).
+	cred credentials
 	// loops checks every answer for a loop back to the hub (loop.go);
 	// nil without Options.Chain.
 	loops *loopWatch
@@ -211,8 +209,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		opts:     opts,
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
-		redactor: secrets.NewRedactor(static...),
-		oauth:    oauth,
+		cred:     newCredentials(spec, static, oauth),
 		loops:    loops,
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),
@@ -302,8 +299,8 @@ func (c *Client) Start(ctx context.Context) {
 
 // Stop ends the connection (killing a stdio child) and waits for the loop.
 func (c *Client) Stop() {
-	if c.oauth != nil {
-		c.oauth.close() // a token request in flight must not hold Stop up
+	if c.cred.oauth != nil {
+		c.cred.oauth.close() // a token request in flight must not hold Stop up
 	}
 	if c.cancel != nil {
 		c.cancel()
@@ -412,7 +409,7 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				if isTransportFailure(err) || errors.As(err, &over) {
 					return fmt.Errorf("refresh tools: %w", err)
 				}
-				c.log.Warn().Err(c.redact(err)).Msg("refresh tools after list_changed failed")
+				c.log.Warn().Err(c.cred.redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
 			cn.out.Store(c.newOut(cn, tools))
@@ -446,7 +443,7 @@ func (c *Client) ping(cn *conn) error {
 // known list only when a connection was made (cn != nil). The error is
 // redacted here, the one way into the status.
 func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
-	s.Error, s.Detail = c.redactText(s.Error), c.redactText(s.Detail)
+	s.Error, s.Detail = c.cred.text(s.Error), c.cred.text(s.Detail)
 	c.answers.setConnected(cn != nil)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
@@ -469,7 +466,7 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 func (c *Client) closeConn(cn *conn, cause error) {
 	cn.cancel(cause)
 	if err := cn.mc.Close(); err != nil {
-		c.log.Debug().Err(c.redact(err)).Msg("close upstream session")
+		c.log.Debug().Err(c.cred.redact(err)).Msg("close upstream session")
 	}
 }
 
@@ -480,13 +477,13 @@ func (c *Client) closeConn(cn *conn, cause error) {
 // is retried, never a tools/call.
 func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err error) {
 	defer func() { err = ownRefusal(err) }()
-	if c.oauth == nil {
+	if c.cred.oauth == nil {
 		return c.connectOnce(ctx)
 	}
-	before := c.oauth.rejections.Load()
+	before := c.cred.oauth.rejections.Load()
 	cn, tools, err = c.connectOnce(ctx)
-	if err != nil && ctx.Err() == nil && c.oauth.rejections.Load() != before {
-		c.log.Info().Err(c.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
+	if err != nil && ctx.Err() == nil && c.cred.oauth.rejections.Load() != before {
+		c.log.Info().Err(c.cred.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
 		return c.connectOnce(ctx)
 	}
 	return cn, tools, err
@@ -503,7 +500,7 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 		// Some servers answer server/discover without supporting
 		// 2026-07-28 (go-sdk v1.8.0 lists only older revisions there) and
 		// refuse the next request: they are legacy servers.
-		c.log.Debug().Err(c.redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
+		c.log.Debug().Err(c.cred.redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
 		c.mu.Lock()
 		c.legacy = true
 		c.mu.Unlock()
@@ -527,11 +524,11 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 }
 
 func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, error) {
-	if c.oauth != nil {
+	if c.cred.oauth != nil {
 		// Fetched here (cached for the requests that follow) so that a
 		// failing token endpoint is the status's whole message, not the
 		// tail of a transport error.
-		if _, err := c.oauth.token(); err != nil {
+		if _, err := c.cred.oauth.token(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -559,7 +556,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	cn := &conn{mc: mc, ctx: sessCtx, cancel: cancel}
 	c.answers.reset() // what an earlier connect was answered is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
-		err = c.failed(what, err) // before closing adds answers
+		err = failures{&c.answers, &c.cred}.failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
 		return nil, nil, err
 	}
@@ -597,7 +594,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			req := mcp.SetLevelRequest{}
 			req.Params.Level = lvl
 			if err := mc.SetLevel(hctx, req); err != nil {
-				c.log.Warn().Err(c.redact(err)).Msg("set log level")
+				c.log.Warn().Err(c.cred.redact(err)).Msg("set log level")
 			} else {
 				cn.level.Store(&lvl)
 			}
@@ -617,7 +614,7 @@ func (c *Client) listen(cn *conn, filter mcp.SubscriptionFilter) {
 	go func() {
 		err := cn.mc.Listen(cn.ctx, filter)
 		if err != nil && cn.ctx.Err() == nil {
-			c.log.Debug().Err(c.redact(err)).Msg("subscriptions/listen ended")
+			c.log.Debug().Err(c.cred.redact(err)).Msg("subscriptions/listen ended")
 		}
 	}()
 }
@@ -678,13 +675,13 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	var rpcErr *RPCError
 	switch {
 	case errors.As(err, &rpcErr):
-		return nil, c.redactRPC(rpcErr)
+		return nil, c.cred.rpc(rpcErr)
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: "circuit breaker open after repeated failures; failing fast"}
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, ctx.Err())
 	case cn.ctx.Err() != nil:
-		return nil, c.redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
+		return nil, c.cred.redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded), pastDeadline(callCtx):
 		// A transport's own timer (mcp-go's SSE) may fire a moment before
 		// the context says so: past the deadline, it is our timeout.
@@ -698,9 +695,9 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 		if te := (*transport.Error)(nil); errors.As(err, &te) {
 			said = te.Err
 		}
-		return nil, c.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
+		return nil, c.cred.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
 	}
-	return nil, c.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
+	return nil, c.cred.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
 }
 
 func pastDeadline(ctx context.Context) bool {

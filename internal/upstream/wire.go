@@ -84,7 +84,7 @@ func (c *Client) newOut(cn *conn, tools []mcp.Tool) *out {
 		return o
 	}
 	p := &post{c: c, cn: cn, url: c.spec.URL, header: http.Header{}}
-	for k, v := range c.headers() {
+	for k, v := range c.cred.headers() {
 		p.header.Set(k, v)
 	}
 	p.header.Set("Content-Type", "application/json")
@@ -290,7 +290,7 @@ func (p *post) request(ctx context.Context, method mcp.MCPMethod, params json.Ra
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(resp.Body, 256)))
+		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.cred.readExcerpt(resp.Body, 256)))
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
@@ -325,7 +325,7 @@ func (p *post) refuse(ctx context.Context, reqID json.RawMessage, method string)
 	req.Header = p.header.Clone()
 	resp, err := p.c.opts.HTTPClient.Do(req)
 	if err != nil {
-		p.c.log.Debug().Err(p.c.redact(err)).Str("method", method).Msg("refusing an upstream request")
+		p.c.log.Debug().Err(p.c.cred.redact(err)).Str("method", method).Msg("refusing an upstream request")
 		return
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -483,7 +483,7 @@ func (c *Client) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
 	valid := tools[:0:0]
 	for i := range tools {
 		if err := mcp.ValidateParamHeaderAnnotations(&tools[i]); err != nil {
-			c.log.Warn().Str("tool", tools[i].Name).Err(c.redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
+			c.log.Warn().Str("tool", tools[i].Name).Err(c.cred.redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
 			continue
 		}
 		valid = append(valid, tools[i])
