@@ -28,7 +28,7 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 		var span trace.Span
 		ctx, span = c.startCall(ctx, call.Name)
 		defer span.End()
-		call = c.tracedCall(ctx, call)
+		call = tracedCall(ctx, call, headerTransport(c.spec.Transport))
 		res, err := c.callOnce(ctx, call)
 		endCall(span, err)
 		return res, err
@@ -39,7 +39,7 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 // callOnce is Call without its span.
 func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
-		return c.send(ctx, cn, call)
+		return cn.send(ctx, call)
 	})
 	if err != nil {
 		return nil, err

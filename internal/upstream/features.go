@@ -305,7 +305,7 @@ func (c *Client) setSubscribed(ctx context.Context, uri string, on bool) error {
 		what = "resources/unsubscribe "
 	}
 	_, err := c.call(ctx, what+uri, func(ctx context.Context, cn *conn) (any, error) {
-		return nil, c.subscribe(ctx, cn, uri, on)
+		return nil, cn.subscribe(ctx, uri, on)
 	})
 	return err
 }
@@ -313,7 +313,8 @@ func (c *Client) setSubscribed(ctx context.Context, uri string, on bool) error {
 // subscribe sends resources/subscribe (or unsubscribe) on cn. On 2026-07-28
 // a subscription is part of the subscriptions/listen filter, so the listen
 // stream is opened again with the new filter (it replaces the old one).
-func (c *Client) subscribe(ctx context.Context, cn *conn, uri string, on bool) error {
+func (cn *conn) subscribe(ctx context.Context, uri string, on bool) error {
+	c := cn.c
 	var err error
 	if on {
 		req := mcp.SubscribeRequest{}
@@ -334,7 +335,7 @@ func (c *Client) subscribe(ctx context.Context, cn *conn, uri string, on bool) e
 		case <-c.acked:
 		default:
 		}
-		c.listen(cn, f)
+		cn.listen(f)
 		select {
 		case <-c.acked:
 		case <-ctx.Done():
@@ -354,7 +355,7 @@ func (c *Client) resubscribe(cn *conn) {
 	c.mu.RUnlock()
 	for _, u := range uris {
 		ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-		if err := c.subscribe(ctx, cn, u, true); err != nil {
+		if err := cn.subscribe(ctx, u, true); err != nil {
 			c.log.Warn().Err(c.cred.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
 		}
 		cancel()

@@ -94,7 +94,8 @@ type listing struct {
 	answered bool
 }
 
-func (c *Client) newListing() *listing {
+func (cn *conn) newListing() *listing {
+	c := cn.c
 	return &listing{server: c.spec.Name, bounds: c.opts.listBounds(), answered: c.spec.Transport == config.TransportStreamableHTTP}
 }
 
@@ -354,19 +355,19 @@ func (n *byteCounter) Write(p []byte) (int, error) {
 // and prompts as its capabilities announce them, within the bounds. Only a
 // failed tools/list or a bound fails it: a server that fails another list
 // keeps the rest.
-func (c *Client) lists(ctx context.Context, cn *conn) ([]mcp.Tool, Features, error) {
-	l := c.newListing()
-	tools, err := c.listTools(ctx, cn, l)
+func (cn *conn) lists(ctx context.Context) ([]mcp.Tool, Features, error) {
+	l := cn.newListing()
+	tools, err := cn.listTools(ctx, l)
 	if err != nil {
 		return nil, Features{}, err
 	}
-	f, err := c.listFeatures(ctx, cn, l)
+	f, err := cn.listFeatures(ctx, l)
 	return tools, f, err
 }
 
 // listFeatures lists resources, templates and prompts as the server's
 // capabilities announce them, on l's bounds.
-func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Features, error) {
+func (cn *conn) listFeatures(ctx context.Context, l *listing) (Features, error) {
 	f := Features{Capabilities: cn.mc.GetServerCapabilities()}
 	if f.Capabilities.Resources != nil {
 		res, err := collect(ctx, l, string(mcp.MethodResourcesList), 0, "", "", mcpPages(
@@ -374,7 +375,7 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Featur
 				return cn.mc.ListResourcesByPage(ctx, mcp.ListResourcesRequest{PaginatedRequest: p})
 			},
 			func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) { return r.Resources, r.NextCursor }))
-		if err != nil && !c.goOn(err, "list resources", zerolog.WarnLevel) {
+		if err != nil && !cn.goOn(err, "list resources", zerolog.WarnLevel) {
 			return Features{}, err
 		}
 		tmpl, err := collect(ctx, l, string(mcp.MethodResourcesTemplatesList), 0, "", "", mcpPages(
@@ -384,7 +385,7 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Featur
 			func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
 				return r.ResourceTemplates, r.NextCursor
 			}))
-		if err != nil && !c.goOn(err, "list resource templates", zerolog.DebugLevel) {
+		if err != nil && !cn.goOn(err, "list resource templates", zerolog.DebugLevel) {
 			return Features{}, err
 		}
 		f.Resources, f.Templates = res, tmpl
@@ -395,7 +396,7 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Featur
 				return cn.mc.ListPromptsByPage(ctx, mcp.ListPromptsRequest{PaginatedRequest: p})
 			},
 			func(r *mcp.ListPromptsResult) ([]mcp.Prompt, mcp.Cursor) { return r.Prompts, r.NextCursor }))
-		if err != nil && !c.goOn(err, "list prompts", zerolog.WarnLevel) {
+		if err != nil && !cn.goOn(err, "list prompts", zerolog.WarnLevel) {
 			return Features{}, err
 		}
 		f.Prompts = prompts
@@ -422,7 +423,8 @@ func mcpPages[R, T any](list func(context.Context, mcp.PaginatedRequest) (*R, er
 
 // goOn logs a list that failed short of a bound at level and reports that
 // the listing goes on without it; a bound ends the listing.
-func (c *Client) goOn(err error, what string, level zerolog.Level) bool {
+func (cn *conn) goOn(err error, what string, level zerolog.Level) bool {
+	c := cn.c
 	var over *listBoundError
 	if errors.As(err, &over) {
 		return false

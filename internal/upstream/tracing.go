@@ -62,16 +62,16 @@ func endCall(span trace.Span, err error) {
 
 // headerTransport reports whether the upstream's transport carries the
 // trace context in HTTP headers.
-func (c *Client) headerTransport() bool {
-	return c.spec.Transport == config.TransportStreamableHTTP || c.spec.Transport == config.TransportSSE
+func headerTransport(t config.Transport) bool {
+	return t == config.TransportStreamableHTTP || t == config.TransportSSE
 }
 
 // tracedCall is call with the span in ctx as its trace context: the
 // caller's trace members of _meta removed, and the hub's added where the
-// transport has no headers. call itself is not modified.
-func (c *Client) tracedCall(ctx context.Context, call jsonrpc.ToolCall) jsonrpc.ToolCall {
+// transport has no headers (headers false). call itself is not modified.
+func tracedCall(ctx context.Context, call jsonrpc.ToolCall, headers bool) jsonrpc.ToolCall {
 	var hub map[string]json.RawMessage
-	if !c.headerTransport() {
+	if !headers {
 		hub = tracing.Meta(ctx)
 	}
 	stale := false

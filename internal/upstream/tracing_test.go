@@ -55,7 +55,7 @@ func TestTracedCallReplacesTheCallersTraceContext(t *testing.T) {
 			c := &Client{spec: config.ServerSpec{Name: "up", Transport: tc.transport}}
 			in := jsonrpc.ToolCall{Name: "get_me", Meta: tc.meta}
 			before, _ := json.Marshal(in.Meta)
-			traced := c.tracedCall(tc.ctx, in)
+			traced := tracedCall(tc.ctx, in, headerTransport(c.spec.Transport))
 			if after, _ := json.Marshal(in.Meta); string(after) != string(before) {
 				t.Fatalf("the caller's call was modified: %s -> %s", before, after)
 			}

@@ -163,6 +163,9 @@ type Client struct {
 
 // conn is one established session with the upstream.
 type conn struct {
+	// c is the client whose session this is: its settings, credentials
+	// and log.
+	c        *Client
 	mc       *client.Client
 	ctx      context.Context // ends when the session is over
 	cancel   context.CancelCauseFunc
@@ -393,16 +396,16 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 		case <-cn.ctx.Done():
 			return fmt.Errorf("connection lost: %w", context.Cause(cn.ctx))
 		case <-ticker.C:
-			if err := c.ping(cn); err != nil {
+			if err := cn.ping(); err != nil {
 				return err
 			}
 		case <-c.kick:
-			if err := c.ping(cn); err != nil {
+			if err := cn.ping(); err != nil {
 				return err
 			}
 		case <-c.refresh:
 			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-			tools, features, err := c.lists(lctx, cn)
+			tools, features, err := cn.lists(lctx)
 			cancel()
 			var over *listBoundError
 			if err != nil {
@@ -412,7 +415,7 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 				c.log.Warn().Err(c.cred.redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
-			cn.out.Store(c.newOut(cn, tools))
+			cn.out.Store(cn.newOut(tools))
 			c.mu.Lock()
 			c.tools, c.features = tools, features
 			c.status.ListedAt = time.Now()
@@ -423,7 +426,8 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 	}
 }
 
-func (c *Client) ping(cn *conn) error {
+func (cn *conn) ping() error {
+	c := cn.c
 	ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
 	defer cancel()
 	var err error
@@ -553,7 +557,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	mc := client.NewClient(tr, opts...)
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
-	cn := &conn{mc: mc, ctx: sessCtx, cancel: cancel}
+	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}
 	c.answers.reset() // what an earlier connect was answered is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
 		err = failures{&c.answers, &c.cred}.failed(what, err) // before closing adds answers
@@ -578,8 +582,8 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if cn.protocol == "" {
 		cn.protocol = mc.ProtocolVersion()
 	}
-	cn.out.Store(c.newOut(cn, nil))
-	tools, features, err := c.lists(hctx, cn)
+	cn.out.Store(cn.newOut(nil))
+	tools, features, err := cn.lists(hctx)
 	var over *listBoundError
 	switch {
 	case errors.As(err, &over):
@@ -602,15 +606,16 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	if filter := listenFilter(res.Capabilities); mcp.IsModernProtocol(cn.protocol) && !filter.IsEmpty() {
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
-		c.listen(cn, filter)
+		cn.listen(filter)
 	}
-	cn.out.Store(c.newOut(cn, tools))
+	cn.out.Store(cn.newOut(tools))
 	return cn, tools, nil
 }
 
 // listen opens the 2026-07-28 subscriptions/listen stream with filter; it
 // replaces the session's previous stream and ends with the session.
-func (c *Client) listen(cn *conn, filter mcp.SubscriptionFilter) {
+func (cn *conn) listen(filter mcp.SubscriptionFilter) {
+	c := cn.c
 	go func() {
 		err := cn.mc.Listen(cn.ctx, filter)
 		if err != nil && cn.ctx.Err() == nil {

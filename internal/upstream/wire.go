@@ -69,9 +69,10 @@ func (o *out) wire(relayed bool) wire {
 	return o.session
 }
 
-func (c *Client) newOut(cn *conn, tools []mcp.Tool) *out {
+func (cn *conn) newOut(tools []mcp.Tool) *out {
+	c := cn.c
 	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
-	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: c.headerTransport()}
+	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: headerTransport(c.spec.Transport)}
 	if o.modern {
 		info, _ := json.Marshal(c.opts.ClientInfo)
 		o.meta = map[string]json.RawMessage{
@@ -199,7 +200,8 @@ const maxInputRounds = 10
 // a hub-wide one, and a 2026-07-28 upstream's input requests are put to
 // the caller through the relay and the call sent again with the answers;
 // without one, the result passes through as bytes, input requests and all.
-func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (json.RawMessage, error) {
+func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
+	c := cn.c
 	o := cn.out.Load()
 	r := relayFrom(ctx)
 	var own map[string]json.RawMessage
@@ -409,7 +411,8 @@ type toolSchemas struct {
 // listTools lists the upstream's tools within the bounds of l (lists.go).
 // A JSON-RPC error is what mcp-go's client would have made of it, so the
 // handshake's fallbacks (connectOnce) read it as before.
-func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Tool, error) {
+func (cn *conn) listTools(ctx context.Context, l *listing) ([]mcp.Tool, error) {
+	c := cn.c
 	o := cn.out.Load()
 	w := o.wire(false)
 	tools, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools",
@@ -450,8 +453,8 @@ func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Too
 	if err != nil {
 		return nil, err
 	}
-	if o.modern && c.headerTransport() {
-		tools = c.withoutInvalidHeaderTools(tools)
+	if o.modern && headerTransport(c.spec.Transport) {
+		tools = cn.withoutInvalidHeaderTools(tools)
 	}
 	return tools, nil
 }
@@ -479,7 +482,8 @@ func readTool(b json.RawMessage, raw bool) (mcp.Tool, error) {
 // withoutInvalidHeaderTools drops the tools whose x-mcp-header annotations
 // break SEP-2243: a 2026-07-28 client over HTTP must not offer them, so that
 // one bad definition does not stop the others.
-func (c *Client) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
+func (cn *conn) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
+	c := cn.c
 	valid := tools[:0:0]
 	for i := range tools {
 		if err := mcp.ValidateParamHeaderAnnotations(&tools[i]); err != nil {
