@@ -132,7 +132,7 @@ type Upstream interface {
 	SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error
 }
 
-var _ Upstream = (*upstream.Client)(nil)
+var _ Upstream = (*upstream.Extras)(nil)
 
 // upstreamBackend runs calls on an upstream connection.
 type upstreamBackend struct{ c *upstream.Client }

@@ -26,7 +26,7 @@ type RPCError = jsonrpc.Error
 func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	if c.opts.Tracer != nil {
 		var span trace.Span
-		ctx, span = c.startCall(ctx, call.Name)
+		ctx, span = startCall(ctx, c.opts.Tracer, c.spec.Name, c.spec.Transport, call.Name)
 		defer span.End()
 		call = tracedCall(ctx, call, headerTransport(c.spec.Transport))
 		res, err := c.callOnce(ctx, call)

@@ -230,155 +230,6 @@ func (c *Client) Features() Features {
 	return c.features
 }
 
-// ReadResource reads uri (the upstream's own URI) for a caller.
-func (c *Client) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	res, err := c.call(ctx, "resources/read "+uri, func(ctx context.Context, cn *conn) (any, error) {
-		fwd := mcp.ReadResourceRequest{}
-		fwd.Params.URI = uri
-		fwd.Params.Arguments = req.Params.Arguments
-		return cn.mc.ReadResource(ctx, fwd)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return redactParsed(&c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
-}
-
-// GetPrompt gets the upstream's prompt called name for a caller.
-func (c *Client) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	res, err := c.call(ctx, "prompts/get "+name, func(ctx context.Context, cn *conn) (any, error) {
-		fwd := mcp.GetPromptRequest{}
-		fwd.Params.Name = name
-		fwd.Params.Arguments = req.Params.Arguments
-		return cn.mc.GetPrompt(ctx, fwd)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return redactParsed(&c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
-}
-
-// Complete asks the upstream for completions; ref already names the
-// upstream's own prompt or URI template.
-func (c *Client) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	res, err := c.call(ctx, "completion/complete", func(ctx context.Context, cn *conn) (any, error) {
-		req := mcp.CompleteRequest{}
-		req.Params.Ref = ref
-		req.Params.Argument = arg
-		req.Params.Context = cctx
-		return cn.mc.Complete(ctx, req)
-	})
-	if err != nil {
-		return nil, err
-	}
-	red, err := redactParsed(&c.cred, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
-	if err != nil {
-		return nil, err
-	}
-	return &red.Completion, nil
-}
-
-// Subscribe asks the upstream for notifications/resources/updated of uri.
-// The hub remembers it and subscribes again after a reconnect.
-func (c *Client) Subscribe(ctx context.Context, uri string) error {
-	return c.setSubscribed(ctx, uri, true)
-}
-
-// Unsubscribe ends the subscription to uri.
-func (c *Client) Unsubscribe(ctx context.Context, uri string) error {
-	return c.setSubscribed(ctx, uri, false)
-}
-
-func (c *Client) setSubscribed(ctx context.Context, uri string, on bool) error {
-	c.mu.Lock()
-	if on {
-		if c.subscribed == nil {
-			c.subscribed = map[string]bool{}
-		}
-		c.subscribed[uri] = true
-	} else {
-		delete(c.subscribed, uri)
-	}
-	c.mu.Unlock()
-	what := "resources/subscribe "
-	if !on {
-		what = "resources/unsubscribe "
-	}
-	_, err := c.call(ctx, what+uri, func(ctx context.Context, cn *conn) (any, error) {
-		return nil, cn.subscribe(ctx, uri, on)
-	})
-	return err
-}
-
-// subscribe sends resources/subscribe (or unsubscribe) on cn. On 2026-07-28
-// a subscription is part of the subscriptions/listen filter, so the listen
-// stream is opened again with the new filter (it replaces the old one).
-func (cn *conn) subscribe(ctx context.Context, uri string, on bool) error {
-	c := cn.c
-	var err error
-	if on {
-		req := mcp.SubscribeRequest{}
-		req.Params.URI = uri
-		err = cn.mc.Subscribe(ctx, req)
-	} else {
-		req := mcp.UnsubscribeRequest{}
-		req.Params.URI = uri
-		err = cn.mc.Unsubscribe(ctx, req)
-	}
-	if err == nil && mcp.IsModernProtocol(cn.protocol) {
-		f := cn.mc.PendingSubscriptionFilter()
-		base := listenFilter(cn.mc.GetServerCapabilities())
-		f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged = base.ToolsListChanged, base.PromptsListChanged, base.ResourcesListChanged
-		// Wait for the new stream to be in place, so an update sent after
-		// Subscribe returns is not missed.
-		select {
-		case <-c.acked:
-		default:
-		}
-		cn.listen(f)
-		select {
-		case <-c.acked:
-		case <-ctx.Done():
-			return fmt.Errorf("subscriptions/listen not acknowledged: %w", ctx.Err())
-		}
-	}
-	return err
-}
-
-// resubscribe renews the remembered subscriptions on a new session.
-func (c *Client) resubscribe(cn *conn) {
-	c.mu.RLock()
-	uris := make([]string, 0, len(c.subscribed))
-	for u := range c.subscribed {
-		uris = append(uris, u)
-	}
-	c.mu.RUnlock()
-	for _, u := range uris {
-		ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-		if err := cn.subscribe(ctx, u, true); err != nil {
-			c.log.Warn().Err(c.cred.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
-		}
-		cancel()
-	}
-}
-
-// SetLogLevel forwards logging/setLevel when the server offers logging.
-func (c *Client) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
-	if c.Features().Capabilities.Logging == nil {
-		return nil
-	}
-	_, err := c.call(ctx, "logging/setLevel", func(ctx context.Context, cn *conn) (any, error) {
-		req := mcp.SetLevelRequest{}
-		req.Params.Level = level
-		if err := cn.mc.SetLevel(ctx, req); err != nil {
-			return nil, err
-		}
-		cn.level.Store(&level)
-		return nil, nil
-	})
-	return err
-}
-
 // rpcSentinels are the errors mcp-go's client makes of JSON-RPC error codes.
 var rpcSentinels = []struct {
 	err  error
@@ -439,4 +290,174 @@ func (h handlers) fulfil(ctx context.Context, reqs mcp.InputRequests) (mcp.Input
 		out[id] = res
 	}
 	return out, nil
+}
+
+// subscribe sends resources/subscribe (or unsubscribe) on cn. On 2026-07-28
+// a subscription is part of the subscriptions/listen filter, so the listen
+// stream is opened again with the new filter (it replaces the old one).
+func (cn *conn) subscribe(ctx context.Context, uri string, on bool) error {
+	c := cn.c
+	var err error
+	if on {
+		req := mcp.SubscribeRequest{}
+		req.Params.URI = uri
+		err = cn.mc.Subscribe(ctx, req)
+	} else {
+		req := mcp.UnsubscribeRequest{}
+		req.Params.URI = uri
+		err = cn.mc.Unsubscribe(ctx, req)
+	}
+	if err == nil && mcp.IsModernProtocol(cn.protocol) {
+		f := cn.mc.PendingSubscriptionFilter()
+		base := listenFilter(cn.mc.GetServerCapabilities())
+		f.ToolsListChanged, f.PromptsListChanged, f.ResourcesListChanged = base.ToolsListChanged, base.PromptsListChanged, base.ResourcesListChanged
+		// Wait for the new stream to be in place, so an update sent after
+		// Subscribe returns is not missed.
+		select {
+		case <-c.acked:
+		default:
+		}
+		cn.listen(f)
+		select {
+		case <-c.acked:
+		case <-ctx.Done():
+			return fmt.Errorf("subscriptions/listen not acknowledged: %w", ctx.Err())
+		}
+	}
+	return err
+}
+
+// Extras is what a connected upstream offers callers besides its tools:
+// resources, prompts, completions, resource subscriptions and its log
+// level. It is a handle of its own so that Client is about the
+// connection's life and its tools; the registry hands Extras out
+// (registry.Upstream) to the faces that serve these requests.
+type Extras struct {
+	c *Client
+
+	mu sync.Mutex
+	// subscribed are the resource URIs callers are subscribed to; they
+	// are subscribed again after a reconnect.
+	subscribed map[string]bool
+}
+
+// Extras returns the client's handle for what it offers besides tools.
+func (c *Client) Extras() *Extras { return &c.extras }
+
+// Name returns the server name.
+func (x *Extras) Name() string { return x.c.spec.Name }
+
+// ReadResource reads uri (the upstream's own URI) for a caller.
+func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	res, err := x.c.call(ctx, "resources/read "+uri, func(ctx context.Context, cn *conn) (any, error) {
+		fwd := mcp.ReadResourceRequest{}
+		fwd.Params.URI = uri
+		fwd.Params.Arguments = req.Params.Arguments
+		return cn.mc.ReadResource(ctx, fwd)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return redactParsed(&x.c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
+}
+
+// GetPrompt gets the upstream's prompt called name for a caller.
+func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	res, err := x.c.call(ctx, "prompts/get "+name, func(ctx context.Context, cn *conn) (any, error) {
+		fwd := mcp.GetPromptRequest{}
+		fwd.Params.Name = name
+		fwd.Params.Arguments = req.Params.Arguments
+		return cn.mc.GetPrompt(ctx, fwd)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return redactParsed(&x.c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
+}
+
+// Complete asks the upstream for completions; ref already names the
+// upstream's own prompt or URI template.
+func (x *Extras) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	res, err := x.c.call(ctx, "completion/complete", func(ctx context.Context, cn *conn) (any, error) {
+		req := mcp.CompleteRequest{}
+		req.Params.Ref = ref
+		req.Params.Argument = arg
+		req.Params.Context = cctx
+		return cn.mc.Complete(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	red, err := redactParsed(&x.c.cred, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
+	if err != nil {
+		return nil, err
+	}
+	return &red.Completion, nil
+}
+
+// Subscribe asks the upstream for notifications/resources/updated of uri.
+// The hub remembers it and subscribes again after a reconnect.
+func (x *Extras) Subscribe(ctx context.Context, uri string) error {
+	return x.setSubscribed(ctx, uri, true)
+}
+
+// Unsubscribe ends the subscription to uri.
+func (x *Extras) Unsubscribe(ctx context.Context, uri string) error {
+	return x.setSubscribed(ctx, uri, false)
+}
+
+// setSubscribed remembers (on) or forgets uri and tells the upstream.
+func (x *Extras) setSubscribed(ctx context.Context, uri string, on bool) error {
+	x.mu.Lock()
+	if on {
+		if x.subscribed == nil {
+			x.subscribed = map[string]bool{}
+		}
+		x.subscribed[uri] = true
+	} else {
+		delete(x.subscribed, uri)
+	}
+	x.mu.Unlock()
+	what := "resources/subscribe "
+	if !on {
+		what = "resources/unsubscribe "
+	}
+	_, err := x.c.call(ctx, what+uri, func(ctx context.Context, cn *conn) (any, error) {
+		return nil, cn.subscribe(ctx, uri, on)
+	})
+	return err
+}
+
+// resubscribe renews the remembered subscriptions on a new session.
+func (x *Extras) resubscribe(cn *conn) {
+	x.mu.Lock()
+	uris := make([]string, 0, len(x.subscribed))
+	for u := range x.subscribed {
+		uris = append(uris, u)
+	}
+	x.mu.Unlock()
+	for _, u := range uris {
+		ctx, cancel := context.WithTimeout(cn.ctx, x.c.opts.ConnectTimeout)
+		if err := cn.subscribe(ctx, u, true); err != nil {
+			x.c.log.Warn().Err(x.c.cred.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
+		}
+		cancel()
+	}
+}
+
+// SetLogLevel forwards logging/setLevel when the server offers logging.
+func (x *Extras) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	if x.c.Features().Capabilities.Logging == nil {
+		return nil
+	}
+	_, err := x.c.call(ctx, "logging/setLevel", func(ctx context.Context, cn *conn) (any, error) {
+		req := mcp.SetLevelRequest{}
+		req.Params.Level = level
+		if err := cn.mc.SetLevel(ctx, req); err != nil {
+			return nil, err
+		}
+		cn.level.Store(&level)
+		return nil, nil
+	})
+	return err
 }

@@ -137,15 +137,15 @@ func (t loopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // wsOptions apply the dial policy and the loop check to a WebSocket
 // upstream: its handshake is its one HTTP answer.
-func (c *Client) wsOptions() []mcpws.ClientOption {
+func wsOptions(o *Options, loops *loopWatch) []mcpws.ClientOption {
 	var opts []mcpws.ClientOption
-	if p := c.opts.Dial; p != nil {
+	if p := o.Dial; p != nil {
 		opts = append(opts,
-			mcpws.WithDialContext(p.Dialer(&net.Dialer{Timeout: c.opts.ConnectTimeout}).DialContext),
+			mcpws.WithDialContext(p.Dialer(&net.Dialer{Timeout: o.ConnectTimeout}).DialContext),
 			mcpws.WithProxy(p.Proxy(http.ProxyFromEnvironment)))
 	}
-	if c.loops != nil {
-		opts = append(opts, mcpws.WithAnswerCheck(c.loops.check))
+	if loops != nil {
+		opts = append(opts, mcpws.WithAnswerCheck(loops.check))
 	}
 	return opts
 }

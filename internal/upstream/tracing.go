@@ -24,16 +24,17 @@ import (
 // caller's own trace members in _meta never travel on: the hub's span
 // replaces them. With Options.Tracer nil none of this runs.
 
-// startCall starts the CLIENT span of a tools/call of tool.
-func (c *Client) startCall(ctx context.Context, tool string) (context.Context, trace.Span) {
-	return c.opts.Tracer.Start(ctx, tracing.SpanName(string(mcp.MethodToolsCall), tool),
+// startCall starts the CLIENT span of a tools/call of tool on server, an
+// upstream reached by transport tr.
+func startCall(ctx context.Context, tracer trace.Tracer, server string, tr config.Transport, tool string) (context.Context, trace.Span) {
+	return tracer.Start(ctx, tracing.SpanName(string(mcp.MethodToolsCall), tool),
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			tracing.MethodName.String(string(mcp.MethodToolsCall)),
 			tracing.ToolName.String(tool),
 			tracing.OperationName.String(tracing.OperationExecuteTool),
-			tracing.Server.String(c.spec.Name),
-			tracing.Transport.String(string(c.spec.Transport)),
+			tracing.Server.String(server),
+			tracing.Transport.String(string(tr)),
 		))
 }
 

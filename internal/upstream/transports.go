@@ -65,7 +65,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 			}
 			h.Set("Authorization", "Bearer "+tok.AccessToken)
 		}
-		return mcpws.NewClientTransport(c.spec.URL, h, c.wsOptions()...), nil
+		return mcpws.NewClientTransport(c.spec.URL, h, wsOptions(&c.opts, c.loops)...), nil
 	case config.TransportStdio:
 		env := make([]string, 0, len(c.spec.Env))
 		for k, v := range c.spec.Env {

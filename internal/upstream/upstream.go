@@ -145,8 +145,9 @@ type Client struct {
 	tools    []mcp.Tool
 	features Features
 	conn     *conn
-	// subscribed are the resource URIs callers are subscribed to.
-	subscribed map[string]bool
+	// extras serve resources, prompts, completions, subscriptions and
+	// the log level (features.go).
+	extras Extras
 
 	relays relays
 
@@ -220,23 +221,24 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
+	c.extras.c = c
 	c.opts.HTTPClient = withAnswers(c.opts.HTTPClient, c)
-	c.breaker.Store(c.newBreaker())
+	c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
 	return c
 }
 
-// newBreaker returns a closed breaker that opens after the configured
-// number of consecutive transport failures.
-func (c *Client) newBreaker() *gobreaker.CircuitBreaker[any] {
-	failures := uint32(max(c.opts.BreakerFailures, 1))
+// newBreaker returns a closed breaker for server that opens after the
+// configured number of consecutive transport failures.
+func newBreaker(server string, opts *Options, log *zerolog.Logger) *gobreaker.CircuitBreaker[any] {
+	failures := uint32(max(opts.BreakerFailures, 1))
 	return gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
-		Name:         c.spec.Name,
+		Name:         server,
 		MaxRequests:  1,
-		Timeout:      c.opts.BreakerOpenFor,
+		Timeout:      opts.BreakerOpenFor,
 		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		IsSuccessful: func(err error) bool { return err == nil || !isTransportFailure(err) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
-			c.log.Warn().Str("from", from.String()).Str("to", to.String()).Msg("circuit breaker changed state")
+			log.Warn().Str("from", from.String()).Str("to", to.String()).Msg("circuit breaker changed state")
 		},
 	})
 }
@@ -331,7 +333,7 @@ func (c *Client) run(ctx context.Context) {
 		if err != nil {
 			st := c.setFailed(err)
 			c.log.Warn().Str("error", st.Error).Func(st.logDetail).Int("attempt", attempt+1).Msg("connect failed")
-			if !sleep(ctx, c.backoff(attempt)) {
+			if !sleep(ctx, c.opts.backoff(attempt)) {
 				return
 			}
 			continue
@@ -340,9 +342,9 @@ func (c *Client) run(ctx context.Context) {
 		// The server answered a handshake and a listing: whatever opened
 		// the breaker is over. The fresh breaker is in place before the
 		// status lets calls through.
-		c.breaker.Store(c.newBreaker())
+		c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
 		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Since: time.Now()}, cn, tools)
-		c.resubscribe(cn)
+		c.extras.resubscribe(cn)
 		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
 		err = c.serve(ctx, cn)
 		c.closeConn(cn, err)
@@ -351,19 +353,20 @@ func (c *Client) run(ctx context.Context) {
 		}
 		st := c.setFailed(err)
 		c.log.Warn().Str("error", st.Error).Func(st.logDetail).Msg("connection lost; reconnecting")
-		if !sleep(ctx, c.backoff(0)) {
+		if !sleep(ctx, c.opts.backoff(0)) {
 			return
 		}
 	}
 }
 
-// backoff is exponential with full jitter in [d/2, d).
-func (c *Client) backoff(attempt int) time.Duration {
-	d := c.opts.BackoffMin
-	for i := 0; i < attempt && d < c.opts.BackoffMax; i++ {
+// backoff is the wait before reconnect attempt: exponential from
+// BackoffMin to BackoffMax, with full jitter in [d/2, d).
+func (o *Options) backoff(attempt int) time.Duration {
+	d := o.BackoffMin
+	for i := 0; i < attempt && d < o.BackoffMax; i++ {
 		d *= 2
 	}
-	d = min(d, c.opts.BackoffMax)
+	d = min(d, o.BackoffMax)
 	if d <= 0 {
 		return 0
 	}
@@ -638,12 +641,14 @@ func listenFilter(caps mcp.ServerCapabilities) mcp.SubscriptionFilter {
 // all would let a hung server hold a caller forever.
 const defaultCallTimeout = 60 * time.Second
 
-func (c *Client) timeout() time.Duration {
+// callTimeout bounds a call: the server's own timeout, else the options'
+// (def), else defaultCallTimeout.
+func callTimeout(own config.Duration, def time.Duration) time.Duration {
 	switch {
-	case c.spec.Timeout > 0:
-		return c.spec.Timeout.D()
-	case c.opts.Timeout > 0:
-		return c.opts.Timeout
+	case own > 0:
+		return own.D()
+	case def > 0:
+		return def
 	}
 	return defaultCallTimeout
 }
@@ -659,7 +664,7 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	if cn == nil {
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: st.Reason()}
 	}
-	callCtx, cancel := context.WithTimeout(ctx, c.timeout())
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout(c.spec.Timeout, c.opts.Timeout))
 	defer cancel()
 	stop := context.AfterFunc(cn.ctx, cancel)
 	defer stop()
@@ -691,7 +696,7 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 		// A transport's own timer (mcp-go's SSE) may fire a moment before
 		// the context says so: past the deadline, it is our timeout.
 		c.suspect()
-		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, c.timeout())
+		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, callTimeout(c.spec.Timeout, c.opts.Timeout))
 	case isTransportFailure(err):
 		// One answer for a connection that failed under a call, whichever
 		// transport noticed first and in its own words.

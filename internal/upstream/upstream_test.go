@@ -34,7 +34,7 @@ func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
 	for _, tc := range cases {
 		seen := map[time.Duration]bool{}
 		for i := 0; i < 50; i++ {
-			d := c.backoff(tc.attempt)
+			d := c.opts.backoff(tc.attempt)
 			if d < tc.min || d > tc.max {
 				t.Fatalf("attempt %d: backoff %s outside [%s, %s]", tc.attempt, d, tc.min, tc.max)
 			}
