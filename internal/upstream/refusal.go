@@ -22,6 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
+
+	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 )
 
 // What an upstream answers is the upstream's, not the hub's to publish. A
@@ -416,7 +418,7 @@ func hubSide(err error) bool {
 	var (
 		ue       *url.Error
 		oe       *net.OpError
-		tooLarge *TooLargeError
+		tooLarge *httpbound.TooLargeError
 		te       *TokenError
 		over     *listBoundError
 	)

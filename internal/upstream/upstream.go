@@ -25,6 +25,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 )
 
 // State is where a connection stands, as shown in listings and metrics.
@@ -75,7 +76,7 @@ type Options struct {
 	// the chains of the others make the hub's. nil: no check.
 	Chain *hubchain.Chain
 	// MaxResponseBytes is the most read of one answer to a request (0:
-	// DefaultMaxResponseBytes); a larger one fails with *TooLargeError.
+	// DefaultMaxResponseBytes); a larger one fails with *httpbound.TooLargeError.
 	MaxResponseBytes int64
 	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
 	// (0: config.DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
@@ -199,7 +200,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		base = opts.HTTPClient.Transport
 	}
 	loops := newLoopWatch(opts.Chain, spec.URL)
-	opts.HTTPClient = limitAnswers(secrets.WithPolicy(loops.wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
+	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	if opts.Tracer != nil {
 		opts.HTTPClient = withTracing(opts.HTTPClient)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 )
 
 // Every request the hub builds itself (tools/call for every face, and
@@ -27,7 +28,7 @@ import (
 // result's bytes as the upstream wrote them; the upstream's JSON-RPC error
 // as *RPCError, code, message and data kept; anything else (no answer, a
 // broken stream, an unreadable reply) as a transport.Error, or a
-// *TooLargeError. So a caller gets the same outcome for the same upstream
+// *httpbound.TooLargeError. So a caller gets the same outcome for the same upstream
 // behaviour whatever face it came by and whatever the upstream speaks.
 //
 // There are two wires. On a streamable HTTP upstream, a call whose caller
@@ -508,7 +509,7 @@ func asMCPError(e *RPCError) error {
 // the limit is the tool's doing and says so (the upstream is fine, and its
 // breaker must not count it); anything else is a transport failure.
 func readError(err error) error {
-	var tooLarge *TooLargeError
+	var tooLarge *httpbound.TooLargeError
 	if errors.As(err, &tooLarge) {
 		return tooLarge
 	}
