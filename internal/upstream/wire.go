@@ -1,15 +1,11 @@
 package upstream
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -20,7 +16,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
-	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/streamhttp"
 )
 
 // Every request the hub builds itself (tools/call for every face, and
@@ -28,7 +24,7 @@ import (
 // result's bytes as the upstream wrote them; the upstream's JSON-RPC error
 // as *RPCError, code, message and data kept; anything else (no answer, a
 // broken stream, an unreadable reply) as a transport.Error, or a
-// *httpbound.TooLargeError. So a caller gets the same outcome for the same upstream
+// *httpbound.TooLargeError (package streamhttp reads it). So a caller gets the same outcome for the same upstream
 // behaviour whatever face it came by and whatever the upstream speaks.
 //
 // There are two wires. On a streamable HTTP upstream, a call whose caller
@@ -46,7 +42,7 @@ import (
 // final (the hub's own _meta included); header holds the HTTP headers of a
 // 2026-07-28 request, which transports without headers ignore.
 type wire interface {
-	request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error)
+	Request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error)
 }
 
 // out is what a connection needs to send the requests the hub builds. It
@@ -56,7 +52,7 @@ type out struct {
 	protocol  string
 	meta      map[string]json.RawMessage
 	paramTool map[string]*mcp.Tool // tools whose arguments are mirrored into headers
-	post      *post                // streamable HTTP's own POST; nil on other transports
+	post      *streamhttp.Post     // streamable HTTP's own POST; nil on other transports
 	session   sessionWire
 }
 
@@ -85,15 +81,19 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 	if c.spec.Transport != config.TransportStreamableHTTP {
 		return o
 	}
-	p := &post{c: c, cn: cn, url: c.spec.URL, header: http.Header{}}
+	p := &streamhttp.Post{Client: c.opts.HTTPClient, URL: c.spec.URL, Header: http.Header{}, IDs: &cn.nextID,
+		MaxResponseBytes: c.opts.maxResponseBytes(), Excerpt: c.cred.readExcerpt,
+		RefuseFailed: func(err error, method string) {
+			c.log.Debug().Err(c.cred.redact(err)).Str("method", method).Msg("refusing an upstream request")
+		}}
 	for k, v := range c.cred.headers() {
-		p.header.Set(k, v)
+		p.Header.Set(k, v)
 	}
-	p.header.Set("Content-Type", "application/json")
-	p.header.Set("Accept", "application/json, text/event-stream")
-	p.header.Set(mcp.HeaderProtocolVersion, cn.protocol)
+	p.Header.Set("Content-Type", "application/json")
+	p.Header.Set("Accept", "application/json, text/event-stream")
+	p.Header.Set(mcp.HeaderProtocolVersion, cn.protocol)
 	if sid := cn.mc.GetSessionId(); sid != "" {
-		p.header.Set("Mcp-Session-Id", sid)
+		p.Header.Set("Mcp-Session-Id", sid)
 	}
 	o.post = p
 	return o
@@ -231,7 +231,7 @@ func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessag
 	w := o.wire(r != nil)
 	for round := 1; ; round++ {
 		p := o.params(call, own)
-		res, err := w.request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
+		res, err := w.Request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
 		if err != nil || r == nil || !o.modern {
 			return res, err
 		}
@@ -257,84 +257,6 @@ func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessag
 	}
 }
 
-// post is the hand-written POST of a streamable HTTP connection.
-type post struct {
-	c      *Client
-	cn     *conn
-	url    string
-	header http.Header // static headers, auth, protocol version, session id
-}
-
-// request sends one JSON-RPC request as a POST on the connection's session
-// and returns the raw result.
-func (p *post) request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, extra map[string]string) (json.RawMessage, error) {
-	c := p.c
-	id := "hub-" + strconv.FormatUint(p.cn.nextID.Add(1), 10)
-	body := make([]byte, 0, len(params)+64)
-	body = append(body, `{"jsonrpc":"2.0","id":"`...)
-	body = append(body, id...)
-	body = append(body, `","method":`...)
-	body = append(body, mustJSON(method)...)
-	body = append(body, `,"params":`...)
-	body = append(body, params...)
-	body = append(body, '}')
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, transport.NewError(err)
-	}
-	req.Header = p.header.Clone()
-	for k, v := range extra {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.opts.HTTPClient.Do(req)
-	if err != nil {
-		return nil, transport.NewError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.cred.readExcerpt(resp.Body, 256)))
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "text/event-stream" {
-		return readSSEResponse(resp.Body, id, c.opts.maxResponseBytes(), func(reqID json.RawMessage, method string) {
-			p.refuse(ctx, reqID, method)
-		})
-	}
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, readError(err)
-	}
-	return parseResponse(raw, id)
-}
-
-// refuse answers a request the upstream sent on the stream of a call that
-// came without a way back to its caller (the POST serves callers that take
-// no server requests): an error, so the upstream's tool fails at once with
-// the reason instead of waiting for an answer that never comes.
-func (p *post) refuse(ctx context.Context, reqID json.RawMessage, method string) {
-	msg, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      reqID,
-		"error": map[string]any{
-			"code":    mcp.METHOD_NOT_FOUND,
-			"message": fmt.Sprintf("mcp-hub: this caller cannot receive %s (it did not declare the capability, or its protocol revision has no server requests)", method),
-		},
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(msg))
-	if err != nil {
-		return
-	}
-	req.Header = p.header.Clone()
-	resp, err := p.c.opts.HTTPClient.Do(req)
-	if err != nil {
-		p.c.log.Debug().Err(p.c.cred.redact(err)).Str("method", method).Msg("refusing an upstream request")
-		return
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-}
-
 // sessionWire sends a request through the session's mcp-go transport.
 type sessionWire struct {
 	tr   transport.Interface
@@ -346,7 +268,7 @@ type sessionWire struct {
 // request whose caller went away.
 const cancelNotificationTimeout = 5 * time.Second
 
-func (w sessionWire) request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error) {
+func (w sessionWire) Request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error) {
 	id := mcp.NewRequestId("hub-" + strconv.FormatUint(w.ids.Add(1), 10))
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: string(method), Params: params}
 	if len(header) > 0 {
@@ -363,7 +285,7 @@ func (w sessionWire) request(ctx context.Context, method mcp.MCPMethod, params j
 		if ctx.Err() != nil && !w.http {
 			w.cancel(ctx, id)
 		}
-		return nil, readError(err)
+		return nil, streamhttp.ReadError(err)
 	}
 	if resp.Error != nil {
 		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -426,7 +348,7 @@ func (cn *conn) listTools(ctx context.Context, l *listing) ([]mcp.Tool, error) {
 				params["_meta"] = o.meta
 			}
 			p, _ := json.Marshal(params)
-			raw, err := w.request(ctx, mcp.MethodToolsList, p, o.headers(mcp.MethodToolsList, "", p))
+			raw, err := w.Request(ctx, mcp.MethodToolsList, p, o.headers(mcp.MethodToolsList, "", p))
 			var rpcErr *RPCError
 			if errors.As(err, &rpcErr) {
 				return page[mcp.Tool]{}, asMCPError(rpcErr)
@@ -503,81 +425,4 @@ func asMCPError(e *RPCError) error {
 		_ = json.Unmarshal(e.Data, &d.Data)
 	}
 	return d.AsError()
-}
-
-// readError is the error of a failed read of an answer: an answer over
-// the limit is the tool's doing and says so (the upstream is fine, and its
-// breaker must not count it); anything else is a transport failure.
-func readError(err error) error {
-	var tooLarge *httpbound.TooLargeError
-	if errors.As(err, &tooLarge) {
-		return tooLarge
-	}
-	return transport.NewError(err)
-}
-
-// parseResponse extracts the result of the response with our id.
-func parseResponse(raw []byte, id string) (json.RawMessage, error) {
-	m, err := jsonrpc.Parse(raw)
-	if err != nil {
-		return nil, transport.NewError(fmt.Errorf("unreadable response: %w", err))
-	}
-	if m.Kind() != jsonrpc.KindResponse || !sameID(m.ID, id) {
-		return nil, transport.NewError(fmt.Errorf("response for id %s, want %q", m.ID, id))
-	}
-	if m.Error != nil {
-		var rpcErr RPCError
-		if err := json.Unmarshal(m.Error, &rpcErr); err != nil {
-			return nil, transport.NewError(fmt.Errorf("unreadable error response: %w", err))
-		}
-		return nil, &rpcErr
-	}
-	if len(m.Result) == 0 {
-		return nil, transport.NewError(fmt.Errorf("response without result"))
-	}
-	return m.Result, nil
-}
-
-func sameID(raw json.RawMessage, id string) bool {
-	return len(raw) == len(id)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == id
-}
-
-// readSSEResponse reads an SSE reply until the event that answers id.
-// Notifications before it (log messages) are not the caller's business on
-// this path: it serves only requests without a progress token from callers
-// that take no server requests. A server request is passed to refuse.
-func readSSEResponse(r io.Reader, id string, limit int64, refuse func(id json.RawMessage, method string)) (json.RawMessage, error) {
-	sc := bufio.NewScanner(r)
-	// The body's own limit (limitAnswers) speaks first.
-	sc.Buffer(make([]byte, 64<<10), int(limit)+2)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if len(data) > 0 {
-				if m, err := jsonrpc.Parse(data); err == nil {
-					switch {
-					case m.Kind() == jsonrpc.KindResponse && sameID(m.ID, id):
-						return parseResponse(data, id)
-					case m.Kind() == jsonrpc.KindRequest:
-						refuse(m.ID, m.Method)
-					}
-				}
-				data = data[:0]
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
-		}
-	}
-	if len(data) > 0 {
-		return parseResponse(data, id)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, readError(err)
-	}
-	return nil, transport.NewError(fmt.Errorf("stream ended without a response"))
 }
