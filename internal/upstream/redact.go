@@ -12,6 +12,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 )
 
 // An upstream may echo its request in an error body ("bad token Bearer
@@ -23,7 +24,7 @@ import (
 // credentialValues are spec's static credentials: the bearer token, the
 // OAuth client secret, configured header values, a stdio child's
 // environment values, and the URL's userinfo and query. An OAuth access
-// token is not known until it is fetched; oauthSource adds it.
+// token is not known until it is fetched; oauthclient.Source adds it.
 func credentialValues(spec config.ServerSpec) []string {
 	vals := append([]string{spec.BearerToken.Reveal()}, secrets.OfEndpoint(spec.URL, spec.Headers)...)
 	if o := spec.OAuth; o != nil {
@@ -47,12 +48,12 @@ type credentials struct {
 	// static redacts the credentials known from the spec.
 	static *secrets.Redactor
 	// oauth gets the hub's access token for an upstream behind an
-	// authorization server (spec.OAuth); nil otherwise (see oauth.go).
-	oauth *oauthSource
+	// authorization server (spec.OAuth); nil otherwise (package oauthclient).
+	oauth *oauthclient.Source
 }
 
 // newCredentials returns spec's credentials; oauth is nil without spec.OAuth.
-func newCredentials(spec config.ServerSpec, static []string, oauth *oauthSource) credentials {
+func newCredentials(spec config.ServerSpec, static []string, oauth *oauthclient.Source) credentials {
 	return credentials{name: spec.Name, header: spec.Headers, bearer: spec.BearerToken,
 		static: secrets.NewRedactor(static...), oauth: oauth}
 }
@@ -75,7 +76,7 @@ func (cr *credentials) headers() map[string]string {
 // static ones and, with OAuth, the current access tokens.
 func (cr *credentials) now() *secrets.Redactor {
 	if cr.oauth != nil {
-		return cr.oauth.redactorNow()
+		return cr.oauth.Redactor()
 	}
 	return cr.static
 }

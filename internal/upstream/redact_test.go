@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // The credentials of the test upstreams. Each must never appear in a
@@ -145,7 +146,7 @@ func TestCallErrorRedacted(t *testing.T) {
 		for _, tool := range []string{"http", "rpc"} {
 			ctx := context.Background()
 			if relayed {
-				ctx = WithRelay(ctx, nopRelay{"caller"})
+				ctx = relay.With(ctx, nopRelay{"caller"})
 			}
 			_, err := callTool(ctx, c, tool, "x")
 			if err == nil {

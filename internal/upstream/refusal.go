@@ -24,6 +24,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
+	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 )
 
 // What an upstream answers is the upstream's, not the hub's to publish. A
@@ -282,9 +284,9 @@ func (f failures) describe(err error) (public, detail string) {
 // health check or refresh of a live connection met it.
 func (c *Client) setFailed(err error) Status {
 	var over *listBoundError
-	var loop *LoopError
+	var loop *loopcheck.LoopError
 	if errors.As(err, &loop) {
-		c.loops.reset()
+		c.loops.Reset()
 	}
 	if loop != nil || errors.As(err, &over) {
 		c.mu.Lock()
@@ -320,7 +322,7 @@ func (f failures) explain(what string, err error) (public, detail string) {
 		prefix = full[:i]
 	}
 	var (
-		te    *TokenError
+		te    *oauthclient.TokenError
 		re    *oauth2.RetrieveError
 		unsup mcp.UnsupportedProtocolVersionError
 	)
@@ -419,7 +421,7 @@ func hubSide(err error) bool {
 		ue       *url.Error
 		oe       *net.OpError
 		tooLarge *httpbound.TooLargeError
-		te       *TokenError
+		te       *oauthclient.TokenError
 		over     *listBoundError
 	)
 	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) || errors.As(err, &over) || errors.Is(err, client.ErrRepeatedListCursor) ||

@@ -59,7 +59,7 @@ func (c *Client) newTransport(legacy bool) (transport.Interface, error) {
 		if c.cred.oauth != nil {
 			// The handshake is the one HTTP request of a WebSocket: the
 			// token goes in its headers, fetched (or reused) at dial time.
-			tok, err := c.cred.oauth.token()
+			tok, err := c.cred.oauth.Token()
 			if err != nil {
 				return nil, err
 			}

@@ -26,6 +26,9 @@ import (
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
+	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // State is where a connection stands, as shown in listings and metrics.
@@ -72,7 +75,7 @@ type Options struct {
 	// HTTPClient's transport must dial with it too. nil: no policy.
 	Dial *netpolicy.Policy
 	// Chain is this hub's chain (package hubchain): an upstream whose
-	// answer leads back to the hub fails with *LoopError (loop.go), and
+	// answer leads back to the hub fails with *loopcheck.LoopError (package loopcheck), and
 	// the chains of the others make the hub's. nil: no check.
 	Chain *hubchain.Chain
 	// MaxResponseBytes is the most read of one answer to a request (0:
@@ -133,9 +136,9 @@ type Client struct {
 	// that carry them and the redactor that keeps them out of every text
 	// that leaves the client (see redact.go).
 	cred credentials
-	// loops checks every answer for a loop back to the hub (loop.go);
+	// loops checks every answer for a loop back to the hub (package loopcheck);
 	// nil without Options.Chain.
-	loops *loopWatch
+	loops *loopcheck.Watch
 	// breaker is replaced by a fresh one on every successful connect
 	// (gobreaker has no reset): an outage's open breaker must not fail the
 	// calls of the server that came back.
@@ -150,7 +153,7 @@ type Client struct {
 	// the log level (features.go).
 	extras Extras
 
-	relays relays
+	relays relay.Tracker
 
 	// legacy remembers that the server does not speak 2026-07-28, so a
 	// reconnect goes straight to initialize instead of probing again.
@@ -192,22 +195,22 @@ type conn struct {
 // only. A same-origin redirect is followed.
 //
 // With spec.OAuth, every request of the copy carries the hub's own access
-// token for this server (see oauth.go); the token endpoint is reached
+// token for this server (package oauthclient); the token endpoint is reached
 // through the same connection pool.
 func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
 	var base http.RoundTripper = http.DefaultTransport
 	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
 		base = opts.HTTPClient.Transport
 	}
-	loops := newLoopWatch(opts.Chain, spec.URL)
-	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
+	loops := loopcheck.New(opts.Chain, spec.URL)
+	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.Wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	if opts.Tracer != nil {
 		opts.HTTPClient = withTracing(opts.HTTPClient)
 	}
 	static := credentialValues(spec)
-	oauth := newOAuthSource(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
+	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
 	if oauth != nil {
-		opts.HTTPClient = withOAuth(opts.HTTPClient, oauth)
+		opts.HTTPClient = oauthclient.Wrap(opts.HTTPClient, oauth)
 	}
 	c := &Client{
 		spec:     spec,
@@ -306,13 +309,13 @@ func (c *Client) Start(ctx context.Context) {
 // Stop ends the connection (killing a stdio child) and waits for the loop.
 func (c *Client) Stop() {
 	if c.cred.oauth != nil {
-		c.cred.oauth.close() // a token request in flight must not hold Stop up
+		c.cred.oauth.Close() // a token request in flight must not hold Stop up
 	}
 	if c.cancel != nil {
 		c.cancel()
 		<-c.done
 	}
-	c.loops.close()
+	c.loops.Close()
 }
 
 func (c *Client) run(ctx context.Context) {
@@ -488,9 +491,9 @@ func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err e
 	if c.cred.oauth == nil {
 		return c.connectOnce(ctx)
 	}
-	before := c.cred.oauth.rejections.Load()
+	before := c.cred.oauth.Rejections()
 	cn, tools, err = c.connectOnce(ctx)
-	if err != nil && ctx.Err() == nil && c.cred.oauth.rejections.Load() != before {
+	if err != nil && ctx.Err() == nil && c.cred.oauth.Rejections() != before {
 		c.log.Info().Err(c.cred.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
 		return c.connectOnce(ctx)
 	}
@@ -536,7 +539,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		// Fetched here (cached for the requests that follow) so that a
 		// failing token endpoint is the status's whole message, not the
 		// tail of a transport error.
-		if _, err := c.cred.oauth.token(); err != nil {
+		if _, err := c.cred.oauth.Token(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -556,7 +559,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	// The hub answers sampling, elicitation and roots requests for the
 	// caller whose call caused them (see features.go).
-	h := handlers{c}
+	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
 	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
 	mc := client.NewClient(tr, opts...)
 
@@ -669,8 +672,8 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	defer cancel()
 	stop := context.AfterFunc(cn.ctx, cancel)
 	defer stop()
-	rc := c.relays.begin(relayFrom(ctx))
-	defer c.relays.end(rc)
+	rc := c.relays.Begin(relay.From(ctx))
+	defer c.relays.End(rc)
 
 	res, err := c.breaker.Load().Execute(func() (any, error) {
 		res, err := op(callCtx, cn)

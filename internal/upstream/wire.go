@@ -16,6 +16,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 	"github.com/purko-io/mcp-hub/internal/upstream/streamhttp"
 )
 
@@ -123,7 +124,7 @@ func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
 
 // hubCapabilities are what the hub declares on a 2026-07-28 request whose
 // caller's relay takes the upstream's input requests: the hub fulfils them
-// through the relay (see features.go).
+// through the relay (package relay).
 var hubCapabilities = json.RawMessage(`{"elicitation":{},"roots":{"listChanged":true},"sampling":{}}`)
 
 // params builds the upstream's tools/call params from the decided call
@@ -204,13 +205,13 @@ const maxInputRounds = 10
 func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	c := cn.c
 	o := cn.out.Load()
-	r := relayFrom(ctx)
+	r := relay.From(ctx)
 	var own map[string]json.RawMessage
 	if r != nil {
 		if tok, ok := call.Meta[jsonrpc.MetaProgressToken]; ok {
 			var token any
 			if json.Unmarshal(tok, &token) == nil && token != nil {
-				hubToken, done := c.relays.mapProgress(c.spec.Name, r, token)
+				hubToken, done := c.relays.MapProgress(c.spec.Name, r, token)
 				defer done()
 				call.Meta = maps.Clone(call.Meta)
 				call.Meta[jsonrpc.MetaProgressToken] = mustJSON(hubToken)
@@ -246,7 +247,7 @@ func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessag
 		if round >= maxInputRounds {
 			return nil, fmt.Errorf("%s asked for input %d times in one call", c.spec.Name, round)
 		}
-		answers, err := handlers{c}.fulfil(ctx, more.InputRequests)
+		answers, err := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}.Fulfil(ctx, more.InputRequests)
 		if err != nil {
 			return nil, err
 		}
