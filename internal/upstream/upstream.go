@@ -25,6 +25,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
@@ -130,8 +131,8 @@ type Client struct {
 	opts     Options
 	log      zerolog.Logger
 	onChange func()
-	// answers are what the upstream answered lately (refusal.go).
-	answers answers
+	// answers are what the upstream answered lately (package answerlog).
+	answers answerlog.Log
 	// cred are the hub's credentials for this upstream: the headers
 	// that carry them and the redactor that keeps them out of every text
 	// that leaves the client (see redact.go).
@@ -226,7 +227,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		done:     make(chan struct{}),
 	}
 	c.extras.c = c
-	c.opts.HTTPClient = withAnswers(c.opts.HTTPClient, c)
+	c.opts.HTTPClient = c.answers.Wrap(c.opts.HTTPClient)
 	c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
 	return c
 }
@@ -455,7 +456,7 @@ func (cn *conn) ping() error {
 // redacted here, the one way into the status.
 func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 	s.Error, s.Detail = c.cred.text(s.Error), c.cred.text(s.Detail)
-	c.answers.setConnected(cn != nil)
+	c.answers.SetConnected(cn != nil)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
 		s.Protocol = c.status.Protocol
@@ -565,7 +566,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
 	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}
-	c.answers.reset() // what an earlier connect was answered is not this one's
+	c.answers.Reset() // what an earlier connect was answered is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
 		err = failures{&c.answers, &c.cred}.failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
