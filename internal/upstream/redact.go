@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/upstream/liblog"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 )
 
@@ -172,62 +172,8 @@ func (cr *credentials) rpc(e *RPCError) *RPCError {
 	return &out
 }
 
-// redactingHandler redacts the message and attributes of the records
-// mcp-go's transports log (they quote URLs and error bodies). r is asked
-// per record: an OAuth access token changes while the handler lives.
-type redactingHandler struct {
-	slog.Handler
-	r func() *secrets.Redactor
-}
-
-func (h redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r().String(rec.Message), rec.PC)
-	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(h.attr(a))
-		return true
-	})
-	return h.Handler.Handle(ctx, out)
-}
-
-func (h redactingHandler) attr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	r := h.r()
-	switch v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, r.String(v.String()))
-	case slog.KindGroup:
-		attrs := v.Group()
-		red := make([]any, len(attrs))
-		for i, ga := range attrs {
-			red[i] = h.attr(ga)
-		}
-		return slog.Group(a.Key, red...)
-	case slog.KindAny:
-		if err, ok := v.Any().(error); ok {
-			return slog.String(a.Key, r.String(err.Error()))
-		}
-		s := fmt.Sprint(v.Any())
-		if red := r.String(s); red != s {
-			return slog.String(a.Key, red)
-		}
-	}
-	return slog.Attr{Key: a.Key, Value: v}
-}
-
-func (h redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	red := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		red[i] = h.attr(a)
-	}
-	return redactingHandler{h.Handler.WithAttrs(red), h.r}
-}
-
-func (h redactingHandler) WithGroup(name string) slog.Handler {
-	return redactingHandler{h.Handler.WithGroup(name), h.r}
-}
-
 // transportLog is the logger mcp-go's transports get: the hub's log at
 // debug level (log), redacted.
 func (cr *credentials) transportLog(log zerolog.Logger) *slog.Logger {
-	return slog.New(redactingHandler{libLogger(log).Handler(), cr.now})
+	return liblog.New(log, cr.now)
 }
