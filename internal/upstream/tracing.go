@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -19,7 +18,7 @@ import (
 // Tracing of the requests the hub sends upstream. A tools/call gets a
 // CLIENT span, child of the hub's SERVER span in ctx, and the upstream sees
 // that span as its parent: in the traceparent/tracestate headers on HTTP
-// transports (streamable HTTP, SSE; set by tracingTransport on every
+// transports (streamable HTTP, SSE; set by tracing.HeaderClient on every
 // request that carries a span), in params._meta on stdio and WebSocket. A
 // caller's own trace members in _meta never travel on: the hub's span
 // replaces them. With Options.Tracer nil none of this runs.
@@ -93,38 +92,4 @@ func tracedCall(ctx context.Context, call jsonrpc.ToolCall, headers bool) jsonrp
 	}
 	call.Meta = meta
 	return call
-}
-
-// tracingTransport sets the traceparent and tracestate headers of every
-// request whose context holds a span, the one way the hub's HTTP
-// transports (its own POST, mcp-go's streamable HTTP and SSE) pass it on.
-type tracingTransport struct{ base http.RoundTripper }
-
-func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	if !trace.SpanContextFromContext(req.Context()).IsValid() {
-		return base.RoundTrip(req)
-	}
-	// A RoundTripper must not modify the request it was given.
-	out := req.Clone(req.Context())
-	tracing.InjectHeader(req.Context(), out.Header)
-	return base.RoundTrip(out)
-}
-
-// CloseIdleConnections passes http.Client.CloseIdleConnections on to the
-// wrapped transport.
-func (t tracingTransport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// withTracing returns a copy of hc whose requests carry the trace context.
-func withTracing(hc *http.Client) *http.Client {
-	out := *hc
-	out.Transport = tracingTransport{base: hc.Transport}
-	return &out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/tracing"
 	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
@@ -206,7 +207,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	loops := loopcheck.New(opts.Chain, spec.URL)
 	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.Wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	if opts.Tracer != nil {
-		opts.HTTPClient = withTracing(opts.HTTPClient)
+		opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
 	}
 	static := credentialValues(spec)
 	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
