@@ -15,7 +15,7 @@ type RPCError = jsonrpc.Error
 
 // Call runs one tools/call that the hub has decided on: call.Name is the
 // tool's name at this upstream, and the request the upstream sees is built
-// from call's fields alone. With a Relay in ctx (WithRelay), what the
+// from call's fields alone. With a relay in ctx (relay.With), what the
 // upstream sends during the call (progress, log messages, sampling,
 // elicitation, roots) reaches the caller; without one, the call takes the
 // shortest way: one POST on a streamable HTTP connection, arguments and

@@ -2,6 +2,16 @@
 // server: transport, handshake, tool list, list_changed, health checks,
 // reconnect with backoff, and a circuit breaker. The registry reads a
 // client's state as data; nothing here blocks a caller on another server.
+//
+// The mechanisms a client is made of, each a job of its own, are
+// subpackages it imports (they import nothing from here): httpbound (the
+// limits of what is read of an answer), streamhttp (the hub's own POST,
+// the fast path of a plain tools/call), relay (what an upstream sends
+// during one caller's request, back to that caller), oauthclient (the
+// hub's own access token for an upstream), loopcheck (an upstream that
+// leads back to the hub), answerlog (what an upstream answered lately, to
+// tell a failure by), liblog (mcp-go's and a child's logs into the hub's)
+// and stdiochild (a stdio server as a contained child).
 package upstream
 
 import (
