@@ -12,6 +12,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // The registry hands the server what it needs to run a call and nothing
@@ -54,11 +55,11 @@ type Relay interface {
 
 // A Relay is what the connection relays to: the compiler keeps the two in
 // step.
-var _ upstream.Relay = Relay(nil)
+var _ relay.Relay = Relay(nil)
 
 // WithRelay makes what an upstream sends during requests made with ctx
 // (reads, prompts) reach r.
-func WithRelay(ctx context.Context, r Relay) context.Context { return upstream.WithRelay(ctx, r) }
+func WithRelay(ctx context.Context, r Relay) context.Context { return relay.With(ctx, r) }
 
 // State is where a server stands, as listings, metrics and MCPServer
 // statuses show it.
@@ -132,14 +133,14 @@ type Upstream interface {
 	SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error
 }
 
-var _ Upstream = (*upstream.Client)(nil)
+var _ Upstream = (*upstream.Extras)(nil)
 
 // upstreamBackend runs calls on an upstream connection.
 type upstreamBackend struct{ c *upstream.Client }
 
 func (b upstreamBackend) Call(ctx context.Context, call Call) (json.RawMessage, error) {
 	if call.Relay != nil {
-		ctx = upstream.WithRelay(ctx, call.Relay)
+		ctx = relay.With(ctx, call.Relay)
 	}
 	res, err := b.c.Call(ctx, call.ToolCall)
 	return res, unavailableOf(err)

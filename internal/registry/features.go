@@ -138,7 +138,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 			}
 			def := r
 			def.URI = pub
-			f.Resources = append(f.Resources, Resource{URI: pub, Original: r.URI, Prefix: strings.TrimSuffix(pub, r.URI), Server: name, Def: def, Client: s.c})
+			f.Resources = append(f.Resources, Resource{URI: pub, Original: r.URI, Prefix: strings.TrimSuffix(pub, r.URI), Server: name, Def: def, Client: s.c.Extras()})
 		}
 		for _, t := range s.f.Templates {
 			if t.URITemplate == nil {
@@ -158,7 +158,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 				}
 				def.URITemplate = tmpl
 			}
-			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Prefix: strings.TrimSuffix(pub, orig), Server: name, Def: def, Client: s.c})
+			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Prefix: strings.TrimSuffix(pub, orig), Server: name, Def: def, Client: s.c.Extras()})
 		}
 		for _, p := range s.f.Prompts {
 			pub, ok := prompts[toolKey{Server: name, Original: p.Name}]
@@ -167,7 +167,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 			}
 			def := p
 			def.Name = pub
-			f.Prompts = append(f.Prompts, Prompt{Name: pub, Original: p.Name, Server: name, Def: def, Client: s.c})
+			f.Prompts = append(f.Prompts, Prompt{Name: pub, Original: p.Name, Server: name, Def: def, Client: s.c.Extras()})
 		}
 	}
 	sort.Slice(f.Resources, func(i, j int) bool { return f.Resources[i].URI < f.Resources[j].URI })

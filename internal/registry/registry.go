@@ -91,7 +91,7 @@ type Catalog struct {
 func (c *Catalog) Upstreams() []Upstream {
 	out := make([]Upstream, len(c.upstreams))
 	for i, u := range c.upstreams {
-		out[i] = u
+		out[i] = u.Extras()
 	}
 	return out
 }
@@ -100,7 +100,7 @@ func (c *Catalog) Upstreams() []Upstream {
 func (c *Catalog) Upstream(name string) (Upstream, bool) {
 	i := sort.Search(len(c.upstreams), func(i int) bool { return c.upstreams[i].Name() >= name })
 	if i < len(c.upstreams) && c.upstreams[i].Name() == name {
-		return c.upstreams[i], true
+		return c.upstreams[i].Extras(), true
 	}
 	return nil, false
 }

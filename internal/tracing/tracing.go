@@ -263,3 +263,39 @@ func RequestIDText(id json.RawMessage) string {
 	}
 	return string(id)
 }
+
+// tracingTransport sets the traceparent and tracestate headers of every
+// request whose context holds a span, the one way the hub's HTTP clients
+// of upstreams (its own POST, mcp-go's streamable HTTP and SSE) pass it on.
+type tracingTransport struct{ base http.RoundTripper }
+
+func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if !trace.SpanContextFromContext(req.Context()).IsValid() {
+		return base.RoundTrip(req)
+	}
+	// A RoundTripper must not modify the request it was given.
+	out := req.Clone(req.Context())
+	InjectHeader(req.Context(), out.Header)
+	return base.RoundTrip(out)
+}
+
+// CloseIdleConnections passes http.Client.CloseIdleConnections on to the
+// wrapped transport.
+func (t tracingTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// HeaderClient returns a copy of hc whose requests carry the trace context
+// of their own context in headers (InjectHeader), leaving the request
+// they were given alone.
+func HeaderClient(hc *http.Client) *http.Client {
+	out := *hc
+	out.Transport = tracingTransport{base: hc.Transport}
+	return &out
+}

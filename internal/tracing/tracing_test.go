@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -166,5 +167,39 @@ func TestSpanName(t *testing.T) {
 	}
 	if got := SpanName("initialize", ""); got != "initialize" {
 		t.Fatal(got)
+	}
+}
+
+func TestTracingTransportSetsHeadersOfTracedRequestsOnly(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("traceparent"))
+	}))
+	defer srv.Close()
+	hc := HeaderClient(srv.Client())
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx, span := tp.Tracer("t").Start(context.Background(), "hub")
+	defer span.End()
+	sc := span.SpanContext()
+	const callerParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+	for _, c := range []context.Context{ctx, context.Background()} {
+		req, _ := http.NewRequestWithContext(c, http.MethodPost, srv.URL, nil)
+		req.Header.Set("traceparent", callerParent) // a stale one, as a caller would send
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if req.Header.Get("traceparent") != callerParent {
+			t.Fatal("the RoundTripper modified the request it was given")
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], sc.SpanID().String()) || !strings.Contains(got[0], sc.TraceID().String()) {
+		t.Fatalf("traced request carried %q, want the hub span %s", got, sc.SpanID())
+	}
+	if got[1] != callerParent {
+		t.Fatalf("untraced request carried %q, want its own header untouched", got[1])
 	}
 }

@@ -15,7 +15,7 @@ type RPCError = jsonrpc.Error
 
 // Call runs one tools/call that the hub has decided on: call.Name is the
 // tool's name at this upstream, and the request the upstream sees is built
-// from call's fields alone. With a Relay in ctx (WithRelay), what the
+// from call's fields alone. With a relay in ctx (relay.With), what the
 // upstream sends during the call (progress, log messages, sampling,
 // elicitation, roots) reaches the caller; without one, the call takes the
 // shortest way: one POST on a streamable HTTP connection, arguments and
@@ -26,9 +26,9 @@ type RPCError = jsonrpc.Error
 func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	if c.opts.Tracer != nil {
 		var span trace.Span
-		ctx, span = c.startCall(ctx, call.Name)
+		ctx, span = startCall(ctx, c.opts.Tracer, c.spec.Name, c.spec.Transport, call.Name)
 		defer span.End()
-		call = c.tracedCall(ctx, call)
+		call = tracedCall(ctx, call, headerTransport(c.spec.Transport))
 		res, err := c.callOnce(ctx, call)
 		endCall(span, err)
 		return res, err
@@ -39,10 +39,10 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 // callOnce is Call without its span.
 func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
-		return c.send(ctx, cn, call)
+		return cn.send(ctx, call)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return c.redactResult(res.(json.RawMessage))
+	return c.cred.result(res.(json.RawMessage))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubtest"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // stdioServerEnv makes the test binary serve testServer on stdin/stdout,
@@ -191,7 +192,7 @@ func TestHungUpstreamTimesOut(t *testing.T) {
 			c := startClient(t, tc.spec, Options{Timeout: time.Hour, BreakerFailures: 100})
 			ctx := context.Background()
 			if tc.relay {
-				ctx = WithRelay(ctx, nopRelay{"caller"})
+				ctx = relay.With(ctx, nopRelay{"caller"})
 			}
 			// Several calls: a transport's own timer racing the deadline
 			// must not change the answer.
@@ -255,7 +256,7 @@ func TestReconnectResetsBreaker(t *testing.T) {
 			mode.Store(up)
 			ctx := context.Background()
 			if relayed {
-				ctx = WithRelay(ctx, nopRelay{"caller"})
+				ctx = relay.With(ctx, nopRelay{"caller"})
 			}
 			c := startClient(t, config.ServerSpec{Name: "flaky", URL: url, Transport: config.TransportStreamableHTTP},
 				Options{BreakerFailures: 2, BreakerOpenFor: time.Hour, PingInterval: 20 * time.Millisecond})

@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
-	"net/http"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 )
 
 // What an upstream lists is bounded. An upstream decides how many pages
@@ -36,9 +34,9 @@ import (
 //
 // A page answered over HTTP is counted while it is read, its bytes against
 // what is left of the byte bound and its tools against what is left of
-// the tools (itemCounter), and cut at a bound before mcp-go decodes it
-// (see limit.go): decoding costs some 30 times the page. Over stdio and
-// the legacy SSE stream, whose readers take a message whole, a page is
+// the tools, and cut at a bound before mcp-go decodes it (package
+// httpbound): decoding costs some 30 times the page. Over stdio and the
+// legacy SSE stream, whose readers take a message whole, a page is
 // decoded, then counted.
 
 // pageEnvelope is room above the byte bound left for what a page's answer
@@ -94,7 +92,8 @@ type listing struct {
 	answered bool
 }
 
-func (c *Client) newListing() *listing {
+func (cn *conn) newListing() *listing {
+	c := cn.c
 	return &listing{server: c.spec.Name, bounds: c.opts.listBounds(), answered: c.spec.Transport == config.TransportStreamableHTTP}
 }
 
@@ -103,7 +102,7 @@ func (l *listing) over(method, what, setting string) *listBoundError {
 }
 
 func (l *listing) overBytes(method string) *listBoundError {
-	return l.over(method, "its lists take more than "+mibString(l.bounds.bytes), "upstream.maxListBytes")
+	return l.over(method, "its lists take more than "+httpbound.Size(l.bounds.bytes), "upstream.maxListBytes")
 }
 
 // page is one page of a list: its items, the cursor of the next one ("" at
@@ -124,18 +123,18 @@ func collect[T any](ctx context.Context, l *listing, method string, maxItems int
 	var cursor mcp.Cursor
 	tooMany := l.over(method, fmt.Sprintf("more than %d %s", maxItems, what), setting)
 	for n := 1; ; n++ {
-		pb := &pageBounds{bytes: l.bounds.bytes - l.bytes + pageEnvelope, items: -1, tooLarge: l.overBytes(method)}
+		pb := &httpbound.Page{Bytes: l.bounds.bytes - l.bytes + pageEnvelope, Items: -1, TooLarge: l.overBytes(method)}
 		if maxItems > 0 {
-			pb.items, pb.tooMany = maxItems-len(all), tooMany // 0 after a page of exactly maxItems
+			pb.Items, pb.TooMany = maxItems-len(all), tooMany // 0 after a page of exactly maxItems
 		}
-		p, err := fetch(context.WithValue(ctx, pageBoundsKey{}, pb), cursor)
-		if over := pb.cut.Load(); over != nil {
+		p, err := fetch(httpbound.WithPage(ctx, pb), cursor)
+		if over := pb.Cut(); over != nil {
 			return nil, over // whatever the transport made of the cut
 		}
 		if err != nil {
 			return nil, err
 		}
-		size := pb.read.Load() // the answer's bytes
+		size := pb.Read() // the answer's bytes
 		if !l.answered {
 			size = p.size()
 		}
@@ -159,181 +158,6 @@ func collect[T any](ctx context.Context, l *listing, method string, maxItems int
 	}
 }
 
-// pageBounds, in the context of a list page's request, bound its answer
-// over HTTP while it is read, before mcp-go decodes it: decoding costs far
-// more than the page (50,000 small tools, 7.5 MB, take 220 MB to decode),
-// so a page over a bound is better never decoded.
-type pageBounds struct {
-	// bytes bounds the answer (when below upstream.maxResponseBytes).
-	bytes int64
-	// items bounds the items of the page, as an itemCounter counts them
-	// (< 0: not counted).
-	items             int
-	tooLarge, tooMany *listBoundError
-	// cut is the bound that cut the answer: a transport may report the
-	// cut in words of its own, or not at all (a stream's reader).
-	cut atomic.Pointer[listBoundError]
-	// read counts the bytes of the answer read.
-	read atomic.Int64
-}
-
-type pageBoundsKey struct{}
-
-// pageReader applies the pageBounds of a request to its answer.
-type pageReader struct {
-	bounds *pageBounds
-	count  *itemCounter
-}
-
-// boundPage applies the pageBounds in ctx, if any, to body, the answer to
-// a POST with header h.
-func boundPage(ctx context.Context, h http.Header, body *limitedBody) {
-	pb, ok := ctx.Value(pageBoundsKey{}).(*pageBounds)
-	if !ok {
-		return
-	}
-	if pb.bytes < body.left {
-		body.left, body.err = pb.bytes, pb.tooLarge
-	}
-	body.page = &pageReader{bounds: pb}
-	if pb.items >= 0 {
-		mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
-		body.page.count = &itemCounter{max: pb.items, events: mt == "text/event-stream"}
-	}
-}
-
-// read counts the items of p, the next bytes of the answer; an error cuts
-// the answer.
-func (r *pageReader) read(p []byte) error {
-	if r == nil {
-		return nil
-	}
-	r.bounds.read.Add(int64(len(p)))
-	if r.count == nil || r.count.write(p) {
-		return nil
-	}
-	r.bounds.cut.Store(r.bounds.tooMany)
-	return r.bounds.tooMany
-}
-
-// cutBy records that err, the byte bound, cut the answer, when it is the
-// list's.
-func (r *pageReader) cutBy(err error) {
-	if r != nil && err == error(r.bounds.tooLarge) {
-		r.bounds.cut.Store(r.bounds.tooLarge)
-	}
-}
-
-// itemCounter counts the items of a list page in its answer as it is read:
-// the elements of arrays two levels inside a JSON-RPC message
-// (result.tools[i]), in a JSON body or in the data lines of an event
-// stream, read as mcp-go reads them. Decoding fails on JSON this reading
-// gets wrong, so on every page that would be decoded the count is at least
-// the page's items; arrays of the same depth elsewhere (a notification's,
-// a hostile server's own) count too, against the server that sent them.
-type itemCounter struct {
-	max, n int
-	// JSON: depth of the innermost container, whether each of the first
-	// three is an array, whether a string (and an escape) is open, and
-	// whether the next value is an item.
-	depth                    int
-	array                    [4]bool
-	inString, escaped, first bool
-	// events: the answer is an event stream, read line by line; field
-	// collects a line's start until it is known to be "data:", data says
-	// the rest of the line is data, and notBlank that the line has more
-	// than carriage returns.
-	events    bool
-	field     []byte
-	data      bool
-	skipSpace bool
-	notBlank  bool
-}
-
-// write counts the items in p and reports whether they are within max.
-func (c *itemCounter) write(p []byte) bool {
-	for _, b := range p {
-		if !c.events {
-			c.json(b)
-			continue
-		}
-		switch {
-		case b == '\n':
-			if !c.notBlank {
-				c.depth, c.inString, c.escaped, c.first = 0, false, false, false // a blank line ends the event
-			} else if c.data {
-				c.json('\n') // data lines of one event are joined by a newline
-			}
-			c.field, c.data, c.notBlank = c.field[:0], false, false
-			continue
-		case b != '\r':
-			c.notBlank = true
-		}
-		switch {
-		case c.data:
-			if c.skipSpace {
-				c.skipSpace = false
-				if b == ' ' {
-					continue
-				}
-			}
-			c.json(b)
-		case len(c.field) < len("data:"):
-			c.field = append(c.field, b)
-			if string(c.field) == "data:" {
-				c.data, c.skipSpace = true, true
-			}
-		}
-		if c.n > c.max {
-			return false
-		}
-	}
-	return c.n <= c.max
-}
-
-// json reads one byte of a JSON text.
-func (c *itemCounter) json(b byte) {
-	if c.inString {
-		switch {
-		case c.escaped:
-			c.escaped = false
-		case b == '\\':
-			c.escaped = true
-		case b == '"':
-			c.inString = false
-		}
-		return
-	}
-	inList := c.depth == 3 && c.array[2]
-	switch b {
-	case ' ', '\t', '\n', '\r':
-		return
-	case ',':
-		c.first = inList
-		return
-	case '}', ']':
-		if c.depth > 0 {
-			c.depth--
-		}
-		c.first = false
-		return
-	}
-	if inList && c.first {
-		c.n++ // whatever it is: a null decodes into a tool too
-		c.first = false
-	}
-	switch b {
-	case '"':
-		c.inString = true
-	case '{', '[':
-		if c.depth < len(c.array) {
-			c.array[c.depth] = b == '['
-		}
-		c.depth++
-		c.first = c.depth == 3 && b == '['
-	}
-}
-
 // encodedSize is the length of v's JSON encoding, without keeping it.
 func encodedSize(v any) int64 {
 	var n byteCounter
@@ -354,19 +178,19 @@ func (n *byteCounter) Write(p []byte) (int, error) {
 // and prompts as its capabilities announce them, within the bounds. Only a
 // failed tools/list or a bound fails it: a server that fails another list
 // keeps the rest.
-func (c *Client) lists(ctx context.Context, cn *conn) ([]mcp.Tool, Features, error) {
-	l := c.newListing()
-	tools, err := c.listTools(ctx, cn, l)
+func (cn *conn) lists(ctx context.Context) ([]mcp.Tool, Features, error) {
+	l := cn.newListing()
+	tools, err := cn.listTools(ctx, l)
 	if err != nil {
 		return nil, Features{}, err
 	}
-	f, err := c.listFeatures(ctx, cn, l)
+	f, err := cn.listFeatures(ctx, l)
 	return tools, f, err
 }
 
 // listFeatures lists resources, templates and prompts as the server's
 // capabilities announce them, on l's bounds.
-func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Features, error) {
+func (cn *conn) listFeatures(ctx context.Context, l *listing) (Features, error) {
 	f := Features{Capabilities: cn.mc.GetServerCapabilities()}
 	if f.Capabilities.Resources != nil {
 		res, err := collect(ctx, l, string(mcp.MethodResourcesList), 0, "", "", mcpPages(
@@ -374,7 +198,7 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Featur
 				return cn.mc.ListResourcesByPage(ctx, mcp.ListResourcesRequest{PaginatedRequest: p})
 			},
 			func(r *mcp.ListResourcesResult) ([]mcp.Resource, mcp.Cursor) { return r.Resources, r.NextCursor }))
-		if err != nil && !c.goOn(err, "list resources", zerolog.WarnLevel) {
+		if err != nil && !cn.goOn(err, "list resources", zerolog.WarnLevel) {
 			return Features{}, err
 		}
 		tmpl, err := collect(ctx, l, string(mcp.MethodResourcesTemplatesList), 0, "", "", mcpPages(
@@ -384,7 +208,7 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Featur
 			func(r *mcp.ListResourceTemplatesResult) ([]mcp.ResourceTemplate, mcp.Cursor) {
 				return r.ResourceTemplates, r.NextCursor
 			}))
-		if err != nil && !c.goOn(err, "list resource templates", zerolog.DebugLevel) {
+		if err != nil && !cn.goOn(err, "list resource templates", zerolog.DebugLevel) {
 			return Features{}, err
 		}
 		f.Resources, f.Templates = res, tmpl
@@ -395,7 +219,7 @@ func (c *Client) listFeatures(ctx context.Context, cn *conn, l *listing) (Featur
 				return cn.mc.ListPromptsByPage(ctx, mcp.ListPromptsRequest{PaginatedRequest: p})
 			},
 			func(r *mcp.ListPromptsResult) ([]mcp.Prompt, mcp.Cursor) { return r.Prompts, r.NextCursor }))
-		if err != nil && !c.goOn(err, "list prompts", zerolog.WarnLevel) {
+		if err != nil && !cn.goOn(err, "list prompts", zerolog.WarnLevel) {
 			return Features{}, err
 		}
 		f.Prompts = prompts
@@ -422,11 +246,12 @@ func mcpPages[R, T any](list func(context.Context, mcp.PaginatedRequest) (*R, er
 
 // goOn logs a list that failed short of a bound at level and reports that
 // the listing goes on without it; a bound ends the listing.
-func (c *Client) goOn(err error, what string, level zerolog.Level) bool {
+func (cn *conn) goOn(err error, what string, level zerolog.Level) bool {
+	c := cn.c
 	var over *listBoundError
 	if errors.As(err, &over) {
 		return false
 	}
-	c.log.WithLevel(level).Err(c.redact(err)).Msg(what)
+	c.log.WithLevel(level).Err(c.cred.redact(err)).Msg(what)
 	return true
 }

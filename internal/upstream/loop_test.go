@@ -18,6 +18,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
+	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
 )
 
 // chainServers serves testServer on every HTTP transport, each answer with
@@ -49,7 +50,7 @@ func chainServers(t *testing.T, chain *atomic.Pointer[string], hits *atomic.Int3
 }
 
 // TestLoopRefusedOnEveryTransport: an upstream that answers with a chain
-// holding this hub's id is refused with a LoopError, and publishes nothing;
+// holding this hub's id is refused with a loopcheck.LoopError, and publishes nothing;
 // one whose chain does not hold it connects, and its chain becomes part of
 // the hub's. A connected upstream whose answers start to hold the hub's id
 // (a hub behind it registered this one since) is dropped at the next
@@ -165,12 +166,12 @@ func TestDialPolicyOnEveryTransport(t *testing.T) {
 
 func TestLoopErrorIsTheStatus(t *testing.T) {
 	c := New(config.ServerSpec{Name: "x", URL: "http://u:p@h/mcp"}, Options{Chain: hubchain.New("")}, zerolog.Nop(), func() {})
-	loop := &LoopError{URL: "http://h/mcp", Instance: "i", Direct: true}
+	loop := &loopcheck.LoopError{URL: "http://h/mcp", Instance: "i", Direct: true}
 	wrapped := errors.Join(errors.New("initialize: transport error"), loop)
 	if got := ownRefusal(wrapped); got != loop {
 		t.Fatalf("ownRefusal = %v, want the loop error itself", got)
 	}
-	if !strings.Contains(c.loops.url, "h/mcp") || strings.Contains(c.loops.url, "u:p") {
-		t.Fatalf("loop url %q keeps credentials", c.loops.url)
+	if !strings.Contains(c.loops.URL(), "h/mcp") || strings.Contains(c.loops.URL(), "u:p") {
+		t.Fatalf("loop url %q keeps credentials", c.loops.URL())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubtest"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // outcomesServerEnv makes the test binary serve hubtest's outcome tools on
@@ -121,7 +122,7 @@ func TestOneWayOut(t *testing.T) {
 				for _, tc := range cases {
 					ctx := context.Background()
 					if relayed {
-						ctx = WithRelay(ctx, nopRelay{"caller"})
+						ctx = relay.With(ctx, nopRelay{"caller"})
 					}
 					got := outcomeOf(c.Call(ctx, jsonrpc.ToolCall{Name: tool(tc.kind), Arguments: json.RawMessage(`{"text":"x"}`)}))
 					if strings.Contains(fmt.Sprint(got), hubtest.Secret) {

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // The credentials of the test upstreams. Each must never appear in a
@@ -145,7 +146,7 @@ func TestCallErrorRedacted(t *testing.T) {
 		for _, tool := range []string{"http", "rpc"} {
 			ctx := context.Background()
 			if relayed {
-				ctx = WithRelay(ctx, nopRelay{"caller"})
+				ctx = relay.With(ctx, nopRelay{"caller"})
 			}
 			_, err := callTool(ctx, c, tool, "x")
 			if err == nil {
@@ -265,7 +266,7 @@ func TestRedactorKnowsEveryCredentialOfTheSpec(t *testing.T) {
 		{"server all failed", "server all failed"},
 	}
 	for _, tc := range cases {
-		if got := c.redactText(tc.in); got != tc.want {
+		if got := c.cred.text(tc.in); got != tc.want {
 			t.Errorf("redactText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -285,7 +286,7 @@ func TestReadExcerptRedactsACutCredential(t *testing.T) {
 		{len("  bad token"), "bad token"},
 	}
 	for _, tc := range cases {
-		if got := c.readExcerpt(strings.NewReader(body), tc.n); got != tc.want {
+		if got := c.cred.readExcerpt(strings.NewReader(body), tc.n); got != tc.want {
 			t.Errorf("readExcerpt(n=%d) = %q, want %q", tc.n, got, tc.want)
 		}
 	}

@@ -6,22 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
+
+	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
+	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
+	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 )
 
 // What an upstream answers is the upstream's, not the hub's to publish. A
@@ -33,209 +34,8 @@ import (
 // the upstream wrote, redacted, is the status's Detail: for admins and
 // the log.
 //
-// To say it, the client keeps what its upstream answered lately
-// (answerTransport, under every HTTP request of the client): the status
-// and media type of every answer that is not a usable MCP message, with
-// the start of its body; and while there is no connection, the start of
-// every answer. mcp-go answers a 401 with "authorization required" and
-// drops the body; the status names the refusal, the detail what the
-// server said ("token expired", "wrong audience").
-
-// answerExcerpt is how much of an answer's body is kept: enough for an
-// error code and a reason.
-const answerExcerpt = 300
-
-// keptAnswers is how many of the latest answers are kept.
-const keptAnswers = 4
-
-// answer is what the hub saw of one HTTP answer.
-type answer struct {
-	seq    uint64 // answers.seq when it came
-	code   int
-	ctype  string // Content-Type as sent
-	head   []byte // the start of the body as read so far (guarded by answers.mu)
-	teeing bool   // head fills as mcp-go reads the body
-}
-
-// mcpMedia reports whether an answer of type ctype can be an MCP message
-// (JSON, an event stream, or nothing, as a 202 has). It costs no
-// allocation: it runs for every answer.
-func mcpMedia(ctype string) bool {
-	ctype = strings.TrimSpace(ctype)
-	hasPrefix := func(p string) bool { return len(ctype) >= len(p) && strings.EqualFold(ctype[:len(p)], p) }
-	return ctype == "" || hasPrefix("application/json") || hasPrefix("text/event-stream")
-}
-
-// bad reports whether the answer cannot be an MCP message.
-func (a *answer) bad() bool { return a.code/100 != 2 || !mcpMedia(a.ctype) }
-
-// summary says what the answer was in the hub's words only: "HTTP 404
-// Not Found (text/html)", "answer is not JSON: HTTP 200 OK (text/html)".
-// The reason phrase is the standard one for the code, not the one the
-// upstream sent: that is the upstream's text too.
-func (a *answer) summary() string {
-	s := "HTTP " + strconv.Itoa(a.code)
-	if t := http.StatusText(a.code); t != "" {
-		s += " " + t
-	}
-	if mt := mediaType(a.ctype); mt != "" {
-		s += " (" + mt + ")"
-	}
-	if a.code/100 == 2 && !mcpMedia(a.ctype) {
-		s = "answer is not JSON: " + s
-	}
-	return s
-}
-
-// mediaTypeRE is what a media type shown in a status may look like.
-var mediaTypeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9!#$&^_.+-]{0,40}/[a-z0-9][a-z0-9!#$&^_.+-]{0,60}$`)
-
-// mediaType is the media type of ctype when it looks like one, else "".
-func mediaType(ctype string) string {
-	mt, _, err := mime.ParseMediaType(ctype)
-	if err != nil || !mediaTypeRE.MatchString(mt) {
-		return ""
-	}
-	return mt
-}
-
-// answers holds what the upstream answered lately.
-type answers struct {
-	seq atomic.Uint64 // counts every answer
-	// connected is set while the client has a connection: the bodies of
-	// its usable answers (tool results) are then left alone.
-	connected atomic.Bool
-
-	mu     sync.Mutex
-	recent [keptAnswers]*answer // a ring, recent[n%keptAnswers] next
-	n      int
-}
-
-// reset forgets every answer: what an earlier connect was answered does
-// not explain this one's failure.
-func (as *answers) reset() {
-	as.mu.Lock()
-	as.recent, as.n = [keptAnswers]*answer{}, 0
-	as.mu.Unlock()
-}
-
-// setConnected says whether the client has a connection now; a new
-// connection starts with no answers kept.
-func (as *answers) setConnected(on bool) {
-	if on {
-		as.reset()
-	}
-	as.connected.Store(on)
-}
-
-func (as *answers) add(a *answer) {
-	as.mu.Lock()
-	as.recent[as.n%keptAnswers] = a
-	as.n++
-	as.mu.Unlock()
-}
-
-// snapshot returns copies of the kept answers, newest first.
-func (as *answers) snapshot() []answer {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	var out []answer
-	for i := as.n - 1; i >= 0 && i >= as.n-keptAnswers; i-- {
-		if a := as.recent[i%keptAnswers]; a != nil {
-			cp := *a
-			cp.head = bytes.Clone(a.head)
-			out = append(out, cp)
-		}
-	}
-	return out
-}
-
-// lastBad returns the newest answer when it is an unusable one, so that
-// it is what the failure it caused is explained by; nil otherwise.
-func (as *answers) lastBad() *answer {
-	snap := as.snapshot()
-	if len(snap) == 0 || !snap[0].bad() || snap[0].seq != as.seq.Load() {
-		return nil
-	}
-	return &snap[0]
-}
-
-// refusal returns the newest 401 or 403 answer, nil for none.
-func (as *answers) refusal() *answer {
-	for _, a := range as.snapshot() {
-		if a.code == http.StatusUnauthorized || a.code == http.StatusForbidden {
-			return &a
-		}
-	}
-	return nil
-}
-
-// withAnswers returns a copy of hc whose answers c keeps (see answers).
-func withAnswers(hc *http.Client, c *Client) *http.Client {
-	cp := *hc
-	next := cp.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	cp.Transport = answerTransport{next: next, as: &c.answers}
-	return &cp
-}
-
-type answerTransport struct {
-	next http.RoundTripper
-	as   *answers
-}
-
-func (t answerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	seq := t.as.seq.Add(1)
-	usable := resp.StatusCode/100 == 2 && mcpMedia(resp.Header.Get("Content-Type"))
-	if usable && t.as.connected.Load() {
-		return resp, nil // a result: the fast path costs nothing more
-	}
-	a := &answer{seq: seq, code: resp.StatusCode, ctype: resp.Header.Get("Content-Type")}
-	if usable {
-		// Read as mcp-go reads it: an event stream must not be waited for.
-		a.teeing = true
-		resp.Body = &teeBody{ReadCloser: resp.Body, as: t.as, a: a}
-	} else {
-		// An error page or a refusal is read at once (mcp-go reads all of
-		// it, or none, as of a 401); the body reads as it came: the bytes
-		// taken, then the rest.
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, answerExcerpt))
-		a.head = head
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
-	}
-	t.as.add(a)
-	return resp, nil
-}
-
-// teeBody keeps the start of a body as it is read.
-type teeBody struct {
-	io.ReadCloser
-	as *answers
-	a  *answer
-}
-
-func (b *teeBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 && b.a.teeing {
-		b.as.mu.Lock()
-		if room := answerExcerpt - len(b.a.head); room > 0 {
-			b.a.head = append(b.a.head, p[:min(n, room)]...)
-		} else {
-			b.a.teeing = false
-		}
-		b.as.mu.Unlock()
-	}
-	return n, err
-}
+// To say it, the client keeps what its upstream answered lately (package
+// answerlog).
 
 // connectError is a failed connect, in the words of failed.
 type connectError struct {
@@ -247,21 +47,30 @@ type connectError struct {
 func (e *connectError) Error() string { return e.public }
 func (e *connectError) Unwrap() error { return e.err }
 
+// failures tell why a request to the upstream failed, in the hub's words
+// (for everyone) and in the upstream's, redacted (for admins and the
+// log), from the error and the answers kept. A type apart from Client: it
+// reads only those two things.
+type failures struct {
+	as *answerlog.Log
+	cr *credentials
+}
+
 // failed is the error of a connect that failed at stage what (initialize,
 // list tools) with err, told while the answers that caused it are known.
-func (c *Client) failed(what string, err error) error {
-	public, detail := c.explain(what, err)
+func (f failures) failed(what string, err error) error {
+	public, detail := f.explain(what, err)
 	return &connectError{public: public, detail: detail, err: err}
 }
 
 // describe splits err, why the connection failed or was lost, into the
 // status everyone reads and its detail.
-func (c *Client) describe(err error) (public, detail string) {
+func (f failures) describe(err error) (public, detail string) {
 	var ce *connectError
 	if errors.As(err, &ce) {
-		return c.redactText(ce.public), c.redactText(ce.detail)
+		return f.cr.text(ce.public), f.cr.text(ce.detail)
 	}
-	return c.explain("", err)
+	return f.explain("", err)
 }
 
 // setFailed records err, why the connection failed or was lost, as the
@@ -271,16 +80,16 @@ func (c *Client) describe(err error) (public, detail string) {
 // health check or refresh of a live connection met it.
 func (c *Client) setFailed(err error) Status {
 	var over *listBoundError
-	var loop *LoopError
+	var loop *loopcheck.LoopError
 	if errors.As(err, &loop) {
-		c.loops.reset()
+		c.loops.Reset()
 	}
 	if loop != nil || errors.As(err, &over) {
 		c.mu.Lock()
 		c.tools, c.features = nil, Features{}
 		c.mu.Unlock()
 	}
-	public, detail := c.describe(err)
+	public, detail := failures{&c.answers, &c.cred}.describe(err)
 	st := Status{State: StateError, Error: public, Detail: detail, Since: time.Now()}
 	c.setStatus(st, nil, nil)
 	return st
@@ -295,8 +104,8 @@ func (s Status) logDetail(e *zerolog.Event) {
 
 // explain returns what failed (at stage what; "" when err's text names
 // its stage) in the hub's words, and what the upstream said, redacted.
-func (c *Client) explain(what string, err error) (public, detail string) {
-	full := c.redact(err).Error()
+func (f failures) explain(what string, err error) (public, detail string) {
+	full := f.cr.redact(err).Error()
 	stage := func(s string) string {
 		if what == "" {
 			return s
@@ -309,14 +118,14 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		prefix = full[:i]
 	}
 	var (
-		te    *TokenError
+		te    *oauthclient.TokenError
 		re    *oauth2.RetrieveError
 		unsup mcp.UnsupportedProtocolVersionError
 	)
 	if what != "" {
 		// mcp-go says only "authorization required" of a 401.
-		if r := c.answers.refusal(); r != nil {
-			return stage("the upstream refused the hub's request: " + r.summary()), c.excerpt(r.head)
+		if r := f.as.Refusal(); r != nil {
+			return stage("the upstream refused the hub's request: " + r.Summary()), f.excerpt(r.Head)
 		}
 	}
 	switch {
@@ -329,7 +138,7 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		if safeWord(re.ErrorCode) {
 			got += " " + re.ErrorCode
 		}
-		return stage(fmt.Sprintf("get OAuth token for upstream %s from %s: %s", te.Server, te.TokenURL, strings.TrimSpace(got))), c.redactText(te.Reason)
+		return stage(fmt.Sprintf("get OAuth token for upstream %s from %s: %s", te.Server, te.TokenURL, strings.TrimSpace(got))), f.cr.text(te.Reason)
 	case hubSide(err):
 		// Go's network errors and the hub's own: no upstream text, but
 		// what Go quotes of a malformed answer.
@@ -338,9 +147,9 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		}
 		return stage(clip(full)), ""
 	}
-	if a := c.answers.lastBad(); a != nil {
+	if a := f.as.LastBad(); a != nil {
 		// The answer that made the request fail: an error page, HTML.
-		return stage(prefix + a.summary()), c.excerpt(a.head)
+		return stage(prefix + a.Summary()), f.excerpt(a.Head)
 	}
 	switch {
 	case errors.As(err, &unsup):
@@ -348,20 +157,20 @@ func (c *Client) explain(what string, err error) (public, detail string) {
 		if safeWord(unsup.Version) {
 			msg += " " + strconv.Quote(unsup.Version)
 		}
-		return stage(prefix + msg), c.said(full)
+		return stage(prefix + msg), f.said(full)
 	case rpcSentinel(err) != nil:
-		return stage(prefix + "the upstream answered with JSON-RPC error: " + rpcSentinel(err).Error()), c.said(full)
+		return stage(prefix + "the upstream answered with JSON-RPC error: " + rpcSentinel(err).Error()), f.said(full)
 	case (what == "initialize" || what == "list tools") && errors.Unwrap(err) == nil:
 		// mcp-go makes the message of a JSON-RPC error of its own code
 		// the whole error: nothing else of a request ends so bare (a
 		// transport's failures are wrapped). Over WebSocket or stdio no
 		// answer is kept to look for it in.
-		return stage("the upstream answered with a JSON-RPC error"), c.said(full)
-	case c.echoes(full):
-		return stage(prefix + "the upstream's answer could not be used (its text is in the detail, for admins)"), c.said(full)
+		return stage("the upstream answered with a JSON-RPC error"), f.said(full)
+	case f.echoes(full):
+		return stage(prefix + "the upstream's answer could not be used (its text is in the detail, for admins)"), f.said(full)
 	case strings.Contains(full, noIDPrefix):
 		// mcp-go prints the whole answer after it, as numbers.
-		return stage(full[:strings.Index(full, noIDPrefix)+len(noIDPrefix)-2]), c.said(full)
+		return stage(full[:strings.Index(full, noIDPrefix)+len(noIDPrefix)-2]), f.said(full)
 	}
 	return stage(clip(full)), ""
 }
@@ -380,9 +189,9 @@ func rpcSentinel(err error) error {
 // said is the detail of a failure whose text the status does not show:
 // the start of the newest answer, or failing one (stdio, WebSocket) the
 // text.
-func (c *Client) said(text string) string {
-	if snap := c.answers.snapshot(); len(snap) > 0 && len(snap[0].head) > 0 {
-		return c.excerpt(snap[0].head)
+func (f failures) said(text string) string {
+	if snap := f.as.Snapshot(); len(snap) > 0 && len(snap[0].Head) > 0 {
+		return f.excerpt(snap[0].Head)
 	}
 	return clip(text)
 }
@@ -407,8 +216,8 @@ func hubSide(err error) bool {
 	var (
 		ue       *url.Error
 		oe       *net.OpError
-		tooLarge *TooLargeError
-		te       *TokenError
+		tooLarge *httpbound.TooLargeError
+		te       *oauthclient.TokenError
 		over     *listBoundError
 	)
 	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) || errors.As(err, &over) || errors.Is(err, client.ErrRepeatedListCursor) ||
@@ -451,10 +260,10 @@ func unquoteAnswers(s string) string {
 // excerpt is the start of a body for a status's detail: redacted first,
 // so that the cut cannot leave a credential's first part, then on one
 // line.
-func (c *Client) excerpt(head []byte) string {
-	text := c.redactText(strings.ToValidUTF8(string(head), "\uFFFD"))
+func (f failures) excerpt(head []byte) string {
+	text := f.cr.text(strings.ToValidUTF8(string(head), "\uFFFD"))
 	text = strings.Join(strings.Fields(text), " ")
-	if len(head) >= answerExcerpt {
+	if len(head) >= answerlog.ExcerptLen {
 		text += " …"
 	}
 	return text
@@ -467,9 +276,9 @@ const minEcho = 5
 // echoes reports whether text holds something a kept answer said: the
 // start of its body, or a string of its JSON (a JSON-RPC error's message,
 // as mcp-go quotes it).
-func (c *Client) echoes(text string) bool {
-	for _, a := range c.answers.snapshot() {
-		head := bytes.TrimSpace(a.head)
+func (f failures) echoes(text string) bool {
+	for _, a := range f.as.Snapshot() {
+		head := bytes.TrimSpace(a.Head)
 		if len(head) >= minEcho && strings.Contains(text, string(head[:min(len(head), 16)])) {
 			return true
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -19,21 +18,22 @@ import (
 // Tracing of the requests the hub sends upstream. A tools/call gets a
 // CLIENT span, child of the hub's SERVER span in ctx, and the upstream sees
 // that span as its parent: in the traceparent/tracestate headers on HTTP
-// transports (streamable HTTP, SSE; set by tracingTransport on every
+// transports (streamable HTTP, SSE; set by tracing.HeaderClient on every
 // request that carries a span), in params._meta on stdio and WebSocket. A
 // caller's own trace members in _meta never travel on: the hub's span
 // replaces them. With Options.Tracer nil none of this runs.
 
-// startCall starts the CLIENT span of a tools/call of tool.
-func (c *Client) startCall(ctx context.Context, tool string) (context.Context, trace.Span) {
-	return c.opts.Tracer.Start(ctx, tracing.SpanName(string(mcp.MethodToolsCall), tool),
+// startCall starts the CLIENT span of a tools/call of tool on server, an
+// upstream reached by transport tr.
+func startCall(ctx context.Context, tracer trace.Tracer, server string, tr config.Transport, tool string) (context.Context, trace.Span) {
+	return tracer.Start(ctx, tracing.SpanName(string(mcp.MethodToolsCall), tool),
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			tracing.MethodName.String(string(mcp.MethodToolsCall)),
 			tracing.ToolName.String(tool),
 			tracing.OperationName.String(tracing.OperationExecuteTool),
-			tracing.Server.String(c.spec.Name),
-			tracing.Transport.String(string(c.spec.Transport)),
+			tracing.Server.String(server),
+			tracing.Transport.String(string(tr)),
 		))
 }
 
@@ -62,16 +62,16 @@ func endCall(span trace.Span, err error) {
 
 // headerTransport reports whether the upstream's transport carries the
 // trace context in HTTP headers.
-func (c *Client) headerTransport() bool {
-	return c.spec.Transport == config.TransportStreamableHTTP || c.spec.Transport == config.TransportSSE
+func headerTransport(t config.Transport) bool {
+	return t == config.TransportStreamableHTTP || t == config.TransportSSE
 }
 
 // tracedCall is call with the span in ctx as its trace context: the
 // caller's trace members of _meta removed, and the hub's added where the
-// transport has no headers. call itself is not modified.
-func (c *Client) tracedCall(ctx context.Context, call jsonrpc.ToolCall) jsonrpc.ToolCall {
+// transport has no headers (headers false). call itself is not modified.
+func tracedCall(ctx context.Context, call jsonrpc.ToolCall, headers bool) jsonrpc.ToolCall {
 	var hub map[string]json.RawMessage
-	if !c.headerTransport() {
+	if !headers {
 		hub = tracing.Meta(ctx)
 	}
 	stale := false
@@ -92,38 +92,4 @@ func (c *Client) tracedCall(ctx context.Context, call jsonrpc.ToolCall) jsonrpc.
 	}
 	call.Meta = meta
 	return call
-}
-
-// tracingTransport sets the traceparent and tracestate headers of every
-// request whose context holds a span, the one way the hub's HTTP
-// transports (its own POST, mcp-go's streamable HTTP and SSE) pass it on.
-type tracingTransport struct{ base http.RoundTripper }
-
-func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	if !trace.SpanContextFromContext(req.Context()).IsValid() {
-		return base.RoundTrip(req)
-	}
-	// A RoundTripper must not modify the request it was given.
-	out := req.Clone(req.Context())
-	tracing.InjectHeader(req.Context(), out.Header)
-	return base.RoundTrip(out)
-}
-
-// CloseIdleConnections passes http.Client.CloseIdleConnections on to the
-// wrapped transport.
-func (t tracingTransport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// withTracing returns a copy of hc whose requests carry the trace context.
-func withTracing(hc *http.Client) *http.Client {
-	out := *hc
-	out.Transport = tracingTransport{base: hc.Transport}
-	return &out
 }

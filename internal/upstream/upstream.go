@@ -2,6 +2,16 @@
 // server: transport, handshake, tool list, list_changed, health checks,
 // reconnect with backoff, and a circuit breaker. The registry reads a
 // client's state as data; nothing here blocks a caller on another server.
+//
+// The mechanisms a client is made of, each a job of its own, are
+// subpackages it imports (they import nothing from here): httpbound (the
+// limits of what is read of an answer), streamhttp (the hub's own POST,
+// the fast path of a plain tools/call), relay (what an upstream sends
+// during one caller's request, back to that caller), oauthclient (the
+// hub's own access token for an upstream), loopcheck (an upstream that
+// leads back to the hub), answerlog (what an upstream answered lately, to
+// tell a failure by), liblog (mcp-go's and a child's logs into the hub's)
+// and stdiochild (a stdio server as a contained child).
 package upstream
 
 import (
@@ -25,6 +35,12 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
 	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/tracing"
+	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
+	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
+	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // State is where a connection stands, as shown in listings and metrics.
@@ -71,11 +87,11 @@ type Options struct {
 	// HTTPClient's transport must dial with it too. nil: no policy.
 	Dial *netpolicy.Policy
 	// Chain is this hub's chain (package hubchain): an upstream whose
-	// answer leads back to the hub fails with *LoopError (loop.go), and
+	// answer leads back to the hub fails with *loopcheck.LoopError (package loopcheck), and
 	// the chains of the others make the hub's. nil: no check.
 	Chain *hubchain.Chain
 	// MaxResponseBytes is the most read of one answer to a request (0:
-	// DefaultMaxResponseBytes); a larger one fails with *TooLargeError.
+	// DefaultMaxResponseBytes); a larger one fails with *httpbound.TooLargeError.
 	MaxResponseBytes int64
 	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
 	// (0: config.DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
@@ -126,17 +142,15 @@ type Client struct {
 	opts     Options
 	log      zerolog.Logger
 	onChange func()
-	// answers are what the upstream answered lately (refusal.go).
-	answers answers
-	// redactor removes this upstream's credentials from every text that
-	// leaves the client (see redact.go).
-	redactor *secrets.Redactor
-	// oauth gets the hub's access token for an upstream behind an
-	// authorization server (spec.OAuth); nil otherwise (see oauth.go).
-	oauth *oauthSource
-	// loops checks every answer for a loop back to the hub (loop.go);
+	// answers are what the upstream answered lately (package answerlog).
+	answers answerlog.Log
+	// cred are the hub's credentials for this upstream: the headers
+	// that carry them and the redactor that keeps them out of every text
+	// that leaves the client (see redact.go).
+	cred credentials
+	// loops checks every answer for a loop back to the hub (package loopcheck);
 	// nil without Options.Chain.
-	loops *loopWatch
+	loops *loopcheck.Watch
 	// breaker is replaced by a fresh one on every successful connect
 	// (gobreaker has no reset): an outage's open breaker must not fail the
 	// calls of the server that came back.
@@ -147,10 +161,11 @@ type Client struct {
 	tools    []mcp.Tool
 	features Features
 	conn     *conn
-	// subscribed are the resource URIs callers are subscribed to.
-	subscribed map[string]bool
+	// extras serve resources, prompts, completions, subscriptions and
+	// the log level (features.go).
+	extras Extras
 
-	relays relays
+	relays relay.Tracker
 
 	// legacy remembers that the server does not speak 2026-07-28, so a
 	// reconnect goes straight to initialize instead of probing again.
@@ -165,6 +180,9 @@ type Client struct {
 
 // conn is one established session with the upstream.
 type conn struct {
+	// c is the client whose session this is: its settings, credentials
+	// and log.
+	c        *Client
 	mc       *client.Client
 	ctx      context.Context // ends when the session is over
 	cancel   context.CancelCauseFunc
@@ -189,30 +207,29 @@ type conn struct {
 // only. A same-origin redirect is followed.
 //
 // With spec.OAuth, every request of the copy carries the hub's own access
-// token for this server (see oauth.go); the token endpoint is reached
+// token for this server (package oauthclient); the token endpoint is reached
 // through the same connection pool.
 func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func()) *Client {
 	var base http.RoundTripper = http.DefaultTransport
 	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
 		base = opts.HTTPClient.Transport
 	}
-	loops := newLoopWatch(opts.Chain, spec.URL)
-	opts.HTTPClient = limitAnswers(secrets.WithPolicy(loops.wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
+	loops := loopcheck.New(opts.Chain, spec.URL)
+	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.Wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
 	if opts.Tracer != nil {
-		opts.HTTPClient = withTracing(opts.HTTPClient)
+		opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
 	}
 	static := credentialValues(spec)
-	oauth := newOAuthSource(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
+	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
 	if oauth != nil {
-		opts.HTTPClient = withOAuth(opts.HTTPClient, oauth)
+		opts.HTTPClient = oauthclient.Wrap(opts.HTTPClient, oauth)
 	}
 	c := &Client{
 		spec:     spec,
 		opts:     opts,
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
-		redactor: secrets.NewRedactor(static...),
-		oauth:    oauth,
+		cred:     newCredentials(spec, static, oauth),
 		loops:    loops,
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),
@@ -220,23 +237,24 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
-	c.opts.HTTPClient = withAnswers(c.opts.HTTPClient, c)
-	c.breaker.Store(c.newBreaker())
+	c.extras.c = c
+	c.opts.HTTPClient = c.answers.Wrap(c.opts.HTTPClient)
+	c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
 	return c
 }
 
-// newBreaker returns a closed breaker that opens after the configured
-// number of consecutive transport failures.
-func (c *Client) newBreaker() *gobreaker.CircuitBreaker[any] {
-	failures := uint32(max(c.opts.BreakerFailures, 1))
+// newBreaker returns a closed breaker for server that opens after the
+// configured number of consecutive transport failures.
+func newBreaker(server string, opts *Options, log *zerolog.Logger) *gobreaker.CircuitBreaker[any] {
+	failures := uint32(max(opts.BreakerFailures, 1))
 	return gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
-		Name:         c.spec.Name,
+		Name:         server,
 		MaxRequests:  1,
-		Timeout:      c.opts.BreakerOpenFor,
+		Timeout:      opts.BreakerOpenFor,
 		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		IsSuccessful: func(err error) bool { return err == nil || !isTransportFailure(err) },
 		OnStateChange: func(name string, from, to gobreaker.State) {
-			c.log.Warn().Str("from", from.String()).Str("to", to.String()).Msg("circuit breaker changed state")
+			log.Warn().Str("from", from.String()).Str("to", to.String()).Msg("circuit breaker changed state")
 		},
 	})
 }
@@ -302,14 +320,14 @@ func (c *Client) Start(ctx context.Context) {
 
 // Stop ends the connection (killing a stdio child) and waits for the loop.
 func (c *Client) Stop() {
-	if c.oauth != nil {
-		c.oauth.close() // a token request in flight must not hold Stop up
+	if c.cred.oauth != nil {
+		c.cred.oauth.Close() // a token request in flight must not hold Stop up
 	}
 	if c.cancel != nil {
 		c.cancel()
 		<-c.done
 	}
-	c.loops.close()
+	c.loops.Close()
 }
 
 func (c *Client) run(ctx context.Context) {
@@ -331,7 +349,7 @@ func (c *Client) run(ctx context.Context) {
 		if err != nil {
 			st := c.setFailed(err)
 			c.log.Warn().Str("error", st.Error).Func(st.logDetail).Int("attempt", attempt+1).Msg("connect failed")
-			if !sleep(ctx, c.backoff(attempt)) {
+			if !sleep(ctx, c.opts.backoff(attempt)) {
 				return
 			}
 			continue
@@ -340,9 +358,9 @@ func (c *Client) run(ctx context.Context) {
 		// The server answered a handshake and a listing: whatever opened
 		// the breaker is over. The fresh breaker is in place before the
 		// status lets calls through.
-		c.breaker.Store(c.newBreaker())
+		c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
 		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Since: time.Now()}, cn, tools)
-		c.resubscribe(cn)
+		c.extras.resubscribe(cn)
 		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
 		err = c.serve(ctx, cn)
 		c.closeConn(cn, err)
@@ -351,19 +369,20 @@ func (c *Client) run(ctx context.Context) {
 		}
 		st := c.setFailed(err)
 		c.log.Warn().Str("error", st.Error).Func(st.logDetail).Msg("connection lost; reconnecting")
-		if !sleep(ctx, c.backoff(0)) {
+		if !sleep(ctx, c.opts.backoff(0)) {
 			return
 		}
 	}
 }
 
-// backoff is exponential with full jitter in [d/2, d).
-func (c *Client) backoff(attempt int) time.Duration {
-	d := c.opts.BackoffMin
-	for i := 0; i < attempt && d < c.opts.BackoffMax; i++ {
+// backoff is the wait before reconnect attempt: exponential from
+// BackoffMin to BackoffMax, with full jitter in [d/2, d).
+func (o *Options) backoff(attempt int) time.Duration {
+	d := o.BackoffMin
+	for i := 0; i < attempt && d < o.BackoffMax; i++ {
 		d *= 2
 	}
-	d = min(d, c.opts.BackoffMax)
+	d = min(d, o.BackoffMax)
 	if d <= 0 {
 		return 0
 	}
@@ -396,26 +415,26 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 		case <-cn.ctx.Done():
 			return fmt.Errorf("connection lost: %w", context.Cause(cn.ctx))
 		case <-ticker.C:
-			if err := c.ping(cn); err != nil {
+			if err := cn.ping(); err != nil {
 				return err
 			}
 		case <-c.kick:
-			if err := c.ping(cn); err != nil {
+			if err := cn.ping(); err != nil {
 				return err
 			}
 		case <-c.refresh:
 			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
-			tools, features, err := c.lists(lctx, cn)
+			tools, features, err := cn.lists(lctx)
 			cancel()
 			var over *listBoundError
 			if err != nil {
 				if isTransportFailure(err) || errors.As(err, &over) {
 					return fmt.Errorf("refresh tools: %w", err)
 				}
-				c.log.Warn().Err(c.redact(err)).Msg("refresh tools after list_changed failed")
+				c.log.Warn().Err(c.cred.redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
-			cn.out.Store(c.newOut(cn, tools))
+			cn.out.Store(cn.newOut(tools))
 			c.mu.Lock()
 			c.tools, c.features = tools, features
 			c.status.ListedAt = time.Now()
@@ -426,7 +445,8 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 	}
 }
 
-func (c *Client) ping(cn *conn) error {
+func (cn *conn) ping() error {
+	c := cn.c
 	ctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
 	defer cancel()
 	var err error
@@ -446,8 +466,8 @@ func (c *Client) ping(cn *conn) error {
 // known list only when a connection was made (cn != nil). The error is
 // redacted here, the one way into the status.
 func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
-	s.Error, s.Detail = c.redactText(s.Error), c.redactText(s.Detail)
-	c.answers.setConnected(cn != nil)
+	s.Error, s.Detail = c.cred.text(s.Error), c.cred.text(s.Detail)
+	c.answers.SetConnected(cn != nil)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
 		s.Protocol = c.status.Protocol
@@ -469,7 +489,7 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 func (c *Client) closeConn(cn *conn, cause error) {
 	cn.cancel(cause)
 	if err := cn.mc.Close(); err != nil {
-		c.log.Debug().Err(c.redact(err)).Msg("close upstream session")
+		c.log.Debug().Err(c.cred.redact(err)).Msg("close upstream session")
 	}
 }
 
@@ -480,13 +500,13 @@ func (c *Client) closeConn(cn *conn, cause error) {
 // is retried, never a tools/call.
 func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err error) {
 	defer func() { err = ownRefusal(err) }()
-	if c.oauth == nil {
+	if c.cred.oauth == nil {
 		return c.connectOnce(ctx)
 	}
-	before := c.oauth.rejections.Load()
+	before := c.cred.oauth.Rejections()
 	cn, tools, err = c.connectOnce(ctx)
-	if err != nil && ctx.Err() == nil && c.oauth.rejections.Load() != before {
-		c.log.Info().Err(c.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
+	if err != nil && ctx.Err() == nil && c.cred.oauth.Rejections() != before {
+		c.log.Info().Err(c.cred.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
 		return c.connectOnce(ctx)
 	}
 	return cn, tools, err
@@ -503,7 +523,7 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 		// Some servers answer server/discover without supporting
 		// 2026-07-28 (go-sdk v1.8.0 lists only older revisions there) and
 		// refuse the next request: they are legacy servers.
-		c.log.Debug().Err(c.redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
+		c.log.Debug().Err(c.cred.redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
 		c.mu.Lock()
 		c.legacy = true
 		c.mu.Unlock()
@@ -527,11 +547,11 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 }
 
 func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, error) {
-	if c.oauth != nil {
+	if c.cred.oauth != nil {
 		// Fetched here (cached for the requests that follow) so that a
 		// failing token endpoint is the status's whole message, not the
 		// tail of a transport error.
-		if _, err := c.oauth.token(); err != nil {
+		if _, err := c.cred.oauth.Token(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -551,15 +571,15 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	// The hub answers sampling, elicitation and roots requests for the
 	// caller whose call caused them (see features.go).
-	h := handlers{c}
+	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
 	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
 	mc := client.NewClient(tr, opts...)
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
-	cn := &conn{mc: mc, ctx: sessCtx, cancel: cancel}
-	c.answers.reset() // what an earlier connect was answered is not this one's
+	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}
+	c.answers.Reset() // what an earlier connect was answered is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
-		err = c.failed(what, err) // before closing adds answers
+		err = failures{&c.answers, &c.cred}.failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
 		return nil, nil, err
 	}
@@ -581,8 +601,8 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if cn.protocol == "" {
 		cn.protocol = mc.ProtocolVersion()
 	}
-	cn.out.Store(c.newOut(cn, nil))
-	tools, features, err := c.lists(hctx, cn)
+	cn.out.Store(cn.newOut(nil))
+	tools, features, err := cn.lists(hctx)
 	var over *listBoundError
 	switch {
 	case errors.As(err, &over):
@@ -597,7 +617,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			req := mcp.SetLevelRequest{}
 			req.Params.Level = lvl
 			if err := mc.SetLevel(hctx, req); err != nil {
-				c.log.Warn().Err(c.redact(err)).Msg("set log level")
+				c.log.Warn().Err(c.cred.redact(err)).Msg("set log level")
 			} else {
 				cn.level.Store(&lvl)
 			}
@@ -605,19 +625,20 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	if filter := listenFilter(res.Capabilities); mcp.IsModernProtocol(cn.protocol) && !filter.IsEmpty() {
 		// 2026-07-28 delivers list_changed only to an explicit subscription.
-		c.listen(cn, filter)
+		cn.listen(filter)
 	}
-	cn.out.Store(c.newOut(cn, tools))
+	cn.out.Store(cn.newOut(tools))
 	return cn, tools, nil
 }
 
 // listen opens the 2026-07-28 subscriptions/listen stream with filter; it
 // replaces the session's previous stream and ends with the session.
-func (c *Client) listen(cn *conn, filter mcp.SubscriptionFilter) {
+func (cn *conn) listen(filter mcp.SubscriptionFilter) {
+	c := cn.c
 	go func() {
 		err := cn.mc.Listen(cn.ctx, filter)
 		if err != nil && cn.ctx.Err() == nil {
-			c.log.Debug().Err(c.redact(err)).Msg("subscriptions/listen ended")
+			c.log.Debug().Err(c.cred.redact(err)).Msg("subscriptions/listen ended")
 		}
 	}()
 }
@@ -636,12 +657,14 @@ func listenFilter(caps mcp.ServerCapabilities) mcp.SubscriptionFilter {
 // all would let a hung server hold a caller forever.
 const defaultCallTimeout = 60 * time.Second
 
-func (c *Client) timeout() time.Duration {
+// callTimeout bounds a call: the server's own timeout, else the options'
+// (def), else defaultCallTimeout.
+func callTimeout(own config.Duration, def time.Duration) time.Duration {
 	switch {
-	case c.spec.Timeout > 0:
-		return c.spec.Timeout.D()
-	case c.opts.Timeout > 0:
-		return c.opts.Timeout
+	case own > 0:
+		return own.D()
+	case def > 0:
+		return def
 	}
 	return defaultCallTimeout
 }
@@ -657,12 +680,12 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	if cn == nil {
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: st.Reason()}
 	}
-	callCtx, cancel := context.WithTimeout(ctx, c.timeout())
+	callCtx, cancel := context.WithTimeout(ctx, callTimeout(c.spec.Timeout, c.opts.Timeout))
 	defer cancel()
 	stop := context.AfterFunc(cn.ctx, cancel)
 	defer stop()
-	rc := c.relays.begin(relayFrom(ctx))
-	defer c.relays.end(rc)
+	rc := c.relays.Begin(relay.From(ctx))
+	defer c.relays.End(rc)
 
 	res, err := c.breaker.Load().Execute(func() (any, error) {
 		res, err := op(callCtx, cn)
@@ -678,18 +701,18 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	var rpcErr *RPCError
 	switch {
 	case errors.As(err, &rpcErr):
-		return nil, c.redactRPC(rpcErr)
+		return nil, c.cred.rpc(rpcErr)
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: "circuit breaker open after repeated failures; failing fast"}
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, ctx.Err())
 	case cn.ctx.Err() != nil:
-		return nil, c.redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
+		return nil, c.cred.redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded), pastDeadline(callCtx):
 		// A transport's own timer (mcp-go's SSE) may fire a moment before
 		// the context says so: past the deadline, it is our timeout.
 		c.suspect()
-		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, c.timeout())
+		return nil, fmt.Errorf("call %s on %s: timed out after %s", tool, c.spec.Name, callTimeout(c.spec.Timeout, c.opts.Timeout))
 	case isTransportFailure(err):
 		// One answer for a connection that failed under a call, whichever
 		// transport noticed first and in its own words.
@@ -698,9 +721,9 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 		if te := (*transport.Error)(nil); errors.As(err, &te) {
 			said = te.Err
 		}
-		return nil, c.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
+		return nil, c.cred.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
 	}
-	return nil, c.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
+	return nil, c.cred.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
 }
 
 func pastDeadline(ctx context.Context) bool {

@@ -1,15 +1,11 @@
 package upstream
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -20,6 +16,8 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
+	"github.com/purko-io/mcp-hub/internal/upstream/streamhttp"
 )
 
 // Every request the hub builds itself (tools/call for every face, and
@@ -27,7 +25,7 @@ import (
 // result's bytes as the upstream wrote them; the upstream's JSON-RPC error
 // as *RPCError, code, message and data kept; anything else (no answer, a
 // broken stream, an unreadable reply) as a transport.Error, or a
-// *TooLargeError. So a caller gets the same outcome for the same upstream
+// *httpbound.TooLargeError (package streamhttp reads it). So a caller gets the same outcome for the same upstream
 // behaviour whatever face it came by and whatever the upstream speaks.
 //
 // There are two wires. On a streamable HTTP upstream, a call whose caller
@@ -45,7 +43,7 @@ import (
 // final (the hub's own _meta included); header holds the HTTP headers of a
 // 2026-07-28 request, which transports without headers ignore.
 type wire interface {
-	request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error)
+	Request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error)
 }
 
 // out is what a connection needs to send the requests the hub builds. It
@@ -55,7 +53,7 @@ type out struct {
 	protocol  string
 	meta      map[string]json.RawMessage
 	paramTool map[string]*mcp.Tool // tools whose arguments are mirrored into headers
-	post      *post                // streamable HTTP's own POST; nil on other transports
+	post      *streamhttp.Post     // streamable HTTP's own POST; nil on other transports
 	session   sessionWire
 }
 
@@ -69,9 +67,10 @@ func (o *out) wire(relayed bool) wire {
 	return o.session
 }
 
-func (c *Client) newOut(cn *conn, tools []mcp.Tool) *out {
+func (cn *conn) newOut(tools []mcp.Tool) *out {
+	c := cn.c
 	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
-	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: c.headerTransport()}
+	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: headerTransport(c.spec.Transport)}
 	if o.modern {
 		info, _ := json.Marshal(c.opts.ClientInfo)
 		o.meta = map[string]json.RawMessage{
@@ -83,15 +82,19 @@ func (c *Client) newOut(cn *conn, tools []mcp.Tool) *out {
 	if c.spec.Transport != config.TransportStreamableHTTP {
 		return o
 	}
-	p := &post{c: c, cn: cn, url: c.spec.URL, header: http.Header{}}
-	for k, v := range c.headers() {
-		p.header.Set(k, v)
+	p := &streamhttp.Post{Client: c.opts.HTTPClient, URL: c.spec.URL, Header: http.Header{}, IDs: &cn.nextID,
+		MaxResponseBytes: c.opts.maxResponseBytes(), Excerpt: c.cred.readExcerpt,
+		RefuseFailed: func(err error, method string) {
+			c.log.Debug().Err(c.cred.redact(err)).Str("method", method).Msg("refusing an upstream request")
+		}}
+	for k, v := range c.cred.headers() {
+		p.Header.Set(k, v)
 	}
-	p.header.Set("Content-Type", "application/json")
-	p.header.Set("Accept", "application/json, text/event-stream")
-	p.header.Set(mcp.HeaderProtocolVersion, cn.protocol)
+	p.Header.Set("Content-Type", "application/json")
+	p.Header.Set("Accept", "application/json, text/event-stream")
+	p.Header.Set(mcp.HeaderProtocolVersion, cn.protocol)
 	if sid := cn.mc.GetSessionId(); sid != "" {
-		p.header.Set("Mcp-Session-Id", sid)
+		p.Header.Set("Mcp-Session-Id", sid)
 	}
 	o.post = p
 	return o
@@ -121,7 +124,7 @@ func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
 
 // hubCapabilities are what the hub declares on a 2026-07-28 request whose
 // caller's relay takes the upstream's input requests: the hub fulfils them
-// through the relay (see features.go).
+// through the relay (package relay).
 var hubCapabilities = json.RawMessage(`{"elicitation":{},"roots":{"listChanged":true},"sampling":{}}`)
 
 // params builds the upstream's tools/call params from the decided call
@@ -199,15 +202,16 @@ const maxInputRounds = 10
 // a hub-wide one, and a 2026-07-28 upstream's input requests are put to
 // the caller through the relay and the call sent again with the answers;
 // without one, the result passes through as bytes, input requests and all.
-func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (json.RawMessage, error) {
+func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
+	c := cn.c
 	o := cn.out.Load()
-	r := relayFrom(ctx)
+	r := relay.From(ctx)
 	var own map[string]json.RawMessage
 	if r != nil {
 		if tok, ok := call.Meta[jsonrpc.MetaProgressToken]; ok {
 			var token any
 			if json.Unmarshal(tok, &token) == nil && token != nil {
-				hubToken, done := c.relays.mapProgress(c.spec.Name, r, token)
+				hubToken, done := c.relays.MapProgress(c.spec.Name, r, token)
 				defer done()
 				call.Meta = maps.Clone(call.Meta)
 				call.Meta[jsonrpc.MetaProgressToken] = mustJSON(hubToken)
@@ -228,7 +232,7 @@ func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (jso
 	w := o.wire(r != nil)
 	for round := 1; ; round++ {
 		p := o.params(call, own)
-		res, err := w.request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
+		res, err := w.Request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
 		if err != nil || r == nil || !o.modern {
 			return res, err
 		}
@@ -243,7 +247,7 @@ func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (jso
 		if round >= maxInputRounds {
 			return nil, fmt.Errorf("%s asked for input %d times in one call", c.spec.Name, round)
 		}
-		answers, err := handlers{c}.fulfil(ctx, more.InputRequests)
+		answers, err := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}.Fulfil(ctx, more.InputRequests)
 		if err != nil {
 			return nil, err
 		}
@@ -252,88 +256,6 @@ func (c *Client) send(ctx context.Context, cn *conn, call jsonrpc.ToolCall) (jso
 			call.RequestState = mustJSON(more.RequestState)
 		}
 	}
-}
-
-// post is the hand-written POST of a streamable HTTP connection.
-type post struct {
-	c      *Client
-	cn     *conn
-	url    string
-	header http.Header // static headers, auth, protocol version, session id
-}
-
-// request sends one JSON-RPC request as a POST on the connection's session
-// and returns the raw result.
-func (p *post) request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, extra map[string]string) (json.RawMessage, error) {
-	c := p.c
-	id := "hub-" + strconv.FormatUint(p.cn.nextID.Add(1), 10)
-	body := make([]byte, 0, len(params)+64)
-	body = append(body, `{"jsonrpc":"2.0","id":"`...)
-	body = append(body, id...)
-	body = append(body, `","method":`...)
-	body = append(body, mustJSON(method)...)
-	body = append(body, `,"params":`...)
-	body = append(body, params...)
-	body = append(body, '}')
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, transport.NewError(err)
-	}
-	req.Header = p.header.Clone()
-	for k, v := range extra {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.opts.HTTPClient.Do(req)
-	if err != nil {
-		return nil, transport.NewError(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBytes))
-		if err := versionRefusal(raw, id); err != nil {
-			return nil, err
-		}
-		return nil, transport.NewError(fmt.Errorf("HTTP %s: %s", resp.Status, c.readExcerpt(bytes.NewReader(raw), 256)))
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "text/event-stream" {
-		return readSSEResponse(resp.Body, id, c.opts.maxResponseBytes(), func(reqID json.RawMessage, method string) {
-			p.refuse(ctx, reqID, method)
-		})
-	}
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, readError(err)
-	}
-	return parseResponse(raw, id)
-}
-
-// refuse answers a request the upstream sent on the stream of a call that
-// came without a way back to its caller (the POST serves callers that take
-// no server requests): an error, so the upstream's tool fails at once with
-// the reason instead of waiting for an answer that never comes.
-func (p *post) refuse(ctx context.Context, reqID json.RawMessage, method string) {
-	msg, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      reqID,
-		"error": map[string]any{
-			"code":    mcp.METHOD_NOT_FOUND,
-			"message": fmt.Sprintf("mcp-hub: this caller cannot receive %s (it did not declare the capability, or its protocol revision has no server requests)", method),
-		},
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(msg))
-	if err != nil {
-		return
-	}
-	req.Header = p.header.Clone()
-	resp, err := p.c.opts.HTTPClient.Do(req)
-	if err != nil {
-		p.c.log.Debug().Err(p.c.redact(err)).Str("method", method).Msg("refusing an upstream request")
-		return
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 }
 
 // sessionWire sends a request through the session's mcp-go transport.
@@ -347,7 +269,7 @@ type sessionWire struct {
 // request whose caller went away.
 const cancelNotificationTimeout = 5 * time.Second
 
-func (w sessionWire) request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error) {
+func (w sessionWire) Request(ctx context.Context, method mcp.MCPMethod, params json.RawMessage, header map[string]string) (json.RawMessage, error) {
 	id := mcp.NewRequestId("hub-" + strconv.FormatUint(w.ids.Add(1), 10))
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: string(method), Params: params}
 	if len(header) > 0 {
@@ -364,7 +286,7 @@ func (w sessionWire) request(ctx context.Context, method mcp.MCPMethod, params j
 		if ctx.Err() != nil && !w.http {
 			w.cancel(ctx, id)
 		}
-		return nil, readError(err)
+		return nil, streamhttp.ReadError(err)
 	}
 	if resp.Error != nil {
 		e := &RPCError{Code: resp.Error.Code, Message: resp.Error.Message}
@@ -413,7 +335,8 @@ type toolSchemas struct {
 // listTools lists the upstream's tools within the bounds of l (lists.go).
 // A JSON-RPC error is what mcp-go's client would have made of it, so the
 // handshake's fallbacks (connectOnce) read it as before.
-func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Tool, error) {
+func (cn *conn) listTools(ctx context.Context, l *listing) ([]mcp.Tool, error) {
+	c := cn.c
 	o := cn.out.Load()
 	w := o.wire(false)
 	tools, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools",
@@ -426,10 +349,10 @@ func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Too
 				params["_meta"] = o.meta
 			}
 			p, _ := json.Marshal(params)
-			raw, err := w.request(ctx, mcp.MethodToolsList, p, o.headers(mcp.MethodToolsList, "", p))
+			raw, err := w.Request(ctx, mcp.MethodToolsList, p, o.headers(mcp.MethodToolsList, "", p))
 			var rpcErr *RPCError
 			if errors.As(err, &rpcErr) {
-				return page[mcp.Tool]{}, asMCPError(rpcErr)
+				return page[mcp.Tool]{}, streamhttp.MCPError(rpcErr)
 			}
 			if err != nil {
 				return page[mcp.Tool]{}, err
@@ -454,8 +377,8 @@ func (c *Client) listTools(ctx context.Context, cn *conn, l *listing) ([]mcp.Too
 	if err != nil {
 		return nil, err
 	}
-	if o.modern && c.headerTransport() {
-		tools = c.withoutInvalidHeaderTools(tools)
+	if o.modern && headerTransport(c.spec.Transport) {
+		tools = cn.withoutInvalidHeaderTools(tools)
 	}
 	return tools, nil
 }
@@ -483,11 +406,12 @@ func readTool(b json.RawMessage, raw bool) (mcp.Tool, error) {
 // withoutInvalidHeaderTools drops the tools whose x-mcp-header annotations
 // break SEP-2243: a 2026-07-28 client over HTTP must not offer them, so that
 // one bad definition does not stop the others.
-func (c *Client) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
+func (cn *conn) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
+	c := cn.c
 	valid := tools[:0:0]
 	for i := range tools {
 		if err := mcp.ValidateParamHeaderAnnotations(&tools[i]); err != nil {
-			c.log.Warn().Str("tool", tools[i].Name).Err(c.redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
+			c.log.Warn().Str("tool", tools[i].Name).Err(c.cred.redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
 			continue
 		}
 		valid = append(valid, tools[i])
@@ -495,105 +419,3 @@ func (c *Client) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
 	return valid
 }
 
-// asMCPError is the error mcp-go's client makes of a JSON-RPC error.
-func asMCPError(e *RPCError) error {
-	d := &mcp.JSONRPCErrorDetails{Code: e.Code, Message: e.Message}
-	if len(e.Data) > 0 {
-		_ = json.Unmarshal(e.Data, &d.Data)
-	}
-	return d.AsError()
-}
-
-// maxRefusalBytes bounds what is read of an HTTP error's body.
-const maxRefusalBytes = 16 << 10
-
-// versionRefusal is the error mcp-go's transport makes of an HTTP error
-// whose body refuses the request's protocol revision (-32022, with the
-// revisions the server takes), nil for any other body: a server that does
-// not take 2026-07-28 answers the first request so, and connect falls back
-// to the initialize handshake on that error alone.
-func versionRefusal(raw []byte, id string) error {
-	_, err := parseResponse(raw, id)
-	var rpcErr *RPCError
-	if errors.As(err, &rpcErr) && rpcErr.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION {
-		return asMCPError(rpcErr)
-	}
-	return nil
-}
-
-// readError is the error of a failed read of an answer: an answer over
-// the limit is the tool's doing and says so (the upstream is fine, and its
-// breaker must not count it); anything else is a transport failure.
-func readError(err error) error {
-	var tooLarge *TooLargeError
-	if errors.As(err, &tooLarge) {
-		return tooLarge
-	}
-	return transport.NewError(err)
-}
-
-// parseResponse extracts the result of the response with our id.
-func parseResponse(raw []byte, id string) (json.RawMessage, error) {
-	m, err := jsonrpc.Parse(raw)
-	if err != nil {
-		return nil, transport.NewError(fmt.Errorf("unreadable response: %w", err))
-	}
-	if m.Kind() != jsonrpc.KindResponse || !sameID(m.ID, id) {
-		return nil, transport.NewError(fmt.Errorf("response for id %s, want %q", m.ID, id))
-	}
-	if m.Error != nil {
-		var rpcErr RPCError
-		if err := json.Unmarshal(m.Error, &rpcErr); err != nil {
-			return nil, transport.NewError(fmt.Errorf("unreadable error response: %w", err))
-		}
-		return nil, &rpcErr
-	}
-	if len(m.Result) == 0 {
-		return nil, transport.NewError(fmt.Errorf("response without result"))
-	}
-	return m.Result, nil
-}
-
-func sameID(raw json.RawMessage, id string) bool {
-	return len(raw) == len(id)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == id
-}
-
-// readSSEResponse reads an SSE reply until the event that answers id.
-// Notifications before it (log messages) are not the caller's business on
-// this path: it serves only requests without a progress token from callers
-// that take no server requests. A server request is passed to refuse.
-func readSSEResponse(r io.Reader, id string, limit int64, refuse func(id json.RawMessage, method string)) (json.RawMessage, error) {
-	sc := bufio.NewScanner(r)
-	// The body's own limit (limitAnswers) speaks first.
-	sc.Buffer(make([]byte, 64<<10), int(limit)+2)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if len(data) > 0 {
-				if m, err := jsonrpc.Parse(data); err == nil {
-					switch {
-					case m.Kind() == jsonrpc.KindResponse && sameID(m.ID, id):
-						return parseResponse(data, id)
-					case m.Kind() == jsonrpc.KindRequest:
-						refuse(m.ID, m.Method)
-					}
-				}
-				data = data[:0]
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
-		}
-	}
-	if len(data) > 0 {
-		return parseResponse(data, id)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, readError(err)
-	}
-	return nil, transport.NewError(fmt.Errorf("stream ended without a response"))
-}

@@ -1,4 +1,10 @@
-package upstream
+// Package oauthclient gets the hub's own access token for an upstream
+// behind an authorization server (config's spec.OAuth), by the client
+// credentials grant, and puts it on every HTTP request to that upstream.
+// It is apart from the upstream client because it is a job of its own: a
+// token cache with its own HTTP client, expiry, invalidation on 401, and a
+// redactor that changes with the token.
+package oauthclient
 
 import (
 	"context"
@@ -20,31 +26,30 @@ import (
 
 // An upstream behind an authorization server (spec.OAuth) gets the hub's
 // own access token, from the client credentials grant, on every HTTP
-// request: oauthTransport sits in the client's HTTPClient, so streamable
+// request: Wrap puts it in the upstream client's HTTPClient, so streamable
 // HTTP, legacy SSE and the direct POSTs all carry it; a WebSocket gets it
-// in its dial headers. The token is cached until shortly before it expires
+// in its dial headers (Source.Token). The token is cached until shortly before it expires
 // (oauth2.ReuseTokenSourceWithExpiry), and dropped when the upstream
 // answers 401, so the next request asks for a new one. The caller's token
 // is never involved: it was issued for the hub.
 //
-// The access token changes at run time, so the Client's static redactor
-// cannot know it: oauthSource keeps a redactor of the static credentials
-// plus the current and the previous access token, and the Client redacts
-// with it (see redact.go).
+// The access token changes at run time, so the upstream client's static
+// redactor cannot know it: a Source keeps a redactor of the static
+// credentials plus the current and the previous access token
+// (Source.Redactor), and the client redacts with it.
 
 // defaultTokenTimeout bounds a token request when Options set no connect
 // timeout: oauth2's TokenSource has no context of its own to end it.
 const defaultTokenTimeout = 15 * time.Second
 
-// oauthSource gets, caches and invalidates one upstream's access token.
-type oauthSource struct {
+// Source gets, caches and invalidates one upstream's access token.
+type Source struct {
 	server   string
 	tokenURL string // redacted, for messages
 	cfg      *clientcredentials.Config
 	// fetchCtx carries the token endpoint's HTTP client (oauth2.HTTPClient)
 	// for every fetch. TokenSource.Token has no context of its own: the
-	// client's timeout bounds a fetch, and close (the Client's Stop) ends
-	// one in flight.
+	// client's timeout bounds a fetch, and Close ends one in flight.
 	fetchCtx context.Context
 	close    context.CancelFunc
 	early    time.Duration // how long before expiry a token is replaced (0: oauth2's 10s)
@@ -60,10 +65,12 @@ type oauthSource struct {
 	fetches    atomic.Uint64 // token requests sent, for tests and logs
 }
 
-// newOAuthSource returns the token source of spec, or nil when spec has no
-// OAuth. base is the transport token requests go through (the shared
-// pool); timeout bounds each of them.
-func newOAuthSource(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Duration, static []string) *oauthSource {
+// New returns the token source of spec, or nil when spec has no OAuth.
+// base is the transport token requests go through (the shared pool);
+// timeout bounds each of them; early is how long before its expiry a
+// token is replaced (0: oauth2's 10s); static are the upstream's static
+// credentials, which the redactor removes too.
+func New(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Duration, static []string) *Source {
 	o := spec.OAuth
 	if o == nil {
 		return nil
@@ -86,7 +93,7 @@ func newOAuthSource(spec config.ServerSpec, base http.RoundTripper, timeout, ear
 	// origin is refused, as for the upstream itself.
 	hc := &http.Client{Transport: base, Timeout: timeout, CheckRedirect: secrets.RefuseCrossOrigin}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &oauthSource{
+	s := &Source{
 		server:   spec.Name,
 		tokenURL: secrets.URLForMessage(o.TokenURL),
 		cfg: &clientcredentials.Config{
@@ -107,9 +114,10 @@ func newOAuthSource(spec config.ServerSpec, base http.RoundTripper, timeout, ear
 	return s
 }
 
-// token returns a valid access token, fetching one when the cached one is
-// missing or about to expire. The error says what failed, redacted.
-func (s *oauthSource) token() (*oauth2.Token, error) {
+// Token returns a valid access token, fetching one when the cached one is
+// missing or about to expire. The error (a *TokenError) says what failed,
+// redacted.
+func (s *Source) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	ts := s.cache
 	s.mu.Unlock()
@@ -118,7 +126,7 @@ func (s *oauthSource) token() (*oauth2.Token, error) {
 
 // reject drops the cached token after the upstream refused tok, unless a
 // newer one already replaced it (concurrent requests all see the 401).
-func (s *oauthSource) reject(tok string) {
+func (s *Source) reject(tok string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tok == "" || tok != s.current {
@@ -129,12 +137,20 @@ func (s *oauthSource) reject(tok string) {
 	s.rejections.Add(1)
 }
 
-// redactorNow redacts the static credentials and the access tokens.
-func (s *oauthSource) redactorNow() *secrets.Redactor { return s.redactor.Load() }
+// Redactor redacts the static credentials and the access tokens.
+func (s *Source) Redactor() *secrets.Redactor { return s.redactor.Load() }
+
+// Rejections counts the 401s that dropped the cached token: a connect
+// that failed while it grew may succeed with a new token.
+func (s *Source) Rejections() uint64 { return s.rejections.Load() }
+
+// Close ends a token request in flight: it must not hold the upstream
+// client's Stop up.
+func (s *Source) Close() { s.close() }
 
 // fetcher asks the authorization server for a new token; the
 // ReuseTokenSource in front of it decides when.
-type fetcher struct{ s *oauthSource }
+type fetcher struct{ s *Source }
 
 func (f fetcher) Token() (*oauth2.Token, error) {
 	s := f.s
@@ -202,12 +218,12 @@ func tokenFailure(err error) string {
 // oauthTransport sets the upstream's access token on every request and
 // drops it when the upstream answers 401.
 type oauthTransport struct {
-	src  *oauthSource
+	src  *Source
 	next http.RoundTripper
 }
 
 func (t oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	tok, err := t.src.token()
+	tok, err := t.src.Token()
 	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
@@ -224,8 +240,8 @@ func (t oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// withOAuth returns a copy of hc whose requests carry src's token.
-func withOAuth(hc *http.Client, src *oauthSource) *http.Client {
+// Wrap returns a copy of hc whose requests carry src's token.
+func Wrap(hc *http.Client, src *Source) *http.Client {
 	c := *hc
 	next := c.Transport
 	if next == nil {

@@ -1,4 +1,4 @@
-package upstream
+package streamhttp
 
 import (
 	"errors"
