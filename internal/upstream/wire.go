@@ -418,4 +418,3 @@ func (cn *conn) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
 	}
 	return valid
 }
-
