@@ -137,8 +137,8 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 			return false
 		}
 	}
-	if s.tracer != nil {
-		defer s.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
+	if s.spans.tracer != nil {
+		defer s.spans.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
 	}
 	out := make([]byte, 0, len(res)+len(env.ID)+len(s.modernList)+40)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)

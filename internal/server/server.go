@@ -125,8 +125,7 @@ type Server struct {
 	modernList []byte
 	marks      *replyMarks        // the pipeline's errors on their way through mcp-go
 	pipe       *pipeline.Pipeline // every tool call, whatever the face
-	tracer     trace.Tracer       // nil when tracing is off
-	spans      methodSpans        // spans of requests mcp-go serves
+	spans      methodSpans        // spans of the requests other than tools/call; its tracer is nil when tracing is off
 	draining   atomic.Bool
 	edge       *edge.Edge           // guards and limits on what callers can make the hub hold
 	find       *findtools.Finder    // nil when tool search is off
@@ -152,7 +151,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		SessionIdleTimeout: opts.SessionIdleTimeout, ReadTimeout: opts.ReadTimeout, ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		Log: s.log,
 	})
-	s.tracer = opts.Tracer
 	s.find = findtools.New(opts.FindToolsAbove, reg, s.toolsChanged)
 	route := pipeline.Router(nil) // the registry's alone
 	if s.find != nil {
@@ -224,9 +222,9 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	g := s.edge
-	mux.Handle("/mcp", g.MCPFace(s.requireCaller(s.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
+	mux.Handle("/mcp", g.MCPFace(s.requireCaller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
 	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(s.sse))), true))
-	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.traceHeaders(s.gateMessages(s.sse))), false))
+	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.spans.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
@@ -236,7 +234,7 @@ func (s *Server) Handler() http.Handler {
 		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireCaller(h), false) },
 	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
-	mux.Handle(runPath, g.MCPFace(s.requireCaller(s.traceHeaders(http.HandlerFunc(s.handleRun))), false))
+	mux.Handle(runPath, g.MCPFace(s.requireCaller(s.spans.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls
 	// and the event stream name callers, so they need one, as the MCP
 	// faces do (a token in a header, never a cookie); only an admin sees

@@ -22,12 +22,12 @@ import (
 // get one through mcp-go's hooks (and the fast tools/list path). The
 // parent is the caller's W3C trace context: the traceparent header on /mcp
 // and /messages, else params._meta.traceparent (stdio, WebSocket, SSE).
-// With tracing off s.tracer is nil and none of this runs.
+// With tracing off the tracer is nil and none of this runs.
 
 // traceHeaders puts the caller's traceparent header, when it sends one, in
 // the request's context, where the pipeline and the hooks find it.
-func (s *Server) traceHeaders(next http.Handler) http.Handler {
-	if s.tracer == nil {
+func (m *methodSpans) traceHeaders(next http.Handler) http.Handler {
+	if m.tracer == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,11 +38,12 @@ func (s *Server) traceHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// methodSpans are the SERVER spans of the requests mcp-go serves other
-// than tools/call (which the pipeline traces on every face): initialize,
-// tools/list, resources/*, prompts/*, ping and the rest, from mcp-go's
-// before-hook to its success or error hook. mcp-go hands these hooks the
-// same request pointer, which keys the span.
+// methodSpans are the SERVER spans of the requests other than tools/call
+// (which the pipeline traces on every face): initialize, tools/list,
+// resources/*, prompts/*, ping and the rest, from mcp-go's before-hook to
+// its success or error hook (mcp-go hands these hooks the same request
+// pointer, which keys the span), and the fast path's tools/list
+// (startList); traceHeaders gives them and the pipeline their parent.
 type methodSpans struct {
 	tracer trace.Tracer
 	mu     sync.Mutex
@@ -149,7 +150,7 @@ func traceMeta(meta *mcp.Meta) map[string]json.RawMessage {
 }
 
 // startList starts the span of a tools/list the fast path answers.
-func (s *Server) startList(ctx context.Context, id json.RawMessage, session string) trace.Span {
+func (m *methodSpans) startList(ctx context.Context, id json.RawMessage, session string) trace.Span {
 	attrs := []attribute.KeyValue{
 		tracing.MethodName.String(string(mcp.MethodToolsList)),
 		tracing.Caller.String(callers.From(ctx).Name),
@@ -158,6 +159,6 @@ func (s *Server) startList(ctx context.Context, id json.RawMessage, session stri
 	if session != "" {
 		attrs = append(attrs, tracing.SessionID.String(session))
 	}
-	_, span := s.tracer.Start(ctx, string(mcp.MethodToolsList), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	_, span := m.tracer.Start(ctx, string(mcp.MethodToolsList), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	return span
 }

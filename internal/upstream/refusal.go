@@ -1,9 +1,7 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -166,7 +164,7 @@ func (f failures) explain(what string, err error) (public, detail string) {
 		// transport's failures are wrapped). Over WebSocket or stdio no
 		// answer is kept to look for it in.
 		return stage("the upstream answered with a JSON-RPC error"), f.said(full)
-	case f.echoes(full):
+	case f.as.Echoed(full):
 		return stage(prefix + "the upstream's answer could not be used (its text is in the detail, for admins)"), f.said(full)
 	case strings.Contains(full, noIDPrefix):
 		// mcp-go prints the whole answer after it, as numbers.
@@ -267,58 +265,6 @@ func (f failures) excerpt(head []byte) string {
 		text += " …"
 	}
 	return text
-}
-
-// minEcho is the shortest text of an answer that counts when found in an
-// error.
-const minEcho = 5
-
-// echoes reports whether text holds something a kept answer said: the
-// start of its body, or a string of its JSON (a JSON-RPC error's message,
-// as mcp-go quotes it).
-func (f failures) echoes(text string) bool {
-	for _, a := range f.as.Snapshot() {
-		head := bytes.TrimSpace(a.Head)
-		if len(head) >= minEcho && strings.Contains(text, string(head[:min(len(head), 16)])) {
-			return true
-		}
-		for _, s := range jsonStrings(head) {
-			if len(s) >= minEcho && strings.Contains(text, s) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// jsonStrings returns the string values of a JSON body, or of the data
-// lines of an event stream, as far as they can be read (a body may be
-// cut).
-func jsonStrings(body []byte) []string {
-	var docs [][]byte
-	if bytes.HasPrefix(body, []byte("{")) || bytes.HasPrefix(body, []byte("[")) {
-		docs = append(docs, body)
-	} else {
-		for _, line := range bytes.Split(body, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				docs = append(docs, d)
-			}
-		}
-	}
-	var out []string
-	for _, d := range docs {
-		dec := json.NewDecoder(bytes.NewReader(d))
-		for {
-			tok, err := dec.Token()
-			if err != nil {
-				break
-			}
-			if s, ok := tok.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
 
 // tidy removes a wrapping repeated at once in err's text ("failed to send

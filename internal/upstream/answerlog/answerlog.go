@@ -12,6 +12,7 @@ package answerlog
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -218,4 +219,57 @@ func (b *teeBody) Read(p []byte) (int, error) {
 		b.as.mu.Unlock()
 	}
 	return n, err
+}
+
+// minEcho is the shortest text of an answer that counts when found in an
+// error.
+const minEcho = 5
+
+// Echoed reports whether text (an error mcp-go made) holds something a
+// kept answer said: the start of its body, or a string of its JSON (a
+// JSON-RPC error's message, as mcp-go quotes it). Such a text is the
+// upstream's words, for admins only.
+func (as *Log) Echoed(text string) bool {
+	for _, a := range as.Snapshot() {
+		head := bytes.TrimSpace(a.Head)
+		if len(head) >= minEcho && strings.Contains(text, string(head[:min(len(head), 16)])) {
+			return true
+		}
+		for _, s := range jsonStrings(head) {
+			if len(s) >= minEcho && strings.Contains(text, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonStrings returns the string values of a JSON body, or of the data
+// lines of an event stream, as far as they can be read (a body may be
+// cut).
+func jsonStrings(body []byte) []string {
+	var docs [][]byte
+	if bytes.HasPrefix(body, []byte("{")) || bytes.HasPrefix(body, []byte("[")) {
+		docs = append(docs, body)
+	} else {
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				docs = append(docs, d)
+			}
+		}
+	}
+	var out []string
+	for _, d := range docs {
+		dec := json.NewDecoder(bytes.NewReader(d))
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			if s, ok := tok.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

@@ -80,3 +80,29 @@ func TestLogKeepsRefusalsAndLeavesResultsAlone(t *testing.T) {
 		t.Fatal("LastBad after a usable answer")
 	}
 }
+
+// TestEchoed: an error that quotes a kept answer (its start, or a string
+// of its JSON or of an event's data) is found; one that does not is not.
+func TestEchoed(t *testing.T) {
+	var log Log
+	log.add(&Answer{Code: 400, CType: "application/json", Head: []byte(`{"error":{"message":"bad token for tenant acme"}}`)})
+	log.add(&Answer{Code: 200, CType: "text/event-stream", Head: []byte("event: message\ndata: {\"error\":\"quota exhausted\"}\n")})
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{`transport error: {"error":{"message":"bad token`, true},
+		{"request failed: bad token for tenant acme", true},
+		{"request failed: quota exhausted", true},
+		{"connection refused", false},
+		{"HTTP 400 Bad Request", false},
+	} {
+		if got := log.Echoed(tc.text); got != tc.want {
+			t.Errorf("Echoed(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	log.Reset()
+	if log.Echoed("request failed: bad token for tenant acme") {
+		t.Error("Echoed after Reset")
+	}
+}
