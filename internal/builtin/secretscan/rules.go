@@ -1,0 +1,278 @@
+package secretscan
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// defaultConfig is gitleaks' default rule set (see the header of the file
+// for its origin and license). It is embedded as text and parsed only when a
+// Scanner first scans, so a hub that never scans never holds the rules.
+//
+//go:embed gitleaks.toml
+var defaultConfig string
+
+// configFile is the part of gitleaks' configuration format a text scanner
+// needs. Keys it does not know make compile fail (strict decoding): a newer
+// rule file with, say, composite rules (`required`) must be noticed and
+// implemented, not half-applied.
+type configFile struct {
+	Title       string           `toml:"title"`
+	Description string           `toml:"description"`
+	MinVersion  string           `toml:"minVersion"`
+	Allowlist   *allowlistEntry  `toml:"allowlist"` // the older single global form
+	Allowlists  []allowlistEntry `toml:"allowlists"`
+	Rules       []ruleEntry      `toml:"rules"`
+}
+
+type ruleEntry struct {
+	ID          string           `toml:"id"`
+	Description string           `toml:"description"`
+	Regex       string           `toml:"regex"`
+	Path        string           `toml:"path"`
+	SecretGroup int              `toml:"secretGroup"`
+	Entropy     float64          `toml:"entropy"`
+	Keywords    []string         `toml:"keywords"`
+	Tags        []string         `toml:"tags"`
+	Allowlist   *allowlistEntry  `toml:"allowlist"` // the older single form
+	Allowlists  []allowlistEntry `toml:"allowlists"`
+}
+
+type allowlistEntry struct {
+	Description string   `toml:"description"`
+	Condition   string   `toml:"condition"`
+	Commits     []string `toml:"commits"`
+	Paths       []string `toml:"paths"`
+	RegexTarget string   `toml:"regexTarget"`
+	Regexes     []string `toml:"regexes"`
+	StopWords   []string `toml:"stopwords"`
+	TargetRules []string `toml:"targetRules"` // global allowlists only
+}
+
+// target is what an allowlist's regexes are tested against.
+type target int
+
+const (
+	targetSecret target = iota // the secret (the capture group), gitleaks' default
+	targetMatch                // the whole match of the rule's regex
+	targetLine                 // the line(s) the match is on
+)
+
+// allowlist is one compiled allowlist. Scanned text has neither a path nor
+// a commit, so only regexes and stopwords can allow a finding.
+type allowlist struct {
+	target target
+	// all is condition AND: every check present must pass.
+	all bool
+	// regex is the allowlist's regexes joined into one alternation, as
+	// gitleaks joins them: a flag such as (?i) at the start of one pattern
+	// then holds for the patterns after it too, and the rule file is tuned
+	// on that behaviour.
+	regex     *regexp.Regexp
+	stopwords []string // lower case; matched against the lower-cased secret
+}
+
+// rule is one compiled rule.
+type rule struct {
+	id          string
+	description string
+	re          *regexp.Regexp
+	secretGroup int
+	entropy     float64
+	keywords    []int // indexes into ruleSet.keywords; none: always run
+	allowlists  []*allowlist
+	// inert marks a rule that can never fire on text without a file name:
+	// a path-only rule (no regex), or one whose path pattern rejects the
+	// empty path, as gitleaks decides for a fragment without a path.
+	inert bool
+}
+
+// ruleSet is the compiled configuration: read-only once built, so one
+// ruleSet serves concurrent scans.
+type ruleSet struct {
+	rules    []rule       // in file order, so results are deterministic
+	keywords []string     // distinct lower-case keywords of all rules
+	global   []*allowlist // checked for every rule
+}
+
+// compile parses a gitleaks configuration and compiles its rules.
+func compile(config string) (*ruleSet, error) {
+	var cf configFile
+	dec := toml.NewDecoder(strings.NewReader(config)).DisallowUnknownFields()
+	if err := dec.Decode(&cf); err != nil {
+		var strict *toml.StrictMissingError
+		if errors.As(err, &strict) {
+			return nil, fmt.Errorf("reading the secret rules: keys this scanner does not implement:\n%s", strict.String())
+		}
+		return nil, fmt.Errorf("reading the secret rules: %w", err)
+	}
+	rs := &ruleSet{}
+	keywordIndex := map[string]int{}
+	byID := map[string]int{}
+	for _, e := range cf.Rules {
+		r, err := compileRule(e, rs, keywordIndex)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := byID[r.id]; dup {
+			return nil, fmt.Errorf("secret rule %q: defined twice", r.id)
+		}
+		byID[r.id] = len(rs.rules)
+		rs.rules = append(rs.rules, r)
+	}
+
+	globals := cf.Allowlists
+	if cf.Allowlist != nil {
+		if len(cf.Allowlists) > 0 {
+			return nil, errors.New("reading the secret rules: [allowlist] and [[allowlists]] cannot both be used")
+		}
+		globals = []allowlistEntry{*cf.Allowlist}
+	}
+	for i, e := range globals {
+		a, err := compileAllowlist(e)
+		if err != nil {
+			return nil, fmt.Errorf("secret rules: global allowlist %d: %w", i+1, err)
+		}
+		if len(e.TargetRules) == 0 {
+			rs.global = appendUseful(rs.global, a)
+			continue
+		}
+		for _, id := range e.TargetRules {
+			j, ok := byID[id]
+			if !ok {
+				return nil, fmt.Errorf("secret rules: global allowlist %d targets rule %q, which does not exist", i+1, id)
+			}
+			rs.rules[j].allowlists = appendUseful(rs.rules[j].allowlists, a)
+		}
+	}
+	return rs, nil
+}
+
+func compileRule(e ruleEntry, rs *ruleSet, keywordIndex map[string]int) (rule, error) {
+	if strings.TrimSpace(e.ID) == "" {
+		return rule{}, fmt.Errorf("secret rule with description %q: no id", e.Description)
+	}
+	r := rule{id: e.ID, description: e.Description, secretGroup: e.SecretGroup, entropy: e.Entropy}
+	if e.Regex == "" && e.Path == "" {
+		return rule{}, fmt.Errorf("secret rule %q: neither regex nor path", e.ID)
+	}
+	if e.Regex != "" {
+		re, err := regexp.Compile(e.Regex)
+		if err != nil {
+			return rule{}, fmt.Errorf("secret rule %q: regex: %w", e.ID, err)
+		}
+		if e.SecretGroup < 0 || e.SecretGroup > re.NumSubexp() {
+			return rule{}, fmt.Errorf("secret rule %q: secretGroup %d, but the regex has %d groups", e.ID, e.SecretGroup, re.NumSubexp())
+		}
+		r.re = re
+	}
+	if e.Path != "" {
+		pathRe, err := regexp.Compile(e.Path)
+		if err != nil {
+			return rule{}, fmt.Errorf("secret rule %q: path: %w", e.ID, err)
+		}
+		r.inert = r.re == nil || !pathRe.MatchString("")
+	} else {
+		r.inert = r.re == nil
+	}
+	for _, k := range e.Keywords {
+		k = strings.ToLower(k)
+		i, ok := keywordIndex[k]
+		if !ok {
+			i = len(rs.keywords)
+			keywordIndex[k] = i
+			rs.keywords = append(rs.keywords, k)
+		}
+		r.keywords = append(r.keywords, i)
+	}
+	if e.Allowlist != nil {
+		if len(e.Allowlists) > 0 {
+			return rule{}, fmt.Errorf("secret rule %q: [rules.allowlist] and [[rules.allowlists]] cannot both be used", e.ID)
+		}
+		e.Allowlists = []allowlistEntry{*e.Allowlist}
+	}
+	for i, ae := range e.Allowlists {
+		if len(ae.TargetRules) > 0 {
+			return rule{}, fmt.Errorf("secret rule %q: allowlist %d: targetRules belongs in a global allowlist", e.ID, i+1)
+		}
+		a, err := compileAllowlist(ae)
+		if err != nil {
+			return rule{}, fmt.Errorf("secret rule %q: allowlist %d: %w", e.ID, i+1, err)
+		}
+		r.allowlists = appendUseful(r.allowlists, a)
+	}
+	return r, nil
+}
+
+// compileAllowlist compiles one allowlist. It returns nil for an allowlist
+// that can never allow a finding in text without path or commit: one that
+// has only paths or commits, or, under condition AND, any path or commit
+// (gitleaks holds a missing path or commit as not allowed).
+func compileAllowlist(e allowlistEntry) (*allowlist, error) {
+	if len(e.Commits) == 0 && len(e.Paths) == 0 && len(e.Regexes) == 0 && len(e.StopWords) == 0 {
+		return nil, errors.New("empty: it needs commits, paths, regexes or stopwords")
+	}
+	a := &allowlist{}
+	switch strings.ToUpper(e.Condition) {
+	case "", "OR", "||":
+	case "AND", "&&":
+		a.all = true
+	default:
+		return nil, fmt.Errorf("condition %q: want AND or OR", e.Condition)
+	}
+	switch e.RegexTarget {
+	case "", "secret":
+		a.target = targetSecret
+	case "match":
+		a.target = targetMatch
+	case "line":
+		a.target = targetLine
+	default:
+		return nil, fmt.Errorf("regexTarget %q: want secret, match or line", e.RegexTarget)
+	}
+	for _, p := range e.Paths {
+		if _, err := regexp.Compile(p); err != nil {
+			return nil, fmt.Errorf("path %q: %w", p, err)
+		}
+	}
+	if len(e.Regexes) > 0 {
+		for _, p := range e.Regexes {
+			if _, err := regexp.Compile(p); err != nil {
+				return nil, fmt.Errorf("regex %q: %w", p, err)
+			}
+		}
+		re, err := regexp.Compile("(?:" + strings.Join(e.Regexes, "|") + ")")
+		if err != nil {
+			return nil, fmt.Errorf("regexes joined: %w", err)
+		}
+		a.regex = re
+	}
+	seen := map[string]bool{}
+	for _, w := range e.StopWords {
+		w = strings.ToLower(w)
+		if w != "" && !seen[w] {
+			seen[w] = true
+			a.stopwords = append(a.stopwords, w)
+		}
+	}
+	if a.all && (len(e.Paths) > 0 || len(e.Commits) > 0) {
+		return nil, nil
+	}
+	if a.regex == nil && len(a.stopwords) == 0 {
+		return nil, nil
+	}
+	return a, nil
+}
+
+// appendUseful appends a unless it is nil (an allowlist that never allows).
+func appendUseful(list []*allowlist, a *allowlist) []*allowlist {
+	if a == nil {
+		return list
+	}
+	return append(list, a)
+}

@@ -1,0 +1,284 @@
+// Package secretscan finds credentials in a text with gitleaks' default
+// rules (gitleaks.toml beside this file, v8.30.1, MIT), applying them as
+// gitleaks' detector applies them to a fragment without a file name or
+// commit: keyword prefilter, the rule's regex and secret group, the entropy
+// threshold, the global and per-rule allowlists and the `gitleaks:allow`
+// marker, and generic rules giving way to specific ones on the same line.
+//
+// It exists so the hub keeps gitleaks' rules without gitleaks' detector,
+// whose archive, git and configuration machinery (viper) pulled ~370
+// packages into the binary for the one call the static-analysis tool makes.
+// Encoded content is not decoded (gitleaks' default decode depth is 0).
+//
+// Where gitleaks v8.30.1 slips, this scanner does not: gitleaks takes the
+// "line" of a match on an unterminated last line to run from the start of
+// the text (so a gitleaks:allow anywhere above hides it), and counts its
+// columns after the first line from the newline before them.
+package secretscan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// allowMarker on a line keeps gitleaks from reporting a secret on it.
+const allowMarker = "gitleaks:allow"
+
+// Finding is one secret found. Secret is the credential itself: callers
+// must not put it in results, logs or errors.
+type Finding struct {
+	RuleID      string
+	Description string
+	// Line is the 1-based line where the rule's match starts.
+	Line int
+	// Column is the 1-based byte column of the secret on Line, or of the
+	// match when the secret starts on a later line.
+	Column int
+	Secret string
+}
+
+// Scanner scans texts with one rule set. Its rules are compiled on the
+// first Scan, once, and then shared by concurrent scans: compiling a few
+// hundred regular expressions is work a process that never scans should not
+// pay for, nor keep in memory. Make one with New or Default.
+type Scanner struct {
+	rules func() (*ruleSet, error)
+}
+
+// New returns a Scanner for a gitleaks configuration in TOML; an invalid
+// configuration is reported by Scan.
+func New(config string) *Scanner {
+	return &Scanner{rules: sync.OnceValues(func() (*ruleSet, error) { return compile(config) })}
+}
+
+// Default returns a Scanner with gitleaks' default rules.
+func Default() *Scanner {
+	return New(defaultConfig)
+}
+
+// Scan returns the secrets in text, in rule order. When ctx ends during the
+// scan it returns what it found so far with ctx's error.
+func (s *Scanner) Scan(ctx context.Context, text string) ([]Finding, error) {
+	if s == nil || s.rules == nil {
+		return nil, errors.New("scanning for secrets: a Scanner without rules (use New or Default)")
+	}
+	rs, err := s.rules()
+	if err != nil {
+		return nil, err
+	}
+	return rs.scan(ctx, text)
+}
+
+func (rs *ruleSet) scan(ctx context.Context, text string) ([]Finding, error) {
+	sc := scan{text: text, lower: strings.ToLower(text), present: make([]int8, len(rs.keywords))}
+	var found []Finding
+	for i := range rs.rules {
+		if err := ctx.Err(); err != nil {
+			return dropShadowed(found), fmt.Errorf("scanning for secrets: %w", err)
+		}
+		r := &rs.rules[i]
+		if r.inert || !sc.anyKeyword(rs.keywords, r.keywords) {
+			continue
+		}
+		found = sc.find(r, rs.global, found)
+	}
+	return dropShadowed(found), nil
+}
+
+// scan is the state of one Scan.
+type scan struct {
+	text, lower string
+	// present caches whether each keyword occurs in lower: 0 not yet
+	// looked up, 1 present, -1 absent.
+	present  []int8
+	newlines []int // offsets of '\n' in text, computed on first need
+}
+
+// anyKeyword reports whether one of a rule's keywords occurs in the text,
+// ignoring case; a rule without keywords always runs.
+func (sc *scan) anyKeyword(all []string, idx []int) bool {
+	if len(idx) == 0 {
+		return true
+	}
+	for _, i := range idx {
+		if sc.present[i] == 0 {
+			sc.present[i] = -1
+			if strings.Contains(sc.lower, all[i]) {
+				sc.present[i] = 1
+			}
+		}
+		if sc.present[i] == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// find appends r's findings in the text to found.
+func (sc *scan) find(r *rule, global []*allowlist, found []Finding) []Finding {
+	for _, m := range r.re.FindAllStringIndex(sc.text, -1) {
+		// gitleaks trims newlines off both ends of a match.
+		match := strings.TrimLeft(sc.text[m[0]:m[1]], "\n")
+		start := m[1] - len(match)
+		match = strings.TrimRight(match, "\n")
+		end := start + len(match)
+		lineStart := strings.LastIndexByte(sc.text[:start], '\n') + 1
+		lineEnd := len(sc.text)
+		if i := strings.IndexByte(sc.text[end:], '\n'); i >= 0 {
+			lineEnd = end + i
+		}
+		lines := sc.text[lineStart:lineEnd]
+		if strings.Contains(lines, allowMarker) {
+			continue
+		}
+		secret, offset := secretOf(r, match)
+		if r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
+			continue
+		}
+		if allowed(global, secret, match, lines) || allowed(r.allowlists, secret, match, lines) {
+			continue
+		}
+		column := start - lineStart + 1
+		if firstLineEnd := strings.IndexByte(lines, '\n'); firstLineEnd < 0 || start+offset < lineStart+firstLineEnd {
+			column += offset
+		}
+		found = append(found, Finding{
+			RuleID:      r.id,
+			Description: r.description,
+			Line:        sc.lineOf(start),
+			Column:      column,
+			Secret:      secret,
+		})
+	}
+	return found
+}
+
+// secretOf returns the secret in a rule's match and its offset in the
+// match. Like gitleaks it matches the regex again on the match alone: the
+// secret is the rule's secretGroup, or else its first non-empty group, or
+// else the whole match.
+func secretOf(r *rule, match string) (string, int) {
+	sub := r.re.FindStringSubmatchIndex(match)
+	if len(sub) < 4 {
+		return match, 0
+	}
+	if g := r.secretGroup; g > 0 {
+		if sub[2*g] < 0 {
+			return "", 0
+		}
+		return match[sub[2*g]:sub[2*g+1]], sub[2*g]
+	}
+	for g := 1; 2*g+1 < len(sub); g++ {
+		if sub[2*g] >= 0 && sub[2*g+1] > sub[2*g] {
+			return match[sub[2*g]:sub[2*g+1]], sub[2*g]
+		}
+	}
+	return match, 0
+}
+
+// lineOf returns the 1-based line of a byte offset in the text.
+func (sc *scan) lineOf(offset int) int {
+	if sc.newlines == nil {
+		sc.newlines = []int{}
+		for i := 0; i < len(sc.text); i++ {
+			j := strings.IndexByte(sc.text[i:], '\n')
+			if j < 0 {
+				break
+			}
+			i += j
+			sc.newlines = append(sc.newlines, i)
+		}
+	}
+	return sort.SearchInts(sc.newlines, offset) + 1
+}
+
+// allowed reports whether one of the allowlists allows a finding.
+func allowed(lists []*allowlist, secret, match, lines string) bool {
+	for _, a := range lists {
+		if a.allows(secret, match, lines) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *allowlist) allows(secret, match, lines string) bool {
+	subject := secret
+	switch a.target {
+	case targetMatch:
+		subject = match
+	case targetLine:
+		subject = lines
+	}
+	byRegex := a.regex != nil && subject != "" && a.regex.MatchString(subject)
+	byStopword := false
+	if len(a.stopwords) > 0 && secret != "" {
+		lower := strings.ToLower(secret)
+		for _, w := range a.stopwords {
+			if strings.Contains(lower, w) {
+				byStopword = true
+				break
+			}
+		}
+	}
+	if !a.all {
+		return byRegex || byStopword
+	}
+	return (a.regex == nil || byRegex) && (len(a.stopwords) == 0 || byStopword)
+}
+
+// dropShadowed drops a generic rule's finding when a specific rule found a
+// secret containing it on the same line, as gitleaks does: the specific
+// rule says more about the same credential.
+func dropShadowed(found []Finding) []Finding {
+	var kept []Finding
+	for _, f := range found {
+		if !isGeneric(f.RuleID) || !shadowed(f, found) {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+func shadowed(f Finding, found []Finding) bool {
+	for _, g := range found {
+		if g.Line == f.Line && g.RuleID != f.RuleID && !isGeneric(g.RuleID) && strings.Contains(g.Secret, f.Secret) {
+			return true
+		}
+	}
+	return false
+}
+
+func isGeneric(ruleID string) bool {
+	return strings.Contains(strings.ToLower(ruleID), "generic")
+}
+
+// shannonEntropy is the Shannon entropy of s in bits per character, with
+// gitleaks' normalisation (characters counted as runes, divided by the
+// length in bytes) since the rules' thresholds are tuned on it. Terms are
+// summed in order of first appearance, so the result does not depend on map
+// iteration order.
+func shannonEntropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	counts := map[rune]int{}
+	var order []rune
+	for _, c := range s {
+		if counts[c] == 0 {
+			order = append(order, c)
+		}
+		counts[c]++
+	}
+	entropy := 0.0
+	for _, c := range order {
+		p := float64(counts[c]) / float64(len(s))
+		entropy -= p * math.Log2(p)
+	}
+	return entropy
+}
