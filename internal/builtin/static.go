@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/builtin/secretscan"
 )
 
 // StaticAnalysisToolName is the name under which the hub exposes the
@@ -111,6 +113,7 @@ func (s *findingSink) add(r ruleInfo, line, col int, detail string) {
 // offending argument.
 func StaticAnalysis(opts StaticOptions) (mcp.Tool, func(ctx context.Context, args map[string]any) *mcp.CallToolResult) {
 	opts = opts.withDefaults()
+	secrets := secretscan.Default()
 	tool := mcp.NewTool(StaticAnalysisToolName,
 		mcp.WithDescription("Static security analysis of a Python or Go snippet. The code is parsed, not grepped: "+
 			"rules modelled on Bandit (Python) and gosec (Go) walk the syntax tree, and gitleaks' default rules look for "+
@@ -135,7 +138,7 @@ func StaticAnalysis(opts StaticOptions) (mcp.Tool, func(ctx context.Context, arg
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		return runStatic(ctx, opts, args)
+		return runStatic(ctx, opts, secrets, args)
 	}
 	return tool, handler
 }
@@ -155,7 +158,7 @@ func argString(args map[string]any, name string, required bool) (string, bool, *
 	return s, true, nil
 }
 
-func runStatic(ctx context.Context, opts StaticOptions, args map[string]any) *mcp.CallToolResult {
+func runStatic(ctx context.Context, opts StaticOptions, secrets *secretscan.Scanner, args map[string]any) *mcp.CallToolResult {
 	code, _, errRes := argString(args, "code", true)
 	if errRes != nil {
 		return errRes
@@ -208,7 +211,7 @@ func runStatic(ctx context.Context, opts StaticOptions, args map[string]any) *mc
 	if err != nil {
 		return mcp.NewToolResultError(fmt.Sprintf("argument \"code\": %v", err))
 	}
-	notes = append(notes, scanSecretsGitleaks(pctx, code, &sink)...)
+	notes = append(notes, scanSecrets(pctx, secrets, code, &sink)...)
 
 	findings := sink.list
 	if findings == nil {

@@ -2,13 +2,10 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
-	"github.com/rs/zerolog"
-	"github.com/zricethezav/gitleaks/v8/detect"
-	"github.com/zricethezav/gitleaks/v8/logging"
+	"github.com/purko-io/mcp-hub/internal/builtin/secretscan"
 )
 
 // ruleGitleaks reports credential patterns found by gitleaks' default rule
@@ -16,59 +13,24 @@ import (
 // and comments: a leaked key is a leak wherever it sits.
 var ruleGitleaks = ruleInfo{ID: "SEC001", Severity: sevHigh, CWE: "CWE-798", Issue: "Credential pattern found (gitleaks)"}
 
-var (
-	gitleaksOnce     sync.Once
-	gitleaksDetector *detect.Detector
-	gitleaksErr      error
-)
-
-// gitleaks builds its detector once: loading the default configuration
-// compiles a few hundred regular expressions and goes through a global viper
-// instance, which is neither cheap nor safe to do concurrently. Detection on
-// the shared detector is safe: DetectContext only reads the configuration.
-func loadGitleaks() (*detect.Detector, error) {
-	gitleaksOnce.Do(func() {
-		defer func() {
-			if p := recover(); p != nil {
-				gitleaksErr = fmt.Errorf("gitleaks init panicked: %v", p)
-			}
-		}()
-		// gitleaks logs through its own global logger; the hub must not get
-		// its stderr written to by a library on every call.
-		logging.Logger = zerolog.Nop()
-		gitleaksDetector, gitleaksErr = detect.NewDetectorDefaultConfig()
-	})
-	return gitleaksDetector, gitleaksErr
-}
-
-// scanSecretsGitleaks adds SEC001 findings and returns notes about the scan.
-func scanSecretsGitleaks(ctx context.Context, code string, sink *findingSink) (notes []string) {
-	defer func() {
-		if p := recover(); p != nil {
-			notes = append(notes, fmt.Sprintf("secret scan (gitleaks) failed: %v", p))
-		}
-	}()
-	d, err := loadGitleaks()
-	if err != nil || d == nil {
-		return []string{fmt.Sprintf("secret scan (gitleaks) unavailable: %v", err)}
-	}
+// scanSecrets adds SEC001 findings and returns notes about the scan. The
+// scanner compiles its rules on the first call, so a hub whose callers never
+// run static-analysis never holds them.
+func scanSecrets(ctx context.Context, secrets *secretscan.Scanner, code string, sink *findingSink) []string {
 	if ctx.Err() != nil {
-		return []string{"secret scan (gitleaks) skipped: time limit reached"}
+		return []string{"secret scan (gitleaks rules) skipped: time limit reached"}
 	}
-	lines := strings.Split(code, "\n")
-	for _, f := range d.DetectContext(ctx, detect.Fragment{Raw: code}) {
-		line := f.StartLine + 1 // gitleaks counts lines from 0
-		col := f.StartColumn
-		if line >= 1 && line <= len(lines) && f.Secret != "" {
-			if i := strings.Index(lines[line-1], f.Secret); i >= 0 {
-				col = i + 1
-			}
-		}
-		if col < 1 {
-			col = 1
-		}
+	found, err := secrets.Scan(ctx, code)
+	for _, f := range found {
 		// The secret itself is not echoed: the result may be logged.
-		sink.add(ruleGitleaks, line, col, fmt.Sprintf("%s (%s)", f.RuleID, f.Description))
+		sink.add(ruleGitleaks, f.Line, f.Column, fmt.Sprintf("%s (%s)", f.RuleID, f.Description))
 	}
-	return nil
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return []string{"secret scan (gitleaks rules) incomplete: time limit reached"}
+	default:
+		return []string{fmt.Sprintf("secret scan (gitleaks rules) unavailable: %v", err)}
+	}
 }
