@@ -43,13 +43,37 @@ func answer(id json.RawMessage, member string, body []byte) []byte {
 		id = json.RawMessage("null")
 	}
 	out := make([]byte, 0, len(body)+len(id)+40)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, answerStart...)
 	out = append(out, id...)
 	out = append(out, `,"`...)
 	out = append(out, member...)
 	out = append(out, `":`...)
 	out = append(out, body...)
-	return append(out, "}\n"...)
+	return append(out, answerEnd...)
+}
+
+// What every answer begins and ends with.
+const (
+	answerStart = `{"jsonrpc":"2.0","id":`
+	answerEnd   = "}\n"
+)
+
+// ResultParts is Reply(id, result) cut around the result, for a writer
+// that sends a large result it keeps as it is, never copied into an
+// answer: head is the answer up to the result, then open (what the result
+// begins with when the writer sends it from further on), and tail ends the
+// answer (the same for every id). Both share one small allocation.
+func ResultParts(id, open json.RawMessage) (head, tail []byte) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	const member = `,"result":`
+	buf := make([]byte, 0, len(answerStart)+len(id)+len(member)+len(open)+len(answerEnd))
+	buf = append(buf, answerStart...)
+	buf = append(buf, id...)
+	buf = append(buf, member...)
+	head = append(buf, open...)
+	return head, append(head[len(head):], answerEnd...)
 }
 
 // AsError makes err a JSON-RPC error object: err itself when it is one,

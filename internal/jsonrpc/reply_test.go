@@ -27,6 +27,31 @@ func TestReply(t *testing.T) {
 	}
 }
 
+// TestResultParts: head, the result from where open ends, and tail are
+// Reply's answer, for any id and any cut of the result.
+func TestResultParts(t *testing.T) {
+	result := json.RawMessage(`{"tools":[{"name":"a"}]}`)
+	for _, tc := range []struct {
+		name string
+		id   json.RawMessage
+		open int // bytes of the result that head carries
+	}{
+		{"number id, result whole", json.RawMessage(`7`), 0},
+		{"string id, after the brace", json.RawMessage(`"r-\"1\""`), 1},
+		{"no id is null", nil, 1},
+		{"all in head", json.RawMessage(`2`), len(result)},
+	} {
+		head, tail := ResultParts(tc.id, result[:tc.open])
+		got := string(head) + string(result[tc.open:]) + string(tail)
+		if want := string(Reply(tc.id, result, nil)); got != want {
+			t.Errorf("%s: parts make %s, want %s", tc.name, got, want)
+		}
+		if cap(head) != len(head)+len(tail) {
+			t.Errorf("%s: head and tail in %d bytes of capacity, want one allocation of %d", tc.name, cap(head), len(head)+len(tail))
+		}
+	}
+}
+
 func TestRefuse(t *testing.T) {
 	w := httptest.NewRecorder()
 	Refuse(w, 403, CodeInvalidRequest, json.RawMessage(`3`), "Host refused")

@@ -229,12 +229,12 @@ func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 	off.waitConnected("github")
 	on.waitConnected("github")
 	caller := callers.Caller{Name: "t", Ceiling: autonomy.Full, Level: autonomy.Full}
-	want, _, err := off.srv.toolsResult(off.reg.Catalog(), caller)
+	want, err := off.srv.toolsView(off.reg.Catalog(), caller)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, n, err := on.srv.toolsResult(on.reg.Catalog(), caller)
-	mustf(t, err == nil && bytes.Equal(got, want) && n == len(searchTools), "cached list differs:\n%s\n%s", got, want)
+	got, err := on.srv.toolsView(on.reg.Catalog(), caller)
+	mustf(t, err == nil && bytes.Equal(got.res, want.res) && got.tools == len(searchTools), "cached list differs:\n%s\n%s", got.res, want.res)
 	e := &executor{t: t, url: on.url("/mcp")}
 	mustf(t, len(e.tools()) == len(searchTools) && !slices.Contains(e.tools(), findtools.Name), "executor lists %v", e.tools())
 	tr, err := transport.NewSSE(on.url("/sse"))

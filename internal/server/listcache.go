@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 
@@ -20,8 +21,10 @@ import (
 // tools, encodes each through maps, and the session filter runs after. The
 // hub instead encodes every tool once per catalog generation and keeps the
 // finished result of each view (autonomy level, tool allowlist, agent), so a
-// list is one lookup and one write. Requests it is not sure about (a
-// cursor, 2026-07-28, no session) go to mcp-go as before.
+// list is one lookup, and the kept bytes written as they are around the
+// request's envelope (listwire.go), gzipped for clients that take it.
+// Requests it is not sure about (a cursor, a 2026-07-28 request with _meta
+// of its own, no session) go to mcp-go as before.
 
 // maxViews bounds the views kept per catalog generation.
 const maxViews = 256
@@ -38,29 +41,40 @@ type listCache struct {
 	mu    sync.Mutex
 	gen   uint64
 	tools [][]byte // encoded cat.Tools[i].Def, nil until first needed
-	views *lru.Cache[viewKey, cachedView]
+	views *lru.Cache[viewKey, *listView]
 }
 
-// cachedView is one view's encoded tools/list result and how many tools
-// it holds (what decides whether the caller gets find_tools instead).
-type cachedView struct {
-	res   []byte
-	tools int
+// listView is one view's encoded tools/list result and how many tools it
+// holds (what decides whether the caller gets find_tools instead), with
+// its gzip variant, compressed on the first request that accepts gzip so
+// that no view nobody asks gzip for is compressed.
+type listView struct {
+	res    []byte
+	tools  int
+	gzOnce sync.Once
+	gz     *gzipSuffix // nil until compressed, and when compressing failed
 }
 
-// toolsResult returns the encoded tools/list result for caller and the
-// number of tools in it.
-func (s *Server) toolsResult(cat *registry.Catalog, caller callers.Caller) ([]byte, int, error) {
+// gzipped is the view's gzip variant: body (its result after the opening
+// brace) and tail (what ends every answer) compressed on the first call;
+// every call passes the same (listwire.go).
+func (v *listView) gzipped(body, tail []byte) *gzipSuffix {
+	v.gzOnce.Do(func() { v.gz, _ = compressSuffix(body, tail) })
+	return v.gz
+}
+
+// toolsView returns caller's view of cat.
+func (s *Server) toolsView(cat *registry.Catalog, caller callers.Caller) (*listView, error) {
 	lc := &s.lists
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.views == nil || lc.gen != cat.Gen {
-		views, _ := lru.New[viewKey, cachedView](maxViews)
+		views, _ := lru.New[viewKey, *listView](maxViews)
 		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
 	}
 	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.VerifiedAgent()}
 	if v, ok := lc.views.Get(key); ok {
-		return v.res, v.tools, nil
+		return v, nil
 	}
 	out := make([]byte, 0, 64*1024)
 	out = append(out, `{"tools":[`...)
@@ -69,7 +83,7 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller callers.Caller) ([]by
 		if lc.tools[i] == nil {
 			b, err := json.Marshal(def)
 			if err != nil {
-				return nil, 0, err
+				return nil, fmt.Errorf("encode tool %s for tools/list: %w", def.Name, err)
 			}
 			lc.tools[i] = b
 		}
@@ -80,8 +94,9 @@ func (s *Server) toolsResult(cat *registry.Catalog, caller callers.Caller) ([]by
 		n++
 	}
 	out = append(out, `]}`...)
-	lc.views.Add(key, cachedView{res: out, tools: n})
-	return out, n, nil
+	v := &listView{res: out, tools: n}
+	lc.views.Add(key, v)
+	return v, nil
 }
 
 // modernListHead is what a 2026-07-28 tools/list result carries before its
@@ -128,31 +143,30 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 		return false
 	}
 	cat, caller := s.reg.Catalog(), callers.From(r.Context())
-	res, n, err := s.toolsResult(cat, caller)
+	v, err := s.toolsView(cat, caller)
 	if err != nil {
 		return false
 	}
-	if s.find.Applies(caller, n) {
+	res, kept := v.res, v
+	if s.find.Applies(caller, v.tools) {
+		// A short list made for this session, with no variant kept.
 		if res, err = s.find.ListResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
 			return false
 		}
+		kept = nil
 	}
 	if s.spans.tracer != nil {
 		defer s.spans.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
 	}
-	out := make([]byte, 0, len(res)+len(env.ID)+len(s.modernList)+40)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, env.ID...)
-	out = append(out, `,"result":`...)
-	if modern {
-		out = append(out, s.modernList...)
-		out = append(out, res[1:]...) // res opens with {
-	} else {
-		out = append(out, res...)
+	// The envelope is all this request adds: its head (with the id, and
+	// in 2026-07-28 the result's own members) and tail, around the result
+	// after its opening brace.
+	open := s.modernList
+	if !modern {
+		open = res[:1]
 	}
-	out = append(out, "}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	head, tail := jsonrpc.ResultParts(env.ID, open)
+	writeList(w, r, head, res[1:], tail, kept)
 	return true
 }
 
