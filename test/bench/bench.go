@@ -23,11 +23,15 @@ import (
 
 const defaultDuration = 3 * time.Second
 
-// Targets of the hub core issue, checked against the measured figures.
+// Targets of benchmark 1 (issue 22, "at the floor"), each a ratio or a
+// difference against the bare reverse proxy measured in the same rounds.
 const (
-	targetOverheadP50 = 0.15 // ms
-	targetOverheadP99 = 1.0  // ms
-	targetThroughput  = 0.8  // hub calls/s over direct calls/s
+	targetHubVsProxy     = 1.0  // hub calls/s over proxy calls/s, at every level above one session
+	targetSeqP50OverMs   = 0.05 // hub p50 minus proxy p50 at one session, ms
+	targetUpstreamCPUVsP = 1.1  // upstream CPU per call behind the hub over behind the proxy
+	// minRounds is the fewest interleaved rounds whose medians are judged.
+	minRounds     = 3
+	defaultRounds = 3
 )
 
 // Config is one bench run.
@@ -35,8 +39,12 @@ type Config struct {
 	Duration    time.Duration
 	Warmup      time.Duration
 	Concurrency []int
-	HubBin      string    // built when empty
-	Progress    io.Writer // progress lines; nil for none
+	// Rounds is how many interleaved rounds benchmarks 1 and 3 run (every
+	// target once per round, in a rotated order); defaultRounds when 0.
+	// Fewer than minRounds are measured but not judged.
+	Rounds   int
+	HubBin   string    // built when empty
+	Progress io.Writer // progress lines; nil for none
 	// BaseHubBin, when set, is a second hub binary that benchmark 8 also
 	// measures (one built before tracing, to show tracing off costs nothing).
 	BaseHubBin string
@@ -46,7 +54,7 @@ type Config struct {
 
 	// Only lists the benchmarks to run (1 tools/call, 2 reference server,
 	// 3 tools/list at scale, 4 idle sessions, 5 fan-out, 6 start-up,
-	// 7 floods, 8 tracing); all when empty.
+	// 7 floods, 8 tracing, 9 binary); all when empty.
 	Only []int
 	// ProfileDir, when set, receives CPU and allocation profiles of the hub
 	// during a tools/call run at ProfileConcurrency sessions (benchmark 1);
@@ -72,11 +80,19 @@ type Config struct {
 	FloodHeaderTimeout     time.Duration
 }
 
+// rounds is Rounds or its default.
+func (c Config) rounds() int {
+	if c.Rounds > 0 {
+		return c.Rounds
+	}
+	return defaultRounds
+}
+
 // selected reports whether benchmark n is to run.
 func (c Config) selected(n int) bool { return len(c.Only) == 0 || slices.Contains(c.Only, n) }
 
 // Benchmark numbers and names, for -only.
-var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7, "tracing": 8}
+var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7, "tracing": 8, "binary": 9}
 
 // Result is one target at one concurrency.
 type Result struct {
@@ -87,33 +103,111 @@ type Result struct {
 	P50Ms       float64 `json:"p50Ms"`
 	P99Ms       float64 `json:"p99Ms"`
 	CallsPerSec float64 `json:"callsPerSec"`
+	// CPU per measured call in µs, from /proc (cpu.go): the target's own
+	// process (the proxy's, the hub's; 0 directly), and the upstream's
+	// behind it. Measured by benchmark 1 only.
+	CPUUsPerCall         float64 `json:"cpuUsPerCall,omitempty"`
+	UpstreamCPUUsPerCall float64 `json:"upstreamCpuUsPerCall,omitempty"`
 }
 
-// Comparison sets the hub against the direct baseline of the same run, and
-// against a bare reverse proxy (net/http/httputil): the cost of one more
-// HTTP hop on this machine, which no hub can go below.
+// CallRound is one round of benchmark 1 at one concurrency: each target
+// measured once, in Order, and the hub set against the proxy of the same
+// round.
+type CallRound struct {
+	Order              []string `json:"order"`
+	Direct             Result   `json:"direct"`
+	Proxy              Result   `json:"proxy"`
+	Hub                Result   `json:"hub"`
+	HubVsProxy         float64  `json:"hubVsProxy"`         // hub calls/s / proxy calls/s
+	HubMinusProxyP50Ms float64  `json:"hubMinusProxyP50Ms"` // hub p50 - proxy p50
+	UpstreamCPURatio   float64  `json:"upstreamCpuRatio"`   // upstream CPU per call behind the hub / behind the proxy
+}
+
+// set puts res in its target's place.
+func (r *CallRound) set(res Result) {
+	switch res.Target {
+	case "direct":
+		r.Direct = res
+	case "proxy":
+		r.Proxy = res
+	default:
+		r.Hub = res
+	}
+}
+
+// Comparison sets the hub against the direct baseline and against a bare
+// reverse proxy (net/http/httputil): the cost of one more HTTP hop on this
+// machine, which no hub can go below. The three are measured in
+// interleaved rounds (Rounds); Direct, Proxy and Hub are the medians of
+// the rounds' figures, field by field (errors added up), and the ratios
+// the medians of the rounds' ratios, so that a drift of the machine's load
+// during the run falls on all three.
 type Comparison struct {
-	Concurrency          int     `json:"concurrency"`
-	Direct               Result  `json:"direct"`
-	Proxy                Result  `json:"proxy"`
-	Hub                  Result  `json:"hub"`
-	OverheadP50Ms        float64 `json:"overheadP50Ms"`
-	OverheadP99Ms        float64 `json:"overheadP99Ms"`
-	ThroughputRatio      float64 `json:"throughputRatio"`      // hub / direct
-	ProxyThroughputRatio float64 `json:"proxyThroughputRatio"` // proxy / direct
-	BeyondProxyP50Ms     float64 `json:"beyondProxyP50Ms"`     // hub p50 - proxy p50
-	MeetsTargets         bool    `json:"meetsTargets"`
+	Concurrency          int         `json:"concurrency"`
+	Rounds               []CallRound `json:"rounds"`
+	Direct               Result      `json:"direct"`
+	Proxy                Result      `json:"proxy"`
+	Hub                  Result      `json:"hub"`
+	OverheadP50Ms        float64     `json:"overheadP50Ms"`        // hub p50 - direct p50, medians
+	OverheadP99Ms        float64     `json:"overheadP99Ms"`        // hub p99 - direct p99, medians
+	ThroughputRatio      float64     `json:"throughputRatio"`      // hub / direct, medians
+	ProxyThroughputRatio float64     `json:"proxyThroughputRatio"` // proxy / direct, medians
+	HubVsProxy           float64     `json:"hubVsProxy"`           // median of the rounds' hub / proxy calls/s
+	BeyondProxyP50Ms     float64     `json:"beyondProxyP50Ms"`     // median of the rounds' hub p50 - proxy p50
+	UpstreamCPURatio     float64     `json:"upstreamCpuRatio"`     // median of the rounds' upstream CPU ratios
+}
+
+// summarize fills the medians and ratios from the rounds.
+func (c *Comparison) summarize() {
+	var direct, proxy, hub []Result
+	var vsProxy, beyond, cpu []float64
+	for _, r := range c.Rounds {
+		direct, proxy, hub = append(direct, r.Direct), append(proxy, r.Proxy), append(hub, r.Hub)
+		vsProxy, beyond, cpu = append(vsProxy, r.HubVsProxy), append(beyond, r.HubMinusProxyP50Ms), append(cpu, r.UpstreamCPURatio)
+	}
+	c.Direct, c.Proxy, c.Hub = medianResult(direct), medianResult(proxy), medianResult(hub)
+	c.OverheadP50Ms, c.OverheadP99Ms = c.Hub.P50Ms-c.Direct.P50Ms, c.Hub.P99Ms-c.Direct.P99Ms
+	c.ThroughputRatio = ratio(c.Hub.CallsPerSec, c.Direct.CallsPerSec)
+	c.ProxyThroughputRatio = ratio(c.Proxy.CallsPerSec, c.Direct.CallsPerSec)
+	c.HubVsProxy, c.BeyondProxyP50Ms, c.UpstreamCPURatio = median(vsProxy), median(beyond), median(cpu)
+}
+
+// medianResult is the median of runs of one target, field by field; the
+// errors are added up, so that none hides.
+func medianResult(rs []Result) Result {
+	if len(rs) == 0 {
+		return Result{}
+	}
+	out := Result{Target: rs[0].Target, Concurrency: rs[0].Concurrency}
+	for _, r := range rs {
+		out.Errors += r.Errors
+	}
+	out.Calls = int(medianBy(rs, func(r Result) float64 { return float64(r.Calls) }))
+	out.P50Ms = medianBy(rs, func(r Result) float64 { return r.P50Ms })
+	out.P99Ms = medianBy(rs, func(r Result) float64 { return r.P99Ms })
+	out.CallsPerSec = medianBy(rs, func(r Result) float64 { return r.CallsPerSec })
+	out.CPUUsPerCall = medianBy(rs, func(r Result) float64 { return r.CPUUsPerCall })
+	out.UpstreamCPUUsPerCall = medianBy(rs, func(r Result) float64 { return r.UpstreamCPUUsPerCall })
+	return out
 }
 
 // Report is the whole run.
 type Report struct {
-	Benchmark   string        `json:"benchmark"`
-	When        time.Time     `json:"when"`
-	CPUs        int           `json:"cpus"`
-	GoVersion   string        `json:"goVersion"`
-	Duration    string        `json:"durationPerScenario"`
-	Ran         []int         `json:"benchmarksRun"`
-	WallSeconds float64       `json:"wallSeconds"`
+	Benchmark string    `json:"benchmark"`
+	When      time.Time `json:"when"`
+	CPUs      int       `json:"cpus"`
+	GoVersion string    `json:"goVersion"`
+	Duration  string    `json:"durationPerScenario"`
+	Rounds    int       `json:"rounds"` // interleaved rounds of benchmarks 1 and 3
+	// LoadAvgStart and LoadAvgEnd are /proc/loadavg's 1, 5 and 15 minute
+	// load averages when the run began and ended: how busy the machine
+	// was besides the bench.
+	LoadAvgStart string  `json:"loadAvgStart"`
+	LoadAvgEnd   string  `json:"loadAvgEnd"`
+	Ran          []int   `json:"benchmarksRun"`
+	WallSeconds  float64 `json:"wallSeconds"`
+	// Verdicts are the targets checked against the run's figures.
+	Verdicts    []Verdict     `json:"verdicts"`
 	Comparisons []Comparison  `json:"comparisons"`
 	Autonomy    *AutonomyCost `json:"autonomy"`
 	// Notifications is the latency of progress and log messages an
@@ -140,6 +234,8 @@ type Report struct {
 	Floods *FloodBench `json:"floods,omitempty"`
 	// Tracing: tools/call with tracing off and on.
 	Tracing *TracingBench `json:"tracing,omitempty"`
+	// Binary: the release binary's size and the packages it is built of.
+	Binary *BinaryBench `json:"binary,omitempty"`
 }
 
 // benchEnv is what every benchmark of one run shares.
@@ -181,8 +277,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	env := &benchEnv{cfg: cfg, hubBin: hubBin, self: self, tmp: tmp, progress: progress}
 	rep := &Report{Benchmark: "tools/call, fast mcp-go upstream, streamable HTTP", When: time.Now().UTC(),
-		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Duration: cfg.Duration.String()}
-	for n := 1; n <= 8; n++ {
+		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Duration: cfg.Duration.String(), Rounds: cfg.rounds(), LoadAvgStart: loadAvg()}
+	for n := 1; n <= len(benchNames); n++ {
 		if cfg.selected(n) {
 			rep.Ran = append(rep.Ran, n)
 		}
@@ -213,8 +309,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("tracing benchmark: %w", err)
 		}
 	}
+	if cfg.selected(9) {
+		if rep.Binary, err = env.runBinary(ctx); err != nil {
+			return nil, fmt.Errorf("binary benchmark: %w", err)
+		}
+	}
+	rep.judge()
+	rep.LoadAvgEnd = loadAvg()
 	rep.WallSeconds = time.Since(began).Seconds()
 	return rep, nil
+}
+
+// judge checks the targets of the benchmarks that ran.
+func (r *Report) judge() {
+	r.Verdicts = append(r.Verdicts, callVerdicts(r.Comparisons, r.Rounds)...)
+	if r.ToolsList != nil {
+		r.Verdicts = append(r.Verdicts, r.ToolsList.verdicts(r.Rounds)...)
+	}
+	if r.Idle != nil {
+		r.Verdicts = append(r.Verdicts, r.Idle.verdicts()...)
+	}
+	if r.Binary != nil {
+		r.Verdicts = append(r.Verdicts, r.Binary.verdicts()...)
+	}
 }
 
 // runCalls is benchmark 1: tools/call directly, through a bare reverse
@@ -251,30 +368,30 @@ func (e *benchEnv) runCalls(ctx context.Context, rep *Report) error {
 		return err
 	}
 
+	targets := []callTarget{{"direct", upURL, 0}, {"proxy", proxyURL, proxy.PID()}, {"hub", hubURL, hub.PID()}}
+	rounds := cfg.rounds()
 	for _, n := range cfg.Concurrency {
-		progress("concurrency %d: direct", n)
-		direct, err := measure(ctx, upURL, "direct", n, cfg)
-		if err != nil {
-			return err
+		c := Comparison{Concurrency: n}
+		for r := range rounds {
+			var round CallRound
+			// Each round starts with the next target, so that none always
+			// runs first (on a cooler machine) or right after another.
+			for i := range targets {
+				t := targets[(i+r)%len(targets)]
+				progress("concurrency %d, round %d of %d: %s", n, r+1, rounds, t.name)
+				res, err := measureTarget(ctx, t, up.PID(), n, cfg)
+				if err != nil {
+					return err
+				}
+				round.Order = append(round.Order, t.name)
+				round.set(res)
+			}
+			round.HubVsProxy = ratio(round.Hub.CallsPerSec, round.Proxy.CallsPerSec)
+			round.HubMinusProxyP50Ms = round.Hub.P50Ms - round.Proxy.P50Ms
+			round.UpstreamCPURatio = ratio(round.Hub.UpstreamCPUUsPerCall, round.Proxy.UpstreamCPUUsPerCall)
+			c.Rounds = append(c.Rounds, round)
 		}
-		progress("concurrency %d: through a bare reverse proxy", n)
-		viaProxy, err := measure(ctx, proxyURL, "proxy", n, cfg)
-		if err != nil {
-			return err
-		}
-		progress("concurrency %d: through the hub", n)
-		viaHub, err := measure(ctx, hubURL, "hub", n, cfg)
-		if err != nil {
-			return err
-		}
-		c := Comparison{Concurrency: n, Direct: direct, Proxy: viaProxy, Hub: viaHub,
-			OverheadP50Ms: viaHub.P50Ms - direct.P50Ms, OverheadP99Ms: viaHub.P99Ms - direct.P99Ms,
-			BeyondProxyP50Ms: viaHub.P50Ms - viaProxy.P50Ms}
-		if direct.CallsPerSec > 0 {
-			c.ThroughputRatio = viaHub.CallsPerSec / direct.CallsPerSec
-			c.ProxyThroughputRatio = viaProxy.CallsPerSec / direct.CallsPerSec
-		}
-		c.MeetsTargets = c.OverheadP50Ms <= targetOverheadP50 && c.OverheadP99Ms <= targetOverheadP99 && c.ThroughputRatio >= targetThroughput
+		c.summarize()
 		rep.Comparisons = append(rep.Comparisons, c)
 	}
 
@@ -336,6 +453,37 @@ func (e *benchEnv) runCalls(ctx context.Context, rep *Report) error {
 	return nil
 }
 
+// callTarget is one target of benchmark 1: its URL, and the process that
+// serves it other than the upstream (0: none, the upstream is called
+// directly).
+type callTarget struct {
+	name, url string
+	pid       int
+}
+
+// measureTarget measures calls to t at n sessions, and the CPU per call of
+// the upstream (upstreamPID) and of t's own process.
+func measureTarget(ctx context.Context, t callTarget, upstreamPID, n int, cfg Config) (Result, error) {
+	pids := []int{upstreamPID}
+	if t.pid != 0 {
+		pids = append(pids, t.pid)
+	}
+	m := newCPUMeter(pids...)
+	res, err := measureHooked(ctx, t.url, t.name, n, cfg, meterWindow(m))
+	if err != nil {
+		return res, err
+	}
+	if res.UpstreamCPUUsPerCall, err = m.usPer(0, res.Calls); err != nil {
+		return res, fmt.Errorf("%s at %d sessions: upstream %w", t.name, n, err)
+	}
+	if t.pid != 0 {
+		if res.CPUUsPerCall, err = m.usPer(1, res.Calls); err != nil {
+			return res, fmt.Errorf("%s at %d sessions: %w", t.name, n, err)
+		}
+	}
+	return res, nil
+}
+
 // mean averages runs of one target: latencies and rates are averaged, counts
 // added.
 func mean(rs []Result) Result {
@@ -362,7 +510,7 @@ type AutonomyCost struct {
 
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "mcp-hub bench: %d CPUs, %s, %s per scenario\n", r.CPUs, r.GoVersion, r.Duration)
+	fmt.Fprintf(w, "mcp-hub bench: %d CPUs, %s, %s per scenario, %d rounds, load average at the start %s\n", r.CPUs, r.GoVersion, r.Duration, r.Rounds, r.LoadAvgStart)
 	if len(r.Comparisons) > 0 {
 		r.writeCalls(w)
 	}
@@ -387,22 +535,32 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.Tracing != nil {
 		r.Tracing.writeTable(w)
 	}
-	fmt.Fprintf(w, "\nbenchmarks run: %v in %.0f s\n", r.Ran, r.WallSeconds)
+	if r.Binary != nil {
+		r.Binary.writeTable(w)
+	}
+	r.writeVerdicts(w)
+	fmt.Fprintf(w, "\nbenchmarks run: %v in %.0f s; load average %s at the start, %s at the end\n", r.Ran, r.WallSeconds, r.LoadAvgStart, r.LoadAvgEnd)
 }
 
 // writeCalls prints benchmark 1.
 func (r *Report) writeCalls(w io.Writer) {
-	fmt.Fprintf(w, "\n[1] %s\n", r.Benchmark)
-	fmt.Fprintf(w, "%-5s %-7s %9s %9s %11s %7s\n", "conc", "target", "p50 ms", "p99 ms", "calls/s", "errors")
+	fmt.Fprintf(w, "\n[1] %s; direct, a bare reverse proxy and the hub in %d interleaved rounds, medians\n", r.Benchmark, r.Rounds)
+	fmt.Fprintf(w, "%-5s %-7s %9s %9s %11s %7s %10s %13s\n", "conc", "target", "p50 ms", "p99 ms", "calls/s", "errors", "CPU µs/call", "upstream µs/call")
 	for _, c := range r.Comparisons {
 		for _, res := range []Result{c.Direct, c.Proxy, c.Hub} {
-			fmt.Fprintf(w, "%-5d %-7s %9.3f %9.3f %11.0f %7d\n", res.Concurrency, res.Target, res.P50Ms, res.P99Ms, res.CallsPerSec, res.Errors)
+			fmt.Fprintf(w, "%-5d %-7s %9.3f %9.3f %11.0f %7d %10.0f %13.0f\n", res.Concurrency, res.Target, res.P50Ms, res.P99Ms, res.CallsPerSec, res.Errors, res.CPUUsPerCall, res.UpstreamCPUUsPerCall)
 		}
 	}
-	fmt.Fprintf(w, "\nhub overhead (hub - direct, same run); targets: p50 <= %.2f ms, p99 <= %.1f ms, throughput >= %.1fx\n", targetOverheadP50, targetOverheadP99, targetThroughput)
-	fmt.Fprintf(w, "%-5s %9s %9s %11s %6s   %17s %17s\n", "conc", "p50 +ms", "p99 +ms", "throughput", "met", "proxy throughput", "hub-proxy p50 ms")
+	fmt.Fprintf(w, "\nper round (in the order run): hub/proxy calls/s, hub-proxy p50 ms, upstream CPU per call behind the hub/behind the proxy\n")
 	for _, c := range r.Comparisons {
-		fmt.Fprintf(w, "%-5d %9.3f %9.3f %10.2fx %6v   %16.2fx %17.3f\n", c.Concurrency, c.OverheadP50Ms, c.OverheadP99Ms, c.ThroughputRatio, c.MeetsTargets, c.ProxyThroughputRatio, c.BeyondProxyP50Ms)
+		for i, rd := range c.Rounds {
+			fmt.Fprintf(w, "%-5d round %d (%s): %.2fx, %+.3f ms, %.2fx\n", c.Concurrency, i+1, strings.Join(rd.Order, ", "), rd.HubVsProxy, rd.HubMinusProxyP50Ms, rd.UpstreamCPURatio)
+		}
+	}
+	fmt.Fprintf(w, "\nmedians of the rounds\n")
+	fmt.Fprintf(w, "%-5s %11s %13s %11s %11s %13s %12s\n", "conc", "hub/proxy", "hub-proxy p50", "up CPU h/p", "hub/direct", "proxy/direct", "hub-direct p50")
+	for _, c := range r.Comparisons {
+		fmt.Fprintf(w, "%-5d %10.2fx %10.3f ms %10.2fx %10.2fx %12.2fx %11.3f ms\n", c.Concurrency, c.HubVsProxy, c.BeyondProxyP50Ms, c.UpstreamCPURatio, c.ThroughputRatio, c.ProxyThroughputRatio, c.OverheadP50Ms)
 	}
 	if a := r.Autonomy; a != nil {
 		fmt.Fprintf(w, "\nautonomy at %d sessions: full p50 %.3f ms, restricted p50 %.3f ms (delta %+.3f ms = %+.1f%% of the hub's overhead; target < 5%%), restricted/full throughput %.2fx\n",
@@ -411,6 +569,29 @@ func (r *Report) writeCalls(w io.Writer) {
 	if r.Notifications != nil {
 		r.Notifications.writeTable(w)
 	}
+}
+
+// callVerdicts judges benchmark 1 against the proxy of the same rounds:
+// throughput at every level above one session, the sequential p50, and
+// the upstream's CPU per call at every level.
+func callVerdicts(cs []Comparison, rounds int) []Verdict {
+	var out []Verdict
+	for _, c := range cs {
+		if c.Concurrency > 1 {
+			out = append(out, judge("call", fmt.Sprintf("hub/proxy calls/s at %d sessions", c.Concurrency), c.HubVsProxy, ">=", targetHubVsProxy, "x"))
+		} else {
+			out = append(out, judge("call", "hub p50 - proxy p50, one session", c.BeyondProxyP50Ms, "<=", targetSeqP50OverMs, " ms"))
+		}
+	}
+	for _, c := range cs {
+		out = append(out, judge("call", fmt.Sprintf("upstream CPU per call behind the hub / behind the proxy at %d sessions", c.Concurrency), c.UpstreamCPURatio, "<=", targetUpstreamCPUVsP, "x"))
+	}
+	if rounds < minRounds {
+		for i := range out {
+			out[i] = out[i].unjudged(fmt.Sprintf("%d rounds, fewer than %d", rounds, minRounds))
+		}
+	}
+	return out
 }
 
 // callFunc makes one call on the session it was opened for.
@@ -422,15 +603,14 @@ type opener func(ctx context.Context, i int) (callFunc, func(), error)
 
 // measure runs n sessions calling echo back to back on url.
 func measure(ctx context.Context, url, target string, n int, cfg Config, headers ...string) (Result, error) {
-	return measureHooked(ctx, url, target, n, cfg, nil, headers...)
+	return measureHooked(ctx, url, target, n, cfg, window{}, headers...)
 }
 
-// measureHooked is measure that calls onMeasure when the measuring (after
-// the warm-up) begins.
-func measureHooked(ctx context.Context, url, target string, n int, cfg Config, onMeasure func(), headers ...string) (Result, error) {
+// measureHooked is measure with w run at the edges of the measured time.
+func measureHooked(ctx context.Context, url, target string, n int, cfg Config, w window, headers ...string) (Result, error) {
 	httpClient := newHTTPClient(1024)
 	defer httpClient.CloseIdleConnections()
-	return measureCalls(ctx, target, n, cfg, onMeasure, func(ctx context.Context, _ int) (callFunc, func(), error) {
+	return measureCalls(ctx, target, n, cfg, w, func(ctx context.Context, _ int) (callFunc, func(), error) {
 		c, err := dial(ctx, url, httpClient, headers...)
 		if err != nil {
 			return nil, nil, err
@@ -464,8 +644,9 @@ func callTool(ctx context.Context, c *client.Client, req mcp.CallToolRequest) er
 }
 
 // measureCalls opens n sessions with open, then each makes calls back to
-// back: for the warm-up, then for cfg.Duration, which is measured.
-func measureCalls(ctx context.Context, target string, n int, cfg Config, onMeasure func(), open opener) (Result, error) {
+// back: for the warm-up, then for cfg.Duration, which is measured; w runs at
+// the edges of the measured time.
+func measureCalls(ctx context.Context, target string, n int, cfg Config, w window, open opener) (Result, error) {
 	calls := make([]callFunc, n)
 	var (
 		mu      sync.Mutex
@@ -512,10 +693,6 @@ func measureCalls(ctx context.Context, target string, n int, cfg Config, onMeasu
 		measure = started.Add(cfg.Warmup)
 		end     = measure.Add(cfg.Duration)
 	)
-	if onMeasure != nil {
-		t := time.AfterFunc(cfg.Warmup, onMeasure)
-		defer t.Stop()
-	}
 	for _, call := range calls {
 		wg.Add(1)
 		go func() {
@@ -544,7 +721,19 @@ func measureCalls(ctx context.Context, target string, n int, cfg Config, onMeasu
 			mu.Unlock()
 		}()
 	}
+	if w.begin != nil {
+		t := time.NewTimer(time.Until(measure))
+		select {
+		case <-t.C:
+			w.begin()
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 	wg.Wait()
+	if w.end != nil {
+		w.end()
+	}
 	if ctx.Err() != nil {
 		return Result{}, ctx.Err()
 	}

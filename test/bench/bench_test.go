@@ -26,17 +26,17 @@ func TestMain(m *testing.M) {
 // check: every call succeeds directly and through the hub, and the report is
 // filled in. No timing is asserted: this machine is shared and noisy.
 func TestBenchHarness(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const upstreams, tools, idle, floodConns, floodInits = 5, 10, 50, 200, 1100
-	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Concurrency: []int{1, 4}, NotifyCalls: 20,
+	rep, err := Run(ctx, Config{Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Rounds: minRounds, Concurrency: []int{1, 4}, NotifyCalls: 20,
 		ProfileDir: t.TempDir(), ProfileSeconds: 1, ProfileConcurrency: 4,
 		RefConcurrency: []int{1, 2}, ScaleUpstreams: upstreams, ScaleTools: tools, IdleSessions: idle, FanoutConcurrency: 4, StartupRuns: 1,
 		FloodConns: floodConns, FloodInits: floodInits, FloodHeaderTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7, 8}) {
+	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7, 8, 9}) {
 		t.Errorf("benchmarks run: %v", rep.Ran)
 	}
 	if len(rep.Comparisons) != 2 {
@@ -45,14 +45,35 @@ func TestBenchHarness(t *testing.T) {
 	if a := rep.Autonomy; a == nil || a.Full.Calls == 0 || a.Restricted.Calls == 0 || a.Full.Errors+a.Restricted.Errors != 0 {
 		t.Fatalf("autonomy comparison: %+v", rep.Autonomy)
 	}
+	// 1: every target in every round, each round in its own order, with
+	// the CPU per call of the upstream behind it and of its own process.
 	for _, c := range rep.Comparisons {
-		for _, r := range []Result{c.Direct, c.Proxy, c.Hub} {
-			if r.Calls == 0 || r.Errors != 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
-				t.Errorf("%s at %d sessions: %+v", r.Target, r.Concurrency, r)
+		if len(c.Rounds) != minRounds {
+			t.Fatalf("%d rounds at %d sessions, want %d", len(c.Rounds), c.Concurrency, minRounds)
+		}
+		orders := map[string]bool{}
+		for _, rd := range c.Rounds {
+			orders[strings.Join(rd.Order, ",")] = true
+			for _, r := range []Result{rd.Direct, rd.Proxy, rd.Hub} {
+				if r.Calls == 0 || r.Errors != 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms || r.UpstreamCPUUsPerCall <= 0 ||
+					(r.Target == "direct") != (r.CPUUsPerCall == 0) {
+					t.Errorf("%s at %d sessions: %+v", r.Target, r.Concurrency, r)
+				}
+			}
+			if rd.HubVsProxy <= 0 || rd.UpstreamCPURatio <= 0 {
+				t.Errorf("round at %d sessions: %+v", c.Concurrency, rd)
 			}
 		}
-		if c.ThroughputRatio <= 0 || c.ProxyThroughputRatio <= 0 {
-			t.Errorf("throughput ratios %v, %v", c.ThroughputRatio, c.ProxyThroughputRatio)
+		if len(orders) != minRounds {
+			t.Errorf("orders at %d sessions: %v, want %d different", c.Concurrency, orders, minRounds)
+		}
+		for _, r := range []Result{c.Direct, c.Proxy, c.Hub} {
+			if r.Calls == 0 || r.P50Ms <= 0 || r.UpstreamCPUUsPerCall <= 0 {
+				t.Errorf("median of %s at %d sessions: %+v", r.Target, r.Concurrency, r)
+			}
+		}
+		if c.ThroughputRatio <= 0 || c.ProxyThroughputRatio <= 0 || c.HubVsProxy <= 0 || c.UpstreamCPURatio <= 0 {
+			t.Errorf("ratios at %d sessions: %+v", c.Concurrency, c)
 		}
 	}
 	// Notifications: progress (with the caller's token) and log messages
@@ -130,12 +151,36 @@ func TestBenchHarness(t *testing.T) {
 				t.Errorf("tools/list %s: %+v, want %d tools", c.r.Target, c.r, c.tools)
 			}
 		}
+		// The static server, sent the hub's own bytes, in every encoding
+		// the hub speaks, every round.
+		want := []string{"identity"}
+		if l.HubGzip {
+			want = append(want, "gzip")
+		}
+		var got []string
+		for _, w := range l.Wire {
+			got = append(got, w.Encoding)
+			if len(w.Rounds) != minRounds || w.WireBytes == 0 || w.P50Ratio <= 0 {
+				t.Errorf("tools/list against the static server, %s: %+v", w.Encoding, w)
+			}
+			// The same bytes from both, the hub's full list but for the
+			// digits of the request id.
+			for _, r := range []ListResult{w.Static, w.Hub} {
+				if r.Lists < 5 || r.Bytes != w.Static.Bytes || max(r.Bytes-l.Full.Bytes, l.Full.Bytes-r.Bytes) > 8 ||
+					r.P50Ms <= 0 || r.P99Ms < r.P50Ms || r.CPUMsPerList <= 0 {
+					t.Errorf("tools/list %s: %+v (the hub's full list: %d bytes)", r.Target, r, l.Full.Bytes)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("tools/list encodings measured: %v, want %v", got, want)
+		}
 	}
 
 	// 4: every idle session opened and held; memory read before and after.
 	if b := rep.Idle; b == nil || b.Sessions != idle || b.Failed != 0 || b.Closed != 0 ||
 		b.Baseline.RSSKB <= 0 || b.Loaded.RSSKB <= 0 || b.AfterClose.RSSKB <= 0 || b.Baseline.HeapInuseKB <= 0 ||
-		b.Loaded.Goroutines <= b.Baseline.Goroutines || b.HubNofile == "?" || b.LoadedRatio <= 0 {
+		b.Loaded.Goroutines <= b.Baseline.Goroutines || b.HubNofile == "?" || b.LoadedRatio <= 0 || b.DefaultRSSKB <= 0 || b.ProxyRSSKB <= 0 {
 		t.Errorf("idle sessions: %+v", rep.Idle)
 	}
 
@@ -196,26 +241,72 @@ func TestBenchHarness(t *testing.T) {
 		}
 	}
 
+	// 9: the release binary and its packages.
+	if b := rep.Binary; b == nil || b.Bytes < 1<<20 || b.NonStd <= 0 || b.Packages <= b.NonStd {
+		t.Errorf("binary: %+v", rep.Binary)
+	}
+
+	// Every target judged: with minRounds rounds, each is met or not.
+	var verdicts []string
+	for _, v := range rep.Verdicts {
+		verdicts = append(verdicts, v.Benchmark+": "+v.What)
+		if v.Status != statusMet && v.Status != statusNotMet {
+			t.Errorf("verdict %s", v)
+		}
+	}
+	wantVerdicts := []string{
+		"call: hub p50 - proxy p50, one session",
+		"call: hub/proxy calls/s at 4 sessions",
+		"call: upstream CPU per call behind the hub / behind the proxy at 1 sessions",
+		"call: upstream CPU per call behind the hub / behind the proxy at 4 sessions",
+		"list: hub p50 / static server p50, identity",
+	}
+	if rep.ToolsList != nil && rep.ToolsList.HubGzip {
+		wantVerdicts = append(wantVerdicts, "list: hub p50 / static server p50, gzip")
+	}
+	wantVerdicts = append(wantVerdicts,
+		"list: hub sends the list gzip-compressed to a client that accepts gzip (1 yes, 0 no)",
+		"idle: Go heap + stacks per idle session",
+		"idle: goroutines per idle session",
+		"idle: RSS of the idle hub on its embedded default",
+		"binary: release binary size",
+		"binary: packages a cold build compiles (go list -deps)")
+	if !slices.Equal(verdicts, wantVerdicts) {
+		t.Errorf("verdicts:\n%s\nwant:\n%s", strings.Join(verdicts, "\n"), strings.Join(wantVerdicts, "\n"))
+	}
+
 	var table strings.Builder
 	rep.WriteTable(&table)
-	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods", "[8] tracing"} {
+	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods", "[8] tracing", "[9] binary", "verdicts ("} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table has no %q:\n%s", want, table.String())
 		}
 	}
 	t.Logf("\n%s", table.String())
+
+	var md strings.Builder
+	rep.WriteMarkdown(&md)
+	for _, want := range []string{
+		"| target | seq p50 ms | 4 sessions calls/s | vs proxy (4) | CPU µs per call (1 / 4) | upstream CPU µs per call (1 / 4) |\n|---|---|---|---|---|---|\n| direct |",
+		"\n| bare proxy |", "\n| mcp-hub |", "\n- list: ", "\n- idle: ", "\n- binary: ", "load average " + rep.LoadAvgStart,
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the Markdown has no %q:\n%s", want, md.String())
+		}
+	}
+	t.Logf("\n%s", md.String())
 }
 
 // TestParseOnly: -only takes numbers and names.
 func TestParseOnly(t *testing.T) {
-	got, err := parseOnly("3, idle,fanout ,6,floods,tracing")
-	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7, 8}) {
+	got, err := parseOnly("3, idle,fanout ,6,floods,tracing,binary")
+	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7, 8, 9}) {
 		t.Errorf("parseOnly = %v, %v", got, err)
 	}
 	if got, err := parseOnly(""); err != nil || got != nil {
 		t.Errorf("parseOnly(\"\") = %v, %v", got, err)
 	}
-	for _, bad := range []string{"0", "9", "lists"} {
+	for _, bad := range []string{"0", "10", "lists"} {
 		if _, err := parseOnly(bad); err == nil {
 			t.Errorf("parseOnly(%q) accepted", bad)
 		}

@@ -344,6 +344,15 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// medianBy is the median of one figure of runs.
+func medianBy[T any](runs []T, figure func(T) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = figure(r)
+	}
+	return median(v)
+}
+
 func ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0

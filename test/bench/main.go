@@ -3,18 +3,25 @@
 // and every figure is reported against that direct baseline. The hub and the
 // upstream run as separate processes on loopback, as in production.
 //
-//	go run ./test/bench [-only 1,2,3,4,5,6,7] [-duration 3s] [-concurrency 1,16,64] [-notify-calls 200]
-//	                    [-profile DIR] [-idle-sessions 10000] [-base-hub BIN] [-out bench-results.json]
+//	go run ./test/bench [-only 1,2,3,4,5,6,7,8,9] [-duration 3s] [-rounds 3] [-concurrency 1,16,64] [-notify-calls 200]
+//	                    [-profile DIR] [-idle-sessions 10000] [-base-hub BIN] [-out bench-results.json] [-markdown FILE]
 //
 // The benchmarks (-only takes their numbers or names):
 //
-//	1 call       tools/call through the hub, a bare reverse proxy and directly; autonomy cost; notification latency
+//	1 call       tools/call directly, through a bare reverse proxy and through the hub, in interleaved rounds,
+//	             with the CPU per call of each process; autonomy cost; notification latency
 //	2 reference  tools/call with the official reference server upstream, over Streamable HTTP and SSE
-//	3 list       tools/list of 100 upstreams x 100 tools, full and restricted view
-//	4 idle       hub memory per idle downstream session (10,000 sessions)
+//	3 list       tools/list of 100 upstreams x 100 tools, full and restricted view, and the same bytes
+//	             from a static Go server in interleaved rounds
+//	4 idle       hub memory per idle downstream session (10,000 sessions); idle RSS on the embedded default
 //	5 fanout     tools/call spread over 100 upstreams at 64 sessions
 //	6 startup    exec to ready with a complete catalog, default config and 100 upstreams
-//	7 tracing    tools/call through a hub with tracing off and on (OTLP export), against a bare proxy
+//	7 floods     slowloris connections and abandoned sessions from one caller
+//	8 tracing    tools/call through a hub with tracing off and on (OTLP export), against a bare proxy
+//	9 binary     the release binary's size and the packages a build of it compiles
+//
+// The run ends with the verdicts of issue 22's targets and, with
+// -markdown, writes the table of the README's Speed section.
 package main
 
 import (
@@ -37,11 +44,13 @@ import (
 func main() {
 	duration := flag.Duration("duration", defaultDuration, "measuring time per scenario")
 	conc := flag.String("concurrency", "1,16,64", "concurrent sessions per scenario")
+	rounds := flag.Int("rounds", defaultRounds, "interleaved rounds of benchmarks 1 and 3 (at least 3 for a verdict)")
 	out := flag.String("out", "", "write the results as JSON to this file")
+	markdown := flag.String("markdown", "", "write the README's table (Markdown) to this file, - for stdout")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
 	baseHub := flag.String("base-hub", "", "benchmark 8: also measure this mcp-hub binary (e.g. built before tracing), tracing unset")
 	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
-	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods, 8 tracing)")
+	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods, 8 tracing, 9 binary)")
 	profileDir := flag.String("profile", "", "capture the hub's CPU and allocation profiles into this directory during tools/call at -profile-concurrency sessions (benchmark 1) and during tools/list of the large catalog (benchmark 3), and print their top")
 	profileSecs := flag.Int("profile-seconds", 0, "CPU profile length in seconds (default: -duration)")
 	profileConc := flag.Int("profile-concurrency", 16, "sessions of the profiled tools/call run")
@@ -82,7 +91,11 @@ func main() {
 	if *notifyCalls <= 0 {
 		*notifyCalls = -1 // Config: negative skips, 0 is the default
 	}
-	rep, err := Run(ctx, Config{Duration: *duration, Concurrency: levels, HubBin: *hubBin, BaseHubBin: *baseHub, Progress: os.Stderr, NotifyCalls: *notifyCalls,
+	if *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "-rounds: must be at least 1")
+		os.Exit(2)
+	}
+	rep, err := Run(ctx, Config{Duration: *duration, Rounds: *rounds, Concurrency: levels, HubBin: *hubBin, BaseHubBin: *baseHub, Progress: os.Stderr, NotifyCalls: *notifyCalls,
 		Only: selected, ProfileDir: *profileDir, ProfileSeconds: *profileSecs, ProfileConcurrency: *profileConc,
 		RefConcurrency: refLevels, ScaleUpstreams: *upstreams, ScaleTools: *tools, IdleSessions: *idle,
 		FanoutConcurrency: *fanout, StartupRuns: *startups, FloodConns: *floodConns, FloodInits: *floodInits})
@@ -94,6 +107,14 @@ func main() {
 	for _, p := range []*ProfileCapture{rep.Profile, rep.ListProfile} {
 		if p != nil {
 			p.writeTops(ctx, os.Stdout)
+		}
+	}
+	fmt.Println("\nthe README's table (Markdown):")
+	rep.WriteMarkdown(os.Stdout)
+	if *markdown != "" {
+		if err := writeMarkdownTo(rep, *markdown); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
 		}
 	}
 	if *out != "" {
@@ -131,8 +152,8 @@ func parseOnly(list string) ([]int, error) {
 		if named, ok := benchNames[s]; ok {
 			n, err = named, nil
 		}
-		if err != nil || n < 1 || n > 8 {
-			return nil, fmt.Errorf("-only: %q is neither 1-8 nor one of call, reference, list, idle, fanout, startup, floods, tracing", s)
+		if err != nil || n < 1 || n > len(benchNames) {
+			return nil, fmt.Errorf("-only: %q is neither 1-%d nor one of call, reference, list, idle, fanout, startup, floods, tracing, binary", s, len(benchNames))
 		}
 		out = append(out, n)
 	}
@@ -140,7 +161,8 @@ func parseOnly(list string) ([]int, error) {
 }
 
 // serveRole serves the fast upstream, a bare reverse proxy in front of it,
-// or many upstreams (benchmarks 3-6), on a loopback port and prints its URL
+// many upstreams (benchmarks 3-6), or a static reply (benchmark 3), on a
+// loopback port and prints its URL
 // on stdout (for many upstreams, the base URL: upstream i is at /u<i>/mcp).
 func serveRole(role string) error {
 	var h http.Handler
@@ -150,6 +172,11 @@ func serveRole(role string) error {
 		h = upstreamHandler()
 	case otlpSinkRole:
 		h, path = otlpSinkHandler(), ""
+	case "static":
+		var err error
+		if h, err = staticFromEnv(); err != nil {
+			return err
+		}
 	case "many":
 		h, path = manyHandler(envInt(upstreamsEnv, defaultScaleUpstreams), envInt(toolsEnv, defaultScaleTools)), ""
 	case "proxy":

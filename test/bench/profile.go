@@ -103,7 +103,7 @@ func (e *benchEnv) profileCalls(ctx context.Context, hubURL, pprofAddr string) (
 	runCfg.Duration = pc.runLength(runCfg.Duration)
 	begin, wait := pc.start(ctx, pprofAddr)
 	e.progress("concurrency %d: hub, profiled (%d s CPU profile, allocations) into %s", n, pc.Seconds, pc.Dir)
-	res, err := measureHooked(ctx, hubURL, "hub, profiled", n, runCfg, begin)
+	res, err := measureHooked(ctx, hubURL, "hub, profiled", n, runCfg, window{begin: begin})
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,7 @@ func (e *benchEnv) runReference(ctx context.Context) (*ReferenceBench, error) {
 		for _, n := range levels {
 			hc := newHTTPClient(1024)
 			e.progress("reference server over %s, %d sessions: direct", tr.name, n)
-			direct, err := measureCalls(ctx, "direct", n, e.cfg, nil, func(ctx context.Context, _ int) (callFunc, func(), error) {
+			direct, err := measureCalls(ctx, "direct", n, e.cfg, window{}, func(ctx context.Context, _ int) (callFunc, func(), error) {
 				c, err := dialTransport(ctx, tr.name, tr.url, hc)
 				if err != nil {
 					return nil, nil, err
@@ -133,7 +133,7 @@ func (e *benchEnv) runReference(ctx context.Context) (*ReferenceBench, error) {
 				return nil, err
 			}
 			e.progress("reference server over %s, %d sessions: through the hub", tr.name, n)
-			viaHub, err := measureCalls(ctx, "hub", n, e.cfg, nil, func(ctx context.Context, _ int) (callFunc, func(), error) {
+			viaHub, err := measureCalls(ctx, "hub", n, e.cfg, window{}, func(ctx context.Context, _ int) (callFunc, func(), error) {
 				c, err := dial(ctx, base+"/mcp", hc)
 				if err != nil {
 					return nil, nil, err

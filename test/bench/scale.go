@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -32,8 +31,6 @@ const (
 	defaultScaleUpstreams = 100
 	defaultScaleTools     = 100
 	defaultFanout         = 64
-
-	targetListP99 = 5.0 // ms, a full tools/list through the hub
 
 	upstreamsEnv = "MCPHUB_BENCH_UPSTREAMS"
 	toolsEnv     = "MCPHUB_BENCH_TOOLS"
@@ -226,7 +223,7 @@ func (e *benchEnv) runScale(ctx context.Context, rep *Report) error {
 			return err
 		}
 		if e.cfg.selected(3) {
-			if rep.ToolsList, rep.ListProfile, err = e.runList(ctx, s, base, pprofAddr); err != nil {
+			if rep.ToolsList, rep.ListProfile, err = e.runList(ctx, s, hub, pprofAddr); err != nil {
 				hub.Kill()
 				return fmt.Errorf("tools/list benchmark: %w", err)
 			}
@@ -250,151 +247,6 @@ func (e *benchEnv) runScale(ctx context.Context, rep *Report) error {
 		}
 	}
 	return nil
-}
-
-// ListResult is one way of listing the catalog, measured back to back on
-// one session.
-type ListResult struct {
-	Target string  `json:"target"`
-	Lists  int     `json:"lists"`
-	Tools  int     `json:"tools"` // per full list
-	Pages  int     `json:"pages"` // per full list
-	Bytes  int     `json:"bytes"` // per full list
-	P50Ms  float64 `json:"p50Ms"`
-	P99Ms  float64 `json:"p99Ms"`
-	// P50Ratio and P99Ratio set this against listing one upstream directly.
-	P50Ratio float64 `json:"p50Ratio"`
-	P99Ratio float64 `json:"p99Ratio"`
-}
-
-// ListBench is benchmark 3.
-type ListBench struct {
-	Upstreams        int `json:"upstreams"`
-	ToolsPerUpstream int `json:"toolsPerUpstream"`
-	// Direct lists one upstream's tools directly: the baseline.
-	Direct ListResult `json:"direct"`
-	// DirectAll lists every upstream directly, one after the other: what a
-	// client without the hub would do.
-	DirectAll ListResult `json:"directAll"`
-	// Full and Restricted list the whole catalog through the hub.
-	Full        ListResult `json:"full"`
-	Restricted  ListResult `json:"restricted"`
-	TargetP99Ms float64    `json:"targetP99Ms"`
-	MeetsTarget bool       `json:"meetsTarget"` // full and restricted p99 within target
-}
-
-// listOp lists once and says what it got.
-type listOp func(ctx context.Context) (tools, pages, size int, elapsed time.Duration, err error)
-
-// measureList runs op back to back: the warm-up, then for the measuring
-// time, and at least minLists measured lists; onMeasure, when set, is
-// called when the measuring begins.
-func measureList(ctx context.Context, target string, cfg Config, op listOp, onMeasure func()) (ListResult, error) {
-	const minLists = 5
-	res := ListResult{Target: target}
-	var lat []time.Duration
-	warmEnd := time.Now().Add(cfg.Warmup)
-	for first := true; first || time.Now().Before(warmEnd); first = false {
-		if _, _, _, _, err := op(ctx); err != nil {
-			return res, fmt.Errorf("%s: %w", target, err)
-		}
-	}
-	if onMeasure != nil {
-		onMeasure()
-	}
-	end := time.Now().Add(cfg.Duration)
-	for (time.Now().Before(end) || len(lat) < minLists) && ctx.Err() == nil {
-		tools, pages, size, d, err := op(ctx)
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", target, err)
-		}
-		if len(lat) > 0 && (tools != res.Tools || pages != res.Pages) {
-			return res, fmt.Errorf("%s: %d tools in %d pages, before %d in %d", target, tools, pages, res.Tools, res.Pages)
-		}
-		res.Tools, res.Pages, res.Bytes = tools, pages, size
-		lat = append(lat, d)
-	}
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	slices.Sort(lat)
-	res.Lists, res.P50Ms, res.P99Ms = len(lat), pct(lat, 50), pct(lat, 99)
-	return res, nil
-}
-
-// runList measures benchmark 3; with pprofAddr, it profiles the hub during
-// the full view's measurement.
-func (e *benchEnv) runList(ctx context.Context, s *scaleSetup, base, pprofAddr string) (*ListBench, *ProfileCapture, error) {
-	hc := newHTTPClient(64)
-	defer hc.CloseIdleConnections()
-	out := &ListBench{Upstreams: s.upstreams, ToolsPerUpstream: s.tools, TargetP99Ms: targetListP99}
-	var prof *ProfileCapture
-	e.progress("tools/list: one upstream directly (%d tools)", s.tools)
-	one, err := openRaw(ctx, hc, s.urls[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	if out.Direct, err = measureList(ctx, "direct (1 upstream)", e.cfg, one.listTools, nil); err != nil {
-		return nil, nil, err
-	}
-	e.progress("tools/list: every upstream directly, one after the other")
-	all := make([]*rawSession, s.upstreams)
-	for i := range all {
-		if all[i], err = openRaw(ctx, hc, s.urls[i]); err != nil {
-			return nil, nil, fmt.Errorf("upstream %d: %w", i, err)
-		}
-	}
-	out.DirectAll, err = measureList(ctx, fmt.Sprintf("direct (%d upstreams)", s.upstreams), e.cfg, func(ctx context.Context) (tools, pages, size int, elapsed time.Duration, err error) {
-		for _, rs := range all {
-			t, p, b, d, err := rs.listTools(ctx)
-			if err != nil {
-				return 0, 0, 0, 0, err
-			}
-			tools, pages, size, elapsed = tools+t, pages+p, size+b, elapsed+d
-		}
-		return
-	}, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, v := range []struct {
-		level string
-		into  *ListResult
-	}{{"full", &out.Full}, {"restricted", &out.Restricted}} {
-		e.progress("tools/list: through the hub, %s view", v.level)
-		rs, err := openRaw(ctx, hc, base+"/mcp", "X-Autonomy-Level", v.level)
-		if err != nil {
-			return nil, nil, err
-		}
-		runCfg, begin, wait := e.cfg, func() {}, func() error { return nil }
-		if pprofAddr != "" && v.level == "full" {
-			if prof, err = e.newCapture(fmt.Sprintf("tools/list of %d tools, full view", s.upstreams*s.tools), "hub-list"); err != nil {
-				return nil, nil, err
-			}
-			runCfg.Duration = prof.runLength(runCfg.Duration)
-			begin, wait = prof.start(ctx, pprofAddr)
-		}
-		if *v.into, err = measureList(ctx, "hub, "+v.level, runCfg, rs.listTools, begin); err != nil {
-			return nil, nil, err
-		}
-		if err := wait(); err != nil {
-			return nil, nil, fmt.Errorf("profile: %w", err)
-		}
-	}
-	for _, r := range []*ListResult{&out.Direct, &out.DirectAll, &out.Full, &out.Restricted} {
-		r.P50Ratio, r.P99Ratio = ratio(r.P50Ms, out.Direct.P50Ms), ratio(r.P99Ms, out.Direct.P99Ms)
-	}
-	out.MeetsTarget = out.Full.P99Ms <= targetListP99 && out.Restricted.P99Ms <= targetListP99
-	return out, prof, nil
-}
-
-func (l *ListBench) writeTable(w io.Writer) {
-	fmt.Fprintf(w, "\n[3] tools/list, %d upstreams x %d tools, one session listing back to back (ms: request sent -> reply read, summed over pages)\n", l.Upstreams, l.ToolsPerUpstream)
-	fmt.Fprintf(w, "%-22s %6s %6s %10s %9s %9s %11s %11s\n", "target", "tools", "pages", "KB", "p50 ms", "p99 ms", "p50 ratio", "p99 ratio")
-	for _, r := range []ListResult{l.Direct, l.DirectAll, l.Full, l.Restricted} {
-		fmt.Fprintf(w, "%-22s %6d %6d %10.1f %9.3f %9.3f %10.1fx %10.1fx\n", r.Target, r.Tools, r.Pages, float64(r.Bytes)/1024, r.P50Ms, r.P99Ms, r.P50Ratio, r.P99Ratio)
-	}
-	fmt.Fprintf(w, "ratios against listing one upstream directly; target: a full list through the hub p99 < %.0f ms: %s\n", l.TargetP99Ms, verdict(l.MeetsTarget))
 }
 
 func verdict(ok bool) string {
@@ -446,7 +298,7 @@ func (e *benchEnv) runFanout(ctx context.Context, s *scaleSetup, base string, li
 	var seq atomic.Int64
 	e.progress("fan-out: %d sessions, each with a session to every one of %d upstreams, directly", n, s.upstreams)
 	var err error
-	out.Direct, err = measureCalls(ctx, "direct", n, e.cfg, nil, func(ctx context.Context, _ int) (callFunc, func(), error) {
+	out.Direct, err = measureCalls(ctx, "direct", n, e.cfg, window{}, func(ctx context.Context, _ int) (callFunc, func(), error) {
 		cs := make([]*client.Client, s.upstreams)
 		closeAll := func() {
 			for _, c := range cs {
@@ -475,7 +327,7 @@ func (e *benchEnv) runFanout(ctx context.Context, s *scaleSetup, base string, li
 	}
 	e.progress("fan-out: %d sessions through the hub", n)
 	seq.Store(0)
-	out.Hub, err = measureCalls(ctx, "hub", n, e.cfg, nil, func(ctx context.Context, _ int) (callFunc, func(), error) {
+	out.Hub, err = measureCalls(ctx, "hub", n, e.cfg, window{}, func(ctx context.Context, _ int) (callFunc, func(), error) {
 		c, err := dial(ctx, base+"/mcp", hc)
 		if err != nil {
 			return nil, nil, err
