@@ -124,8 +124,16 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: test-deps vet helm-test release-check fuzz
+test: test-deps vet helm-test release-check fuzz budgets
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Budgets the race detector would distort (it changes what allocates), so
+# they build without it and run apart: the allocations of one fast-path
+# tools/call in the hub (issue 22: at most 120).
+.PHONY: budgets
+budgets:
+	@out=$$($(GO) test -count=1 -run 'TestFastPathAllocations' -v ./internal/hub/ 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ]; then echo "$$out"; exit $$rc; fi; echo "$$out" | grep -E 'allocations per|^ok'
 
 # Each fuzz target runs briefly on every `make test` (its seeds first, then
 # a random search): the strict JSON-RPC reading, the call the hub sends upstream,

@@ -106,11 +106,6 @@ func (c Caller) AppendKey(dst []byte) []byte {
 	return append(dst, c.Name...)
 }
 
-// Bindings are the values api tools may map into their requests.
-func (c Caller) Bindings() map[string]string {
-	return map[string]string{"caller": c.Name, "agent": c.Agent, "workflow": c.Workflow, "step": c.Step}
-}
-
 // AnonymousKey is the Key of an anonymous caller at remote (a RemoteAddr):
 // its IP address, so one anonymous flood does not stop other anonymous
 // callers. An IPv6 address counts by its /64, which one host usually holds

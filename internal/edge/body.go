@@ -48,7 +48,7 @@ func mib(n int64) string {
 // LimitBody answers 413, one that does not arrive within the read timeout
 // 408; both report false. The body is left readable again in r.
 func (e *Edge) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(r.Body)
+	body, err := e.readAll(r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
@@ -64,4 +64,19 @@ func (e *Edge) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, true
+}
+
+// readAll reads a request's body: at once into a buffer of its declared
+// length when that is within the body limit (LimitBody's reader still
+// bounds what is read), else as it comes.
+func (e *Edge) readAll(r *http.Request) ([]byte, error) {
+	n := r.ContentLength
+	if n <= 0 || n > e.maxBody {
+		return io.ReadAll(r.Body)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r.Body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }

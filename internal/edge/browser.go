@@ -80,7 +80,7 @@ func (e *Edge) MCPFace(next http.Handler, sse bool) http.Handler {
 		}
 		if r.Method == http.MethodPost {
 			ct := r.Header.Get("Content-Type")
-			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			if !isJSON(ct) {
 				jsonrpc.Refuse(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, nil, fmt.Sprintf(
 					"Content-Type %q refused: MCP messages must be sent as application/json", ct))
 				return
@@ -185,10 +185,20 @@ func (c *corsHeader) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // arrived on a loopback address must name a loopback host.
 func HostAllowed(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !isLoopback(local.String()) {
+	if !ok || local == nil || !localLoopback(local) {
 		return true
 	}
 	return isLoopback(r.Host)
+}
+
+// localLoopback reports whether the address a request arrived on is a
+// loopback one; a TCP address is read as it is (formatting it allocates,
+// and every request passes here).
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return isLoopback(a.String())
 }
 
 func isLoopback(hostport string) bool {
@@ -201,4 +211,15 @@ func isLoopback(hostport string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
+}
+
+// isJSON reports whether a Content-Type value is application/json (with
+// parameters or not). The usual exact value is compared first: parsing
+// allocates, and every message a caller sends passes here.
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }

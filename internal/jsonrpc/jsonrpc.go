@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -90,11 +92,89 @@ func (m *Message) Kind() Kind {
 	}
 }
 
+// A Reader reads messages as the package's functions do, keeping its
+// decoders for the next message: a decoder's state (its buffer, the member
+// names it tracks to refuse duplicates) is most of what reading a message
+// allocates. A face or a connection that reads many messages keeps one;
+// the zero value is ready, and it is safe for concurrent use.
+type Reader struct{ decoders sync.Pool }
+
+// decoder is one reusable decoder, the reader it reads from, and the
+// members of the object it read last (scan).
+type decoder struct {
+	src     bytes.Reader
+	dec     jsontext.Decoder
+	members []Member
+}
+
+func (r *Reader) decoder(raw []byte) *decoder {
+	d, _ := r.decoders.Get().(*decoder)
+	if d == nil {
+		d = &decoder{}
+	}
+	d.src.Reset(raw)
+	d.dec.Reset(&d.src)
+	return d
+}
+
+func (r *Reader) done(d *decoder) {
+	d.src.Reset(nil)
+	clear(d.members) // they point into the message
+	d.members = d.members[:0]
+	r.decoders.Put(d)
+}
+
+// scan reads raw as Object does. The members are d's until r.done(d),
+// which the caller owes whatever the error: a message is read without a
+// new slice for each object in it.
+func (r *Reader) scan(raw []byte) (d *decoder, members []Member, err error) {
+	d = r.decoder(raw)
+	d.members, err = readMembers(&d.dec, raw, d.members[:0])
+	return d, d.members, err
+}
+
 // Parse reads one message strictly. Its error is an *Error with the code a
 // caller should be answered with: parse error for bytes that are not one
 // JSON object, invalid request for a bad envelope.
-func Parse(raw []byte) (*Message, error) {
-	members, err := Object(raw)
+func Parse(raw []byte) (*Message, error) { return new(Reader).Parse(raw) }
+
+// Parse is the package's Parse with r's decoders.
+func (r *Reader) Parse(raw []byte) (*Message, error) {
+	m, err := r.envelope(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkParams(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ParseRequest is Parse, and for a tools/call request its call as
+// ParseToolCall reads it (nil for any other message). ParseToolCall checks
+// all that Parse checks of params, so they are read once.
+func (r *Reader) ParseRequest(raw []byte) (*Message, *ToolCall, error) {
+	m, err := r.envelope(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Method != "tools/call" || m.Kind() != KindRequest {
+		if err := r.checkParams(m); err != nil {
+			return nil, nil, err
+		}
+		return m, nil, nil
+	}
+	call, err := r.ParseToolCall(m.Params)
+	if err != nil {
+		return m, nil, err
+	}
+	return m, &call, nil
+}
+
+// envelope reads a message's members.
+func (r *Reader) envelope(raw []byte) (*Message, error) {
+	d, members, err := r.scan(raw)
+	defer r.done(d)
 	if err != nil {
 		var dup *DuplicateError
 		if errors.As(err, &dup) {
@@ -115,7 +195,9 @@ func Parse(raw []byte) (*Message, error) {
 		}
 		switch mb.Key {
 		case "jsonrpc":
-			if err := json.Unmarshal(mb.Value, &m.JSONRPC); err != nil {
+			if string(mb.Value) == `"`+Version+`"` {
+				m.JSONRPC = Version
+			} else if err := json.Unmarshal(mb.Value, &m.JSONRPC); err != nil {
 				return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: jsonrpc must be the string \"2.0\""}
 			}
 		case "id":
@@ -124,7 +206,9 @@ func Parse(raw []byte) (*Message, error) {
 			}
 			m.ID = mb.Value
 		case "method":
-			if err := json.Unmarshal(mb.Value, &m.Method); err != nil {
+			if mb.Value[0] == '"' {
+				m.Method = text(mb.Value)
+			} else if err := json.Unmarshal(mb.Value, &m.Method); err != nil {
 				return nil, &Error{Code: CodeInvalidRequest, Message: "invalid request: method must be a string"}
 			}
 		case "params":
@@ -138,32 +222,36 @@ func Parse(raw []byte) (*Message, error) {
 	if m.JSONRPC != Version {
 		return nil, &Error{Code: CodeInvalidRequest, Message: `invalid request: jsonrpc must be "2.0"`}
 	}
+	return m, nil
+}
+
+// checkParams checks the params of a request or notification: an object
+// (or array), no member named twice, _meta's members the hub reads spelt
+// as it reads them.
+func (r *Reader) checkParams(m *Message) error {
 	if m.Method != "" && len(m.Params) > 0 && string(m.Params) != "null" {
 		// Every member of params is read by someone; none may be named twice.
 		if c := m.Params[0]; c == '{' {
-			params, err := Object(m.Params)
+			d, params, err := r.scan(m.Params)
+			defer r.done(d)
 			if err != nil {
-				return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
+				return &Error{Code: CodeInvalidParams, Message: "invalid params: " + err.Error()}
 			}
 			for _, p := range params {
 				if known, bad := misCased(p, []string{"_meta"}); bad {
-					return nil, invalidParams("params member %q must be spelt %q; a server may read either", p.Key, known)
+					return invalidParams("params member %q must be spelt %q; a server may read either", p.Key, known)
 				}
 				if p.Key == "_meta" && p.Value[0] == '{' {
-					meta, err := Object(p.Value)
-					if err != nil {
-						return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: _meta: " + err.Error()}
-					}
-					if err := checkMeta(meta); err != nil {
-						return nil, err
+					if err := r.checkMetaObject(p.Value); err != nil {
+						return err
 					}
 				}
 			}
 		} else if c != '[' {
-			return nil, &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
+			return &Error{Code: CodeInvalidParams, Message: "invalid params: params must be an object"}
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // Meta returns the members of params._meta, nil when there are none. Parse
@@ -197,8 +285,6 @@ func IDOf(raw []byte) json.RawMessage {
 type Member struct {
 	Key   string
 	Value json.RawMessage
-	// folded is Key as a case-insensitive decoder matches it.
-	folded string
 }
 
 // DuplicateError names a member that appears twice, in the same or another
@@ -215,14 +301,23 @@ func (e *DuplicateError) Error() string {
 // Object reads raw as one JSON object and returns its members in order. A
 // member named twice, in any letter case, is a *DuplicateError; trailing
 // data after the object is an error.
-func Object(raw []byte) ([]Member, error) { return members(raw, true) }
+func Object(raw []byte) ([]Member, error) { return new(Reader).Object(raw) }
 
-// members reads an object and returns its members, values as slices of
-// raw. The decoder refuses a member named twice exactly in any object at
-// any depth; foldCase also makes names of this object that differ only in
-// letter case duplicates.
-func members(raw []byte, foldCase bool) ([]Member, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+// Object is the package's Object with r's decoders.
+func (r *Reader) Object(raw []byte) ([]Member, error) {
+	d, members, err := r.scan(raw)
+	defer r.done(d)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(members), nil
+}
+
+// readMembers reads an object from dec (reading raw) and appends its
+// members to out, values as slices of raw. The decoder refuses a member
+// named twice exactly in any object at any depth; names of this object
+// that differ only in letter case are duplicates too.
+func readMembers(dec *jsontext.Decoder, raw []byte, out []Member) ([]Member, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, syntaxError(err)
@@ -230,36 +325,31 @@ func members(raw []byte, foldCase bool) ([]Member, error) {
 	if tok.Kind() != '{' {
 		return nil, errNotObject
 	}
-	out := make([]Member, 0, 8)
 	var index map[string]string // folded name -> name, for large objects
 	for dec.PeekKind() == '"' {
-		tok, err := dec.ReadToken()
+		name, err := dec.ReadValue()
 		if err != nil {
 			return nil, syntaxError(err)
 		}
-		key := tok.String()
-		folded := key
-		if foldCase {
-			folded = fold(key)
-			if first, dup := duplicateOf(out, index, folded); dup {
-				return nil, &DuplicateError{First: first, Second: key}
-			}
-			if len(out) >= smallObject {
-				if index == nil {
-					index = make(map[string]string, 2*smallObject)
-					for _, m := range out {
-						index[m.folded] = m.Key
-					}
+		key := text(name)
+		if first, dup := duplicateOf(out, index, key); dup {
+			return nil, &DuplicateError{First: first, Second: key}
+		}
+		if len(out) >= smallObject {
+			if index == nil {
+				index = make(map[string]string, 2*smallObject)
+				for _, m := range out {
+					index[fold(m.Key)] = m.Key
 				}
-				index[folded] = key
 			}
+			index[fold(key)] = key
 		}
 		v, err := dec.ReadValue()
 		if err != nil {
 			return nil, syntaxError(err)
 		}
 		end := int(dec.InputOffset())
-		out = append(out, Member{Key: key, Value: raw[end-len(v) : end : end], folded: folded})
+		out = append(out, Member{Key: key, Value: raw[end-len(v) : end : end]})
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, syntaxError(err)
@@ -268,6 +358,48 @@ func members(raw []byte, foldCase bool) ([]Member, error) {
 		return nil, errors.New("not JSON: data after the object")
 	}
 	return out, nil
+}
+
+// text is the string a valid JSON string v stands for. The names the hub
+// reads on every message (members, methods) come back as constants: a
+// message is read without a new string for each of them.
+func text(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		b, err := jsontext.AppendUnquote(nil, v)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	switch string(raw) {
+	case "jsonrpc":
+		return "jsonrpc"
+	case "id":
+		return "id"
+	case "method":
+		return "method"
+	case "params":
+		return "params"
+	case "result":
+		return "result"
+	case "error":
+		return "error"
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "_meta":
+		return "_meta"
+	case "tools/call":
+		return "tools/call"
+	case "tools/list":
+		return "tools/list"
+	}
+	return string(raw)
 }
 
 // envelopeMembers are the members of a JSON-RPC message.
@@ -282,7 +414,7 @@ var metaMembers = []string{MetaProgressToken, MetaTraceparent, MetaTracestate}
 // values. It returns the spelling the hub reads.
 func misCased(m Member, known []string) (string, bool) {
 	for _, k := range known {
-		if k != m.Key && fold(k) == m.folded {
+		if k != m.Key && strings.EqualFold(k, m.Key) {
 			return k, true
 		}
 	}
@@ -300,6 +432,17 @@ func checkMeta(meta []Member) error {
 	return nil
 }
 
+// checkMetaObject reads a _meta object and checks it (checkMeta); its
+// error is the invalid params to answer with.
+func (r *Reader) checkMetaObject(raw []byte) error {
+	d, meta, err := r.scan(raw)
+	defer r.done(d)
+	if err != nil {
+		return &Error{Code: CodeInvalidParams, Message: "invalid params: _meta: " + err.Error()}
+	}
+	return checkMeta(meta)
+}
+
 // errNotObject is valid JSON that is not an object.
 var errNotObject = errors.New("not a JSON object: one JSON-RPC message object expected (batches are not supported)")
 
@@ -307,13 +450,16 @@ var errNotObject = errors.New("not a JSON object: one JSON-RPC message object ex
 // object's names go in a map.
 const smallObject = 16
 
-func duplicateOf(seen []Member, index map[string]string, folded string) (string, bool) {
+// duplicateOf returns the member of seen whose name a case-insensitive
+// decoder would take for key: found in index (folded name to name) once an
+// object is large, compared one by one before.
+func duplicateOf(seen []Member, index map[string]string, key string) (string, bool) {
 	if index != nil {
-		first, ok := index[folded]
+		first, ok := index[fold(key)]
 		return first, ok
 	}
 	for _, m := range seen {
-		if m.folded == folded {
+		if strings.EqualFold(m.Key, key) {
 			return m.Key, true
 		}
 	}
@@ -359,4 +505,37 @@ func isASCIILower(s string) bool {
 		}
 	}
 	return true
+}
+
+// Member returns the value of the member of the object raw named exactly
+// name, nil when raw is not an object or has no such member. It reads the
+// names of the object and skips over their values: the pipeline reads a
+// result's isError so, without decoding the content it passes through.
+func (r *Reader) Member(raw []byte, name string) json.RawMessage {
+	d := r.decoder(raw)
+	defer r.done(d)
+	dec := &d.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
+	}
+	for dec.PeekKind() == '"' {
+		key, err := dec.ReadValue() // a name: its bytes, not a new string
+		if err != nil {
+			return nil
+		}
+		match := len(key) == len(name)+2 && string(key[1:len(key)-1]) == name
+		if !match {
+			if dec.SkipValue() != nil {
+				return nil
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil
+		}
+		end := int(dec.InputOffset())
+		return raw[end-len(v) : end : end]
+	}
+	return nil
 }

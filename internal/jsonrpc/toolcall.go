@@ -52,11 +52,17 @@ func (c *ToolCall) ProgressToken() json.RawMessage {
 // the hub did not read travels on. Its error is an *Error with code
 // CodeInvalidParams.
 func ParseToolCall(params json.RawMessage) (ToolCall, error) {
+	return new(Reader).ParseToolCall(params)
+}
+
+// ParseToolCall is the package's ParseToolCall with r's decoders.
+func (r *Reader) ParseToolCall(params json.RawMessage) (ToolCall, error) {
 	var c ToolCall
 	if len(params) == 0 || string(params) == "null" {
 		return c, invalidParams("params: a tools/call needs params with a name")
 	}
-	members, err := Object(params)
+	d, members, err := r.scan(params)
+	defer r.done(d)
 	if err != nil {
 		return c, invalidParams("params: %v", err)
 	}
@@ -67,7 +73,9 @@ func ParseToolCall(params json.RawMessage) (ToolCall, error) {
 		}
 		switch m.Key {
 		case "name":
-			if err := json.Unmarshal(m.Value, &c.Name); err != nil {
+			if m.Value[0] == '"' {
+				c.Name = text(m.Value)
+			} else if err := json.Unmarshal(m.Value, &c.Name); err != nil {
 				return c, invalidParams("params.name must be a string")
 			}
 			hasName = true
@@ -86,16 +94,8 @@ func ParseToolCall(params json.RawMessage) (ToolCall, error) {
 			if isNull(m.Value) {
 				continue
 			}
-			meta, err := Object(m.Value)
-			if err != nil {
-				return c, invalidParams("params._meta: %v", err)
-			}
-			if err := checkMeta(meta); err != nil {
+			if c.Meta, err = r.meta(m.Value); err != nil {
 				return c, err
-			}
-			c.Meta = make(map[string]json.RawMessage, len(meta))
-			for _, mm := range meta {
-				c.Meta[mm.Key] = mm.Value
 			}
 		case "task":
 			if !isNull(m.Value) {
@@ -121,4 +121,21 @@ func isNull(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" 
 
 func invalidParams(format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidParams, Message: "invalid params: " + fmt.Sprintf(format, args...)}
+}
+
+// meta reads a tools/call's _meta object (checkMeta) into a map.
+func (r *Reader) meta(raw []byte) (map[string]json.RawMessage, error) {
+	d, meta, err := r.scan(raw)
+	defer r.done(d)
+	if err != nil {
+		return nil, invalidParams("params._meta: %v", err)
+	}
+	if err := checkMeta(meta); err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(meta))
+	for _, mm := range meta {
+		out[mm.Key] = mm.Value
+	}
+	return out, nil
 }

@@ -98,6 +98,7 @@ type Pipeline struct {
 	log     zerolog.Logger
 	tracer  trace.Tracer // nil when tracing is off
 	calls   inflight
+	reader  jsonrpc.Reader // reads the isError of results
 }
 
 // New builds a Pipeline. Call Follow with each new catalog so the owning
@@ -149,21 +150,8 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 		defer release()
 	}
 	rt, err := p.route(caller, session, call.Name)
-	var quarantined *registry.QuarantinedError
-	if errors.As(err, &quarantined) {
-		// Refused before the upstream: its definition is not the one
-		// pinned.
-		p.recordQuarantined(span, session, caller, quarantined)
-		return Result{Result: ErrorResult("BLOCKED: " + err.Error()), Outcome: Quarantined}
-	}
 	if err != nil {
-		outcome := p.record(ctx, span, session, caller, call.Name, "", start, false, err, nil)
-		var unknown *registry.UnknownToolError
-		if errors.As(err, &unknown) {
-			// mcp-go's answer to a name it did not serve, on every face.
-			return Result{Outcome: outcome, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", call.Name, err)}}
-		}
-		return Result{Result: ErrorResult("ERROR: " + err.Error()), Outcome: outcome}
+		return p.lookupFailed(ctx, span, session, caller, call.Name, start, err)
 	}
 	if denial := decide(caller, call.Name, rt); denial != "" {
 		p.recordDenial(span, session, caller, call.Name, rt, denial)
@@ -176,20 +164,46 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 		}
 		defer release() // when the backend call has returned
 	}
-	bc := registry.Call{ToolCall: call, Bindings: caller.Bindings(), Relay: relay}
+	bc := registry.Call{ToolCall: call, Relay: relay,
+		Bindings: registry.Bindings{Caller: caller.Name, Agent: caller.Agent, Workflow: caller.Workflow, Step: caller.Step}}
 	bc.Name = rt.Original
 	result, err := rt.Backend.Call(ctx, bc)
 	var cut *resultcap.Report
 	if err == nil {
 		result, cut, err = p.capResult(rt, result)
 	}
-	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && isErrorResult(result), err, cut)
-	var rpcErr *jsonrpc.Error
-	switch {
-	case err == nil:
+	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut)
+	if err == nil {
 		return Result{Result: result, Outcome: outcome}
-	case errors.As(err, &rpcErr):
-		return Result{Outcome: outcome, Error: rpcErr} // the upstream's JSON-RPC error stays one
+	}
+	return failed(err, outcome)
+}
+
+// failed is the answer to a call that failed with err: the upstream's
+// JSON-RPC error stays one, anything else is an error result. Apart from
+// Run, so that the error targets are only made for a failure.
+func failed(err error, outcome Outcome) Result {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return Result{Outcome: outcome, Error: rpcErr}
+	}
+	return Result{Result: ErrorResult("ERROR: " + err.Error()), Outcome: outcome}
+}
+
+// lookupFailed answers and records a call whose tool was not found, or is
+// quarantined (refused before the upstream: its definition is not the one
+// pinned).
+func (p *Pipeline) lookupFailed(ctx context.Context, span trace.Span, session string, caller callers.Caller, name string, start time.Time, err error) Result {
+	var quarantined *registry.QuarantinedError
+	if errors.As(err, &quarantined) {
+		p.recordQuarantined(span, session, caller, quarantined)
+		return Result{Result: ErrorResult("BLOCKED: " + err.Error()), Outcome: Quarantined}
+	}
+	outcome := p.record(ctx, span, session, caller, name, "", start, false, err, nil)
+	var unknown *registry.UnknownToolError
+	if errors.As(err, &unknown) {
+		// mcp-go's answer to a name it did not serve, on every face.
+		return Result{Outcome: outcome, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool '%s' not found: %v", name, err)}}
 	}
 	return Result{Result: ErrorResult("ERROR: " + err.Error()), Outcome: outcome}
 }
@@ -224,12 +238,10 @@ func ErrorResult(text string) json.RawMessage {
 	return b
 }
 
-// isErrorResult reads only the isError member of a raw result.
-func isErrorResult(raw json.RawMessage) bool {
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	return json.Unmarshal(raw, &r) == nil && r.IsError
+// isErrorResult reads only the isError member of a raw result, spelt as
+// the caller's SDK reads it.
+func (p *Pipeline) isErrorResult(raw json.RawMessage) bool {
+	return string(p.reader.Member(raw, "isError")) == "true"
 }
 
 // decide is the decision of a call: Purko's BLOCKED text when caller may
@@ -264,14 +276,16 @@ func Visible(caller callers.Caller, t registry.Tool) bool {
 }
 
 func outcomeOf(ctx context.Context, toolError bool, err error) Outcome {
-	var unavailable *registry.UnavailableError
-	var unknown *registry.UnknownToolError
-	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil && toolError:
 		return ToolError
 	case err == nil:
-		return OK
+		return OK // before the targets below: errors.As makes them escape
+	}
+	var unavailable *registry.UnavailableError
+	var unknown *registry.UnknownToolError
+	var rpcErr *jsonrpc.Error
+	switch {
 	case ctx.Err() != nil:
 		return Canceled
 	case errors.As(err, &unavailable):

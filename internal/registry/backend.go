@@ -31,9 +31,9 @@ type Call struct {
 	// ToolCall is the call as decided; Name is the backend's own name of
 	// the tool (Route.Original).
 	jsonrpc.ToolCall
-	// Bindings are the trusted per-call values (caller, agent, workflow,
-	// step) the hub's api tools may map into their requests.
-	Bindings map[string]string
+	// Bindings are the trusted per-call values the hub's api tools may map
+	// into their requests.
+	Bindings Bindings
 	// Relay, when set, brings what an upstream sends during the call to
 	// the caller; nil means only the result travels back.
 	Relay Relay
@@ -114,8 +114,11 @@ func (e *UnavailableError) Unwrap() error { return e.err }
 // into the registry's *UnavailableError, which the server tells apart;
 // any other error passes unchanged.
 func unavailableOf(err error) error {
+	if err == nil {
+		return nil // before the target: errors.As makes it escape
+	}
 	var ue *upstream.UnavailableError
-	if err == nil || !errors.As(err, &ue) {
+	if !errors.As(err, &ue) {
 		return err
 	}
 	return &UnavailableError{Server: ue.Server, Reason: ue.Reason, err: err}
@@ -147,6 +150,16 @@ func (b upstreamBackend) Call(ctx context.Context, call Call) (json.RawMessage, 
 }
 
 // localBackend runs one of the hub's own tools.
+// Bindings are the trusted values of one call (who calls, for which
+// agent, workflow and step). A value, not a map: only the hub's own tools
+// read them, and a call to an upstream should not pay for a map.
+type Bindings struct{ Caller, Agent, Workflow, Step string }
+
+// Map is b by the names an api tool's bindings refer to.
+func (b Bindings) Map() map[string]string {
+	return map[string]string{"caller": b.Caller, "agent": b.Agent, "workflow": b.Workflow, "step": b.Step}
+}
+
 type localBackend struct{ t *LocalTool }
 
 func (b localBackend) Call(ctx context.Context, call Call) (json.RawMessage, error) {
@@ -156,7 +169,7 @@ func (b localBackend) Call(ctx context.Context, call Call) (json.RawMessage, err
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: arguments of %s: %v", call.Name, err)}
 		}
 	}
-	out, err := json.Marshal(b.t.Run(ctx, args, call.Bindings))
+	out, err := json.Marshal(b.t.Run(ctx, args, call.Bindings.Map()))
 	if err != nil {
 		return nil, fmt.Errorf("encode the result of %s: %w", call.Name, err)
 	}

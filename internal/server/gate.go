@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
@@ -31,18 +29,12 @@ const maxRequestBytes = 16 << 20
 // admit reads one message strictly. For a tools/call it also reads the
 // call. The error is a *jsonrpc.Error to answer with.
 func admit(raw []byte) (*jsonrpc.Message, *jsonrpc.ToolCall, error) {
-	msg, err := jsonrpc.Parse(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	if msg.Method != string(mcp.MethodToolsCall) || msg.Kind() != jsonrpc.KindRequest {
-		return msg, nil, nil
-	}
-	call, err := jsonrpc.ParseToolCall(msg.Params)
-	if err != nil {
-		return msg, nil, err
-	}
-	return msg, &call, nil
+	return admitWith(new(jsonrpc.Reader), raw)
+}
+
+// admitWith is admit with rd's decoders (the /mcp face keeps a Reader).
+func admitWith(rd *jsonrpc.Reader, raw []byte) (*jsonrpc.Message, *jsonrpc.ToolCall, error) {
+	return rd.ParseRequest(raw)
 }
 
 // gateHook refuses, inside mcp-go, any request the gate would refuse. The

@@ -36,6 +36,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/peers"
@@ -116,6 +117,9 @@ type Server struct {
 	streamable *server.StreamableHTTPServer
 	sse        *server.SSEServer
 	ws         http.Handler
+
+	// reader reads the messages of the /mcp face, keeping its decoders.
+	reader jsonrpc.Reader
 
 	feat    *features.Features
 	peers   *peers.Peers // nil: no peers

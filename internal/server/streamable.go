@@ -41,7 +41,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	msg, call, err := admit(body)
+	msg, call, err := admitWith(&s.reader, body)
 	if err != nil {
 		// 400 for a body that is no message, 200 for a request refused.
 		status := http.StatusOK
@@ -122,7 +122,10 @@ type jsonOnly struct{ http.ResponseWriter }
 // mcp-go would: JSON in, JSON accepted, a host mcp-go's DNS rebinding
 // protection admits. Others go to mcp-go, which refuses or streams them.
 func (s *Server) plainHTTP(r *http.Request) bool {
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if ct != "application/json" { // the usual value; parsing allocates
+		ct, _, _ = mime.ParseMediaType(ct)
+	}
 	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && edge.HostAllowed(r)
 }
 

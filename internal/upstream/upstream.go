@@ -167,8 +167,9 @@ type Client struct {
 
 	relays relay.Tracker
 
-	// legacy remembers that the server does not speak 2026-07-28, so a
-	// reconnect goes straight to initialize instead of probing again.
+	// legacy says the session is opened with the initialize handshake
+	// (2025-11-25 and older), see preferHandshake. It is false for a
+	// server that refused the handshake, or one pinned to 2026-07-28.
 	legacy bool
 
 	kick    chan struct{} // a call saw a transport error: check health now
@@ -236,6 +237,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		refresh:  make(chan struct{}, 1),
 		acked:    make(chan struct{}, 1),
 		done:     make(chan struct{}),
+		legacy:   preferHandshake(spec),
 	}
 	c.extras.c = c
 	c.opts.HTTPClient = c.answers.Wrap(c.opts.HTTPClient)
@@ -512,12 +514,45 @@ func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err e
 	return cn, tools, err
 }
 
+// preferHandshake reports whether a session with the server opens with the
+// initialize handshake (2025-11-25) rather than 2026-07-28's discovery.
+// Every request of a 2026-07-28 session carries the client's revision,
+// identity and capabilities in its _meta and mirrors its method and name
+// into headers, and the server decodes all of it per request: measured
+// with an mcp-go upstream, that doubles its CPU per tools/call, on
+// machines where upstreams share the hub's cores. A 2025-11-25 session
+// says all that once. Everything the hub relays works on both (progress,
+// log messages, input requests as server requests on the call's stream,
+// list_changed on the GET stream), so the hub asks for the handshake
+// unless the server is pinned to a 2026-07-28 revision, and turns to
+// 2026-07-28 only for a server that refuses the handshake.
+func preferHandshake(spec config.ServerSpec) bool {
+	return spec.ProtocolVersion == "" || !mcp.IsModernProtocol(spec.ProtocolVersion)
+}
+
+// refusedHandshake reports whether err is a server's refusal of the
+// initialize handshake itself (it answered, with no such method or no
+// revision it takes), which a server speaking only 2026-07-28 gives.
+func refusedHandshake(err error) bool {
+	var unsupported mcp.UnsupportedProtocolVersionError
+	return errors.Is(err, mcp.ErrMethodNotFound) || errors.As(err, &unsupported)
+}
+
 // connectOnce is one attempt of connect.
 func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 	c.mu.RLock()
 	legacy := c.legacy
 	c.mu.RUnlock()
 	cn, tools, err := c.dial(ctx, legacy)
+	if err != nil && legacy && c.spec.ProtocolVersion == "" && refusedHandshake(err) && c.spec.Transport != config.TransportSSE {
+		c.log.Debug().Err(c.cred.redact(err)).Msg("server refused the initialize handshake; using 2026-07-28")
+		if cn, tools, err = c.dial(ctx, false); err == nil && mcp.IsModernProtocol(cn.protocol) {
+			c.mu.Lock()
+			c.legacy = false
+			c.mu.Unlock()
+		}
+		return cn, tools, err
+	}
 	var unsupported mcp.UnsupportedProtocolVersionError
 	if err != nil && !legacy && errors.As(err, &unsupported) {
 		// Some servers answer server/discover without supporting

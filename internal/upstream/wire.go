@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -82,7 +84,11 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 	if c.spec.Transport != config.TransportStreamableHTTP {
 		return o
 	}
-	p := &streamhttp.Post{Client: c.opts.HTTPClient, URL: c.spec.URL, Header: http.Header{}, IDs: &cn.nextID,
+	target, err := url.Parse(c.spec.URL)
+	if err != nil {
+		return o // the transport, which parsed it too, has refused it
+	}
+	p := &streamhttp.Post{Client: c.opts.HTTPClient, URL: target, Header: http.Header{}, IDs: &cn.nextID,
 		MaxResponseBytes: c.opts.maxResponseBytes(), Excerpt: c.cred.readExcerpt,
 		RefuseFailed: func(err error, method string) {
 			c.log.Debug().Err(c.cred.redact(err)).Str("method", method).Msg("refusing an upstream request")
@@ -154,7 +160,7 @@ func (o *out) params(call jsonrpc.ToolCall, own map[string]json.RawMessage) json
 	}
 	b := make([]byte, 0, len(call.Arguments)+len(call.Name)+256)
 	b = append(b, `{"name":`...)
-	b = append(b, mustJSON(call.Name)...)
+	b, _ = jsontext.AppendQuote(b, call.Name)
 	if call.Arguments != nil {
 		b = append(b, `,"arguments":`...)
 		b = append(b, call.Arguments...)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,7 +68,7 @@ func TestPostAnswers(t *testing.T) {
 				_, _ = io.WriteString(w, strings.ReplaceAll(tc.body, "%ID%", strings.Trim(string(msg.ID), `"`)))
 			}))
 			defer ts.Close()
-			p := &Post{Client: httpbound.Limit(ts.Client(), "s", 1000), URL: ts.URL, Header: http.Header{}, IDs: new(atomic.Uint64),
+			p := &Post{Client: httpbound.Limit(ts.Client(), "s", 1000), URL: mustURL(t, ts.URL), Header: http.Header{}, IDs: new(atomic.Uint64),
 				MaxResponseBytes: 1000, Excerpt: func(r io.Reader, n int) string { b, _ := io.ReadAll(io.LimitReader(r, int64(n))); return string(b) }}
 			res, err := p.Request(context.Background(), "tools/call", []byte(`{"name":"t"}`), nil)
 			var rpcErr *jsonrpc.Error
@@ -95,5 +96,66 @@ func TestPostAnswers(t *testing.T) {
 				t.Fatalf("server request refused: %v; want %v", got, tc.wantRefuse)
 			}
 		})
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestPostFollowsRedirects: an upstream that redirects its POSTs (a
+// framework adding a trailing slash, say) is followed as http.Client.Do
+// follows it, from the first request on.
+func TestPostFollowsRedirects(t *testing.T) {
+	var hits atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, "/mcp/", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		msg, err := jsonrpc.Parse(b)
+		if err != nil {
+			t.Errorf("unreadable request %s: %v", b, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"ok":true}}`)
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	p := &Post{Client: ts.Client(), URL: mustURL(t, ts.URL+"/mcp"), Header: http.Header{}, IDs: new(atomic.Uint64),
+		MaxResponseBytes: 1000, Excerpt: func(io.Reader, int) string { return "" }}
+	for i, wantHits := range []int32{3, 5} { // 307 + (307, 200) through Do; then Do: 307, 200
+		res, err := p.Request(context.Background(), "tools/call", []byte(`{"name":"t"}`), nil)
+		if err != nil || string(res) != `{"ok":true}` {
+			t.Fatalf("request %d = %s, %v; want the redirected server's result", i+1, res, err)
+		}
+		if got := hits.Load(); got != wantHits {
+			t.Fatalf("after request %d the server saw %d requests, want %d", i+1, got, wantHits)
+		}
+	}
+}
+
+// TestPostTransportErrorWording: a POST that reaches nobody fails as
+// http.Client.Do words it (the method and the URL, its password hidden).
+func TestPostTransportErrorWording(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	addr := ts.URL
+	ts.Close() // nobody listens there now
+	u := mustURL(t, addr+"/mcp")
+	u.User = url.UserPassword("me", "s3cret")
+	p := &Post{Client: &http.Client{}, URL: u, Header: http.Header{}, IDs: new(atomic.Uint64), MaxResponseBytes: 1000}
+	_, err := p.Request(context.Background(), "tools/call", []byte(`{"name":"t"}`), nil)
+	var trErr *transport.Error
+	if !errors.As(err, &trErr) || !strings.Contains(err.Error(), `Post "http://me:`) || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("Request error %v; want a transport error naming the POST, without the password", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // TestVersionRefusal: an HTTP error whose body refuses the protocol
@@ -25,7 +27,7 @@ func TestVersionRefusal(t *testing.T) {
 		{"empty", ``, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := versionRefusal([]byte(tc.body), "hub-1")
+			err := versionRefusal(new(jsonrpc.Reader), []byte(tc.body), "hub-1")
 			var unsupported mcp.UnsupportedProtocolVersionError
 			if got := errors.As(err, &unsupported); got != tc.want {
 				t.Fatalf("versionRefusal = %v, want a refusal: %v", err, tc.want)
