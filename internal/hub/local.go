@@ -10,8 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/purko-io/mcp-hub/internal/apitools"
@@ -19,6 +18,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/builtin"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/credential"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
@@ -118,16 +118,16 @@ func apiSecrets(rc *rest.Config) credential.SecretReader {
 	if rc == nil {
 		return nil
 	}
-	var kc kubernetes.Interface
+	var dyn dynamic.Interface
 	return func(ctx context.Context, namespace, name string) (map[string][]byte, bool, error) {
-		if kc == nil {
-			c, err := kubernetes.NewForConfig(rc)
+		if dyn == nil {
+			c, err := dynamic.NewForConfig(rc)
 			if err != nil {
 				return nil, false, fmt.Errorf("kubernetes client: %w", err)
 			}
-			kc = c
+			dyn = c
 		}
-		sec, err := kc.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		sec, err := kubeclient.Secrets.In(dyn, namespace).Get(ctx, name)
 		switch {
 		case apierrors.IsNotFound(err):
 			return nil, false, nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery/kube"
@@ -82,16 +81,12 @@ func newPins(ctx context.Context, cfg *config.Config, o Options, log zerolog.Log
 		w.pinner = pinning.New(mode, store, rules)
 		return w, nil
 	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("pins ConfigMap: %w", err)
-	}
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("pins ConfigMap: %w", err)
 	}
 	ns := pinsNamespace(o, cfg.Kubernetes, own)
-	store, err := pinning.OpenConfigMap(cs, ns, log)
+	store, err := pinning.OpenConfigMap(dyn, ns, log)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +105,7 @@ func newPins(ctx context.Context, cfg *config.Config, o Options, log zerolog.Log
 	}
 	log.Info().Str("mode", string(mode)).Str("configmap", ns+"/"+pinning.ConfigMapName).Msg("tool pinning on")
 	w.pinner = pinning.New(mode, store, rules)
-	w.events = pinning.NewEvents(cs, dyn, store, log)
+	w.events = pinning.NewEvents(dyn, store, log)
 	w.close = func() {
 		w.events.Stop()
 		store.Close()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
@@ -35,16 +34,12 @@ func newRegistrations(cfg *config.Config, o Options, log zerolog.Logger) (regist
 		log.Info().Str("file", path).Msg("servers registered through the API are kept in this file")
 		return f, f, nil
 	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("registrations: %w", err)
-	}
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("registrations: %w", err)
 	}
 	ns := registrationsNamespace(o, cfg.Kubernetes, own)
-	k := registrations.NewKube(cs, dyn, ns, cfg.Kubernetes.ConfigMapName, secretNames(o, cfg.Kubernetes))
+	k := registrations.NewKube(dyn, ns, cfg.Kubernetes.ConfigMapName, secretNames(o, cfg.Kubernetes))
 	log.Info().Str("namespace", ns).Msg("servers registered through the API are written to the mcp-servers ConfigMap and MCPServers")
 	return k, nil, nil
 }

@@ -31,14 +31,14 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
-	authnv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // Identity is an authenticated caller: a pod running a Purko Agent.
@@ -125,7 +125,6 @@ const reviewTimeout = 15 * time.Second
 
 // Reviewer authenticates tokens. It is safe for concurrent use.
 type Reviewer struct {
-	client    kubernetes.Interface
 	dyn       dynamic.Interface
 	audiences []string
 	ttl       time.Duration
@@ -182,16 +181,11 @@ func New(cfg *rest.Config, opts Options) (*Reviewer, error) {
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubeauth: Kubernetes client: %w", err)
-	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubeauth: Kubernetes client: %w", err)
 	}
 	return &Reviewer{
-		client:    client,
 		dyn:       dyn,
 		audiences: slices.Clone(opts.Audiences),
 		ttl:       opts.CacheTTL,
@@ -276,9 +270,9 @@ func (r *Reviewer) run(ctx context.Context, key [sha256.Size]byte, token string,
 
 // review does the work: TokenReview, pod, Agent.
 func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
-	tr, err := r.client.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{
-		Spec: authnv1.TokenReviewSpec{Token: token, Audiences: r.audiences},
-	}, metav1.CreateOptions{})
+	tr, err := kubeclient.TokenReviews.In(r.dyn, "").Create(ctx, &kubeclient.TokenReview{
+		Spec: kubeclient.TokenReviewSpec{Token: token, Audiences: r.audiences},
+	})
 	if err != nil {
 		return Identity{}, fmt.Errorf("kubeauth: create TokenReview: %w", err)
 	}
@@ -306,7 +300,7 @@ func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
 	}
 	podRef := ns + "/" + podName
 
-	pod, err := r.client.CoreV1().Pods(ns).Get(ctx, podName, metav1.GetOptions{})
+	pod, err := kubeclient.Pods.In(r.dyn, ns).Get(ctx, podName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return Identity{}, fmt.Errorf("kubeauth: get pod %s (token of %s): %w: %w", podRef, user, ErrNotAgent, err)
@@ -404,7 +398,7 @@ func serviceAccount(user string) (namespace, name string, ok bool) {
 	return namespace, name, true
 }
 
-func single(v authnv1.ExtraValue) (string, bool) {
+func single(v []string) (string, bool) {
 	if len(v) != 1 || v[0] == "" {
 		return "", false
 	}

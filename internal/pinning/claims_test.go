@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
@@ -95,7 +95,7 @@ func TestConfigMapClaimsReplicasAgree(t *testing.T) {
 	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
 	hubCfg := c.ServiceAccountConfig(ns, "hub")
 	ctx := context.Background()
-	csA, csB := kubernetes.NewForConfigOrDie(hubCfg), kubernetes.NewForConfigOrDie(hubCfg)
+	csA, csB := dynamic.NewForConfigOrDie(hubCfg), dynamic.NewForConfigOrDie(hubCfg)
 	a, b := openReplica(t, csA, ns), openReplica(t, csB, ns)
 
 	// A pin first: claims must leave it alone.

@@ -7,13 +7,13 @@ import (
 	"strconv"
 
 	"github.com/rs/zerolog"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // ConfigMapName is the ConfigMap, in the hub's namespace, that holds the
@@ -37,12 +37,12 @@ const claimsKey = "names.json"
 // resourceVersion, retried on conflict, so concurrent replicas never lose
 // each other's pins and the first writer of a key wins.
 type ConfigMapStore struct {
-	client    kubernetes.Interface
+	dyn       dynamic.Interface
 	namespace string
 	log       zerolog.Logger
-	factory   informers.SharedInformerFactory
 	informer  cache.SharedIndexInformer
 	cancel    context.CancelFunc
+	stopped   func() // waits for the informer to stop
 	changed   chan struct{}
 	// claimsChanged is Changed for the claims.
 	claimsChanged chan struct{}
@@ -58,16 +58,18 @@ type ConfigMapStore struct {
 // OpenConfigMap starts watching the pins ConfigMap in namespace; the
 // ConfigMap is created on the first write. WaitSynced waits for its first
 // copy; Close stops the watch.
-func OpenConfigMap(client kubernetes.Interface, namespace string, log zerolog.Logger) (*ConfigMapStore, error) {
+func OpenConfigMap(dyn dynamic.Interface, namespace string, log zerolog.Logger) (*ConfigMapStore, error) {
 	if namespace == "" {
 		return nil, errors.New("pins ConfigMap: no namespace")
 	}
-	s := &ConfigMapStore{client: client, namespace: namespace, log: log.With().Str("component", "pins").Logger(),
+	s := &ConfigMapStore{dyn: dyn, namespace: namespace, log: log.With().Str("component", "pins").Logger(),
 		changed: make(chan struct{}, 1), claimsChanged: make(chan struct{}, 1),
 		held: held{pins: map[Key]Pin{}}, heldClaims: heldClaims{claims: map[string]Claim{}}}
-	s.factory = informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + ConfigMapName }))
-	s.informer = s.factory.Core().V1().ConfigMaps().Informer()
+	inf, err := kubeclient.ConfigMaps.Informer(dyn, namespace, func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + ConfigMapName })
+	if err != nil {
+		return nil, fmt.Errorf("watch pins ConfigMap: %w", err)
+	}
+	s.informer = inf
 	if _, err := s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.observe(obj, true) },
 		UpdateFunc: func(_, obj any) { s.observe(obj, true) },
@@ -79,7 +81,7 @@ func OpenConfigMap(client kubernetes.Interface, namespace string, log zerolog.Lo
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	s.factory.Start(ctx.Done())
+	s.stopped = kubeclient.Start(ctx, s.informer)
 	return s, nil
 }
 
@@ -95,7 +97,7 @@ func (s *ConfigMapStore) WaitSynced(ctx context.Context) error {
 // Close stops the watch and waits for it.
 func (s *ConfigMapStore) Close() {
 	s.cancel()
-	s.factory.Shutdown()
+	s.stopped()
 }
 
 // Namespace is where the ConfigMap lives.
@@ -114,7 +116,7 @@ func (s *ConfigMapStore) UID() string {
 // and the values read of it before are kept: forgetting pins is what an
 // attacker would want, and forgetting claims renames tools under callers.
 func (s *ConfigMapStore) observe(obj any, notify bool) {
-	cm, ok := obj.(*corev1.ConfigMap)
+	cm, ok := obj.(*kubeclient.ConfigMap)
 	if !ok {
 		return
 	}
@@ -161,7 +163,7 @@ func (s *ConfigMapStore) observe(obj any, notify bool) {
 	}
 }
 
-func decodeClaimsConfigMap(cm *corev1.ConfigMap) (map[string]Claim, error) {
+func decodeClaimsConfigMap(cm *kubeclient.ConfigMap) (map[string]Claim, error) {
 	data, ok := cm.Data[claimsKey]
 	if !ok {
 		return map[string]Claim{}, nil
@@ -174,7 +176,7 @@ func decodeClaimsConfigMap(cm *corev1.ConfigMap) (map[string]Claim, error) {
 	return claims, nil
 }
 
-func decodeConfigMap(cm *corev1.ConfigMap) (map[Key]Pin, error) {
+func decodeConfigMap(cm *kubeclient.ConfigMap) (map[Key]Pin, error) {
 	data, ok := cm.Data[configMapKey]
 	if !ok {
 		return map[Key]Pin{}, nil
@@ -243,7 +245,7 @@ func (s *ConfigMapStore) ClaimsChanged() <-chan struct{} { return s.claimsChange
 
 // modifyPins applies change to the live pins (see modify).
 func (s *ConfigMapStore) modifyPins(ctx context.Context, change func(map[Key]Pin) bool) error {
-	err := s.modify(ctx, func(cm *corev1.ConfigMap) (bool, error) {
+	err := s.modify(ctx, func(cm *kubeclient.ConfigMap) (bool, error) {
 		pins, err := decodeConfigMap(cm)
 		if err != nil {
 			return false, err // never overwrite pins that cannot be read
@@ -266,7 +268,7 @@ func (s *ConfigMapStore) modifyPins(ctx context.Context, change func(map[Key]Pin
 
 // modifyClaims applies change to the live claims (see modify).
 func (s *ConfigMapStore) modifyClaims(ctx context.Context, change func(map[string]Claim) bool) error {
-	err := s.modify(ctx, func(cm *corev1.ConfigMap) (bool, error) {
+	err := s.modify(ctx, func(cm *kubeclient.ConfigMap) (bool, error) {
 		claims, err := decodeClaimsConfigMap(cm)
 		if err != nil {
 			return false, err // never overwrite claims that cannot be read
@@ -291,16 +293,16 @@ func (s *ConfigMapStore) modifyClaims(ctx context.Context, change func(map[strin
 // writes it back on the resourceVersion it read; a conflict (another
 // replica wrote meanwhile) reads and applies again. change reports whether
 // it changed anything.
-func (s *ConfigMapStore) modify(ctx context.Context, change func(*corev1.ConfigMap) (bool, error)) error {
-	cms := s.client.CoreV1().ConfigMaps(s.namespace)
+func (s *ConfigMapStore) modify(ctx context.Context, change func(*kubeclient.ConfigMap) (bool, error)) error {
+	cms := kubeclient.ConfigMaps.In(s.dyn, s.namespace)
 	return retry.OnError(retry.DefaultRetry, func(err error) bool {
 		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {
-		cm, err := cms.Get(ctx, ConfigMapName, metav1.GetOptions{})
+		cm, err := cms.Get(ctx, ConfigMapName)
 		create := apierrors.IsNotFound(err)
 		switch {
 		case create:
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: s.namespace,
+			cm = &kubeclient.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: s.namespace,
 				Labels: map[string]string{"app.kubernetes.io/managed-by": "mcp-hub"}}}
 		case err != nil:
 			return err
@@ -316,11 +318,11 @@ func (s *ConfigMapStore) modify(ctx context.Context, change func(*corev1.ConfigM
 			s.observe(cm, false)
 			return nil
 		}
-		var written *corev1.ConfigMap
+		var written *kubeclient.ConfigMap
 		if create {
-			written, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+			written, err = cms.Create(ctx, cm)
 		} else {
-			written, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+			written, err = cms.Update(ctx, cm)
 		}
 		if err != nil {
 			return err

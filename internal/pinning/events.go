@@ -6,15 +6,12 @@ import (
 	"sync"
 
 	"github.com/rs/zerolog"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
+
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // Reasons of the Events a changed tool definition gets.
@@ -39,14 +36,13 @@ type Object struct {
 // object's uid is read first, so describe finds the Event), so a report
 // never blocks the catalog.
 type Events struct {
-	dyn         dynamic.Interface
-	store       *ConfigMapStore
-	log         zerolog.Logger
-	broadcaster record.EventBroadcaster
-	recorder    record.EventRecorder
-	queue       chan report
-	cancel      context.CancelFunc
-	done        sync.WaitGroup
+	dyn    dynamic.Interface
+	store  *ConfigMapStore
+	log    zerolog.Logger
+	writer *kubeclient.EventWriter
+	queue  chan report
+	cancel context.CancelFunc
+	done   sync.WaitGroup
 }
 
 type report struct {
@@ -56,13 +52,10 @@ type report struct {
 }
 
 // NewEvents starts the Event sender; Stop ends it.
-func NewEvents(client kubernetes.Interface, dyn dynamic.Interface, store *ConfigMapStore, log zerolog.Logger) *Events {
+func NewEvents(dyn dynamic.Interface, store *ConfigMapStore, log zerolog.Logger) *Events {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := record.NewBroadcaster(record.WithContext(ctx))
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	e := &Events{dyn: dyn, store: store, log: log.With().Str("component", "pins").Logger(), broadcaster: b,
-		recorder: b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "mcp-hub"}),
-		queue:    make(chan report, 256), cancel: cancel}
+	e := &Events{dyn: dyn, store: store, log: log.With().Str("component", "pins").Logger(),
+		writer: kubeclient.NewEventWriter(dyn, "mcp-hub"), queue: make(chan report, 256), cancel: cancel}
 	e.done.Add(1)
 	go func() {
 		defer e.done.Done()
@@ -75,7 +68,6 @@ func NewEvents(client kubernetes.Interface, dyn dynamic.Interface, store *Config
 func (e *Events) Stop() {
 	e.cancel()
 	e.done.Wait()
-	e.broadcaster.Shutdown()
 }
 
 // Report queues the Event of a changed definition; obj is the MCPServer
@@ -105,22 +97,24 @@ func (e *Events) run(ctx context.Context) {
 			if len(msg) > maxEventMessage {
 				msg = msg[:maxEventMessage-3] + "..."
 			}
-			e.recorder.Event(ref, corev1.EventTypeWarning, reason, msg)
+			if err := e.writer.Write(ctx, ref, kubeclient.EventTypeWarning, reason, msg); err != nil && ctx.Err() == nil {
+				e.log.Warn().Err(err).Str("server", r.change.Server).Str("tool", r.change.Tool).Msg("cannot write the Event of a changed tool")
+			}
 		}
 	}
 }
 
 // reference is the object the Event is on, with its uid when it can be
 // read.
-func (e *Events) reference(ctx context.Context, obj *Object) *corev1.ObjectReference {
+func (e *Events) reference(ctx context.Context, obj *Object) kubeclient.ObjectReference {
 	if obj != nil && e.dyn != nil {
 		gvr := schema.GroupVersionResource{Group: obj.Group, Version: obj.Version, Resource: obj.Resource}
-		ref := &corev1.ObjectReference{APIVersion: gvr.GroupVersion().String(), Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name}
+		ref := kubeclient.ObjectReference{APIVersion: gvr.GroupVersion().String(), Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name}
 		if u, err := e.dyn.Resource(gvr).Namespace(obj.Namespace).Get(ctx, obj.Name, metav1.GetOptions{}); err == nil {
 			ref.UID = u.GetUID()
 		}
 		return ref
 	}
-	return &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: e.store.Namespace(), Name: ConfigMapName,
+	return kubeclient.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: e.store.Namespace(), Name: ConfigMapName,
 		UID: types.UID(e.store.UID())}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
@@ -121,8 +121,8 @@ func TestConfigMapForget(t *testing.T) {
 	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
 	hubCfg := c.ServiceAccountConfig(ns, "hub")
 	ctx := context.Background()
-	a := openReplica(t, kubernetes.NewForConfigOrDie(hubCfg), ns)
-	b := openReplica(t, kubernetes.NewForConfigOrDie(hubCfg), ns)
+	a := openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns)
+	b := openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns)
 	pa := New(Enforce, a, nil)
 	tools := []mcp.Tool{rawTool(t, "read", "Read", `{"type":"object"}`)}
 	if _, err := pa.CheckAll(ctx, []Offer{{Server: "keep", Tools: tools}, {Server: "gone", Tools: tools}}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,11 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // ConfigMapName and ConfigMapKey are Purko's "connect by URL" list, read
@@ -39,7 +38,6 @@ var mcpServerGVR = schema.GroupVersionResource{Group: "purko.io", Version: "v1al
 // concurrency), image entries as MCPServer resources. The hub's informers
 // then bring them into the catalog like any other change.
 type Kube struct {
-	cs        kubernetes.Interface
 	dyn       dynamic.Interface
 	namespace string
 	cmName    string
@@ -51,11 +49,11 @@ type Kube struct {
 // NewKube returns the writer for namespace; configMap is the name of the
 // list's ConfigMap (empty: mcp-servers); secretNames, when set, are the
 // only Secrets a secretRef may name (the hub reads no others).
-func NewKube(cs kubernetes.Interface, dyn dynamic.Interface, namespace, configMap string, secretNames []string) *Kube {
+func NewKube(dyn dynamic.Interface, namespace, configMap string, secretNames []string) *Kube {
 	if configMap == "" {
 		configMap = ConfigMapName
 	}
-	return &Kube{cs: cs, dyn: dyn, namespace: namespace, cmName: configMap, secretNames: secretNames}
+	return &Kube{dyn: dyn, namespace: namespace, cmName: configMap, secretNames: secretNames}
 }
 
 // checkSecretRef refuses a secretRef that does not name a Secret of the
@@ -73,14 +71,14 @@ func (k *Kube) checkSecretRef(ctx context.Context, ref string) error {
 	if len(k.secretNames) > 0 && !slices.Contains(k.secretNames, ref) {
 		return refuse("Secret %s is not in kubernetes.secretNames (--secret-names, the chart's rbac.secretNames), the only Secrets the hub reads", where)
 	}
-	list, err := k.cs.CoreV1().Secrets(k.namespace).List(ctx, metav1.ListOptions{
+	list, err := kubeclient.Secrets.In(k.dyn, k.namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", ref).String(),
 		LabelSelector: config.UpstreamCredentialLabel + "=true",
 	})
 	if err != nil && !apierrors.IsForbidden(err) {
 		return fmt.Errorf("secretRef: look up Secret %s: %w", where, err)
 	}
-	if err == nil && slices.ContainsFunc(list.Items, func(s corev1.Secret) bool {
+	if err == nil && slices.ContainsFunc(list, func(s kubeclient.Secret) bool {
 		return s.Name == ref && s.Labels[config.UpstreamCredentialLabel] == "true"
 	}) {
 		return nil
@@ -184,7 +182,7 @@ func (k *Kube) isMCPServer(ctx context.Context, name string) (bool, error) {
 
 // inList reports whether the ConfigMap's list has an entry of that name.
 func (k *Kube) inList(ctx context.Context, name string) (bool, error) {
-	cm, err := k.cs.CoreV1().ConfigMaps(k.namespace).Get(ctx, k.cmName, metav1.GetOptions{})
+	cm, err := kubeclient.ConfigMaps.In(k.dyn, k.namespace).Get(ctx, k.cmName)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
@@ -203,16 +201,16 @@ func (k *Kube) inList(ctx context.Context, name string) (bool, error) {
 // says whether a missing ConfigMap is created (an upsert) or the edit is a
 // no-op (a delete).
 func (k *Kube) editList(ctx context.Context, create bool, edit func([]any) ([]any, bool)) error {
-	cms := k.cs.CoreV1().ConfigMaps(k.namespace)
+	cms := kubeclient.ConfigMaps.In(k.dyn, k.namespace)
 	where := k.namespace + "/" + k.cmName
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm, err := cms.Get(ctx, k.cmName, metav1.GetOptions{})
+		cm, err := cms.Get(ctx, k.cmName)
 		missing := apierrors.IsNotFound(err)
 		switch {
 		case missing && !create:
 			return nil
 		case missing:
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.cmName, Namespace: k.namespace}}
+			cm = &kubeclient.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: k.cmName, Namespace: k.namespace}}
 		case err != nil:
 			return fmt.Errorf("get ConfigMap %s: %w", where, err)
 		}
@@ -233,13 +231,13 @@ func (k *Kube) editList(ctx context.Context, create bool, edit func([]any) ([]an
 		}
 		cm.Data[ConfigMapKey] = raw
 		if missing {
-			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+			_, err = cms.Create(ctx, cm)
 			if apierrors.IsAlreadyExists(err) {
 				// Someone created it meanwhile: read it and try again.
 				return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, k.cmName, err)
 			}
 		} else {
-			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+			_, err = cms.Update(ctx, cm)
 		}
 		if err != nil && !apierrors.IsConflict(err) {
 			return fmt.Errorf("write ConfigMap %s: %w", where, err)

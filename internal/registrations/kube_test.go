@@ -9,40 +9,42 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // TestKubeUpsertRetriesOnConflict: another writer changes the ConfigMap
 // between the hub's read and its update; the hub reads again and keeps
 // that writer's entry.
 func TestKubeUpsertRetriesOnConflict(t *testing.T) {
-	cs := fake.NewSimpleClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "ns"},
+	dyn := fakeDynamic(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "ns"},
 		Data: map[string]string{"servers": `[{"name":"other","url":"http://o/mcp"}]`}})
 	conflicts := 0
-	cs.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	dyn.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if conflicts > 0 {
 			return false, nil, nil
 		}
 		conflicts++
 		// The other writer's change lands first.
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "ns"},
-			Data: map[string]string{"servers": `[{"name":"other","url":"http://o/mcp"},{"name":"late","url":"http://l/mcp"}]`}}
-		if err := cs.Tracker().Update(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, cm, "ns"); err != nil {
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "mcp-servers", "namespace": "ns"},
+			"data":     map[string]any{"servers": `[{"name":"other","url":"http://o/mcp"},{"name":"late","url":"http://l/mcp"}]`}}}
+		if err := dyn.Tracker().Update(kubeclient.ConfigMaps.GVR, cm, "ns"); err != nil {
 			t.Fatal(err)
 		}
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "mcp-servers", nil)
 	})
-	k := NewKube(cs, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), "ns", "", nil)
+	k := NewKube(dyn, "ns", "", nil)
 	if err := k.Upsert(context.Background(), Entry{Name: "web", URL: "http://w/mcp"}); err != nil {
 		t.Fatal(err)
 	}
-	cm, err := cs.CoreV1().ConfigMaps("ns").Get(context.Background(), "mcp-servers", metav1.GetOptions{})
+	cm, err := kubeclient.ConfigMaps.In(dyn, "ns").Get(context.Background(), "mcp-servers")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +56,8 @@ func TestKubeUpsertRetriesOnConflict(t *testing.T) {
 
 // TestKubeUpsertCreatesTheConfigMap and Delete of a name it does not hold.
 func TestKubeUpsertCreatesTheConfigMap(t *testing.T) {
-	cs := fake.NewSimpleClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Labels: setAside}})
-	k := NewKube(cs, fakeDynamic(), "ns", "", nil)
+	dyn := fakeDynamic(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Labels: setAside}})
+	k := NewKube(dyn, "ns", "", nil)
 	ctx := context.Background()
 	if err := k.Delete(ctx, "web"); err != ErrNotFound {
 		t.Fatalf("delete before anything: %v", err)
@@ -77,8 +79,15 @@ func TestKubeUpsertCreatesTheConfigMap(t *testing.T) {
 // setAside is the label of a Secret set aside for upstreams.
 var setAside = map[string]string{config.UpstreamCredentialLabel: "true"}
 
-func fakeDynamic() *dynamicfake.FakeDynamicClient {
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{mcpServerGVR: "MCPServerList"})
+// fakeDynamic is a fake cluster holding objs, which serves ConfigMaps,
+// Secrets and MCPServers.
+func fakeDynamic(t *testing.T, objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{mcpServerGVR: "MCPServerList"}, objs...)
 }
 
 // TestKubeSecretRefs: in Kubernetes a registration's secretRef must name a
@@ -111,10 +120,9 @@ func TestKubeSecretRefs(t *testing.T) {
 		{name: "a path", ref: "other/up", want: `secretRef: "other/up" is not a Secret name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := fake.NewSimpleClientset(secret("ns", "up", setAside), secret("ns", "hub-tokens", nil),
+			dyn := fakeDynamic(t, secret("ns", "up", setAside), secret("ns", "hub-tokens", nil),
 				secret("ns", "off", map[string]string{config.UpstreamCredentialLabel: "false"}), secret("other", "elsewhere", setAside))
-			dyn := fakeDynamic()
-			k := NewKube(cs, dyn, "ns", "", tc.secretNames)
+			k := NewKube(dyn, "ns", "", tc.secretNames)
 			e := Entry{Name: "web", URL: "http://w/mcp", Auth: "bearer", SecretRef: tc.ref}
 			if tc.image {
 				e = Entry{Name: "web", Image: "i", Auth: "bearer", SecretRef: tc.ref}
@@ -139,7 +147,7 @@ func TestKubeSecretRefs(t *testing.T) {
 			if written {
 				t.Fatal("refused, yet written")
 			}
-			if _, err := cs.CoreV1().ConfigMaps("ns").Get(context.Background(), ConfigMapName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := kubeclient.ConfigMaps.In(dyn, "ns").Get(context.Background(), ConfigMapName); !apierrors.IsNotFound(err) {
 				t.Fatalf("the ConfigMap was created: %v", err)
 			}
 		})

@@ -2,7 +2,7 @@
 // MCPServer resources (purko.io/v1alpha1), the "connect by URL" ConfigMap
 // mcp-servers, and the Secrets both refer to for bearer tokens (only those
 // labelled config.UpstreamCredentialLabel). It watches
-// with client-go informers (never polls), sends a full snapshot after every
+// with informers over the dynamic client (never polls), sends a full snapshot after every
 // change, and writes the hub's view back to each MCPServer's status.
 package kube
 
@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -26,15 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/credential"
 	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // SourceName is the name of this source in snapshots and listings.
@@ -64,10 +60,10 @@ type Options struct {
 
 // Source watches one cluster.
 type Source struct {
-	opts   Options
-	client kubernetes.Interface
-	dyn    dynamic.Interface
-	log    zerolog.Logger
+	opts      Options
+	discovery *kubeclient.Discovery
+	dyn       dynamic.Interface
+	log       zerolog.Logger
 
 	status *statusWriter
 }
@@ -92,16 +88,16 @@ func New(cfg *rest.Config, opts Options, log zerolog.Logger) (*Source, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "mcp-hub"
-	client, err := kubernetes.NewForConfig(cfg)
+	disc, err := kubeclient.NewDiscovery(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
 	log = log.With().Str("source", SourceName).Logger()
-	return &Source{opts: opts, client: client, dyn: dyn, log: log, status: newStatusWriter(dyn, client.CoreV1(), log)}, nil
+	return &Source{opts: opts, discovery: disc, dyn: dyn, log: log, status: newStatusWriter(dyn, log)}, nil
 }
 
 // Name implements discovery.Source.
@@ -150,79 +146,21 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 		DeleteFunc: func(any) { poke() },
 	}
 
-	haveCRD := s.crdInstalled(MCPServerGVR)
-	haveAgents := s.crdInstalled(AgentGVR)
-	var all []listers
-	var synced []cache.InformerSynced
-	// Only Secrets set aside for upstreams are read at all: the rest
-	// (the hub's own tokens among them) never reach its caches.
-	upstreamCredentials := labels.Set{config.UpstreamCredentialLabel: "true"}.String()
-	for _, ns := range s.opts.Namespaces {
-		f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = upstreamCredentials }))
-		cms := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", s.opts.ConfigMapName).String()
-			}))
-		l := listers{}
-		cm := cms.Core().V1().ConfigMaps().Informer()
-		informed := []cache.SharedIndexInformer{cm}
-		var secretFactories []informers.SharedInformerFactory
-		if len(s.opts.SecretNames) == 0 {
-			sec := f.Core().V1().Secrets().Informer()
-			informed = append(informed, sec)
-			l.secrets = sec.GetIndexer()
-		} else {
-			var named namedSecrets
-			for _, name := range s.opts.SecretNames {
-				sf := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(ns),
-					informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-						o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
-						o.LabelSelector = upstreamCredentials
-					}))
-				sec := sf.Core().V1().Secrets().Informer()
-				informed = append(informed, sec)
-				named = append(named, sec.GetIndexer())
-				secretFactories = append(secretFactories, sf)
-			}
-			l.secrets = named
-		}
-		for _, inf := range informed {
-			if _, err := inf.AddEventHandler(handler); err != nil {
-				s.log.Error().Err(err).Msg("add event handler")
-			}
-			synced = append(synced, inf.HasSynced)
-		}
-		l.configMaps = cm.GetIndexer()
-		f.Start(ctx.Done())
-		cms.Start(ctx.Done())
-		for _, sf := range secretFactories {
-			sf.Start(ctx.Done())
-		}
-		if haveCRD {
-			df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.dyn, 0, ns, func(o *metav1.ListOptions) {
-				o.LabelSelector = s.opts.LabelSelector
-			})
-			gi := df.ForResource(MCPServerGVR)
-			if _, err := gi.Informer().AddEventHandler(handler); err != nil {
-				s.log.Error().Err(err).Msg("add event handler")
-			}
-			synced = append(synced, gi.Informer().HasSynced)
-			l.mcpServers = gi.Lister()
-			df.Start(ctx.Done())
-		}
-		if haveAgents {
-			af := dynamicinformer.NewFilteredDynamicSharedInformerFactory(s.dyn, 0, ns, nil)
-			ai := af.ForResource(AgentGVR)
-			if _, err := ai.Informer().AddEventHandler(handler); err != nil {
-				s.log.Error().Err(err).Msg("add event handler")
-			}
-			synced = append(synced, ai.Informer().HasSynced)
-			l.agents = ai.Lister()
-			af.Start(ctx.Done())
-		}
-		all = append(all, l)
+	haveCRD := s.crdInstalled(ctx, MCPServerGVR)
+	haveAgents := s.crdInstalled(ctx, AgentGVR)
+	all, informed, err := s.informers(haveCRD, haveAgents)
+	if err != nil {
+		s.log.Error().Err(err).Msg("cannot watch the cluster")
+		return
 	}
+	var synced []cache.InformerSynced
+	for _, inf := range informed {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			s.log.Error().Err(err).Msg("add event handler")
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	defer kubeclient.Start(ctx, informed...)()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
@@ -264,6 +202,60 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	}
 }
 
+// informers makes the caches of every watched namespace, and returns
+// them with the informers that fill them (not started).
+func (s *Source) informers(haveCRD, haveAgents bool) ([]listers, []cache.SharedIndexInformer, error) {
+	// Only Secrets set aside for upstreams are read at all: the rest
+	// (the hub's own tokens among them) never reach its caches.
+	upstreamCredentials := labels.Set{config.UpstreamCredentialLabel: "true"}.String()
+	named := func(name string) string { return fields.OneTermEqualSelector("metadata.name", name).String() }
+	var all []listers
+	var informed []cache.SharedIndexInformer
+	for _, ns := range s.opts.Namespaces {
+		l := listers{}
+		cm, err := kubeclient.ConfigMaps.Informer(s.dyn, ns, func(o *metav1.ListOptions) { o.FieldSelector = named(s.opts.ConfigMapName) })
+		if err != nil {
+			return nil, nil, err
+		}
+		informed = append(informed, cm)
+		l.configMaps = cm.GetIndexer()
+		if len(s.opts.SecretNames) == 0 {
+			sec, err := kubeclient.Secrets.Informer(s.dyn, ns, func(o *metav1.ListOptions) { o.LabelSelector = upstreamCredentials })
+			if err != nil {
+				return nil, nil, err
+			}
+			informed = append(informed, sec)
+			l.secrets = sec.GetIndexer()
+		} else {
+			var secrets namedSecrets
+			for _, name := range s.opts.SecretNames {
+				sec, err := kubeclient.Secrets.Informer(s.dyn, ns, func(o *metav1.ListOptions) {
+					o.FieldSelector = named(name)
+					o.LabelSelector = upstreamCredentials
+				})
+				if err != nil {
+					return nil, nil, err
+				}
+				informed = append(informed, sec)
+				secrets = append(secrets, sec.GetIndexer())
+			}
+			l.secrets = secrets
+		}
+		if haveCRD {
+			inf := kubeclient.NewInformer(s.dyn, MCPServerGVR, ns, func(o *metav1.ListOptions) { o.LabelSelector = s.opts.LabelSelector })
+			informed = append(informed, inf)
+			l.mcpServers = cache.NewGenericLister(inf.GetIndexer(), MCPServerGVR.GroupResource())
+		}
+		if haveAgents {
+			inf := kubeclient.NewInformer(s.dyn, AgentGVR, ns, nil)
+			informed = append(informed, inf)
+			l.agents = cache.NewGenericLister(inf.GetIndexer(), AgentGVR.GroupResource())
+		}
+		all = append(all, l)
+	}
+	return all, informed, nil
+}
+
 // ReportStatus hands the hub's current view of its upstreams to the status
 // writer; only MCPServer origins are written. It never blocks.
 func (s *Source) ReportStatus(reports []Status) { s.status.report(reports) }
@@ -272,18 +264,14 @@ func (s *Source) ReportStatus(reports []Status) { s.status.report(reports) }
 // Without the MCPServer CRD the ConfigMap still works, and without the
 // Agent CRD there are no agent api tools; installing a CRD later needs a
 // restart of the hub (or a rollout), which the Helm chart's CRD avoids.
-func (s *Source) crdInstalled(gvr schema.GroupVersionResource) bool {
-	res, err := s.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-	if err == nil {
-		for _, r := range res.APIResources {
-			if r.Name == gvr.Resource {
-				return true
-			}
-		}
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
+func (s *Source) crdInstalled(ctx context.Context, gvr schema.GroupVersionResource) bool {
+	served, err := s.discovery.Serves(ctx, gvr)
+	switch {
+	case served:
+		return true
+	case err != nil:
 		s.log.Warn().Err(err).Str("resource", gvr.Resource).Msg("cannot ask the API server for the resource; not watching it")
-	} else {
+	default:
 		s.log.Warn().Str("resource", gvr.Resource+"."+gvr.Group).Msg("the CRD is not installed; not watching it")
 	}
 	return false
@@ -339,7 +327,7 @@ func (s *Source) build(all []listers) []config.ServerSpec {
 			}
 		}
 		for _, o := range l.configMaps.List() {
-			cm, ok := o.(*corev1.ConfigMap)
+			cm, ok := o.(*kubeclient.ConfigMap)
 			if !ok || cm.Name != s.opts.ConfigMapName {
 				continue
 			}
@@ -430,7 +418,7 @@ func secretGetter(idx secretCache, names []string) secretToken {
 // for upstreams. The informers list only those; this keeps any other cache
 // from widening what is read.
 func upstreamCredential(o any) bool {
-	sec, ok := o.(*corev1.Secret)
+	sec, ok := o.(*kubeclient.Secret)
 	return ok && sec.Labels[config.UpstreamCredentialLabel] == "true"
 }
 
@@ -442,7 +430,7 @@ func cachedSecrets(idx secretCache) credential.SecretReader {
 		if err != nil || !ok {
 			return nil, false, nil
 		}
-		sec, isSecret := o.(*corev1.Secret)
+		sec, isSecret := o.(*kubeclient.Secret)
 		if !isSecret {
 			return nil, false, fmt.Errorf("cache holds a %T, not a Secret", o)
 		}

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
@@ -207,7 +207,7 @@ type cmEntry struct {
 // fromConfigMap reads the servers key, JSON or YAML (Purko writes both).
 // Entries are decoded one by one, so a bad entry is reported by name and the
 // others still work.
-func fromConfigMap(cm *corev1.ConfigMap, token secretToken) ([]config.ServerSpec, []error) {
+func fromConfigMap(cm *kubeclient.ConfigMap, token secretToken) ([]config.ServerSpec, []error) {
 	raw, ok := cm.Data["servers"]
 	if !ok || strings.TrimSpace(raw) == "" {
 		return nil, nil

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // tokens is a fake Secret cache: "ns/name" -> token; "" means no token key.
@@ -153,7 +153,7 @@ func TestFromConfigMapJSONAndYAML(t *testing.T) {
 	}
 	for format, data := range cases {
 		t.Run(format, func(t *testing.T) {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "purko"}, Data: map[string]string{"servers": data}}
+			cm := &kubeclient.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "purko"}, Data: map[string]string{"servers": data}}
 			specs, errs := fromConfigMap(cm, secrets)
 			if len(specs) != 3 {
 				t.Fatalf("%d specs, want linear, docs, nosecret: %+v", len(specs), specs)
@@ -169,7 +169,7 @@ func TestFromConfigMapJSONAndYAML(t *testing.T) {
 			}
 		})
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "purko"}, Data: map[string]string{"servers": "{not a list"}}
+	cm := &kubeclient.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "purko"}, Data: map[string]string{"servers": "{not a list"}}
 	if specs, errs := fromConfigMap(cm, secrets); len(specs) != 0 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "key servers") {
 		t.Fatalf("unparsable ConfigMap: %v %v", specs, errs)
 	}

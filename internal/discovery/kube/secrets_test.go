@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // setAside is the label of a Secret set aside for upstreams.
@@ -22,7 +22,7 @@ var setAside = map[string]string{config.UpstreamCredentialLabel: "true"}
 // Secret and key, never the value.
 func TestSecretGetter(t *testing.T) {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, s := range []*corev1.Secret{
+	for _, s := range []*kubeclient.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: "gh", Labels: setAside},
 			Data: map[string][]byte{
 				"token": []byte("ghp_value\n"),
@@ -38,7 +38,7 @@ func TestSecretGetter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := idx.Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: "cm", Labels: setAside}}); err != nil {
+	if err := idx.Add(&kubeclient.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: "cm", Labels: setAside}}); err != nil {
 		t.Fatal(err)
 	}
 	const unlabelled = `not found with the label mcp-hub.purko.io/upstream-credential: "true"`
@@ -81,7 +81,7 @@ func TestNamedSecrets(t *testing.T) {
 	var named namedSecrets
 	for _, name := range []string{"a", "b", "c"} {
 		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		if err := idx.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: name, Labels: setAside},
+		if err := idx.Add(&kubeclient.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: name, Labels: setAside},
 			Data: map[string][]byte{"token": []byte("tok-" + name)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestEveryReferenceNeedsTheLabel(t *testing.T) {
 	oauth := map[string]string{AnnotationOAuthTokenURL: "https://login.example.com/token", AnnotationOAuthClientID: "hub"}
 	for _, labelled := range []bool{false, true} {
 		idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: "hub-tokens"},
+		sec := &kubeclient.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "purko", Name: "hub-tokens"},
 			Data: map[string][]byte{"token": []byte("admin-value"), "client-secret": []byte("admin-value")}}
 		if labelled {
 			sec.Labels = setAside
@@ -124,7 +124,7 @@ func TestEveryReferenceNeedsTheLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "purko"},
+		cm := &kubeclient.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mcp-servers", Namespace: "purko"},
 			Data: map[string]string{"servers": `[{"name":"entry","url":"http://127.0.0.1:1/mcp","auth":"bearer","secretRef":"hub-tokens"}]`}}
 		entries, errs := fromConfigMap(cm, get)
 		if len(entries) != 1 || len(errs) != 0 {

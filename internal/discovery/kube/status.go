@@ -7,16 +7,13 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/kubeclient"
 )
 
 // ConditionType is the condition the hub owns on an MCPServer.
@@ -42,9 +39,8 @@ type Status struct {
 // only replace a pending set; the writer's own goroutine does the network
 // work, so the registry never waits on the API server.
 type statusWriter struct {
-	dyn    dynamic.Interface
-	events typedcorev1.EventsGetter
-	log    zerolog.Logger
+	dyn dynamic.Interface
+	log zerolog.Logger
 
 	mu      sync.Mutex
 	pending []Status
@@ -62,8 +58,8 @@ type written struct {
 	status Status
 }
 
-func newStatusWriter(dyn dynamic.Interface, events typedcorev1.EventsGetter, log zerolog.Logger) *statusWriter {
-	return &statusWriter{dyn: dyn, events: events, log: log, wake: make(chan struct{}, 1), written: map[config.Origin]written{}}
+func newStatusWriter(dyn dynamic.Interface, log zerolog.Logger) *statusWriter {
+	return &statusWriter{dyn: dyn, log: log, wake: make(chan struct{}, 1), written: map[config.Origin]written{}}
 }
 
 func (w *statusWriter) report(reports []Status) {
@@ -80,11 +76,8 @@ func (w *statusWriter) report(reports []Status) {
 // conditions the writer keeps.
 func (w *statusWriter) run(ctx context.Context, all []listers) {
 	// Events on an MCPServer tell `kubectl describe` readers when the hub
-	// loses or regains it; replicas' duplicates are folded by the recorder.
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: w.events.Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "mcp-hub"})
+	// loses or regains it; a repeat raises the count of the Event before.
+	events := kubeclient.NewEventWriter(w.dyn, "mcp-hub")
 	var retry <-chan time.Time // set while a failed write waits for another try
 	for {
 		select {
@@ -122,13 +115,17 @@ func (w *statusWriter) run(ctx context.Context, all []listers) {
 			before := prev.status
 			known = known && prev.uid == obj.GetUID()
 			w.written[st.Origin] = written{uid: obj.GetUID(), status: st}
-			ref := &corev1.ObjectReference{APIVersion: MCPServerGVR.GroupVersion().String(), Kind: kindMCPServer,
+			ref := kubeclient.ObjectReference{APIVersion: MCPServerGVR.GroupVersion().String(), Kind: kindMCPServer,
 				Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+			var err error
 			switch {
 			case st.Reason == ReasonUnavailable && (before.Reason != ReasonUnavailable || before.Message != st.Message):
-				recorder.Event(ref, corev1.EventTypeWarning, "ConnectFailed", truncate(st.Message, 1024))
+				err = events.Write(ctx, ref, kubeclient.EventTypeWarning, "ConnectFailed", truncate(st.Message, 1024))
 			case st.Connected && known && !before.Connected:
-				recorder.Event(ref, corev1.EventTypeNormal, "Connected", st.Message)
+				err = events.Write(ctx, ref, kubeclient.EventTypeNormal, "Connected", st.Message)
+			}
+			if err != nil && ctx.Err() == nil {
+				w.log.Warn().Err(err).Str("mcpserver", st.Origin.Namespace+"/"+st.Origin.Name).Msg("cannot write Event")
 			}
 		}
 		for o := range w.written {
