@@ -421,7 +421,8 @@ type ServerSpec struct {
 	OAuth *OAuthClient `json:"oauth,omitempty"`
 	// Timeout overrides the per-call timeout of this server.
 	Timeout Duration `json:"timeout,omitempty"`
-	// ProtocolVersion pins the MCP revision; empty negotiates.
+	// ProtocolVersion pins the MCP revision; empty opens the session with the
+	// initialize handshake, and 2026-07-28 only for a server that refuses it.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// ToolPolicy overrides the read-only/write classification of this
 	// server's tools (read by the autonomy rules).

@@ -109,45 +109,69 @@ func TestEveryTransportBothWays(t *testing.T) {
 	}
 }
 
-// TestLegacyUpstreamProbedOnce: a server that ignores the 2026-07-28
-// server/discover probe costs the probe on its first connect only; every
-// reconnect goes straight to initialize.
-func TestLegacyUpstreamProbedOnce(t *testing.T) {
-	inner := mcpserver.NewStreamableHTTPServer(echoServer("old"))
-	var probes atomic.Int64
-	var down atomic.Bool
-	legacy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
-		}
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte(`"server/discover"`)) {
-				probes.Add(1)
-				<-r.Context().Done() // ignore it, like servers that predate it
-				return
+// TestUpstreamRevisionChoice: the hub opens a session with the
+// initialize handshake (2025-11-25) on every server that takes it, so a
+// request carries no per-request _meta the server must decode: it never
+// sends the 2026-07-28 server/discover probe to such a server, on its
+// first connect or on a reconnect. A server that refuses the handshake is
+// reached over 2026-07-28, and so is one pinned to it.
+func TestUpstreamRevisionChoice(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		refuseInit bool   // the server answers initialize with -32601
+		pin        string // the spec's protocolVersion
+		wantModern bool
+	}{
+		{name: "a server that takes both"},
+		{name: "a server without the handshake", refuseInit: true, wantModern: true},
+		{name: "pinned to 2026-07-28", pin: "2026-07-28", wantModern: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := mcpserver.NewStreamableHTTPServer(echoServer("up"))
+			var probes, inits atomic.Int64
+			var down atomic.Bool
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if down.Load() {
+					http.Error(w, "down", http.StatusServiceUnavailable)
+					return
+				}
+				if r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					if bytes.Contains(body, []byte(`"server/discover"`)) {
+						probes.Add(1)
+					}
+					if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+						inits.Add(1)
+						if tc.refuseInit {
+							w.Header().Set("Content-Type", "application/json")
+							_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}`)
+							return
+						}
+					}
+					r.Body = io.NopCloser(bytes.NewReader(body))
+				}
+				inner.ServeHTTP(w, r)
+			})
+			url := serveOn(t, h) + "/mcp"
+			hub := newTestHub(t, []config.ServerSpec{{Name: "up", URL: url, Transport: config.TransportStreamableHTTP, ProtocolVersion: tc.pin}})
+			hub.waitConnected("up")
+			modern := strings.HasPrefix(hub.status("up").Protocol, "2026")
+			mustf(t, modern == tc.wantModern, "negotiated %q; want 2026-07-28: %v", hub.status("up").Protocol, tc.wantModern)
+			if !tc.wantModern {
+				for i := 0; i < 2; i++ {
+					down.Store(true)
+					waitFor(t, "up down", func() bool { return hub.status("up").State != "connected" })
+					down.Store(false)
+					hub.waitConnected("up")
+				}
+				mustf(t, probes.Load() == 0, "the hub probed a server that takes the handshake %d times", probes.Load())
+				mustf(t, inits.Load() >= 3, "%d initialize handshakes over 3 connects", inits.Load())
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		inner.ServeHTTP(w, r)
-	})
-	url := serveOn(t, legacy) + "/mcp"
-	h := newTestHub(t, []config.ServerSpec{{Name: "old", URL: url, Transport: config.TransportStreamableHTTP}})
-	h.waitConnected("old")
-	mustf(t, probes.Load() == 1, "first connect sent %d probes, want 1", probes.Load())
-	mustf(t, !strings.HasPrefix(h.status("old").Protocol, "2026"), "negotiated %q with a legacy server", h.status("old").Protocol)
-
-	for i := 0; i < 2; i++ {
-		down.Store(true)
-		waitFor(t, "old down", func() bool { return h.status("old").State != "connected" })
-		down.Store(false)
-		h.waitConnected("old")
+			c, _ := hub.dial()
+			got, _ := call(t, c, "echo_up", map[string]any{"text": "x"})
+			mustf(t, got == "up:x", "echo_up = %q", got)
+		})
 	}
-	mustf(t, probes.Load() == 1, "reconnects sent the probe again: %d probes", probes.Load())
-	c, _ := h.dial()
-	got, _ := call(t, c, "echo_old", map[string]any{"text": "x"})
-	mustf(t, got == "old:x", "echo_old = %q", got)
 }
 
 // TestBreakerFailsFast: once a server's transport keeps failing, calls fail
