@@ -171,6 +171,9 @@ type Client struct {
 	// (2025-11-25 and older), see preferHandshake. It is false for a
 	// server that refused the handshake, or one pinned to 2026-07-28.
 	legacy bool
+	// noModern remembers that the server answered the side client's
+	// 2026-07-28 discovery with an older revision (side.go).
+	noModern atomic.Bool
 
 	kick    chan struct{} // a call saw a transport error: check health now
 	refresh chan struct{} // a tools, resources or prompts list_changed arrived
@@ -196,6 +199,9 @@ type conn struct {
 	// level is the log level asked of a 2026-07-28 upstream, which takes
 	// it on every request; nil: none asked.
 	level atomic.Pointer[mcp.LoggingLevel]
+	// side is the stateless 2026-07-28 client of relayed calls beside a
+	// 2025-11-25 session (side.go).
+	side sideClient
 }
 
 // New returns a client for spec. It does nothing until Start.
@@ -490,6 +496,7 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 
 func (c *Client) closeConn(cn *conn, cause error) {
 	cn.cancel(cause)
+	cn.side.close()
 	if err := cn.mc.Close(); err != nil {
 		c.log.Debug().Err(c.cred.redact(err)).Msg("close upstream session")
 	}
@@ -514,6 +521,25 @@ func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err e
 	return cn, tools, err
 }
 
+// newMCPClient is the mcp-go client of a session over tr.
+func (c *Client) newMCPClient(tr transport.Interface, legacy bool) *client.Client {
+	var opts []client.ClientOption
+	switch {
+	case c.spec.ProtocolVersion != "":
+		opts = append(opts, client.WithProtocolVersion(c.spec.ProtocolVersion))
+	case legacy || c.spec.Transport == config.TransportSSE:
+		opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	}
+	if c.opts.DiscoverTimeout > 0 {
+		opts = append(opts, client.WithDiscoverTimeout(c.opts.DiscoverTimeout))
+	}
+	// The hub answers sampling, elicitation and roots requests for the
+	// caller whose call caused them (see features.go).
+	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
+	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
+	return client.NewClient(tr, opts...)
+}
+
 // preferHandshake reports whether a session with the server opens with the
 // initialize handshake (2025-11-25) rather than 2026-07-28's discovery.
 // Every request of a 2026-07-28 session carries the client's revision,
@@ -521,13 +547,19 @@ func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err e
 // into headers, and the server decodes all of it per request: measured
 // with an mcp-go upstream, that doubles its CPU per tools/call, on
 // machines where upstreams share the hub's cores. A 2025-11-25 session
-// says all that once. Everything the hub relays works on both (progress,
-// log messages, input requests as server requests on the call's stream,
-// list_changed on the GET stream), so the hub asks for the handshake
-// unless the server is pinned to a 2026-07-28 revision, and turns to
-// 2026-07-28 only for a server that refuses the handshake.
+// says all that once. So a streamable HTTP server, the transport of the
+// hub's own POST (wire.go), is asked for the handshake unless it is pinned
+// to a 2026-07-28 revision, and reached over 2026-07-28 only if it refuses
+// the handshake. Calls whose caller takes what the upstream sends during
+// the call go over a stateless 2026-07-28 client beside the session when
+// the server speaks it (side.go), as they did before: a 2026-07-28 caller
+// can take input requests only as 2026-07-28 results. Other transports
+// keep one connection, and negotiate as before.
 func preferHandshake(spec config.ServerSpec) bool {
-	return spec.ProtocolVersion == "" || !mcp.IsModernProtocol(spec.ProtocolVersion)
+	if spec.ProtocolVersion != "" {
+		return !mcp.IsModernProtocol(spec.ProtocolVersion)
+	}
+	return spec.Transport == config.TransportStreamableHTTP
 }
 
 // refusedHandshake reports whether err is a server's refusal of the
@@ -544,7 +576,7 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 	legacy := c.legacy
 	c.mu.RUnlock()
 	cn, tools, err := c.dial(ctx, legacy)
-	if err != nil && legacy && c.spec.ProtocolVersion == "" && refusedHandshake(err) && c.spec.Transport != config.TransportSSE {
+	if err != nil && legacy && c.spec.ProtocolVersion == "" && refusedHandshake(err) && c.spec.Transport == config.TransportStreamableHTTP {
 		c.log.Debug().Err(c.cred.redact(err)).Msg("server refused the initialize handshake; using 2026-07-28")
 		if cn, tools, err = c.dial(ctx, false); err == nil && mcp.IsModernProtocol(cn.protocol) {
 			c.mu.Lock()
@@ -594,21 +626,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	var opts []client.ClientOption
-	switch {
-	case c.spec.ProtocolVersion != "":
-		opts = append(opts, client.WithProtocolVersion(c.spec.ProtocolVersion))
-	case legacy || c.spec.Transport == config.TransportSSE:
-		opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-	}
-	if c.opts.DiscoverTimeout > 0 {
-		opts = append(opts, client.WithDiscoverTimeout(c.opts.DiscoverTimeout))
-	}
-	// The hub answers sampling, elicitation and roots requests for the
-	// caller whose call caused them (see features.go).
-	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
-	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
-	mc := client.NewClient(tr, opts...)
+	mc := c.newMCPClient(tr, legacy)
 
 	sessCtx, cancel := context.WithCancelCause(ctx)
 	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}

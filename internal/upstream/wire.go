@@ -74,12 +74,7 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
 	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: headerTransport(c.spec.Transport)}
 	if o.modern {
-		info, _ := json.Marshal(c.opts.ClientInfo)
-		o.meta = map[string]json.RawMessage{
-			mcp.MetaKeyProtocolVersion:    mustJSON(cn.protocol),
-			mcp.MetaKeyClientInfo:         info,
-			mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
-		}
+		o.meta = c.modernMeta(cn.protocol)
 	}
 	if c.spec.Transport != config.TransportStreamableHTTP {
 		return o
@@ -104,6 +99,16 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 	}
 	o.post = p
 	return o
+}
+
+// modernMeta is the _meta every 2026-07-28 request of the hub carries.
+func (c *Client) modernMeta(protocol string) map[string]json.RawMessage {
+	info, _ := json.Marshal(c.opts.ClientInfo)
+	return map[string]json.RawMessage{
+		mcp.MetaKeyProtocolVersion:    mustJSON(protocol),
+		mcp.MetaKeyClientInfo:         info,
+		mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
+	}
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -213,6 +218,9 @@ func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessag
 	o := cn.out.Load()
 	r := relay.From(ctx)
 	var own map[string]json.RawMessage
+	if r != nil || takesInput(call) {
+		o = cn.side.out(ctx, cn, o)
+	}
 	if r != nil {
 		if tok, ok := call.Meta[jsonrpc.MetaProgressToken]; ok {
 			var token any

@@ -1,0 +1,134 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+)
+
+// A streamable HTTP server is reached over a 2025-11-25 session (see
+// preferHandshake), which is what a plain call costs least over. A call
+// whose caller takes what the upstream sends during it (a relayed call)
+// may need 2026-07-28: a 2026-07-28 caller takes the upstream's input
+// requests only as 2026-07-28 results (input_required), never as server
+// requests on a stream. So relayed calls go over a second, stateless
+// 2026-07-28 client beside the session, made on the first relayed call
+// when the server speaks 2026-07-28, and closed with the session. A server
+// that does not keeps its relayed calls on the session, as a 2025-11-25
+// server always has.
+
+// takesInput reports whether call comes from a 2026-07-28 caller that
+// takes the upstream's input requests (it declares sampling, elicitation
+// or roots in the call's _meta) or answers them (inputResponses,
+// requestState): such a call must reach a 2026-07-28 server. Any other
+// call does not care which revision carries it.
+func takesInput(call jsonrpc.ToolCall) bool {
+	if call.InputResponses != nil || call.RequestState != nil {
+		return true
+	}
+	raw, ok := call.Meta[mcp.MetaKeyClientCapabilities]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("{}")) {
+		return false
+	}
+	var caps struct {
+		Sampling, Elicitation, Roots json.RawMessage
+	}
+	if json.Unmarshal(raw, &caps) != nil {
+		return false
+	}
+	set := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
+	return set(caps.Sampling) || set(caps.Elicitation) || set(caps.Roots)
+}
+
+// sideClient is a connection's stateless 2026-07-28 client.
+type sideClient struct {
+	mu     sync.Mutex
+	tried  bool // made, or found the server without 2026-07-28
+	closed bool
+	mc     *client.Client // nil: none
+}
+
+// out is how a relayed call, or one that takesInput, leaves: over the side client when there is
+// one (made now if need be), else o.
+func (s *sideClient) out(ctx context.Context, cn *conn, o *out) *out {
+	c := cn.c
+	if o.modern || c.spec.Transport != config.TransportStreamableHTTP || c.spec.ProtocolVersion != "" || c.noModern.Load() {
+		return o
+	}
+	mc := s.get(ctx, cn)
+	if mc == nil {
+		return o
+	}
+	side := *o
+	side.modern, side.protocol = true, mc.ProtocolVersion()
+	side.meta = c.modernMeta(side.protocol)
+	side.session = sessionWire{tr: mc.GetTransport(), ids: &cn.nextID, http: true}
+	side.post = nil
+	return &side
+}
+
+// get returns the side client, making it on first use.
+func (s *sideClient) get(ctx context.Context, cn *conn) *client.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.tried {
+		return s.mc
+	}
+	s.tried = true
+	c := cn.c
+	mc, err := c.dialSide(ctx, cn)
+	if err != nil {
+		c.log.Debug().Err(c.cred.redact(err)).Msg("no 2026-07-28 client for relayed calls; they use the session")
+		return nil
+	}
+	s.mc = mc
+	return mc
+}
+
+// dialSide makes a stateless 2026-07-28 client of the server, which ends
+// with the session (cn.ctx). A server that answers with an older revision
+// is remembered: reconnects do not ask again.
+func (c *Client) dialSide(ctx context.Context, cn *conn) (*client.Client, error) {
+	tr, err := c.newTransport(false)
+	if err != nil {
+		return nil, err
+	}
+	mc := c.newMCPClient(tr, false)
+	if err := mc.Start(cn.ctx); err != nil {
+		return nil, err
+	}
+	mc.OnNotification(c.notification)
+	hctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = c.opts.ClientInfo
+	res, err := mc.Initialize(hctx, init)
+	if err == nil && !mcp.IsModernProtocol(res.ProtocolVersion) {
+		c.noModern.Store(true)
+		err = errors.New("the server answered with " + res.ProtocolVersion)
+	}
+	if err != nil {
+		_ = mc.Close()
+		return nil, err
+	}
+	return mc, nil
+}
+
+// close closes the side client, if any; none is made after.
+func (s *sideClient) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.mc != nil {
+		_ = s.mc.Close()
+		s.mc = nil
+	}
+}
