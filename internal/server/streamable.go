@@ -32,7 +32,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.Method == http.MethodGet && sid != "" {
-			defer s.streams.hold(sid)()
+			release := s.streams.hold(sid)
+			if ownStream(r) && s.sessions.ServeStream(w, r, sid, release) {
+				return
+			}
+			defer release()
 		}
 		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
 		return
@@ -58,9 +62,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		sessionNotFound(w, msg.ID)
 		return
 	}
+	if sid != "" {
+		s.sessions.Touch(sid) // not idle (mcpsession's sweep)
+	}
 	switch {
 	case msg.Kind() == jsonrpc.KindResponse && msg.HasID():
-		s.deliverAnswer(w, r, body)
+		s.deliverAnswer(w, r, msg, body)
 		return
 	case call != nil && s.fastCall(w, r, msg, call):
 		return
@@ -89,6 +96,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	_, logs := meta[jsonrpc.MetaLogLevel]
 	if !progress && !logs && !s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
+	}
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		s.sessions.Track(sid) // mcp-go may keep state for it until forgotten
 	}
 	s.streamable.ServeHTTP(s.marks.writer(w), r)
 }

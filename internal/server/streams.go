@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"sync"
 	"time"
 
@@ -95,6 +96,13 @@ func (st *streams) stop() {
 	}
 }
 
+// isOpen reports whether a GET stream of session id is open here.
+func (st *streams) isOpen(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.open[id] > 0
+}
+
 // session returns mcp-go's session object when this replica holds the
 // session's GET stream.
 func (st *streams) session(id string) (server.ClientSession, bool) {
@@ -156,4 +164,40 @@ func (st *streams) sendForPeer(ctx context.Context, session, method string, para
 		return st.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
 	}
 	return nil, errors.New("unsupported method " + method)
+}
+
+// installSessionHooks has the hub keep the Streamable HTTP sessions
+// (internal/mcpsession): one is registered as soon as an initialize
+// succeeds, before mcp-go would register its own, and the idle sweep
+// tracks every session registered, the hub's or mcp-go's.
+func (s *Server) installSessionHooks(hooks *server.Hooks) {
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
+		if id := sessionID(ctx); isStreamableID(id) {
+			if _, err := s.sessions.Open(ctx, id); err != nil {
+				s.log.Debug().Err(err).Msg("register the session of an initialize")
+			}
+		}
+	})
+	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+		if id := cs.SessionID(); isStreamableID(id) {
+			s.sessions.Track(id)
+		}
+	})
+	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessions.Unregistered(ctx, cs) })
+}
+
+// isStreamableID reports whether id names a Streamable HTTP session (the
+// hub mints them, edge.SessionIDs), not an SSE, WebSocket or stdio one.
+func isStreamableID(id string) bool {
+	_, ok := edge.ParseSessionID(id)
+	return ok
+}
+
+// ownStream reports whether the hub serves r, a GET of a session's stream,
+// itself (mcpsession.Sessions.ServeStream). What mcp-go refuses (a
+// protocol version it does not know or that has no GET stream, a host its
+// DNS rebinding protection turns away) it refuses.
+func ownStream(r *http.Request) bool {
+	v := r.Header.Get(mcp.HeaderProtocolVersion)
+	return (v == "" || mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v)) && edge.HostAllowed(r)
 }
