@@ -31,9 +31,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/eventstore"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
@@ -117,6 +119,35 @@ func (ss *Sessions) Open(ctx context.Context, id string) (*Session, error) {
 	}
 	ss.Track(id)
 	return s, nil
+}
+
+// InstallHooks has the hub keep the Streamable HTTP sessions: one is
+// registered as soon as an initialize succeeds, before mcp-go would
+// register its own; the idle sweep tracks every Streamable HTTP session
+// registered, the hub's or mcp-go's; a session that ends is let go
+// (Unregistered). Sessions of other transports (SSE, WebSocket, stdio) are
+// not the hub's to keep.
+func (ss *Sessions) InstallHooks(hooks *server.Hooks) {
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
+		if cs := server.ClientSessionFromContext(ctx); cs != nil && streamable(cs.SessionID()) {
+			if _, err := ss.Open(ctx, cs.SessionID()); err != nil {
+				ss.opts.Log.Debug().Err(err).Msg("register the session of an initialize")
+			}
+		}
+	})
+	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
+		if streamable(cs.SessionID()) {
+			ss.Track(cs.SessionID())
+		}
+	})
+	hooks.AddOnUnregisterSession(ss.Unregistered)
+}
+
+// streamable reports whether id names a Streamable HTTP session (the hub
+// mints their ids, edge.SessionIDs).
+func streamable(id string) bool {
+	_, ok := edge.ParseSessionID(id)
+	return ok
 }
 
 // Unregistered is mcp-go's OnUnregisterSession hook: a session that ends

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/rs/zerolog"
 
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/eventstore"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
@@ -444,3 +445,35 @@ func (o otherSession) SessionID() string                                   { ret
 func (o otherSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return nil }
 func (o otherSession) Initialize()                                         {}
 func (o otherSession) Initialized() bool                                   { return true }
+
+// The hooks register the hub's session when an initialize of a Streamable
+// HTTP session succeeds, and only then: other transports' sessions are
+// mcp-go's.
+func TestInstallHooks(t *testing.T) {
+	hooks := &server.Hooks{}
+	mcpServer := server.NewMCPServer("t", "1", server.WithHooks(hooks))
+	ss := New(Options{MCP: mcpServer, Events: eventstore.New(), Log: zerolog.Nop()})
+	ss.InstallHooks(hooks)
+	req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	streamableID := edge.SessionIDs{}.ResolveSessionIdManager(req).Generate()
+	for _, tc := range []struct {
+		id   string
+		kept bool
+	}{{streamableID, true}, {"ws-abc", false}, {"stdio", false}} {
+		ctx := mcpServer.WithContext(context.Background(), otherSession(tc.id))
+		resp := mcpServer.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		if _, ok := resp.(mcp.JSONRPCResponse); !ok {
+			t.Fatalf("initialize: %+v", resp)
+		}
+		if kept := ss.Get(tc.id) != nil; kept != tc.kept {
+			t.Errorf("session %q kept by the hub: %v, want %v", tc.id, kept, tc.kept)
+		}
+		if _, tracked := ss.active.Load(tc.id); tracked != tc.kept {
+			t.Errorf("session %q tracked: %v, want %v", tc.id, tracked, tc.kept)
+		}
+	}
+	mcpServer.UnregisterSession(context.Background(), streamableID)
+	if ss.Get(streamableID) != nil {
+		t.Error("an unregistered session is kept")
+	}
+}

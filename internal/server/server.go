@@ -183,7 +183,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	hooks.AddAfterListTools(s.listTools)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
-	s.installSessionHooks(hooks)
 	if s.find != nil {
 		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.Forget(cs.SessionID()) })
 	}
@@ -201,6 +200,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		MCP: s.mcp, Events: events, Heartbeat: s.edge.Idle() / 3,
 		IdleTTL: s.edge.Idle(), Busy: s.streams.isOpen, Forget: s.forgetSession, Log: s.log,
 	})
+	s.sessions.InstallHooks(hooks)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
 		// Reply streams are resumable (Last-Event-ID); the GET streams the
 		// hub serves itself are recorded in the same store.

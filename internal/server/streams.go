@@ -166,33 +166,6 @@ func (st *streams) sendForPeer(ctx context.Context, session, method string, para
 	return nil, errors.New("unsupported method " + method)
 }
 
-// installSessionHooks has the hub keep the Streamable HTTP sessions
-// (internal/mcpsession): one is registered as soon as an initialize
-// succeeds, before mcp-go would register its own, and the idle sweep
-// tracks every session registered, the hub's or mcp-go's.
-func (s *Server) installSessionHooks(hooks *server.Hooks) {
-	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, _ *mcp.InitializeResult) {
-		if id := sessionID(ctx); isStreamableID(id) {
-			if _, err := s.sessions.Open(ctx, id); err != nil {
-				s.log.Debug().Err(err).Msg("register the session of an initialize")
-			}
-		}
-	})
-	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) {
-		if id := cs.SessionID(); isStreamableID(id) {
-			s.sessions.Track(id)
-		}
-	})
-	hooks.AddOnUnregisterSession(func(ctx context.Context, cs server.ClientSession) { s.sessions.Unregistered(ctx, cs) })
-}
-
-// isStreamableID reports whether id names a Streamable HTTP session (the
-// hub mints them, edge.SessionIDs), not an SSE, WebSocket or stdio one.
-func isStreamableID(id string) bool {
-	_, ok := edge.ParseSessionID(id)
-	return ok
-}
-
 // ownStream reports whether the hub serves r, a GET of a session's stream,
 // itself (mcpsession.Sessions.ServeStream). What mcp-go refuses (a
 // protocol version it does not know or that has no GET stream, a host its
