@@ -19,9 +19,11 @@ import (
 // JSON reply; for it the hub needs no session machinery, so it answers
 // such a call itself (the fast path): the decided call goes to the pipeline and
 // the result passes through as bytes. A plain tools/list is answered from
-// the list cache. Everything else (initialize, calls that take progress,
-// log messages or server requests, resources, prompts, GET streams, DELETE)
-// goes to mcp-go, whose tool handler ends in the same pipeline.Run.
+// the list cache. A session's GET stream is the hub's too
+// (internal/mcpsession keeps the sessions). Everything else (initialize,
+// calls that take progress, log messages or server requests, resources,
+// prompts, DELETE) goes to mcp-go, whose tool handler ends in the same
+// pipeline.Run.
 
 // serveMCP is the /mcp handler.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
