@@ -73,7 +73,8 @@ type Edge struct {
 	// scheme://host[:port] as browsers send them.
 	origins  map[string]bool
 	sessions *sessionLimits
-	// idle is the TTL of mcp-go's idle sweep: a Streamable HTTP session
+	// idle is the TTL of the sessions' idle sweep (internal/mcpsession,
+	// like mcp-go's): a Streamable HTTP session
 	// nothing happened on for that long loses its registration (and its
 	// slot) at the sweep's next round. The sweep runs every TTL/2, so idle
 	// is two thirds of http.sessionIdleTimeout: an abandoned session is
@@ -111,7 +112,7 @@ func cmpPositive[T int | int64 | time.Duration](v, def T) T {
 	return def
 }
 
-// Idle is the TTL to give mcp-go's idle sweep of Streamable HTTP sessions.
+// Idle is the TTL to give the idle sweep of Streamable HTTP sessions.
 func (e *Edge) Idle() time.Duration { return e.idle }
 
 // MaxBody is the largest request body, and WebSocket message, read.

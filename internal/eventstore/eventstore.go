@@ -145,6 +145,27 @@ func (s *Store) ReplayEventsAfter(_ context.Context, sessionID, lastEventID stri
 	return stream, nil
 }
 
+// StreamOf returns the stream of session that eventID was recorded on,
+// while the store keeps the event: a client resuming with Last-Event-ID
+// resumes the stream that carried it, which the hub serves itself (the
+// standalone GET stream) or leaves to mcp-go (a reply stream).
+func (s *Store) StreamOf(sessionID, eventID string) (string, bool) {
+	log, ok := s.sessions.Peek(sessionID)
+	if !ok {
+		return "", false
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for stream, events := range log.streams {
+		for _, ev := range events {
+			if ev.id == eventID {
+				return stream, true
+			}
+		}
+	}
+	return "", false
+}
+
 // PurgeSession forgets a session that ended.
 func (s *Store) PurgeSession(_ context.Context, sessionID string) error {
 	s.sessions.Remove(sessionID)

@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/purko-io/mcp-hub/internal/clientreq"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // sessionNotificationBuffer is how many notifications may wait for the
@@ -25,6 +27,8 @@ const sessionNotificationBuffer = 256
 // can send server-to-client requests (sampling, roots, elicitation) because
 // WebSocket is bidirectional.
 type session struct {
+	clientreq.Requests // sampling, roots, elicitation over call
+
 	id            string
 	conn          *wsConn
 	notifications chan mcp.JSONRPCNotification
@@ -59,12 +63,14 @@ var (
 // newSession returns the session for conn with a fresh random id; ids must
 // be unique per MCPServer, which RegisterSession enforces.
 func newSession(conn *wsConn) *session {
-	return &session{
+	s := &session{
 		id:            "ws-" + rand.Text(),
 		conn:          conn,
 		notifications: make(chan mcp.JSONRPCNotification, sessionNotificationBuffer),
 		pending:       make(map[int64]chan callReply),
 	}
+	s.Requests = clientreq.Requests{Call: s.call}
+	return s
 }
 
 // SessionID implements server.ClientSession.
@@ -122,43 +128,6 @@ func (s *session) ProtocolVersion() string {
 // SetProtocolVersion records the version negotiated by initialize; mcp-go
 // finds it through an unexported interface.
 func (s *session) SetProtocolVersion(version string) { s.protocolVersion.Store(version) }
-
-// RequestSampling implements server.SessionWithSampling by sending
-// sampling/createMessage to the client.
-func (s *session) RequestSampling(ctx context.Context, request mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	var result mcp.CreateMessageResult
-	if err := s.call(ctx, mcp.MethodSamplingCreateMessage, request.CreateMessageParams, &result); err != nil {
-		return nil, err
-	}
-	// Content arrives as a generic map; mcp-go's own transports convert it
-	// to the concrete content type callers type-switch on.
-	content, err := mcp.ParseSamplingContent(result.Content)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s result content: %w", mcp.MethodSamplingCreateMessage, err)
-	}
-	result.Content = content
-	return &result, nil
-}
-
-// ListRoots implements server.SessionWithRoots by sending roots/list to the
-// client.
-func (s *session) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	var result mcp.ListRootsResult
-	if err := s.call(ctx, mcp.MethodListRoots, nil, &result); err != nil {
-		return nil, err
-	}
-	return &result, nil
-}
-
-// RequestElicitation implements server.SessionWithElicitation by sending
-// elicitation/create to the client.
-func (s *session) RequestElicitation(ctx context.Context, request mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	var result mcp.ElicitationResult
-	if err := s.call(ctx, mcp.MethodElicitationCreate, request.Params, &result); err != nil {
-		return nil, err
-	}
-	return &result, nil
-}
 
 // call sends a server-to-client request and decodes the answer into out. It
 // gives up when ctx ends or the connection ends.

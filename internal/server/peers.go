@@ -3,12 +3,20 @@ package server
 import (
 	"bytes"
 	"net/http"
+
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
-// deliverAnswer serves a client's answer to a server request locally, and
-// when this replica was not waiting for it, passes it on to the peers
+// deliverAnswer serves a client's answer (msg, read from body) to a server
+// request locally: to a request sent on a session's GET stream
+// (internal/mcpsession) or on a reply stream (mcp-go's); and when this
+// replica was not waiting for it, passes it on to the peers
 // (internal/peers).
-func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
+	if s.sessions.Deliver(r.Header.Get("Mcp-Session-Id"), msg) {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	rec := &recorder{header: http.Header{}}
 	s.streamable.ServeHTTP(rec, r)
 	if rec.status != http.StatusAccepted && s.peers.PassOn(r, body) {

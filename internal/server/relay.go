@@ -42,7 +42,7 @@ func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest)
 	var res *mcp.CreateMessageResult
 	handled, err := r.s.streams.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
 	if !handled {
-		res, err = r.s.mcp.RequestSampling(ctx, req)
+		res, err = r.s.mcp.RequestSampling(r.s.sessions.WithSession(ctx, sessionID(ctx)), req)
 	}
 	return res, r.unbridged(mcp.MethodSamplingCreateMessage, err)
 }
@@ -60,7 +60,7 @@ func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.L
 	var res *mcp.ListRootsResult
 	handled, err := r.s.streams.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
 	if !handled {
-		res, err = r.s.mcp.RequestRoots(ctx, req)
+		res, err = r.s.mcp.RequestRoots(r.s.sessions.WithSession(ctx, sessionID(ctx)), req)
 	}
 	return res, r.unbridged(mcp.MethodListRoots, err)
 }

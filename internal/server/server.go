@@ -37,6 +37,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/mcpsession"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/peers"
@@ -71,13 +72,13 @@ type Options struct {
 	// sessions, SSE streams, WebSocket connections); 10000.
 	// MaxSessionsPerCaller caps one caller's; 1000 (or MaxSessions if less).
 	MaxSessions, MaxSessionsPerCaller int
-	// SessionIdleTimeout is how long mcp-go keeps the state of a Streamable
-	// HTTP session nothing was sent to or received from (its registration,
-	// its replay buffer): clients that vanish without DELETE (Purko's
-	// executor never sends one) would otherwise hold it. The session's id
-	// stays valid, and its next request is served as usual. Open GET
-	// streams are pinged well within it, so only sessions without a stream
-	// are swept; 5m.
+	// SessionIdleTimeout is how long the hub keeps the state of a
+	// Streamable HTTP session nothing was sent to or received from (its
+	// registration, its replay buffer; internal/mcpsession): clients that
+	// vanish without DELETE (Purko's executor never sends one) would
+	// otherwise hold it. The session's id stays valid, and its next request
+	// is served as usual. A session with a GET stream open is never idle
+	// (and its stream is pinged well within it); 5m.
 	SessionIdleTimeout time.Duration
 	// ReadTimeout bounds reading a whole request, body included (slow
 	// bodies); ReadHeaderTimeout its headers (slowloris). Neither limits a
@@ -124,7 +125,10 @@ type Server struct {
 	feat    *features.Features
 	peers   *peers.Peers // nil: no peers
 	streams *streams
-	lists   listCache
+	// sessions are the Streamable HTTP sessions registered here, their GET
+	// streams and the idle sweep (internal/mcpsession).
+	sessions *mcpsession.Sessions
+	lists    listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
 	marks      *replyMarks        // the pipeline's errors on their way through mcp-go
@@ -191,13 +195,20 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
 	s.feat.Attach(s.mcp)
 	s.mcp.AddTool(routerTool(), s.callTool)
+	events := eventstore.New()
+	s.sessions = mcpsession.New(mcpsession.Options{
+		MCP: s.mcp, Events: events, Heartbeat: s.edge.Idle() / 3,
+		IdleTTL: s.edge.Idle(), Busy: s.streams.isOpen, Forget: s.forgetSession, Log: s.log,
+	})
+	s.sessions.InstallHooks(hooks)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
-		server.WithEventStore(eventstore.New()),
-		// With an event store mcp-go keeps a session past its GET stream
-		// (for resumption) until this much idle time.
-		server.WithSessionIdleTTL(s.edge.Idle()),
-		// A ping on an open GET stream counts as activity, so the sweep
-		// takes only sessions without a stream.
+		// Reply streams are resumable (Last-Event-ID); the GET streams the
+		// hub serves itself are recorded in the same store.
+		server.WithEventStore(events),
+		// Pings on the GET streams mcp-go serves (of sessions it
+		// registered itself, sessions.go); the hub's own are pinged by
+		// s.sessions. The idle sweep is s.sessions': mcp-go's would count
+		// neither the hub's fast path nor its streams as activity.
 		server.WithHeartbeatInterval(s.edge.Idle()/3),
 		server.WithSessionIdManagerResolver(edge.SessionIDs{}),
 	)
@@ -304,6 +315,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	s.edge.Configure(hs)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	// The sessions' GET streams and idle sweep, until the streams close.
+	sessionsDone := make(chan struct{})
+	go func() { defer close(sessionsDone); s.sessions.Run(streamsCtx) }()
+	defer func() { closeStreams(); <-sessionsDone }()
 	select {
 	case err := <-errc:
 		return err

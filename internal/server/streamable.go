@@ -19,9 +19,11 @@ import (
 // JSON reply; for it the hub needs no session machinery, so it answers
 // such a call itself (the fast path): the decided call goes to the pipeline and
 // the result passes through as bytes. A plain tools/list is answered from
-// the list cache. Everything else (initialize, calls that take progress,
-// log messages or server requests, resources, prompts, GET streams, DELETE)
-// goes to mcp-go, whose tool handler ends in the same pipeline.Run.
+// the list cache. A session's GET stream is the hub's too
+// (internal/mcpsession keeps the sessions). Everything else (initialize,
+// calls that take progress, log messages or server requests, resources,
+// prompts, DELETE) goes to mcp-go, whose tool handler ends in the same
+// pipeline.Run.
 
 // serveMCP is the /mcp handler.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +34,11 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.Method == http.MethodGet && sid != "" {
-			defer s.streams.hold(sid)()
+			release := s.streams.hold(sid)
+			if ownStream(r) && s.sessions.ServeStream(w, r, sid, release) {
+				return
+			}
+			defer release()
 		}
 		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
 		return
@@ -58,9 +64,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		sessionNotFound(w, msg.ID)
 		return
 	}
+	if sid != "" {
+		s.sessions.Touch(sid) // not idle (mcpsession's sweep)
+	}
 	switch {
 	case msg.Kind() == jsonrpc.KindResponse && msg.HasID():
-		s.deliverAnswer(w, r, body)
+		s.deliverAnswer(w, r, msg, body)
 		return
 	case call != nil && s.fastCall(w, r, msg, call):
 		return
@@ -89,6 +98,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	_, logs := meta[jsonrpc.MetaLogLevel]
 	if !progress && !logs && !s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) && msg.Method != string(mcp.MethodSubscriptionsListen) {
 		w = jsonOnly{w}
+	}
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		s.sessions.Track(sid) // mcp-go may keep state for it until forgotten
 	}
 	s.streamable.ServeHTTP(s.marks.writer(w), r)
 }

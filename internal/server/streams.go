@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"sync"
 	"time"
 
@@ -95,6 +96,13 @@ func (st *streams) stop() {
 	}
 }
 
+// isOpen reports whether a GET stream of session id is open here.
+func (st *streams) isOpen(id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.open[id] > 0
+}
+
 // session returns mcp-go's session object when this replica holds the
 // session's GET stream.
 func (st *streams) session(id string) (server.ClientSession, bool) {
@@ -156,4 +164,13 @@ func (st *streams) sendForPeer(ctx context.Context, session, method string, para
 		return st.mcp.RequestRoots(ctx, mcp.ListRootsRequest{})
 	}
 	return nil, errors.New("unsupported method " + method)
+}
+
+// ownStream reports whether the hub serves r, a GET of a session's stream,
+// itself (mcpsession.Sessions.ServeStream). What mcp-go refuses (a
+// protocol version it does not know or that has no GET stream, a host its
+// DNS rebinding protection turns away) it refuses.
+func ownStream(r *http.Request) bool {
+	v := r.Header.Get(mcp.HeaderProtocolVersion)
+	return (v == "" || mcp.IsValidProtocolVersion(v) && !mcp.IsModernProtocol(v)) && edge.HostAllowed(r)
 }
