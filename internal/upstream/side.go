@@ -122,6 +122,23 @@ func (c *Client) dialSide(ctx context.Context, cn *conn) (*client.Client, error)
 	return mc, nil
 }
 
+// refusedRevision reports whether err is a server's refusal of the
+// request's 2026-07-28 revision, which it did not run.
+func refusedRevision(err error) bool {
+	var rpcErr *RPCError
+	var unsupported mcp.UnsupportedProtocolVersionError
+	return errors.As(err, &unsupported) || (errors.As(err, &rpcErr) && rpcErr.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION)
+}
+
+// refused closes the side client of a server that refused 2026-07-28 on
+// a request (err), and remembers it: reconnects do not make one again.
+func (s *sideClient) refused(cn *conn, err error) {
+	c := cn.c
+	c.noModern.Store(true)
+	c.log.Debug().Err(c.cred.redact(err)).Msg("server refused 2026-07-28 on a call; relayed calls use the session")
+	s.close()
+}
+
 // close closes the side client, if any; none is made after.
 func (s *sideClient) close() {
 	s.mu.Lock()

@@ -214,13 +214,27 @@ const maxInputRounds = 10
 // the caller through the relay and the call sent again with the answers;
 // without one, the result passes through as bytes, input requests and all.
 func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
-	c := cn.c
 	o := cn.out.Load()
+	if relay.From(ctx) != nil || takesInput(call) {
+		if side := cn.side.out(ctx, cn, o); side != o {
+			res, err := cn.sendOver(ctx, side, call)
+			if !refusedRevision(err) {
+				return res, err
+			}
+			// Refused before it ran: the server listed 2026-07-28 but
+			// takes it for nothing (go-sdk v1.8.0 does). The session
+			// serves it, and this server's relayed calls from now on.
+			cn.side.refused(cn, err)
+		}
+	}
+	return cn.sendOver(ctx, o, call)
+}
+
+// sendOver sends call over o (send).
+func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (json.RawMessage, error) {
+	c := cn.c
 	r := relay.From(ctx)
 	var own map[string]json.RawMessage
-	if r != nil || takesInput(call) {
-		o = cn.side.out(ctx, cn, o)
-	}
 	if r != nil {
 		if tok, ok := call.Meta[jsonrpc.MetaProgressToken]; ok {
 			var token any
