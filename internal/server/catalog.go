@@ -68,6 +68,9 @@ func (s *Server) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
 	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) {
 		return nil
 	}
+	if !s.published.mirrorsParams(call.Name) {
+		return nil
+	}
 	t, ok := s.reg.Catalog().Tool(call.Name)
 	if !ok || len(mcp.ExtractParamHeaderBindings(&t.Def)) == 0 {
 		return nil
@@ -110,6 +113,7 @@ func (s *Server) publish(cat *registry.Catalog) {
 	if s.published.changed(s.publishedDefs(cat), listed) {
 		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
 	}
+	s.published.keepParamTools(cat)
 	s.published.gen.Store(cat.Gen)
 	s.feat.Publish(cat)
 	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
@@ -197,6 +201,30 @@ type publishedTools struct {
 	tools  []mcp.Tool
 	listed []string
 	gen    atomic.Uint64
+	// paramTools are the names of the tools whose arguments a 2026-07-28
+	// caller mirrors into Mcp-Param-* headers (x-mcp-header), found once
+	// per catalog: finding them re-encodes a tool's schema, too much for
+	// every call.
+	paramTools atomic.Pointer[map[string]bool]
+}
+
+// keepParamTools finds the tools of cat whose arguments are mirrored into
+// headers.
+func (p *publishedTools) keepParamTools(cat *registry.Catalog) {
+	names := map[string]bool{}
+	for i := range cat.Tools {
+		if len(mcp.ExtractParamHeaderBindings(&cat.Tools[i].Def)) > 0 {
+			names[cat.Tools[i].Name] = true
+		}
+	}
+	p.paramTools.Store(&names)
+}
+
+// mirrorsParams reports whether the published tool name mirrors arguments
+// into headers; true before the first catalog, when nobody knows.
+func (p *publishedTools) mirrorsParams(name string) bool {
+	names := p.paramTools.Load()
+	return names == nil || (*names)[name]
 }
 
 // changed reports whether tools or the listed names differ from the last
