@@ -276,7 +276,12 @@ func (h *testHub) waitConnected(servers ...string) {
 // waitPublished waits until the MCP face serves the current catalog.
 func (h *testHub) waitPublished() {
 	h.t.Helper()
-	waitFor(h.t, "catalog published", func() bool { return h.srv.published.gen.Load() == h.reg.Catalog().Gen })
+	// Gen 0 is the empty catalog before the registry's first build: the
+	// hub's own tools are not in it yet.
+	waitFor(h.t, "catalog published", func() bool {
+		g := h.reg.Catalog().Gen
+		return g > 0 && h.srv.published.gen.Load() == g
+	})
 }
 
 // dial returns an initialized mcp-go client of the hub with a listening
