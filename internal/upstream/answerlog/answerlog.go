@@ -12,11 +12,13 @@ package answerlog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +41,9 @@ type Answer struct {
 	// the upstream's text, for admins and the log only, redacted.
 	Head   []byte
 	teeing bool // Head fills as the client reads the body (guarded by Log.mu)
+	// post is an answer to a POST: a request's, not a stream's (a
+	// session's standalone GET stream may be answered beside it).
+	post bool
 }
 
 // mcpMedia reports whether an answer of type ctype can be an MCP message
@@ -86,6 +91,8 @@ func mediaType(ctype string) string {
 // Log holds what one upstream answered lately. Its zero value is ready.
 type Log struct {
 	seq atomic.Uint64 // counts every answer
+	// lastPost is the Seq of the newest answer to a POST, kept or not.
+	lastPost atomic.Uint64
 	// connected is set while the client has a connection: the bodies of
 	// its usable answers (tool results) are then left alone.
 	connected atomic.Bool
@@ -119,7 +126,10 @@ func (as *Log) add(a *Answer) {
 	as.mu.Unlock()
 }
 
-// Snapshot returns copies of the kept answers, newest first.
+// Snapshot returns copies of the kept answers, newest (highest Seq) first.
+// Answers are numbered when they arrive and kept when they are read, so
+// two that arrive together (a session's GET stream beside its initialize)
+// may be kept in the other order: the order is their numbers'.
 func (as *Log) Snapshot() []Answer {
 	as.mu.Lock()
 	defer as.mu.Unlock()
@@ -131,17 +141,33 @@ func (as *Log) Snapshot() []Answer {
 			out = append(out, cp)
 		}
 	}
+	slices.SortStableFunc(out, func(a, b Answer) int { return cmp.Compare(b.Seq, a.Seq) })
 	return out
 }
 
 // LastBad returns the newest answer when it is an unusable one, so that
 // it is what the failure it caused is explained by; nil otherwise.
+//
+// Where requests were answered (POSTs), the newest of those is the one: a
+// session's GET stream, opened beside its initialize, is answered too, and
+// may be the newer; where there are none (an SSE transport's GET is its
+// connection), the newest answer.
 func (as *Log) LastBad() *Answer {
 	snap := as.Snapshot()
-	if len(snap) == 0 || !snap[0].Bad() || snap[0].Seq != as.seq.Load() {
+	if len(snap) == 0 {
 		return nil
 	}
-	return &snap[0]
+	last, newest := &snap[0], as.seq.Load()
+	for i := range snap {
+		if snap[i].post {
+			last, newest = &snap[i], as.lastPost.Load()
+			break
+		}
+	}
+	if last.Seq != newest || !last.Bad() {
+		return nil
+	}
+	return last
 }
 
 // Refusal returns the newest 401 or 403 answer, nil for none.
@@ -176,11 +202,14 @@ func (t answerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	seq := t.as.seq.Add(1)
+	if req.Method == http.MethodPost {
+		t.as.lastPost.Store(seq) // a later POST's may land first: close enough, the newest wins
+	}
 	usable := resp.StatusCode/100 == 2 && mcpMedia(resp.Header.Get("Content-Type"))
 	if usable && t.as.connected.Load() {
 		return resp, nil // a result: the fast path costs nothing more
 	}
-	a := &Answer{Seq: seq, Code: resp.StatusCode, CType: resp.Header.Get("Content-Type")}
+	a := &Answer{Seq: seq, Code: resp.StatusCode, CType: resp.Header.Get("Content-Type"), post: req.Method == http.MethodPost}
 	if usable {
 		// Read as mcp-go reads it: an event stream must not be waited for.
 		a.teeing = true
