@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -28,6 +29,8 @@ const (
 	MetaProgressToken = "progressToken"
 	// MetaLogLevel is a 2026-07-28 caller asking for log messages.
 	MetaLogLevel = "io.modelcontextprotocol/logLevel"
+	// MetaClientCapabilities is a 2026-07-28 caller's capabilities.
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	// MetaTraceparent and MetaTracestate carry a W3C trace context in a
 	// request's _meta, for transports without headers (stdio, WebSocket).
 	MetaTraceparent = "traceparent"
@@ -43,6 +46,29 @@ func (c *ToolCall) ProgressToken() json.RawMessage {
 		return v
 	}
 	return nil
+}
+
+// TakesInput reports whether the call comes from a 2026-07-28 caller that
+// takes an upstream's input requests (it declares sampling, elicitation or
+// roots in the call's _meta) or answers them (inputResponses,
+// requestState): such a call must reach a 2026-07-28 server. Any other
+// call does not care which revision carries it.
+func (c *ToolCall) TakesInput() bool {
+	if c.InputResponses != nil || c.RequestState != nil {
+		return true
+	}
+	raw, ok := c.Meta[MetaClientCapabilities]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("{}")) {
+		return false
+	}
+	var caps struct {
+		Sampling, Elicitation, Roots json.RawMessage
+	}
+	if json.Unmarshal(raw, &caps) != nil {
+		return false
+	}
+	set := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
+	return set(caps.Sampling) || set(caps.Elicitation) || set(caps.Roots)
 }
 
 // ParseToolCall reads tools/call params strictly: an object with a

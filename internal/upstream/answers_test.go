@@ -33,12 +33,6 @@ func TestStatusShowsNoUpstreamText(t *testing.T) {
 	page := `<html><body><form>admin ` + hunter2 + `</form></body></html>`
 	answer := func(code int, ctype, body string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodGet && r.URL.Path == "/mcp" {
-				// The standalone GET stream, opened beside initialize:
-				// a server without one says so, as servers do.
-				http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-				return
-			}
 			w.Header().Set("Content-Type", ctype)
 			w.WriteHeader(code)
 			_, _ = io.WriteString(w, body)

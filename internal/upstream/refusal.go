@@ -188,8 +188,8 @@ func rpcSentinel(err error) error {
 // the start of the newest answer, or failing one (stdio, WebSocket) the
 // text.
 func (f failures) said(text string) string {
-	if snap := f.as.Snapshot(); len(snap) > 0 && len(snap[0].Head) > 0 {
-		return f.excerpt(snap[0].Head)
+	if a, _ := f.as.Last(); a != nil && len(a.Head) > 0 {
+		return f.excerpt(a.Head)
 	}
 	return clip(text)
 }

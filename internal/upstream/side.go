@@ -1,9 +1,7 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // A streamable HTTP server is reached over a 2025-11-25 session (see
@@ -25,29 +22,6 @@ import (
 // that does not keeps its relayed calls on the session, as a 2025-11-25
 // server always has.
 
-// takesInput reports whether call comes from a 2026-07-28 caller that
-// takes the upstream's input requests (it declares sampling, elicitation
-// or roots in the call's _meta) or answers them (inputResponses,
-// requestState): such a call must reach a 2026-07-28 server. Any other
-// call does not care which revision carries it.
-func takesInput(call jsonrpc.ToolCall) bool {
-	if call.InputResponses != nil || call.RequestState != nil {
-		return true
-	}
-	raw, ok := call.Meta[mcp.MetaKeyClientCapabilities]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("{}")) {
-		return false
-	}
-	var caps struct {
-		Sampling, Elicitation, Roots json.RawMessage
-	}
-	if json.Unmarshal(raw, &caps) != nil {
-		return false
-	}
-	set := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
-	return set(caps.Sampling) || set(caps.Elicitation) || set(caps.Roots)
-}
-
 // sideClient is a connection's stateless 2026-07-28 client.
 type sideClient struct {
 	mu     sync.Mutex
@@ -56,7 +30,7 @@ type sideClient struct {
 	mc     *client.Client // nil: none
 }
 
-// out is how a relayed call, or one that takesInput, leaves: over the side client when there is
+// out is how a relayed call, or one whose caller TakesInput, leaves: over the side client when there is
 // one (made now if need be), else o.
 func (s *sideClient) out(ctx context.Context, cn *conn, o *out) *out {
 	c := cn.c
@@ -69,7 +43,7 @@ func (s *sideClient) out(ctx context.Context, cn *conn, o *out) *out {
 	}
 	side := *o
 	side.modern, side.protocol = true, mc.ProtocolVersion()
-	side.meta = c.modernMeta(side.protocol)
+	side.meta = modernMeta(c.opts.ClientInfo, side.protocol)
 	side.session = sessionWire{tr: mc.GetTransport(), ids: &cn.nextID, http: true}
 	side.post = nil
 	return &side
@@ -84,7 +58,7 @@ func (s *sideClient) get(ctx context.Context, cn *conn) *client.Client {
 	}
 	s.tried = true
 	c := cn.c
-	mc, err := c.dialSide(ctx, cn)
+	mc, err := s.dial(ctx, cn)
 	if err != nil {
 		c.log.Debug().Err(c.cred.redact(err)).Msg("no 2026-07-28 client for relayed calls; they use the session")
 		return nil
@@ -93,10 +67,11 @@ func (s *sideClient) get(ctx context.Context, cn *conn) *client.Client {
 	return mc
 }
 
-// dialSide makes a stateless 2026-07-28 client of the server, which ends
+// dial makes a stateless 2026-07-28 client of cn's server, which ends
 // with the session (cn.ctx). A server that answers with an older revision
 // is remembered: reconnects do not ask again.
-func (c *Client) dialSide(ctx context.Context, cn *conn) (*client.Client, error) {
+func (s *sideClient) dial(ctx context.Context, cn *conn) (*client.Client, error) {
+	c := cn.c
 	tr, err := c.newTransport(false)
 	if err != nil {
 		return nil, err

@@ -542,19 +542,14 @@ func (c *Client) newMCPClient(tr transport.Interface, legacy bool) *client.Clien
 
 // preferHandshake reports whether a session with the server opens with the
 // initialize handshake (2025-11-25) rather than 2026-07-28's discovery.
-// Every request of a 2026-07-28 session carries the client's revision,
-// identity and capabilities in its _meta and mirrors its method and name
-// into headers, and the server decodes all of it per request: measured
-// with an mcp-go upstream, that doubles its CPU per tools/call, on
-// machines where upstreams share the hub's cores. A 2025-11-25 session
-// says all that once. So a streamable HTTP server, the transport of the
-// hub's own POST (wire.go), is asked for the handshake unless it is pinned
-// to a 2026-07-28 revision, and reached over 2026-07-28 only if it refuses
-// the handshake. Calls whose caller takes what the upstream sends during
-// the call go over a stateless 2026-07-28 client beside the session when
-// the server speaks it (side.go), as they did before: a 2026-07-28 caller
-// can take input requests only as 2026-07-28 results. Other transports
-// keep one connection, and negotiate as before.
+// Every 2026-07-28 request carries the client's revision, identity and
+// capabilities in its _meta and mirrors its method into headers, which the
+// server decodes per request (an mcp-go upstream's CPU per tools/call
+// doubled); a 2025-11-25 session says it once. So a streamable HTTP server,
+// the transport of the hub's own POST (wire.go), is asked for the
+// handshake unless pinned to 2026-07-28; relayed calls keep 2026-07-28
+// where the server speaks it (side.go). Other transports keep one
+// connection and negotiate as before.
 func preferHandshake(spec config.ServerSpec) bool {
 	if spec.ProtocolVersion != "" {
 		return !mcp.IsModernProtocol(spec.ProtocolVersion)

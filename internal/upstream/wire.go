@@ -74,7 +74,7 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
 	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: headerTransport(c.spec.Transport)}
 	if o.modern {
-		o.meta = c.modernMeta(cn.protocol)
+		o.meta = modernMeta(c.opts.ClientInfo, cn.protocol)
 	}
 	if c.spec.Transport != config.TransportStreamableHTTP {
 		return o
@@ -102,8 +102,8 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 }
 
 // modernMeta is the _meta every 2026-07-28 request of the hub carries.
-func (c *Client) modernMeta(protocol string) map[string]json.RawMessage {
-	info, _ := json.Marshal(c.opts.ClientInfo)
+func modernMeta(client mcp.Implementation, protocol string) map[string]json.RawMessage {
+	info, _ := json.Marshal(client)
 	return map[string]json.RawMessage{
 		mcp.MetaKeyProtocolVersion:    mustJSON(protocol),
 		mcp.MetaKeyClientInfo:         info,
@@ -215,7 +215,7 @@ const maxInputRounds = 10
 // without one, the result passes through as bytes, input requests and all.
 func (cn *conn) send(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	o := cn.out.Load()
-	if relay.From(ctx) != nil || takesInput(call) {
+	if relay.From(ctx) != nil || call.TakesInput() {
 		if side := cn.side.out(ctx, cn, o); side != o {
 			res, err := cn.sendOver(ctx, side, call)
 			if !refusedRevision(err) {

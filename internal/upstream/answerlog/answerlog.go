@@ -12,13 +12,11 @@ package answerlog
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,13 +98,17 @@ type Log struct {
 	mu     sync.Mutex
 	recent [keptAnswers]*Answer // a ring, recent[n%keptAnswers] next
 	n      int
+	// post is the newest answer to a POST, kept apart from the ring: a
+	// GET stream the server refuses is asked again and again, and its
+	// answers would push the request's out.
+	post *Answer
 }
 
 // Reset forgets every answer: what an earlier connect was answered does
 // not explain this one's failure.
 func (as *Log) Reset() {
 	as.mu.Lock()
-	as.recent, as.n = [keptAnswers]*Answer{}, 0
+	as.recent, as.n, as.post = [keptAnswers]*Answer{}, 0, nil
 	as.mu.Unlock()
 }
 
@@ -123,13 +125,13 @@ func (as *Log) add(a *Answer) {
 	as.mu.Lock()
 	as.recent[as.n%keptAnswers] = a
 	as.n++
+	if a.post && (as.post == nil || a.Seq > as.post.Seq) {
+		as.post = a
+	}
 	as.mu.Unlock()
 }
 
-// Snapshot returns copies of the kept answers, newest (highest Seq) first.
-// Answers are numbered when they arrive and kept when they are read, so
-// two that arrive together (a session's GET stream beside its initialize)
-// may be kept in the other order: the order is their numbers'.
+// Snapshot returns copies of the kept answers, newest first.
 func (as *Log) Snapshot() []Answer {
 	as.mu.Lock()
 	defer as.mu.Unlock()
@@ -141,33 +143,44 @@ func (as *Log) Snapshot() []Answer {
 			out = append(out, cp)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Answer) int { return cmp.Compare(b.Seq, a.Seq) })
 	return out
 }
 
-// LastBad returns the newest answer when it is an unusable one, so that
-// it is what the failure it caused is explained by; nil otherwise.
-//
-// Where requests were answered (POSTs), the newest of those is the one: a
-// session's GET stream, opened beside its initialize, is answered too, and
-// may be the newer; where there are none (an SSE transport's GET is its
-// connection), the newest answer.
-func (as *Log) LastBad() *Answer {
-	snap := as.Snapshot()
-	if len(snap) == 0 {
-		return nil
-	}
-	last, newest := &snap[0], as.seq.Load()
-	for i := range snap {
-		if snap[i].post {
-			last, newest = &snap[i], as.lastPost.Load()
-			break
+// Last returns a copy of the answer a failed request is explained by,
+// nil for none, and whether no answer of its kind came after it (answers
+// on the fast path are counted, not kept). Where a request was answered
+// (a POST), it is the newest POST's answer: a session's GET stream, opened
+// beside its initialize, is answered too, may be the newer, and a GET the
+// server refuses is asked again and again; where none was (an SSE
+// transport's GET is its connection), the newest answer.
+func (as *Log) Last() (*Answer, bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	a, newest := as.post, as.lastPost.Load()
+	if a == nil {
+		newest = as.seq.Load()
+		for _, r := range as.recent {
+			if r != nil && (a == nil || r.Seq > a.Seq) {
+				a = r
+			}
 		}
 	}
-	if last.Seq != newest || !last.Bad() {
-		return nil
+	if a == nil {
+		return nil, false
 	}
-	return last
+	cp := *a
+	cp.Head = bytes.Clone(a.Head)
+	return &cp, cp.Seq == newest
+}
+
+// LastBad returns the Last answer when it is the newest and an unusable
+// one, so that it is what the failure it caused is explained by; nil
+// otherwise.
+func (as *Log) LastBad() *Answer {
+	if a, newest := as.Last(); a != nil && newest && a.Bad() {
+		return a
+	}
+	return nil
 }
 
 // Refusal returns the newest 401 or 403 answer, nil for none.
@@ -202,8 +215,11 @@ func (t answerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	seq := t.as.seq.Add(1)
-	if req.Method == http.MethodPost {
-		t.as.lastPost.Store(seq) // a later POST's may land first: close enough, the newest wins
+	for req.Method == http.MethodPost { // the newest POST's number, whichever lands first
+		last := t.as.lastPost.Load()
+		if seq <= last || t.as.lastPost.CompareAndSwap(last, seq) {
+			break
+		}
 	}
 	usable := resp.StatusCode/100 == 2 && mcpMedia(resp.Header.Get("Content-Type"))
 	if usable && t.as.connected.Load() {

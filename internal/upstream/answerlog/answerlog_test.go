@@ -106,3 +106,46 @@ func TestEchoed(t *testing.T) {
 		t.Error("Echoed after Reset")
 	}
 }
+
+// TestLastIsTheRequestsAnswer: the answers of a GET stream the server
+// refuses, asked for again and again beside a request, neither push the
+// request's answer out nor stand for it; without a POST, the newest answer
+// does.
+func TestLastIsTheRequestsAnswer(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.Error(w, "no GET stream here", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "<html>gateway down</html>")
+	}))
+	defer ts.Close()
+	var log Log
+	hc := log.Wrap(ts.Client())
+	send := func(method string) {
+		req, _ := http.NewRequest(method, ts.URL, strings.NewReader("{}"))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	send(http.MethodGet)
+	if a := log.LastBad(); a == nil || a.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("LastBad with only a GET answered = %+v; want the GET's answer", a)
+	}
+	send(http.MethodPost)
+	for range 2 * keptAnswers {
+		send(http.MethodGet)
+	}
+	a := log.LastBad()
+	if a == nil || a.Code != http.StatusBadGateway || !strings.Contains(string(a.Head), "gateway down") {
+		t.Fatalf("LastBad = %+v; want the POST's 502 after %d GET answers", a, 2*keptAnswers)
+	}
+	if last, _ := log.Last(); last == nil || last.Code != http.StatusBadGateway {
+		t.Fatalf("Last = %+v; want the POST's answer", last)
+	}
+}
