@@ -124,12 +124,15 @@ func (p *Peers) ClientOf(r *http.Request) *http.Request {
 	return r
 }
 
+// PassedOn reports whether r is a client's answer a peer passed on.
+func PassedOn(r *http.Request) bool { return r.Header.Get(forwardedHeader) != "" }
+
 // PassOn sends a client's answer (r, whose body was read into body) that
 // this replica was not waiting for to every peer at once, and reports
 // whether one of them took it. An answer a peer passed on is not passed
 // on again.
 func (p *Peers) PassOn(r *http.Request, body []byte) bool {
-	if p == nil || r.Header.Get(forwardedHeader) != "" {
+	if p == nil || PassedOn(r) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), passOnTimeout)
@@ -209,8 +212,12 @@ func (p *Peers) Ask(ctx context.Context, session, method string, params, out any
 		}
 		return json.Unmarshal(data, out)
 	}
-	return fmt.Errorf("%s: no replica holds the client's GET stream (mcp-go sends this request to Streamable HTTP clients only on that stream)", method)
+	return fmt.Errorf("%s: %w", method, ErrNoHolder)
 }
+
+// ErrNoHolder is Ask's answer when no peer holds the session's GET stream:
+// the client has not opened it yet, or it is between two streams.
+var ErrNoHolder = errors.New("no replica holds the client's GET stream (mcp-go sends this request to Streamable HTTP clients only on that stream)")
 
 func (p *Peers) readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()

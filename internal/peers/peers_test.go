@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -123,7 +124,7 @@ func TestAskAndPassOn(t *testing.T) {
 	if err := p.Ask(ctx, "mine", "roots/list", map[string]int{"x": 7}, &out); err != nil || out.Method != "roots/list" || out.Params.X != 7 {
 		t.Fatalf("Ask: %v, %+v", err, out)
 	}
-	if err := p.Ask(ctx, "theirs", "roots/list", struct{}{}, &out); err == nil || !strings.Contains(err.Error(), "no replica holds the client's GET stream") {
+	if err := p.Ask(ctx, "theirs", "roots/list", struct{}{}, &out); !errors.Is(err, ErrNoHolder) {
 		t.Fatalf("Ask for a session no peer holds: %v", err)
 	}
 

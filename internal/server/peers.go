@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/peers"
 )
 
 // deliverAnswer serves a client's answer (msg, read from body) to a server
@@ -12,14 +14,32 @@ import (
 // (internal/mcpsession) or on a reply stream (mcp-go's); and when this
 // replica was not waiting for it, passes it on to the peers
 // (internal/peers).
+//
+// An answer on one of the hub's sessions that no replica waits for any
+// more (its call ended, was cancelled or timed out first) is accepted and
+// dropped, as the TypeScript SDK's servers do. mcp-go would answer 404,
+// which on Streamable HTTP tells the client its session is gone, and a
+// conforming client then starts over. Only the replica the client
+// reached says so: to a peer's pass-on it stays a refusal, so the peer
+// keeps looking for the replica that waits.
 func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
-	if s.sessions.Deliver(r.Header.Get("Mcp-Session-Id"), msg) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if s.sessions.Deliver(sid, msg) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	rec := &recorder{header: http.Header{}}
 	s.streamable.ServeHTTP(rec, r)
-	if rec.status != http.StatusAccepted && s.peers.PassOn(r, body) {
+	if rec.status == http.StatusAccepted || peers.PassedOn(r) {
+		rec.copyTo(w)
+		return
+	}
+	if s.peers.PassOn(r, body) {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if _, ours := edge.ParseSessionID(sid); ours {
+		s.log.Debug().Str("session", sid).RawJSON("id", msg.ID).Msg("a client's answer to a server request no one waits for any more: dropped")
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -41,6 +41,9 @@ type streams struct {
 	// asks the replica holding a stream not held here (nil: no peers).
 	mcp   *server.MCPServer
 	peers *peers.Peers
+	// holderWait bounds the search for the replica holding a session's
+	// GET stream (viaStream).
+	holderWait time.Duration
 }
 
 // streamGrace is how long a session's state outlives its last GET stream.
@@ -48,7 +51,7 @@ const streamGrace = 2 * time.Minute
 
 func newStreams() *streams {
 	return &streams{open: map[string]int{}, sessions: map[string]server.ClientSession{},
-		release: map[string]*time.Timer{}, grace: streamGrace}
+		release: map[string]*time.Timer{}, grace: streamGrace, holderWait: streamWait}
 }
 
 // hold marks session's GET stream open until the returned func is called.
@@ -139,11 +142,34 @@ func (st *streams) viaStream(ctx context.Context, method mcp.MCPMethod, params a
 	if _, ok := edge.ParseSessionID(id); !ok {
 		return false, nil // not a Streamable HTTP session of the hub
 	}
-	if _, local := st.session(id); local {
-		return false, nil
+	// A client opens its GET stream beside its first requests, so the
+	// stream may not be open anywhere yet: wait for it, as a hub without
+	// peers waits (its session keeps the request until the stream opens).
+	wait := streamPoll
+	for waited := time.Duration(0); ; waited += wait {
+		if _, local := st.session(id); local {
+			return false, nil
+		}
+		err = st.peers.Ask(ctx, id, string(method), params, out)
+		if !errors.Is(err, peers.ErrNoHolder) || waited >= st.holderWait {
+			return true, err
+		}
+		select {
+		case <-ctx.Done():
+			return true, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
 	}
-	return true, st.peers.Ask(ctx, id, string(method), params, out)
 }
+
+// streamPoll is the first pause, doubling, between two searches for the
+// replica holding a session's GET stream; streamWait bounds the search
+// (a client that opens no stream waits that long for its error).
+const (
+	streamPoll = 25 * time.Millisecond
+	streamWait = 5 * time.Second
+)
 
 // sendForPeer sends a peer's server request to a session whose GET stream
 // this replica holds, and returns the client's answer (peers.Sender).

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,7 +118,9 @@ func TestReplicasBehindRoundRobin(t *testing.T) {
 	}
 
 	if n := lb.notFound.Load(); n != 0 {
-		t.Fatalf("the balancer saw %d responses 404 (session not found)", n)
+		lb.mu.Lock()
+		defer lb.mu.Unlock()
+		t.Fatalf("the balancer saw %d responses 404 (session not found): %s", n, strings.Join(lb.notFoundWhat, "; "))
 	}
 }
 
@@ -127,6 +130,9 @@ type balancer struct {
 	next     atomic.Uint64
 	hits     []atomic.Int64
 	notFound atomic.Int64
+
+	mu           sync.Mutex
+	notFoundWhat []string // the first 404s: request, replica and body
 }
 
 func newBalancer(t *testing.T, backends []string) *balancer {
@@ -154,6 +160,17 @@ func newBalancer(t *testing.T, backends []string) *balancer {
 		ModifyResponse: func(resp *http.Response) error {
 			if resp.StatusCode == http.StatusNotFound {
 				b.notFound.Add(1)
+				body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+				resp.Body = struct {
+					io.Reader
+					io.Closer
+				}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+				b.mu.Lock()
+				if len(b.notFoundWhat) < 5 {
+					b.notFoundWhat = append(b.notFoundWhat, fmt.Sprintf("%s %s session %q at %s: %s", resp.Request.Method,
+						resp.Request.URL.Path, resp.Request.Header.Get("Mcp-Session-Id"), resp.Request.URL.Host, bytes.TrimSpace(body)))
+				}
+				b.mu.Unlock()
 			}
 			return nil
 		},
