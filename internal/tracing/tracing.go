@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -108,8 +107,13 @@ func Setup(ctx context.Context, service, version string) (*Provider, error) {
 // Tracing is on when OTEL_TRACES_EXPORTER is "otlp", or when it is unset and
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set;
 // OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it off. The
-// exporter is OTLP over HTTP/protobuf and reads the other OTEL_EXPORTER_OTLP_*
-// variables itself (endpoint, headers, timeout, TLS); the SDK reads
+// exporter is OTLP over HTTP/protobuf (otlp.go) and reads, each
+// OTEL_EXPORTER_OTLP_TRACES_* winning over its OTEL_EXPORTER_OTLP_*:
+// ENDPOINT (the traces one as given, the general one with /v1/traces
+// appended; default https://localhost:4318; its scheme says whether TLS is
+// used, and INSECURE may not contradict it), HEADERS, TIMEOUT (ms, default
+// 10 s, for the whole export with its retries), COMPRESSION (gzip or none),
+// CERTIFICATE, CLIENT_CERTIFICATE and CLIENT_KEY. The SDK reads
 // OTEL_TRACES_SAMPLER(_ARG) and OTEL_BSP_*; the resource takes
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, service.name defaulting to
 // service. Settings the hub cannot honour are an error, not silently ignored.
@@ -118,7 +122,7 @@ func FromEnv(ctx context.Context, env func(string) (string, bool), service, vers
 	if err != nil || !on {
 		return &Provider{}, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := NewExporter(ctx, env)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
@@ -165,12 +169,8 @@ func enabled(env func(string) (string, bool)) (bool, error) {
 	if !on {
 		return false, nil
 	}
-	proto := get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if proto == "" {
-		proto = get("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	if proto != "" && proto != "http/protobuf" {
-		return false, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL: %q is not supported (want http/protobuf)", proto)
+	if proto, name := otlpEnv(env, "PROTOCOL"); proto != "" && proto != "http/protobuf" {
+		return false, fmt.Errorf("%s: %q is not supported (want http/protobuf)", name, proto)
 	}
 	return true, nil
 }

@@ -30,6 +30,7 @@ func TestEnabled(t *testing.T) {
 		{name: "unknown exporter", env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, wantErr: "zipkin"},
 		{name: "grpc refused", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, wantErr: "grpc"},
 		{name: "traces protocol wins", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, on: true},
+		{name: "traces protocol named", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, wantErr: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json"`},
 		{name: "grpc while off is no error", env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +58,31 @@ func TestFromEnvOffHasNoTracer(t *testing.T) {
 	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFromEnvRefusesExporterSettings: an exporter setting the hub cannot
+// honour stops FromEnv with the variable's name; while tracing is off the
+// exporter's variables are not read.
+func TestFromEnvRefusesExporterSettings(t *testing.T) {
+	for _, tc := range []struct {
+		env     map[string]string
+		wantErr string
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT"},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, "OTEL_EXPORTER_OTLP_COMPRESSION"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, ""},
+	} {
+		p, err := FromEnv(context.Background(), envOf(tc.env), "mcp-hub", "test")
+		if tc.wantErr == "" {
+			if err != nil || p.Enabled() {
+				t.Errorf("%v: %v, enabled %v; want off, no error", tc.env, err, p.Enabled())
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%v: err %v, want one naming %s", tc.env, err, tc.wantErr)
+		}
 	}
 }
 

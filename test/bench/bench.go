@@ -824,7 +824,12 @@ func upstreamHandler() http.Handler {
 // startRole runs this binary as role (with env added to its environment)
 // and returns it with the URL it prints on its first line.
 func (e *benchEnv) startRole(ctx context.Context, role string, env ...string) (*hubtest.Process, string, error) {
-	cmd := exec.Command(e.self)
+	return e.startRoleBin(ctx, e.self, role, env...)
+}
+
+// startRoleBin is startRole from bin, a copy of the bench's binary.
+func (e *benchEnv) startRoleBin(ctx context.Context, bin, role string, env ...string) (*hubtest.Process, string, error) {
+	cmd := exec.Command(bin)
 	cmd.Env = append(append(os.Environ(), roleEnv+"="+role), env...)
 	p, err := hubtest.Launch(role, cmd)
 	if err != nil {

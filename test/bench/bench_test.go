@@ -182,6 +182,22 @@ func TestBenchHarness(t *testing.T) {
 		b.Baseline.RSSKB <= 0 || b.Loaded.RSSKB <= 0 || b.AfterClose.RSSKB <= 0 || b.Baseline.HeapInuseKB <= 0 ||
 		b.Loaded.Goroutines <= b.Baseline.Goroutines || b.HubNofile == "?" || b.LoadedRatio <= 0 || b.DefaultRSSKB <= 0 || b.ProxyRSSKB <= 0 {
 		t.Errorf("idle sessions: %+v", rep.Idle)
+	} else {
+		// The idle starts: cold from an uncached binary, warm from a cached
+		// one, each told apart.
+		for _, s := range []IdleStart{b.Default, b.Proxy} {
+			for _, m := range []ProcMem{s.Cold, s.Warm} {
+				if m.AnonKB <= 0 || m.FileKB <= 0 || m.RSSKB < m.AnonKB+m.FileKB {
+					t.Errorf("idle start %+v: memory %+v", s, m)
+				}
+			}
+			if s.BinaryKB <= 0 || s.CachedWarm < 0.99 {
+				t.Errorf("idle start %+v: binary not warm", s)
+			}
+		}
+		if b.DefaultRSSKB != b.Default.Cold.RSSKB {
+			t.Errorf("the idle RSS judged is %d KB, not the cold start's %d KB", b.DefaultRSSKB, b.Default.Cold.RSSKB)
+		}
 	}
 
 	// 5: calls spread over every upstream, directly and through the hub.
@@ -268,7 +284,7 @@ func TestBenchHarness(t *testing.T) {
 		"list: hub sends the list gzip-compressed to a client that accepts gzip (1 yes, 0 no)",
 		"idle: Go heap + stacks per idle session",
 		"idle: goroutines per idle session",
-		"idle: RSS of the idle hub on its embedded default",
+		"idle: RSS of the idle hub on its embedded default, started cold",
 		"binary: release binary size",
 		"binary: packages a cold build compiles (go list -deps)")
 	if !slices.Equal(verdicts, wantVerdicts) {

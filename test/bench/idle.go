@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +28,11 @@ import (
 // from its one address, and a session that fails to open fails the run,
 // rather than leaving a figure divided by sessions that are not there.
 // Before that, the RSS of a hub on its embedded default config (what
-// `make run` starts), ready and settled, against a bare reverse proxy's.
+// `make run` starts), ready and settled, against a bare reverse proxy's,
+// each started cold (its binary not in the page cache, as on a node that
+// starts an image: what the target is judged on) and warm (cached whole,
+// as just built), told apart into what the process allocated (RssAnon)
+// and its binary's pages it maps (RssFile).
 
 const (
 	defaultIdleSessions = 10000
@@ -36,6 +42,9 @@ const (
 	targetIdleRSSMB      = 30.0            // RSS of the idle hub on its embedded default, MB
 	idleOpeners          = 16              // sessions opened in parallel
 	idleSettle           = 2 * time.Second // before reading memory; shorter for short runs
+	// maxCachedCold is the most of the binary that may be in the page cache
+	// before a start that counts as cold.
+	maxCachedCold = 0.1
 )
 
 // MemSample is the hub's memory at one moment.
@@ -80,11 +89,15 @@ type IdleBench struct {
 	MarginalRSSPerSessionKB float64 `json:"marginalRSSPerSessionKB"`
 	LoadedRatio             float64 `json:"loadedRatio"` // Loaded / Baseline RSS
 	// DefaultRSSKB is the RSS of a hub on its embedded default config,
-	// ready and settled, without sessions; ProxyRSSKB that of the bench's
-	// bare reverse proxy process (a Go net/http program with the bench's
-	// packages linked in), idle.
-	DefaultRSSKB int64 `json:"defaultRssKB"`
-	ProxyRSSKB   int64 `json:"proxyRssKB"`
+	// started cold, ready and settled, without sessions; ProxyRSSKB that of
+	// the bench's bare reverse proxy process (a Go net/http program with
+	// the bench's packages linked in), idle, started cold too. Default and
+	// Proxy tell each apart (allocated, mapped from the binary) and add the
+	// warm start.
+	DefaultRSSKB int64     `json:"defaultRssKB"`
+	ProxyRSSKB   int64     `json:"proxyRssKB"`
+	Default      IdleStart `json:"default"`
+	Proxy        IdleStart `json:"proxy"`
 	// Open-file limits: this process before and after raising it, and the
 	// hub's (inherited).
 	BenchNofileBefore uint64 `json:"benchNofileBefore"`
@@ -101,9 +114,10 @@ func (e *benchEnv) runIdle(ctx context.Context, s *scaleSetup) (*IdleBench, erro
 	out := &IdleBench{Wanted: want, Upstreams: s.upstreams, Tools: s.upstreams * s.tools}
 	settle := min(idleSettle, max(e.cfg.Duration, 200*time.Millisecond))
 	var err error
-	if out.DefaultRSSKB, out.ProxyRSSKB, err = e.idleRSS(ctx, settle); err != nil {
+	if out.Default, out.Proxy, err = e.idleRSS(ctx, settle); err != nil {
 		return nil, err
 	}
+	out.DefaultRSSKB, out.ProxyRSSKB = out.Default.Cold.RSSKB, out.Proxy.Cold.RSSKB
 	// Before the hub starts, so that it inherits the raised limit.
 	if out.BenchNofileBefore, out.BenchNofile, err = raiseOpenFiles(); err != nil {
 		return nil, fmt.Errorf("raise RLIMIT_NOFILE: %w", err)
@@ -259,29 +273,109 @@ func (e *benchEnv) runIdle(ctx context.Context, s *scaleSetup) (*IdleBench, erro
 	return out, nil
 }
 
-// idleRSS is the RSS of a hub on its embedded default config (no config
+// ProcMem is a process's resident memory, told apart, from
+// /proc/pid/status (KB).
+type ProcMem struct {
+	RSSKB  int64 `json:"rssKB"`  // VmRSS: RssAnon + RssFile + RssShmem
+	AnonKB int64 `json:"anonKB"` // RssAnon: what the process allocated (heap, stacks, the runtime's)
+	FileKB int64 `json:"fileKB"` // RssFile: file pages it has mapped, nearly all of them its binary's
+}
+
+// IdleStart is the memory of an idle process started twice from copies of
+// one binary: cold, the binary not in the page cache (a node starting an
+// image), and warm, the binary cached whole as just written (as the linker
+// leaves it). See pagecache.go for why the two differ.
+type IdleStart struct {
+	Cold     ProcMem `json:"cold"`
+	Warm     ProcMem `json:"warm"`
+	BinaryKB int64   `json:"binaryKB"`
+	// The share of the binary's pages in the page cache just before each
+	// start: near 0 cold and 1 warm, or the measurement is not what it says.
+	CachedCold float64 `json:"cachedCold"`
+	CachedWarm float64 `json:"cachedWarm"`
+}
+
+// idleRSS is the memory of a hub on its embedded default config (no config
 // file; LaunchHub leaves MCP_SERVERS out of its environment) once it is
-// ready and has settled, and that of a bare reverse proxy, idle too.
-func (e *benchEnv) idleRSS(ctx context.Context, settle time.Duration) (hubKB, proxyKB int64, err error) {
-	e.progress("idle RSS: a hub on its embedded default config, and a bare reverse proxy")
-	hub, err := hubtest.LaunchHub(ctx, hubtest.HubOptions{Bin: e.hubBin, LogLevel: "info", Wait: hubtest.Ready})
-	if err != nil {
-		return 0, 0, fmt.Errorf("start the hub on its embedded default: %w", err)
+// ready and has settled, and that of a bare reverse proxy, idle too: both
+// started cold, then both warm. They run from copies of their binaries in
+// the bench's temporary directory, so that no other process (the bench
+// itself, for the proxy's) holds their pages in the cache, and each start
+// finds its binary cached as it means to.
+func (e *benchEnv) idleRSS(ctx context.Context, settle time.Duration) (hub, proxy IdleStart, err error) {
+	e.progress("idle RSS: a hub on its embedded default config, and a bare reverse proxy, started cold and warm")
+	dir := filepath.Join(e.tmp, "idle-rss")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return hub, proxy, err
 	}
-	defer hub.Stop(5 * time.Second)
-	proxy, _, err := e.startRole(ctx, "proxy", proxyTargetEnv+"="+hub.Base)
-	if err != nil {
-		return 0, 0, fmt.Errorf("start a bare reverse proxy: %w", err)
+	hubBin, proxyBin := filepath.Join(dir, "mcp-hub-cold"), filepath.Join(dir, "bench-proxy-cold")
+	if hub.CachedCold, err = coldCopy(e.hubBin, hubBin); err != nil {
+		return hub, proxy, err
 	}
-	defer proxy.Kill()
+	if proxy.CachedCold, err = coldCopy(e.self, proxyBin); err != nil {
+		return hub, proxy, err
+	}
+	for _, b := range []struct {
+		path string
+		kb   *int64
+	}{{hubBin, &hub.BinaryKB}, {proxyBin, &proxy.BinaryKB}} {
+		fi, err := os.Stat(b.path)
+		if err != nil {
+			return hub, proxy, err
+		}
+		*b.kb = fi.Size() >> 10
+	}
+	if hub.Cold, proxy.Cold, err = e.idlePair(ctx, settle, hubBin, proxyBin); err != nil {
+		return hub, proxy, err
+	}
+	// Fresh copies: the cold ones are now cached as read from disk.
+	hubBin, proxyBin = filepath.Join(dir, "mcp-hub-warm"), filepath.Join(dir, "bench-proxy-warm")
+	if hub.CachedWarm, err = warmCopy(e.hubBin, hubBin); err != nil {
+		return hub, proxy, err
+	}
+	if proxy.CachedWarm, err = warmCopy(e.self, proxyBin); err != nil {
+		return hub, proxy, err
+	}
+	hub.Warm, proxy.Warm, err = e.idlePair(ctx, settle, hubBin, proxyBin)
+	return hub, proxy, err
+}
+
+// idlePair starts the hub from hubBin on its embedded default and a bare
+// reverse proxy from proxyBin in front of it, lets them settle and reads
+// their memory.
+func (e *benchEnv) idlePair(ctx context.Context, settle time.Duration, hubBin, proxyBin string) (hub, proxy ProcMem, err error) {
+	h, err := hubtest.LaunchHub(ctx, hubtest.HubOptions{Bin: hubBin, LogLevel: "info", Wait: hubtest.Ready})
+	if err != nil {
+		return hub, proxy, fmt.Errorf("start the hub on its embedded default: %w", err)
+	}
+	defer h.Stop(5 * time.Second)
+	p, _, err := e.startRoleBin(ctx, proxyBin, "proxy", proxyTargetEnv+"="+h.Base)
+	if err != nil {
+		return hub, proxy, fmt.Errorf("start a bare reverse proxy: %w", err)
+	}
+	defer p.Kill()
 	time.Sleep(2 * settle)
-	if hubKB, err = procStatus(hub.PID(), "VmRSS"); err != nil {
-		return 0, 0, err
+	if hub, err = procMem(h.PID()); err != nil {
+		return hub, proxy, err
 	}
-	if proxyKB, err = procStatus(proxy.PID(), "VmRSS"); err != nil {
-		return 0, 0, err
+	proxy, err = procMem(p.PID())
+	return hub, proxy, err
+}
+
+// procMem reads VmRSS, RssAnon and RssFile of a process.
+func procMem(pid int) (ProcMem, error) {
+	var m ProcMem
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"VmRSS", &m.RSSKB}, {"RssAnon", &m.AnonKB}, {"RssFile", &m.FileKB}} {
+		v, err := procStatus(pid, f.name)
+		if err != nil {
+			return m, err
+		}
+		*f.v = v
 	}
-	return hubKB, proxyKB, nil
+	return m, nil
 }
 
 // verdicts judges what one idle session costs, and the idle hub.
@@ -289,20 +383,34 @@ func (b *IdleBench) verdicts() []Verdict {
 	out := []Verdict{
 		judge("idle", "Go heap + stacks per idle session", b.GoPerSessionKB, "<=", targetIdleGoKB, " KB"),
 		judge("idle", "goroutines per idle session", b.GoroutinesPerSess, "<=", targetIdleGoroutines, ""),
-		judge("idle", "RSS of the idle hub on its embedded default", float64(b.DefaultRSSKB)/1024, "<=", targetIdleRSSMB, " MB"),
+		judge("idle", "RSS of the idle hub on its embedded default, started cold", float64(b.DefaultRSSKB)/1024, "<=", targetIdleRSSMB, " MB"),
 	}
 	if b.Sessions == 0 {
 		for i := range out[:2] {
 			out[i] = out[i].unjudged("no session open")
 		}
 	}
+	if c := b.Default.CachedCold; c > maxCachedCold {
+		out[2] = out[2].unjudged(fmt.Sprintf("%.0f%% of the binary stayed in the page cache (tmpfs?): not a cold start", 100*c))
+	}
 	return out
 }
 
 func (b *IdleBench) markdownLine() string {
-	return fmt.Sprintf("idle: %d sessions (initialize + GET stream): per session Go heap %.1f KB + stacks %.1f KB = %.1f KB, %.2f goroutines, RSS %.1f KB; the hub on its embedded default idles at %.1f MB RSS (a bare reverse proxy: %.1f MB)",
-		b.Sessions, b.HeapPerSessionKB, b.StackPerSessionKB, b.GoPerSessionKB, b.GoroutinesPerSess, b.RSSPerSessionKB, float64(b.DefaultRSSKB)/1024, float64(b.ProxyRSSKB)/1024)
+	d, p := b.Default, b.Proxy
+	return fmt.Sprintf("idle: %d sessions (initialize + GET stream): per session Go heap %.1f KB + stacks %.1f KB = %.1f KB, %.2f goroutines, RSS %.1f KB; the hub on its embedded default idles at %.1f MB RSS started cold (allocated %.1f + its binary's pages %.1f), %.1f MB warm (%.1f + %.1f; binary %.1f MB); a bare reverse proxy %.1f MB cold, %.1f MB warm",
+		b.Sessions, b.HeapPerSessionKB, b.StackPerSessionKB, b.GoPerSessionKB, b.GoroutinesPerSess, b.RSSPerSessionKB,
+		mb(d.Cold.RSSKB), mb(d.Cold.AnonKB), mb(d.Cold.FileKB), mb(d.Warm.RSSKB), mb(d.Warm.AnonKB), mb(d.Warm.FileKB), mb(d.BinaryKB),
+		mb(p.Cold.RSSKB), mb(p.Warm.RSSKB))
 }
+
+// mb is KB in MB.
+func mb(kb int64) float64 { return float64(kb) / 1024 }
+
+// largeFolios is why the bench starts the idle hub cold as well as warm.
+const largeFolios = "cold: the binary not in the page cache, as a node starting an image reads it; warm: cached whole as just written, as the linker leaves it. " +
+	"A file written with large writes is cached in large folios where the filesystem supports them (ext4 on Linux 6.18 does), and a fault maps the whole cached folio around the page asked for, " +
+	"so a warm binary ends up mapped nearly whole (RssFile close to its loaded size) although the process runs a fraction of it; read from disk, only what start-up touches is mapped."
 
 // memSample reads the hub's RSS, then its runtime figures from pprof
 // (the heap profile with gc=1 runs a GC first and ends with MemStats).
@@ -373,6 +481,19 @@ func (b *IdleBench) writeTable(w io.Writer) {
 		b.RSSPerSessionKB, b.MarginalRSSPerSessionKB, b.HeapPerSessionKB, b.StackPerSessionKB, b.GoPerSessionKB, b.GoroutinesPerSess)
 	fmt.Fprintf(w, "hub RSS with them %.1fx the idle hub's; opened in %.0f ms, %d failed, %d closed by the hub\n", b.LoadedRatio, b.OpenMs, b.Failed, b.Closed)
 	fmt.Fprintf(w, "open files limit: bench %d (was %d), hub %s (hard %s)\n", b.BenchNofile, b.BenchNofileBefore, b.HubNofile, b.HubNofileHard)
-	fmt.Fprintf(w, "idle RSS, no sessions: the hub on its embedded default %.1f MB, a bare reverse proxy %.1f MB (%.1fx)\n",
-		float64(b.DefaultRSSKB)/1024, float64(b.ProxyRSSKB)/1024, ratio(float64(b.DefaultRSSKB), float64(b.ProxyRSSKB)))
+	fmt.Fprintf(w, "idle RSS, no sessions (KB)          %9s %9s %9s %9s %15s\n", "VmRSS", "RssAnon", "RssFile", "binary", "binary cached")
+	for _, r := range []struct {
+		name   string
+		m      ProcMem
+		binKB  int64
+		cached float64
+	}{
+		{"hub, embedded default, cold", b.Default.Cold, b.Default.BinaryKB, b.Default.CachedCold},
+		{"hub, embedded default, warm", b.Default.Warm, b.Default.BinaryKB, b.Default.CachedWarm},
+		{"bare reverse proxy, cold", b.Proxy.Cold, b.Proxy.BinaryKB, b.Proxy.CachedCold},
+		{"bare reverse proxy, warm", b.Proxy.Warm, b.Proxy.BinaryKB, b.Proxy.CachedWarm},
+	} {
+		fmt.Fprintf(w, "%-35s %9d %9d %9d %9d %14.0f%%\n", r.name, r.m.RSSKB, r.m.AnonKB, r.m.FileKB, r.binKB, 100*r.cached)
+	}
+	fmt.Fprintf(w, "%s\n", largeFolios)
 }

@@ -20,20 +20,22 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/hubtest"
+	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
 // tracerOf is a tracer of service that exports every span to Jaeger as it
-// ends (a synchronous exporter: nothing is buffered when the test reads).
+// ends (a synchronous exporter: nothing is buffered when the test reads),
+// with the hub's own OTLP exporter.
 func tracerOf(t *testing.T, j jaeger, service string) trace.Tracer {
 	t.Helper()
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(j.OTLP+"/v1/traces"))
+	env := map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": j.OTLP + "/v1/traces"}
+	exp, err := tracing.NewExporter(context.Background(), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}

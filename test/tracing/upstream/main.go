@@ -1,7 +1,7 @@
 // Command upstream is the stdio MCP server of the tracing test: it joins the
 // trace of every tools/call it runs through the traceparent in the request's
 // params._meta (stdio has no headers) and exports a span of its own over
-// OTLP/HTTP, to where OTEL_EXPORTER_OTLP_ENDPOINT says, as service
+// OTLP/HTTP (the hub's exporter), to where OTEL_EXPORTER_OTLP_ENDPOINT says, as service
 // test-stdio-upstream. Each span is exported as it ends, so nothing is lost
 // when the hub stops the process.
 package main
@@ -14,11 +14,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
 func main() {
@@ -29,7 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	exp, err := otlptracehttp.New(ctx)
+	exp, err := tracing.NewExporter(ctx, os.LookupEnv)
 	if err != nil {
 		return fmt.Errorf("OTLP exporter: %w", err)
 	}
