@@ -102,7 +102,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/net v0.59.0
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/time v0.16.0
 	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect

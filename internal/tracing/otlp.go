@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"golang.org/x/net/http/httpguts"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
@@ -173,7 +174,7 @@ func parseOTLPHeaders(s string) ([][2]string, error) {
 			return nil, fmt.Errorf("entry %d has no '='", i+1)
 		}
 		n = strings.TrimSpace(n)
-		if !isToken(n) {
+		if !httpguts.ValidHeaderFieldName(n) {
 			return nil, fmt.Errorf("entry %d: the name is not an HTTP header name", i+1)
 		}
 		v, err := url.PathUnescape(v)
@@ -187,20 +188,6 @@ func parseOTLPHeaders(s string) ([][2]string, error) {
 		out = append(out, [2]string{n, v})
 	}
 	return out, nil
-}
-
-// isToken reports whether s is an RFC 9110 token, what a header name is.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // otlpTLS is the TLS configuration the certificate variables ask for, or
