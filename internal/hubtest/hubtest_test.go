@@ -2,15 +2,18 @@ package hubtest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -184,19 +187,107 @@ func TestStopKillsAfterGrace(t *testing.T) {
 }
 
 func TestBufferKeepsTheTail(t *testing.T) {
-	b := newBuffer(10)
-	b.write([]byte("line1\nline2\n"))
-	b.write([]byte("line3\n"))
-	// 10 bytes kept at most, cut at a line's end: only line3 is left.
-	if got := b.String(); got != "…line3\n" {
-		t.Fatalf("String() = %q; want the last whole line, marked as cut", got)
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		// String, and linesFrom(0): the lines shown and the offset after them
+		want  string
+		lines []string
+		next  int64
+	}{
+		{"under the bound", []string{"ab\n", "cd\n"}, "ab\ncd\n", []string{"ab", "cd"}, 6},
+		// 10 bytes kept at most, cut at a line's end: only line3 is left.
+		{"cut at a line's end", []string{"line1\nline2\n", "line3\n"}, "…line3\n", []string{"line3"}, 18},
+		{"cut at a line's start", []string{"line1\n", "line2\n", "abc\n"}, "…line2\nabc\n", []string{"line2", "abc"}, 16},
+		{"cut within a line with no end in the kept bytes", []string{"0123456789abcdef"}, "…6789abcdef", nil, 6},
+		{"a partial line is shown, not listed", []string{"line1\nline2\nli"}, "…line2\nli", []string{"line2"}, 12},
+		{"many writes", []string{"line1\n", "line2\n", "line3\n", "line4\n", "x\n"}, "…line4\nx\n", []string{"line4", "x"}, 26},
+	} {
+		// Chunks smaller than the bound are cut from the front as the
+		// bytes come; the default holds everything here.
+		for _, chunk := range []int{3, 4, 7, chunkSize} {
+			t.Run(fmt.Sprintf("%s/chunk %d", tc.name, chunk), func(t *testing.T) {
+				b := newChunkedBuffer(10, chunk)
+				for _, w := range tc.writes {
+					b.write([]byte(w))
+				}
+				if got := b.String(); got != tc.want {
+					t.Errorf("String() = %q; want %q", got, tc.want)
+				}
+				lines, next, _ := b.linesFrom(0)
+				if next != tc.next || strings.Join(lines, "|") != strings.Join(tc.lines, "|") {
+					t.Errorf("linesFrom(0) = %q, %d; want %q, %d", lines, next, tc.lines, tc.next)
+				}
+				if lines, _, _ := b.linesFrom(next); len(lines) != 0 {
+					t.Errorf("linesFrom(end) = %q; want none", lines)
+				}
+			})
+		}
 	}
-	lines, next, _ := b.linesFrom(0)
-	if next != 18 || len(lines) != 1 || lines[0] != "line3" {
-		t.Fatalf("linesFrom(0) = %q, %d; want [line3] and offset 18", lines, next)
+}
+
+// The buffer shows what a buffer holding every byte would show of its
+// last keep bytes, whatever the writes and the chunk size.
+func TestBufferShowsTheLastBytes(t *testing.T) {
+	const keep = 100
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, chunk := range []int{1, 5, 64, 99, 100, 101, 256} {
+		b, all := newChunkedBuffer(keep, chunk), []byte(nil)
+		for range 300 {
+			w := make([]byte, rng.IntN(40))
+			for i := range w {
+				w[i] = "abc\n"[rng.IntN(4)]
+			}
+			b.write(w)
+			all = append(all, w...)
+			off := 0 // what the last keep bytes start at, at a line's start
+			if over := len(all) - keep; over > 0 {
+				off = over
+				if i := bytes.IndexByte(all[over:], '\n'); all[over-1] != '\n' && i >= 0 {
+					off += i + 1
+				}
+			}
+			want := string(all[off:])
+			if off > 0 {
+				want = "…" + want
+			}
+			if got := b.String(); got != want {
+				t.Fatalf("chunk %d, after %d bytes: String() = %q; want %q", chunk, len(all), got, want)
+			}
+			lines, next, _ := b.linesFrom(0)
+			end := off + bytes.LastIndexByte(all[off:], '\n') + 1
+			if bytes.LastIndexByte(all[off:], '\n') < 0 {
+				end = off
+			}
+			wantLines := strings.Split(string(all[off:end]), "\n")
+			wantLines = wantLines[:len(wantLines)-1]
+			if next != int64(end) || strings.Join(lines, "\n") != strings.Join(wantLines, "\n") || len(lines) != len(wantLines) {
+				t.Fatalf("chunk %d, after %d bytes: linesFrom(0) = %q, %d; want %q, %d", chunk, len(all), lines, next, wantLines, end)
+			}
+		}
 	}
-	if lines, _, _ := b.linesFrom(next); len(lines) != 0 {
-		t.Fatalf("linesFrom(end) = %q; want none", lines)
+}
+
+// A process that logs a line per request (the hub in a benchmark) keeps
+// writing once its buffer is full: each write must not copy the whole
+// buffer. 768 KiB in lines of 256 bytes past a bound of 256 KiB allocated
+// 768 MiB when every write cut the front into a new slice.
+func TestBufferWritesPastTheBoundCheaply(t *testing.T) {
+	const keep, line, written = 256 << 10, 256, 1 << 20
+	b := newBuffer(keep)
+	p := []byte(strings.Repeat("x", line-1) + "\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range written / line {
+		b.write(p)
+	}
+	runtime.ReadMemStats(&after)
+	// The chunks of keep bytes and one more, and a channel per write.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*keep {
+		t.Errorf("writing %d KiB, %d KiB past the bound, allocated %d KiB; want at most %d", written>>10, (written-keep)>>10, alloc>>10, 4*keep>>10)
+	}
+	if got := b.String(); len(got) != len("…")+keep {
+		t.Errorf("String() is %d bytes; want the last %d", len(got), keep)
 	}
 }
 

@@ -289,39 +289,109 @@ func (w stderrWriter) Write(b []byte) (int, error) {
 
 // buffer is an append-only byte buffer, safe for concurrent use, that
 // keeps its last bytes and tells waiters of every write.
+//
+// What it shows (String, linesFrom) is the last keep bytes, from a line's
+// start. It holds them in chunks of chunk bytes and drops a chunk once the
+// bytes after it are more than keep, to reuse for the next, so that a
+// process writing steadily past the bound costs its bytes' copy into the
+// buffer and nothing else: no allocation, no copy of what is kept. Cut into
+// a new slice on every write instead, a benchmark's hub, which logs an
+// audit line per tools/call, made its harness copy 32 MiB per line once
+// its log reached the bound: most of the client's CPU, which shares the
+// machine with the hub, went there, and the hub's calls/s halved (issue
+// 22).
 type buffer struct {
-	keep    int // bytes kept at most
-	mu      sync.Mutex
-	b       []byte
+	keep  int // bytes shown at most
+	chunk int // bytes per chunk
+	mu    sync.Mutex
+	// chunks hold the bytes from offset dropped on (counted from the first
+	// byte ever written), each of capacity chunk and all but the last
+	// full, so that byte i is chunks[i/chunk][i%chunk].
+	chunks  [][]byte
+	size    int           // bytes in chunks
 	dropped int64         // bytes cut from the front
+	spare   []byte        // the chunk cut last, emptied, for the next one
 	changed chan struct{} // closed (and replaced) by every write
 }
 
-func newBuffer(keep int) *buffer { return &buffer{keep: keep, changed: make(chan struct{})} }
+// chunkSize is the size of a buffer's chunks: a process that writes
+// little holds one.
+const chunkSize = 64 << 10
+
+func newBuffer(keep int) *buffer { return newChunkedBuffer(keep, chunkSize) }
+
+func newChunkedBuffer(keep, chunk int) *buffer {
+	return &buffer{keep: keep, chunk: chunk, changed: make(chan struct{})}
+}
 
 func (b *buffer) write(p []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.b = append(b.b, p...)
-	if over := len(b.b) - b.keep; over > 0 {
-		// Cut at a line's end, so that what is kept starts with a line.
-		if i := bytes.IndexByte(b.b[over:], '\n'); i >= 0 {
-			over += i + 1
+	for len(p) > 0 {
+		if n := len(b.chunks); n == 0 || len(b.chunks[n-1]) == b.chunk {
+			c := b.spare
+			if b.spare = nil; c == nil {
+				c = make([]byte, 0, b.chunk)
+			}
+			b.chunks = append(b.chunks, c)
 		}
-		b.b = append(b.b[:0:0], b.b[over:]...)
-		b.dropped += int64(over)
+		last := &b.chunks[len(b.chunks)-1]
+		k := min(len(p), b.chunk-len(*last))
+		*last = append(*last, p[:k]...)
+		p, b.size = p[k:], b.size+k
+	}
+	// Kept: the last keep bytes, and the one before them, which says
+	// whether they start a line.
+	for len(b.chunks) > 1 && b.size-b.chunk > b.keep {
+		b.spare = b.chunks[0][:0]
+		b.chunks[0] = nil
+		b.chunks = b.chunks[1:]
+		b.size -= b.chunk
+		b.dropped += int64(b.chunk)
 	}
 	close(b.changed)
 	b.changed = make(chan struct{})
 }
 
+// shownFrom is the offset (counted from the first byte ever written) of
+// the bytes the buffer shows: its last keep bytes, from a line's start
+// when one is in them.
+func (b *buffer) shownFrom() int64 {
+	over := b.size - b.keep
+	if over <= 0 {
+		return b.dropped
+	}
+	if b.chunks[(over-1)/b.chunk][(over-1)%b.chunk] != '\n' {
+		for i := over; i < b.size; i += b.chunk - i%b.chunk {
+			c := b.chunks[i/b.chunk][i%b.chunk:]
+			if j := bytes.IndexByte(c, '\n'); j >= 0 {
+				over = i + j + 1
+				break
+			}
+		}
+	}
+	return b.dropped + int64(over)
+}
+
+// from returns a copy of the bytes from offset off (counted from the first
+// byte ever written, and not before dropped) to the end.
+func (b *buffer) from(off int64) []byte {
+	i := int(off - b.dropped)
+	out := make([]byte, 0, b.size-i)
+	for ; i < b.size; i += b.chunk - i%b.chunk {
+		out = append(out, b.chunks[i/b.chunk][i%b.chunk:]...)
+	}
+	return out
+}
+
 func (b *buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.dropped > 0 {
-		return "…" + string(b.b)
+	off := b.shownFrom()
+	if off > 0 {
+		return "…" + string(b.from(off))
 	}
-	return string(b.b)
+	return string(b.from(off))
 }
 
 // linesFrom returns the complete lines from offset off (counted from the
@@ -330,8 +400,8 @@ func (b *buffer) String() string {
 func (b *buffer) linesFrom(off int64) (lines []string, next int64, changed <-chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	off = max(off, b.dropped)
-	rest := b.b[off-b.dropped:]
+	off = max(off, b.shownFrom())
+	rest := b.from(off)
 	for {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
