@@ -55,8 +55,13 @@ func answer(id json.RawMessage, member string, body []byte) []byte {
 // What every answer begins and ends with.
 const (
 	answerStart = `{"jsonrpc":"2.0","id":`
-	answerEnd   = "}\n"
+	answerEnd   = AnswerEnd
 )
+
+// AnswerEnd is the end of every answer, ResultParts' tail: a writer that
+// keeps a large result may keep it after the result, and send the two in
+// one write (a last write of its own costs a syscall and a segment).
+const AnswerEnd = "}\n"
 
 // ResultParts is Reply(id, result) cut around the result, for a writer
 // that sends a large result it keeps as it is, never copied into an

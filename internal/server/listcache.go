@@ -49,17 +49,27 @@ type listCache struct {
 // its gzip variant, compressed on the first request that accepts gzip so
 // that no view nobody asks gzip for is compressed.
 type listView struct {
-	res    []byte
+	res []byte
+	// suffix is what every answer with res sends after its head: res after
+	// its opening brace, and jsonrpc.AnswerEnd, in res's array, so that the
+	// megabytes and the answer's end go in one write.
+	suffix []byte
 	tools  int
 	gzOnce sync.Once
 	gz     *gzipSuffix // nil until compressed, and when compressing failed
 }
 
-// gzipped is the view's gzip variant: body (its result after the opening
-// brace) and tail (what ends every answer) compressed on the first call;
-// every call passes the same (listwire.go).
-func (v *listView) gzipped(body, tail []byte) *gzipSuffix {
-	v.gzOnce.Do(func() { v.gz, _ = compressSuffix(body, tail) })
+// newListView keeps res, whose array has room for jsonrpc.AnswerEnd after
+// it or gets it, copied, when not.
+func newListView(res []byte, tools int) *listView {
+	full := append(res, jsonrpc.AnswerEnd...)
+	return &listView{res: full[:len(res):len(res)], suffix: full[1:], tools: tools}
+}
+
+// gzipped is the view's gzip variant: suffix compressed on the first call
+// (listwire.go).
+func (v *listView) gzipped() *gzipSuffix {
+	v.gzOnce.Do(func() { v.gz, _ = compressSuffix(v.suffix) })
 	return v.gz
 }
 
@@ -94,7 +104,7 @@ func (s *Server) toolsView(cat *registry.Catalog, caller callers.Caller) (*listV
 		n++
 	}
 	out = append(out, `]}`...)
-	v := &listView{res: out, tools: n}
+	v := newListView(out, n)
 	lc.views.Add(key, v)
 	return v, nil
 }
@@ -147,13 +157,13 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	if err != nil {
 		return false
 	}
-	res, kept := v.res, v
+	res, suffix, kept := v.res, v.suffix, v
 	if s.find.Applies(caller, v.tools) {
 		// A short list made for this session, with no variant kept.
 		if res, err = s.find.ListResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
 			return false
 		}
-		kept = nil
+		suffix, kept = append(res[1:len(res):len(res)], jsonrpc.AnswerEnd...), nil
 	}
 	if s.spans.tracer != nil {
 		defer s.spans.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
@@ -165,8 +175,8 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	if !modern {
 		open = res[:1]
 	}
-	head, tail := jsonrpc.ResultParts(env.ID, open)
-	writeList(w, r, head, res[1:], tail, kept)
+	head, _ := jsonrpc.ResultParts(env.ID, open)
+	writeList(w, r, head, suffix, kept)
 	return true
 }
 

@@ -14,16 +14,16 @@ import (
 // How a cached tools/list goes on the wire. A list of a large catalog is
 // megabytes that are the same for every caller of a view; only the
 // JSON-RPC envelope around them (the request's id) differs. So the answer
-// is written as three parts: a head made for the request, the view's bytes
-// as the cache holds them (never copied), and a tail, with Content-Length
-// set. A client that accepts gzip gets the view compressed once, and the
-// request's head spliced in front of it inside ONE gzip member: browsers
-// (Chromium and the others) ignore every member after the first, so a
-// stream of several members, though RFC 1952 allows it, would lose the
-// list there. The head goes in as a stored (uncompressed) deflate block,
-// the view's compressed blocks follow, and the member's CRC-32 is that of
-// head and view combined from their own, so no request reads the view's
-// bytes again.
+// is written as two parts: a head made for the request, and the view's
+// bytes, kept with the answer's end after them, as the cache holds them
+// (never copied), with Content-Length set. A client that accepts gzip gets
+// the view compressed once, and the request's head spliced in front of it
+// inside ONE gzip member: browsers (Chromium and the others) ignore every
+// member after the first, so a stream of several members, though RFC 1952
+// allows it, would lose the list there. The head goes in as a stored
+// (uncompressed) deflate block, the view's compressed blocks follow, and
+// the member's CRC-32 is that of head and view combined from their own, so
+// no request reads the view's bytes again.
 
 // listGzipLevel trades compression time, paid once per view and catalog
 // generation on the first gzip request, against the bytes of every gzip
@@ -157,18 +157,20 @@ func acceptsGzip(h http.Header) bool {
 	return star == 1
 }
 
-// writeList answers with head, body and tail, or, when kept is the view
-// body belongs to and the request accepts gzip, with head spliced before
-// kept's gzip variant (body and tail compressed). What a view holds is
-// shared by every request of the view and written as it is; tail is the
-// same for every request.
-func writeList(w http.ResponseWriter, r *http.Request, head, body, tail []byte, kept *listView) {
+// writeList answers with head and suffix (the result after its opening
+// brace, and the answer's end), or, when kept is the view suffix belongs to
+// and the request accepts gzip, with head spliced before kept's gzip
+// variant (suffix compressed). What a view holds is shared by every request
+// of the view and written as it is. The suffix goes in one write: the
+// megabytes of a large list go straight to the connection, and an answer's
+// end written apart would be a last syscall, and segment, of its own.
+func writeList(w http.ResponseWriter, r *http.Request, head, suffix []byte, kept *listView) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	if kept != nil {
 		h.Add("Vary", "Accept-Encoding")
 		if acceptsGzip(r.Header) {
-			if gz := kept.gzipped(body, tail); gz != nil {
+			if gz := kept.gzipped(); gz != nil {
 				pre, post := gz.frame(head)
 				h.Set("Content-Encoding", "gzip")
 				h.Set("Content-Length", strconv.Itoa(len(pre)+len(gz.deflate)+len(post)))
@@ -179,8 +181,7 @@ func writeList(w http.ResponseWriter, r *http.Request, head, body, tail []byte, 
 			}
 		}
 	}
-	h.Set("Content-Length", strconv.Itoa(len(head)+len(body)+len(tail)))
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(suffix)))
 	_, _ = w.Write(head)
-	_, _ = w.Write(body)
-	_, _ = w.Write(tail)
+	_, _ = w.Write(suffix)
 }
