@@ -132,13 +132,12 @@ func measureList(ctx context.Context, target string, cfg Config, op listOp, w wi
 	return res, nil
 }
 
-// runList measures benchmark 3; with pprofAddr, it profiles the hub during
-// the full view's measurement.
+// runList measures benchmark 3; with pprofAddr, it profiles the hub in a
+// run of its own after the wire rounds (runWire).
 func (e *benchEnv) runList(ctx context.Context, s *scaleSetup, hub *hubtest.Hub, pprofAddr string) (*ListBench, *ProfileCapture, error) {
 	hc := newHTTPClient(64)
 	defer hc.CloseIdleConnections()
 	out := &ListBench{Upstreams: s.upstreams, ToolsPerUpstream: s.tools}
-	var prof *ProfileCapture
 	e.progress("tools/list: one upstream directly (%d tools)", s.tools)
 	one, err := openRaw(ctx, hc, s.urls[0])
 	if err != nil {
@@ -176,25 +175,15 @@ func (e *benchEnv) runList(ctx context.Context, s *scaleSetup, hub *hubtest.Hub,
 		if err != nil {
 			return nil, nil, err
 		}
-		runCfg, w, wait := e.cfg, window{}, func() error { return nil }
-		if pprofAddr != "" && v.level == "full" {
-			if prof, err = e.newCapture(fmt.Sprintf("tools/list of %d tools, full view", s.upstreams*s.tools), "hub-list"); err != nil {
-				return nil, nil, err
-			}
-			runCfg.Duration = prof.runLength(runCfg.Duration)
-			w.begin, wait = prof.start(ctx, pprofAddr)
-		}
-		if *v.into, err = measureList(ctx, "hub, "+v.level, runCfg, rs.listTools, w); err != nil {
+		if *v.into, err = measureList(ctx, "hub, "+v.level, e.cfg, rs.listTools, window{}); err != nil {
 			return nil, nil, err
-		}
-		if err := wait(); err != nil {
-			return nil, nil, fmt.Errorf("profile: %w", err)
 		}
 	}
 	for _, r := range []*ListResult{&out.Direct, &out.DirectAll, &out.Full, &out.Restricted} {
 		r.P50Ratio, r.P99Ratio = ratio(r.P50Ms, out.Direct.P50Ms), ratio(r.P99Ms, out.Direct.P99Ms)
 	}
-	if err := e.runWire(ctx, out, hub); err != nil {
+	prof, err := e.runWire(ctx, out, hub, pprofAddr)
+	if err != nil {
 		return nil, nil, fmt.Errorf("against a static server: %w", err)
 	}
 	return out, prof, nil
@@ -210,18 +199,21 @@ type hubReply struct {
 var listRequest = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
 
 // runWire measures the full list of the hub against a static server that
-// sends the same bytes, in each encoding the hub speaks.
-func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub) error {
+// sends the same bytes, in each encoding the hub speaks; with pprofAddr, it
+// then profiles the hub listing as in the identity rounds, in a run of its
+// own. (Profiled while a raw session listed the full view, the hub idled:
+// that client decodes each 5 MB list between its requests.)
+func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub, pprofAddr string) (*ProfileCapture, error) {
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
 	defer raw.CloseIdleConnections()
 	rs, err := openRaw(ctx, raw, hub.MCPURL(), "X-Autonomy-Level", "full")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	header := rs.request(ctx, http.MethodPost, nil).Header
 	reply, err := fetchReply(ctx, raw, hub.MCPURL(), header, out.Full.Tools)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out.HubGzip = reply.gzip != nil
 	env := []string{staticTypeEnv + "=" + reply.contentType}
@@ -234,13 +226,13 @@ func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub
 		}
 		path := filepath.Join(e.tmp, f.name)
 		if err := os.WriteFile(path, f.data, 0o644); err != nil {
-			return fmt.Errorf("write the hub's reply: %w", err)
+			return nil, fmt.Errorf("write the hub's reply: %w", err)
 		}
 		env = append(env, f.env+"="+path)
 	}
 	static, staticURL, err := e.startRole(ctx, "static", env...)
 	if err != nil {
-		return fmt.Errorf("start the static server: %w", err)
+		return nil, fmt.Errorf("start the static server: %w", err)
 	}
 	defer static.Kill()
 
@@ -289,11 +281,11 @@ func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub
 			m := newCPUMeter(rn.t.pid)
 			res, err := measureList(ctx, rn.t.name+", "+enc, e.cfg, wireList(rn.client, rn.t.url, header, len(reply.body)), meterWindow(m))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			us, err := m.usPer(0, res.Lists)
 			if err != nil {
-				return fmt.Errorf("%s: %w", res.Target, err)
+				return nil, fmt.Errorf("%s: %w", res.Target, err)
 			}
 			res.Tools, res.CPUMsPerList = out.Full.Tools, us/1000
 			if rn.t.name == "hub" {
@@ -310,7 +302,24 @@ func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub
 	for k := range out.Wire {
 		out.Wire[k].summarize()
 	}
-	return nil
+	if pprofAddr == "" {
+		return nil, nil
+	}
+	prof, err := e.newCapture(fmt.Sprintf("tools/list of %d tools, identity, back to back", out.Full.Tools), "hub-list")
+	if err != nil {
+		return nil, err
+	}
+	runCfg := e.cfg
+	runCfg.Duration = prof.runLength(runCfg.Duration)
+	begin, wait := prof.start(ctx, pprofAddr)
+	e.progress("tools/list: hub, identity, profiled (%d s CPU profile, allocations) into %s", prof.Seconds, prof.Dir)
+	if _, err := measureList(ctx, "hub, identity, profiled", runCfg, wireList(raw, hub.MCPURL(), header, len(reply.body)), window{begin: begin}); err != nil {
+		return nil, err
+	}
+	if err := wait(); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	return prof, nil
 }
 
 // summarize fills the medians from the rounds.
