@@ -146,7 +146,7 @@ func (st *streams) viaStream(ctx context.Context, method mcp.MCPMethod, params a
 	// stream may not be open anywhere yet: wait for it, as a hub without
 	// peers waits (its session keeps the request until the stream opens).
 	wait := streamPoll
-	for waited := time.Duration(0); ; waited += wait {
+	for waited := time.Duration(0); ; {
 		if _, local := st.session(id); local {
 			return false, nil
 		}
@@ -159,6 +159,7 @@ func (st *streams) viaStream(ctx context.Context, method mcp.MCPMethod, params a
 			return true, err
 		case <-time.After(wait):
 		}
+		waited += wait
 		wait = min(2*wait, time.Second)
 	}
 }
