@@ -383,7 +383,7 @@ func (b *IdleBench) verdicts() []Verdict {
 	out := []Verdict{
 		judge("idle", "Go heap + stacks per idle session", b.GoPerSessionKB, "<=", targetIdleGoKB, " KB"),
 		judge("idle", "goroutines per idle session", b.GoroutinesPerSess, "<=", targetIdleGoroutines, ""),
-		judge("idle", "RSS of the idle hub on its embedded default, started cold", float64(b.DefaultRSSKB)/1024, "<=", targetIdleRSSMB, " MB"),
+		judge("idle", "RSS of the idle hub on its embedded default, started cold", mb(b.DefaultRSSKB), "<=", targetIdleRSSMB, " MB"),
 	}
 	if b.Sessions == 0 {
 		for i := range out[:2] {
