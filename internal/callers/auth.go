@@ -12,6 +12,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // TokenCaller is one configured inbound token.
@@ -24,6 +25,8 @@ type TokenCaller struct {
 	Limits *ratelimit.Limits
 	// Admin may approve changed tool definitions (POST /api/mcp/pins/approve).
 	Admin bool
+	// Guardrails, when set, hold the caller's calls (auth.tokens[].guardrails).
+	Guardrails *toolspec.Guardrails
 }
 
 // ClusterIdentity is what the cluster says about a ServiceAccount token.
@@ -35,6 +38,8 @@ type ClusterIdentity struct {
 	// Admin: the pod's ServiceAccount is granted the REST API's writes
 	// (auth.serviceAccounts.admins).
 	Admin bool
+	// Guardrails are the Agent's spec.guardrails, validated; nil for none.
+	Guardrails *toolspec.Guardrails
 }
 
 // TokenReviewer checks ServiceAccount tokens with the API server.
@@ -73,7 +78,7 @@ func NewAuth(tokens []TokenCaller, anonymous *autonomy.Level, reviewer TokenRevi
 	for _, t := range tokens {
 		a.tokens = append(a.tokens, tokenEntry{
 			hash:   sha256.Sum256([]byte(t.Token)),
-			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools), limits: t.Limits, Admin: t.Admin},
+			caller: Caller{Name: t.Name, Ceiling: t.Ceiling, Allow: allowlist(t.Tools), limits: t.Limits, Admin: t.Admin, Guardrails: t.Guardrails},
 		})
 	}
 	if anonymous != nil {
@@ -155,7 +160,7 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 				errors.As(err, &oe)
 				return Caller{}, &Refusal{oe.Status, "bearer token refused: " + oe.Reason, oe}
 			}
-			c, found = Caller{Name: g.Caller, Ceiling: g.Ceiling, Allow: allowlist(g.Tools), Admin: g.Admin}, true
+			c, found = Caller{Name: g.Caller, Ceiling: g.Ceiling, Allow: allowlist(g.Tools), Admin: g.Admin, Guardrails: g.Guardrails}, true
 		}
 		if !found && a.reviewer != nil {
 			id, err := a.reviewer.Review(r.Context(), token)
@@ -171,7 +176,7 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 			if err != nil {
 				return Caller{}, &Refusal{Status: http.StatusForbidden, Msg: fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
-			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin}, true
+			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin, Guardrails: id.Guardrails}, true
 		}
 		if !found {
 			return Caller{}, &Refusal{Status: http.StatusUnauthorized, Msg: "bearer token refused: not a token of this hub",
@@ -188,6 +193,9 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 		c.Agent = r.Header.Get(HeaderAgent)
 	}
 	c.Workflow, c.Step = r.Header.Get(HeaderWorkflow), r.Header.Get(HeaderStep)
+	if !c.Guardrails.Empty() {
+		c.Traceparent = r.Header.Get("Traceparent")
+	}
 	if asked := strings.TrimSpace(r.Header.Get(HeaderAutonomyLevel)); asked != "" {
 		lvl, err := autonomy.ParseLevel(asked)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // HeaderAutonomyLevel lets a caller ask for a lower level than its ceiling
@@ -49,6 +50,12 @@ type Caller struct {
 	// it is not an MCP one ("rest"); empty keeps the MCP faces' lines as
 	// they were.
 	Face string
+	// Guardrails, when set, hold the caller's calls to content filters and
+	// a budget of calls per run (internal/guardrails).
+	Guardrails *toolspec.Guardrails
+	// Traceparent is the request's W3C traceparent header, read only for a
+	// caller with guardrails: its trace is the run a budget counts.
+	Traceparent string
 	// verifiedAgent is the Agent proven by the caller's identity (never a
 	// header): only it unlocks an agent's own api tools.
 	verifiedAgent string

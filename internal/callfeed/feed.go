@@ -40,6 +40,10 @@ type Call struct {
 	Decision string // allowed, denied, limited
 	Outcome  string
 	Duration time.Duration
+	// Guardrail says what the caller's guardrails did to the call: the
+	// content filters' rules and action ("redacted email×2 in result"), or
+	// "budget"; "" for nothing.
+	Guardrail string
 }
 
 // callJSON is a Call as /api/mcp/calls and the "call" events show it.
@@ -53,6 +57,7 @@ type callJSON struct {
 	Decision   string    `json:"decision"`
 	Outcome    string    `json:"outcome"`
 	DurationMs float64   `json:"durationMs"`
+	Guardrail  string    `json:"guardrail,omitempty"`
 
 	address string // the entry's, for visibleCalls
 }
@@ -145,7 +150,7 @@ func (f *Feed) since(after uint64) (calls []callJSON, seq, gen uint64) {
 		e := f.ring[i%recentCalls]
 		calls = append(calls, callJSON{Seq: i + 1, Time: e.Time, Caller: e.Caller, Level: e.Level, Tool: e.Tool,
 			Server: e.Server, Decision: e.Decision, Outcome: e.Outcome, DurationMs: float64(e.Duration.Microseconds()) / 1000,
-			address: e.Address})
+			Guardrail: e.Guardrail, address: e.Address})
 	}
 	return calls, seq, gen
 }

@@ -235,6 +235,9 @@ type CallerToken struct {
 	// Admin lets the caller change the hub's state through its REST API
 	// (approving changed tool definitions); tools are not affected.
 	Admin bool `json:"admin,omitempty"`
+	// Guardrails hold the caller's calls to content filters and a tool-call
+	// budget per run, with the keys of a Purko Agent's spec.guardrails.
+	Guardrails *toolspec.Guardrails `json:"guardrails,omitempty"`
 
 	// Value is the resolved token.
 	Value Secret `json:"-"`
@@ -884,6 +887,9 @@ func (a AuthSettings) validate(perUpstream Limits) error {
 		}
 		if _, err := toolspec.CanonicalLevel(t.MaxLevel); err != nil {
 			return fmt.Errorf("%s.maxLevel: %w", where, err)
+		}
+		if err := t.Guardrails.Validate(); err != nil {
+			return fmt.Errorf("%s.guardrails.%w", where, err)
 		}
 		if l := t.Limits; l != nil {
 			if err := l.Normalize(); err != nil {

@@ -42,6 +42,9 @@ type OAuthIssuer struct {
 	NameClaim string `json:"nameClaim,omitempty"`
 	// Grants give levels by claims, beside the mcp:* scopes.
 	Grants []OAuthGrant `json:"grants,omitempty"`
+	// Guardrails hold every caller of this issuer (see
+	// auth.tokens[].guardrails); a grant's own add to them.
+	Guardrails *toolspec.Guardrails `json:"guardrails,omitempty"`
 }
 
 // OAuthGrant gives MaxLevel to tokens whose Claim holds Value.
@@ -56,6 +59,10 @@ type OAuthGrant struct {
 	Tools []string `json:"tools,omitempty"`
 	// Admin lets the caller use the REST API's writes.
 	Admin bool `json:"admin,omitempty"`
+	// Guardrails hold the tokens this grant matches (by scope: claim
+	// scope; by subject: claim sub); the guardrails of every matching
+	// grant and of the issuer add up, the strictest wins.
+	Guardrails *toolspec.Guardrails `json:"guardrails,omitempty"`
 }
 
 // DefaultClockSkew is the default auth.oauth.clockSkew.
@@ -113,6 +120,12 @@ func (o *OAuthSettings) validate() error {
 			if _, err := toolspec.CanonicalLevel(g.MaxLevel); err != nil {
 				return fmt.Errorf("%s.maxLevel: %w", gw, err)
 			}
+			if err := g.Guardrails.Validate(); err != nil {
+				return fmt.Errorf("%s.guardrails.%w", gw, err)
+			}
+		}
+		if err := is.Guardrails.Validate(); err != nil {
+			return fmt.Errorf("%s.guardrails.%w", where, err)
 		}
 	}
 	return nil

@@ -32,7 +32,7 @@ func buildAuth(ctx context.Context, cfg *config.Config, o Options, log zerolog.L
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokens (%s).maxLevel: %w", t.Name, err)
 		}
-		tc := callers.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin}
+		tc := callers.TokenCaller{Name: t.Name, Token: t.Value.Reveal(), Ceiling: lvl, Tools: t.Tools, Admin: t.Admin, Guardrails: t.Guardrails}
 		if t.Limits != nil {
 			l := pipeline.LimitsOf(*t.Limits, "auth.tokens["+t.Name+"].limits")
 			tc.Limits = &l
@@ -104,13 +104,13 @@ func newVerifier(ctx context.Context, o *config.OAuthSettings, log zerolog.Logge
 		},
 	}
 	for i, is := range o.Issuers {
-		in := oauth.Issuer{Issuer: is.Issuer, Audiences: is.Audiences, JWKSURL: is.JWKSURL, NameClaim: is.NameClaim}
+		in := oauth.Issuer{Issuer: is.Issuer, Audiences: is.Audiences, JWKSURL: is.JWKSURL, NameClaim: is.NameClaim, Guardrails: is.Guardrails}
 		for j, g := range is.Grants {
 			lvl, err := autonomy.ParseLevel(g.MaxLevel)
 			if err != nil {
 				return nil, fmt.Errorf("auth.oauth.issuers[%d].grants[%d].maxLevel: %w", i, j, err)
 			}
-			in.Rules = append(in.Rules, oauth.Rule{Claim: g.Claim, Value: g.Value, MaxLevel: lvl, Tools: g.Tools, Admin: g.Admin})
+			in.Rules = append(in.Rules, oauth.Rule{Claim: g.Claim, Value: g.Value, MaxLevel: lvl, Tools: g.Tools, Admin: g.Admin, Guardrails: g.Guardrails})
 		}
 		opts.Issuers = append(opts.Issuers, in)
 	}
@@ -138,7 +138,7 @@ func (c clusterReviewer) Review(ctx context.Context, token string) (callers.Clus
 	case err != nil:
 		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
-	return callers.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools,
+	return callers.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools, Guardrails: id.Guardrails,
 		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount)}, nil
 }
 

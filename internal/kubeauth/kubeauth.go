@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/purko-io/mcp-hub/internal/kubeclient"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // Identity is an authenticated caller: a pod running a Purko Agent.
@@ -62,6 +64,10 @@ type Identity struct {
 	// name of object items), in order, without duplicates. Empty means the
 	// Agent lists no tools: all tools.
 	Tools []string
+	// Guardrails are the Agent's spec.guardrails the hub enforces
+	// (contentFilters, contentFilterMode, maxIterations), validated; nil
+	// when it sets none of them.
+	Guardrails *toolspec.Guardrails
 }
 
 // Options tune New. The zero value is fine.
@@ -328,6 +334,10 @@ func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
 		return Identity{}, fmt.Errorf("kubeauth: get Agent %s (label %s of pod %s): %w", agentRef, AgentLabel, podRef, err)
 	}
 	level, tools, err := agentSpec(obj)
+	var guardrails *toolspec.Guardrails
+	if err == nil {
+		guardrails, err = agentGuardrails(obj)
+	}
 	if err != nil {
 		return Identity{}, fmt.Errorf("kubeauth: Agent %s (label %s of pod %s): %w: %w", agentRef, AgentLabel, podRef, ErrNotAgent, err)
 	}
@@ -339,6 +349,7 @@ func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
 		Level:     level,
 		Tools:     tools,
 
+		Guardrails:     guardrails,
 		ServiceAccount: sa,
 	}, nil
 }
@@ -383,6 +394,76 @@ func agentSpec(obj *unstructured.Unstructured) (level string, tools []string, er
 		}
 	}
 	return level, tools, nil
+}
+
+// agentGuardrails reads the keys of spec.guardrails the hub enforces.
+// Purko's guardrails are free-form, so other keys (costLimitUSD,
+// maxExecutionTime) are left to the executor; a key the hub enforces that
+// it cannot read is an error, never "no guardrail": the caller is refused
+// rather than served unguarded.
+func agentGuardrails(obj *unstructured.Unstructured) (*toolspec.Guardrails, error) {
+	spec, _ := obj.Object["spec"].(map[string]any)
+	var raw map[string]any
+	switch v := spec["guardrails"].(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		raw = v
+	default:
+		return nil, fmt.Errorf("spec.guardrails is a %T, not an object", v)
+	}
+	g := &toolspec.Guardrails{}
+	switch v := raw["contentFilters"].(type) {
+	case nil:
+	case []any:
+		for i, item := range v {
+			name, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("spec.guardrails.contentFilters[%d] is a %T, not a filter name", i, item)
+			}
+			g.ContentFilters = append(g.ContentFilters, name)
+		}
+	case string: // CONTENT_FILTERS as the executor reads it: comma-separated
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				g.ContentFilters = append(g.ContentFilters, name)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("spec.guardrails.contentFilters is a %T, not a list", v)
+	}
+	switch v := raw["contentFilterMode"].(type) {
+	case nil:
+	case string:
+		g.ContentFilterMode = v
+	default:
+		return nil, fmt.Errorf("spec.guardrails.contentFilterMode is a %T, not a string", v)
+	}
+	switch v := raw["maxIterations"].(type) {
+	case nil:
+	case int64:
+		g.MaxIterations = int(v)
+	case float64:
+		if v != float64(int(v)) {
+			return nil, fmt.Errorf("spec.guardrails.maxIterations: %v is not a whole number", v)
+		}
+		g.MaxIterations = int(v)
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("spec.guardrails.maxIterations: %q is not a number", v)
+		}
+		g.MaxIterations = n
+	default:
+		return nil, fmt.Errorf("spec.guardrails.maxIterations is a %T, not a number", v)
+	}
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("spec.guardrails.%w", err)
+	}
+	if g.Empty() {
+		return nil, nil
+	}
+	return g, nil
 }
 
 // serviceAccount splits system:serviceaccount:<ns>:<name>.

@@ -4,12 +4,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 func TestAgentSpec(t *testing.T) {
@@ -51,6 +54,51 @@ func TestAgentSpec(t *testing.T) {
 			}
 			if err != nil || level != tc.level || !slices.Equal(tools, tc.tools) {
 				t.Errorf("= %q %q %v, want %q %q", level, tools, err, tc.level, tc.tools)
+			}
+		})
+	}
+}
+
+// TestAgentGuardrails reads the keys of spec.guardrails the hub enforces,
+// as Purko writes them (a list or the executor's comma-separated string;
+// a number or a numeric string), ignores the ones it leaves to the
+// executor, and refuses what it cannot read, naming the key.
+func TestAgentGuardrails(t *testing.T) {
+	cases := []struct {
+		name       string
+		guardrails any
+		want       *toolspec.Guardrails
+		err        string
+	}{
+		{name: "none"},
+		{name: "only the executor's keys", guardrails: map[string]any{"costLimitUSD": 2.5, "maxExecutionTime": "10m"}},
+		{name: "Purko's shape", guardrails: map[string]any{"maxIterations": int64(20), "contentFilters": []any{"pii", "no-secrets-in-output"}, "costLimitUSD": 1.0},
+			want: &toolspec.Guardrails{ContentFilters: []string{"pii", "no-secrets-in-output"}, MaxIterations: 20}},
+		{name: "as the executor's variables", guardrails: map[string]any{"maxIterations": "15", "contentFilters": "pii, secrets", "contentFilterMode": "block"},
+			want: &toolspec.Guardrails{ContentFilters: []string{"pii", "secrets"}, ContentFilterMode: "block", MaxIterations: 15}},
+		{name: "a float that is whole", guardrails: map[string]any{"maxIterations": 7.0}, want: &toolspec.Guardrails{MaxIterations: 7}},
+		{name: "unknown filter", guardrails: map[string]any{"contentFilters": []any{"pii", "no-emails"}}, err: `spec.guardrails.contentFilters: unknown content filter "no-emails"`},
+		{name: "bad mode", guardrails: map[string]any{"contentFilters": []any{"pii"}, "contentFilterMode": "mask"}, err: "spec.guardrails.contentFilterMode"},
+		{name: "fraction", guardrails: map[string]any{"maxIterations": 2.5}, err: "spec.guardrails.maxIterations: 2.5 is not a whole number"},
+		{name: "word", guardrails: map[string]any{"maxIterations": "many"}, err: `spec.guardrails.maxIterations: "many" is not a number`},
+		{name: "not an object", guardrails: []any{"pii"}, err: "spec.guardrails is a []interface {}, not an object"},
+		{name: "filter not a string", guardrails: map[string]any{"contentFilters": []any{int64(1)}}, err: "spec.guardrails.contentFilters[0]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := map[string]any{"autonomyLevel": "full"}
+			if tc.guardrails != nil {
+				spec["guardrails"] = tc.guardrails
+			}
+			got, err := agentGuardrails(&unstructured.Unstructured{Object: map[string]any{"spec": spec}})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("= %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}

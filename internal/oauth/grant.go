@@ -16,7 +16,7 @@ import (
 // without a tool list reaches every tool, else the tools of all matching
 // grants are allowed.
 func (v *Verifier) grant(in *issuer, tok jwt.Token) (Grant, error) {
-	g := Grant{Issuer: in.Issuer.Issuer}
+	g := Grant{Issuer: in.Issuer.Issuer, Guardrails: in.Guardrails}
 	name := claimString(tok, in.NameClaim)
 	if name == "" {
 		return Grant{}, invalid("the token has no %s claim to name its holder", in.NameClaim)
@@ -45,6 +45,7 @@ func (v *Verifier) grant(in *issuer, tok jwt.Token) (Grant, error) {
 		if slices.Contains(claimValues(tok, r.Claim), r.Value) {
 			add(r.MaxLevel, r.Tools)
 			g.Admin = g.Admin || r.Admin
+			g.Guardrails = g.Guardrails.Merge(r.Guardrails)
 		}
 	}
 	if !granted {

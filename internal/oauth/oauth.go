@@ -42,6 +42,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // Issuer is one trusted authorization server.
@@ -58,6 +59,9 @@ type Issuer struct {
 	NameClaim string
 	// Rules grant levels by claims beside the scopes.
 	Rules []Rule
+	// Guardrails hold every caller of this issuer; a matching rule's add
+	// to them.
+	Guardrails *toolspec.Guardrails
 }
 
 // Rule grants MaxLevel (and Tools, Admin) to a token whose Claim holds
@@ -70,6 +74,8 @@ type Rule struct {
 	Tools []string
 	// Admin lets the caller use the REST API's writes.
 	Admin bool
+	// Guardrails, when set, hold the tokens this rule matches.
+	Guardrails *toolspec.Guardrails
 }
 
 // Options configure a Verifier.
@@ -120,6 +126,8 @@ type Grant struct {
 	// Tools, when not nil, are the only tools the caller may use.
 	Tools []string
 	Admin bool
+	// Guardrails are the issuer's and every matching rule's, added up.
+	Guardrails *toolspec.Guardrails
 	// Expiry is the token's exp.
 	Expiry time.Time
 }

@@ -21,6 +21,7 @@ package peers
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +58,8 @@ type Peers struct {
 	streamClient *http.Client
 	// maxBody bounds a request a peer sends and an answer it returns.
 	maxBody int64
+	// self tells this replica's notes (TellRun) from its peers'.
+	self string
 }
 
 // New returns the peers at addrs (host:port; a host may name several
@@ -72,6 +75,7 @@ func New(addrs []string, maxBody int64) *Peers {
 		resolver:     net.DefaultResolver,
 		streamClient: &http.Client{},
 		maxBody:      maxBody,
+		self:         rand.Text(),
 	}
 }
 
@@ -258,3 +262,63 @@ func (p *Peers) Serve(send Sender) http.HandlerFunc {
 		_ = json.NewEncoder(w).Encode(res)
 	}
 }
+
+// RunPath is where a replica tells its peers of a call it admitted in an
+// agent run held to a budget of calls (guardrails maxIterations), so each
+// replica counts the run's calls on all of them. Only peers may use it.
+const RunPath = "/internal/peer-run"
+
+// runNote is one call of a run, told to the peers. From is the telling
+// replica's id: a headless Service's name resolves to the replica itself
+// too, which must not count its own call twice.
+type runNote struct {
+	Run  string `json:"run"`
+	From string `json:"from"`
+}
+
+// TellRun tells every peer of one admitted call of run, at once, and
+// returns when each has answered or ctx ended (a peer that is down then
+// counts only what it saw itself).
+func (p *Peers) TellRun(ctx context.Context, run string) {
+	if p == nil {
+		return
+	}
+	body, _ := json.Marshal(runNote{Run: run, From: p.self})
+	var wg sync.WaitGroup
+	for _, t := range p.targets(ctx) {
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t+RunPath, bytes.NewReader(body))
+			if err != nil {
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := p.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// ServeRuns answers a peer's TellRun (POST RunPath) with heard; anyone but
+// a peer is refused before the body is read.
+func (p *Peers) ServeRuns(heard func(run string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !p.IsPeer(r.Context(), r.RemoteAddr) {
+			http.Error(w, "only peers may tell", http.StatusForbidden)
+			return
+		}
+		var n runNote
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRunNote)).Decode(&n); err != nil || n.Run == "" {
+			http.Error(w, "bad run note", http.StatusBadRequest)
+			return
+		}
+		if n.From != p.self {
+			heard(n.Run)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// maxRunNote bounds a run note: a caller's key and a trace id.
+const maxRunNote = 4 << 10

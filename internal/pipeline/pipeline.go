@@ -28,6 +28,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/guardrails"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -87,6 +88,9 @@ type Options struct {
 	// Tracer makes a span of every call; nil, tracing is off and costs
 	// nothing.
 	Tracer trace.Tracer
+	// Guard holds the calls of callers with guardrails; nil, a Guard whose
+	// run counts no peer hears of.
+	Guard *guardrails.Guard
 }
 
 // Pipeline runs tool calls. It is safe for concurrent use.
@@ -99,6 +103,7 @@ type Pipeline struct {
 	tracer  trace.Tracer // nil when tracing is off
 	calls   inflight
 	reader  jsonrpc.Reader // reads the isError of results
+	guard   *guardrails.Guard
 }
 
 // New builds a Pipeline. Call Follow with each new catalog so the owning
@@ -111,6 +116,10 @@ func New(opts Options) *Pipeline {
 		feed:    opts.Feed,
 		log:     opts.Log,
 		tracer:  opts.Tracer,
+		guard:   opts.Guard,
+	}
+	if p.guard == nil {
+		p.guard = guardrails.New(guardrails.Options{Metrics: opts.Metrics})
 	}
 	if p.route == nil {
 		reg := opts.Registry
@@ -154,8 +163,24 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 		return p.lookupFailed(ctx, span, session, caller, call.Name, start, err)
 	}
 	if denial := decide(caller, call.Name, rt); denial != "" {
-		p.recordDenial(span, session, caller, call.Name, rt, denial)
+		p.recordDenial(span, session, caller, call.Name, rt, denial, "")
 		return Result{Result: ErrorResult(denial), Outcome: Denied}
+	}
+	var guarded *guardrails.Report // what the filters did to the arguments
+	if g := caller.Guardrails; !g.Empty() {
+		var res *Result
+		if call, guarded, res = p.guardCall(ctx, span, session, caller, call, rt); res != nil {
+			return *res
+		}
+		if g.MaxIterations > 0 {
+			run, says := guardrails.RunOf(caller.Key(), p.traceparent(caller, call), session)
+			denial, wait := p.guard.Budget(ctx, g, caller.Name, run, says)
+			if denial != "" {
+				p.recordDenial(span, session, caller, call.Name, rt, denial, "budget")
+				return Result{Result: ErrorResult(denial), Outcome: Denied}
+			}
+			defer wait()
+		}
 	}
 	if policy := p.limits.policy.Load(); policy != nil {
 		release, refused := p.limits.acquireUpstream(policy, rt.Server())
@@ -168,11 +193,18 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 		Bindings: registry.Bindings{Caller: caller.Name, Agent: caller.Agent, Workflow: caller.Workflow, Step: caller.Step}}
 	bc.Name = rt.Original
 	result, err := rt.Backend.Call(ctx, bc)
+	guard := guarded.Summary()
+	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {
+		var res *Result
+		if result, guard, res = p.guardResult(ctx, span, session, caller, call.Name, rt, result, guard); res != nil {
+			return *res
+		}
+	}
 	var cut *resultcap.Report
 	if err == nil {
 		result, cut, err = p.capResult(rt, result)
 	}
-	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut)
+	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut, guard)
 	if err == nil {
 		return Result{Result: result, Outcome: outcome}
 	}
@@ -199,7 +231,7 @@ func (p *Pipeline) lookupFailed(ctx context.Context, span trace.Span, session st
 		p.recordQuarantined(span, session, caller, quarantined)
 		return Result{Result: ErrorResult("BLOCKED: " + err.Error()), Outcome: Quarantined}
 	}
-	outcome := p.record(ctx, span, session, caller, name, "", start, false, err, nil)
+	outcome := p.record(ctx, span, session, caller, name, "", start, false, err, nil, "")
 	var unknown *registry.UnknownToolError
 	if errors.As(err, &unknown) {
 		// mcp-go's answer to a name it did not serve, on every face.

@@ -21,7 +21,9 @@ import (
 
 // record records a call that was looked up and called, or failed its
 // lookup (srv ""). It returns the outcome.
-func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report) Outcome {
+// guard, when not "", says what the content filters did (guardrails
+// Report.Summary).
+func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report, guard string) Outcome {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -32,7 +34,7 @@ func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, 
 	}
 	p.metrics.observeCall(srv, metricTool, outcome, elapsed)
 	p.feed.Add(callfeed.Call{Time: start, Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
-		Decision: "allowed", Outcome: outcome, Duration: elapsed})
+		Decision: "allowed", Outcome: outcome, Duration: elapsed, Guardrail: guard})
 	ev := p.log.Info()
 	if outcome != OK && outcome != ToolError {
 		ev = p.log.Warn().Str("error", err.Error())
@@ -43,6 +45,9 @@ func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, 
 			ev = ev.Int("structured_chars_dropped", cut.StructuredChars)
 		}
 	}
+	if guard != "" {
+		ev = ev.Str("guardrail", guard)
+	}
 	ev = traced(ev, span, srv, "allowed", outcome, err)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", srv).Str("decision", "allowed").
@@ -50,11 +55,12 @@ func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, 
 	return outcome
 }
 
-// recordDenial records a call the decision refused.
-func (p *Pipeline) recordDenial(span trace.Span, session string, caller callers.Caller, tool string, rt registry.Route, reason string) {
+// recordDenial records a call the decision or a guardrail refused (guard
+// says which, "" for the decision).
+func (p *Pipeline) recordDenial(span trace.Span, session string, caller callers.Caller, tool string, rt registry.Route, reason, guard string) {
 	p.metrics.observeCall(rt.Server(), tool, Denied, 0)
 	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: rt.Server(),
-		Decision: "denied", Outcome: Denied})
+		Decision: "denied", Outcome: Denied, Guardrail: guard})
 	ev := traced(p.log.Warn(), span, rt.Server(), "denied", Denied, nil)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", tool).Str("server", rt.Server()).Str("decision", "denied").Str("reason", reason).

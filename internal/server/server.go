@@ -35,6 +35,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/eventstore"
 	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/findtools"
+	"github.com/purko-io/mcp-hub/internal/guardrails"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/mcpsession"
@@ -124,6 +125,7 @@ type Server struct {
 
 	feat    *features.Features
 	peers   *peers.Peers // nil: no peers
+	runs    *guardrails.Runs
 	streams *streams
 	// sessions are the Streamable HTTP sessions registered here, their GET
 	// streams and the idle sweep (internal/mcpsession).
@@ -165,10 +167,16 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		// find_tools, the hub's own tool, ahead of the registry's.
 		route = s.find.Route
 	}
+	var share func(context.Context, string)
+	if s.peers != nil {
+		share = s.peers.TellRun
+	}
+	s.runs = guardrails.NewRuns(share)
 	s.pipe = pipeline.New(pipeline.Options{
 		Registry: reg, Route: route,
 		PerCaller: opts.PerCaller, PerUpstream: opts.PerUpstream, OwnCallerLimits: s.auth.HasOwnLimits(),
 		Metrics: s.metrics.reg, Feed: s.feed, Log: s.log, Tracer: opts.Tracer,
+		Guard: guardrails.New(guardrails.Options{Metrics: s.metrics.reg, Runs: s.runs}),
 	})
 	s.registered = opts.Registrations
 	s.chain = opts.Chain
@@ -242,6 +250,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.spans.traceHeaders(s.gateMessages(s.sse))), false))
 	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.ws)), false))
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
+	mux.HandleFunc("POST "+peers.RunPath, s.peers.ServeRuns(s.runs.Heard))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{

@@ -194,9 +194,13 @@ func (b *balancer) spread() []int64 {
 	return out
 }
 
-func dial(t *testing.T, u, protocol string) *client.Client {
+func dial(t *testing.T, u, protocol string) *client.Client { return dialWith(t, u, protocol, nil) }
+
+// dialWith is dial with headers on every request.
+func dialWith(t *testing.T, u, protocol string, headers map[string]string) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(u, transport.WithHTTPBasicClient(&http.Client{Transport: bodyCheck{t, &http.Transport{DisableKeepAlives: true}}}))
+	tr, err := transport.NewStreamableHTTP(u, transport.WithHTTPHeaders(headers),
+		transport.WithHTTPBasicClient(&http.Client{Transport: bodyCheck{t, &http.Transport{DisableKeepAlives: true}}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,4 +276,66 @@ servers:
     url: %s
     transport: streamable-http
 `, peers, upstream)
+}
+
+// TestRunBudgetAcrossReplicas: a caller's maxIterations holds for one
+// agent run (its traceparent) whichever replica each call lands on: the
+// balancer spreads the calls round-robin over three replicas, and the
+// call after the budget is refused on every one of them, in a new session
+// too (the executor reconnecting).
+func TestRunBudgetAcrossReplicas(t *testing.T) {
+	const budget = 7
+	upstream := conformance.EverythingServer(t, false)
+	bin := hubtest.HubBinary(t)
+	peers := make([]string, replicas)
+	for i := range peers {
+		peers[i] = fmt.Sprintf("127.0.0.1:%d", hubtest.FreePort(t))
+	}
+	backends := make([]string, replicas)
+	for i := range peers {
+		cfg := replicaConfig(upstream, strings.Join(peers, ",")) + fmt.Sprintf(`auth:
+  tokens:
+    - name: agent
+      token: {env: AGENT_TOKEN}
+      maxLevel: full
+      guardrails: {maxIterations: %d}
+`, budget)
+		h := hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: peers[i], LogLevel: "warn", Wait: hubtest.Connected,
+			Config: cfg, Env: []string{"AGENT_TOKEN=agent-token-1"}})
+		backends[i] = h.MCPURL()
+	}
+	lb := newBalancer(t, backends)
+	headers := map[string]string{"Authorization": "Bearer agent-token-1",
+		"traceparent": fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", time.Now().UnixNano())}
+	call := func(c *client.Client) (*mcp.CallToolResult, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "test_simple_text"
+		return c.CallTool(ctx, req)
+	}
+	before := lb.spread()
+	c := dialWith(t, lb.url, mcp.LATEST_LEGACY_PROTOCOL_VERSION, headers)
+	for i := range budget {
+		if res, err := call(c); err != nil || res.IsError {
+			t.Fatalf("call %d of %d: %v %+v", i+1, budget, err, res)
+		}
+	}
+	after := lb.spread()
+	for i := range after {
+		if after[i] == before[i] {
+			t.Fatalf("replica %d got none of the run's requests: %v -> %v", i, before, after)
+		}
+	}
+	for i := range replicas { // every replica refuses the next one
+		for _, cl := range []*client.Client{c, dialWith(t, lb.url, mcp.LATEST_LEGACY_PROTOCOL_VERSION, headers)} {
+			res, err := call(cl)
+			if err != nil || !res.IsError || len(res.Content) == 0 {
+				t.Fatalf("call %d over the budget: %v %+v", i+1, err, res)
+			}
+			if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, fmt.Sprintf("may make %d tool calls (guardrails maxIterations) and has made %d", budget, budget)) {
+				t.Fatalf("call %d over the budget: %q", i+1, text)
+			}
+		}
+	}
 }

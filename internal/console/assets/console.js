@@ -175,12 +175,13 @@
       const c = calls[i];
       const dcls = { allowed: "b-ok", denied: "b-bad", limited: "b-warn" }[c.decision] || "b-idle";
       const ocls = c.outcome === "ok" ? "b-ok" : c.outcome === "tool_error" ? "b-warn" : "b-bad";
-      body.append(el("tr", { class: "call", "data-tool": c.tool, "data-decision": c.decision },
+      body.append(el("tr", { class: "call", "data-tool": c.tool, "data-decision": c.decision, "data-guardrail": c.guardrail || null },
         el("td", { "data-label": "Time" }, el("span", { class: "mono", text: new Date(c.time).toLocaleTimeString() })),
         el("td", { "data-label": "Tool" }, el("span", { class: "mono", text: c.tool })),
         el("td", { "data-label": "Server" }, el("span", { text: c.server || "" })),
         el("td", { "data-label": "Caller" }, el("span", { text: c.caller + " · " + c.level })),
-        el("td", { "data-label": "Decision", class: "decision" }, el("span", { class: "badge " + dcls, text: c.decision })),
+        el("td", { "data-label": "Decision", class: "decision" }, el("span", { class: "badge " + dcls, text: c.decision }),
+          c.guardrail ? el("span", { class: "badge b-warn guardrail", title: "What the caller's guardrails did (rule ids, never the text)", text: "guardrail: " + c.guardrail }) : null),
         el("td", { "data-label": "Outcome" }, el("span", { class: "badge " + ocls, text: c.outcome })),
         el("td", { "data-label": "ms", class: "num" }, el("span", { text: c.decision === "allowed" ? c.durationMs.toFixed(1) : "—" }))));
     }

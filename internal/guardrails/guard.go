@@ -1,0 +1,341 @@
+// Package guardrails holds an agent's tool calls to its guardrails, the
+// keys of a Purko Agent's spec.guardrails (toolspec.Guardrails): content
+// filters on a call's arguments before the upstream sees them and on its
+// result before the caller does, and a budget of tool calls per agent run.
+// The pipeline applies them to every call of a caller that has them,
+// whatever face it came in on; a caller without guardrails costs nothing.
+//
+// What a filter finds is detected by internal/guardrails/detect (gitleaks'
+// rules for secrets; e-mail addresses, phone numbers, payment cards, IBANs
+// and US SSNs for pii) and either replaced by a typed marker
+// ("[redacted: aws-access-token]") or refuses the call. Reports name rule
+// ids and counts, never what was matched.
+package guardrails
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/purko-io/mcp-hub/internal/guardrails/detect"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
+)
+
+// Directions of a filtered document, as the audit line and the metric
+// name them.
+const (
+	Arguments = "arguments"
+	Result    = "result"
+)
+
+// policies bounds the compiled policies kept: one per distinct set of
+// guardrails (an Agent, a token caller), so a few dozen in practice.
+const policies = 256
+
+// Options configure a Guard.
+type Options struct {
+	// Metrics registers mcphub_guardrail_*; nil, they are not exported.
+	Metrics prometheus.Registerer
+	// Runs counts the calls of agent runs (NewRuns); nil, a Guard of its
+	// own that no peer hears of.
+	Runs *Runs
+}
+
+// Guard applies guardrails. It is safe for concurrent use; its detectors
+// compile their rules on first use, so a hub whose callers have no
+// guardrails never pays for them.
+type Guard struct {
+	pii      func() *detect.PII
+	secrets  func() *detect.Secrets
+	compiled *lru.Cache[string, *policy]
+	runs     *Runs
+	hits     *prometheus.CounterVec
+	refused  prometheus.Counter
+}
+
+// New returns a Guard.
+func New(opts Options) *Guard {
+	cache, _ := lru.New[string, *policy](policies)
+	g := &Guard{
+		pii:      sync.OnceValue(detect.NewPII),
+		secrets:  sync.OnceValue(detect.NewSecrets),
+		compiled: cache,
+		runs:     opts.Runs,
+		hits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_guardrail_hits_total",
+			Help: "What the content filters found in tool calls, by filter, rule, direction (arguments, result) and action (redacted, blocked).",
+		}, []string{"filter", "rule", "direction", "action"}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcphub_guardrail_budget_refusals_total",
+			Help: "Tool calls refused because their agent run had used its maxIterations.",
+		}),
+	}
+	if g.runs == nil {
+		g.runs = NewRuns(nil)
+	}
+	if opts.Metrics != nil {
+		opts.Metrics.MustRegister(g.hits, g.refused)
+	}
+	return g
+}
+
+// policy is a set of guardrails ready to apply.
+type policy struct {
+	pii, secrets bool
+	regexes      []*regexp.Regexp
+	replacements []string
+	block        bool
+}
+
+// policyOf compiles spec, once per distinct spec. spec was validated where
+// it was read (config, the Agent), so an error here is a bug, still
+// reported rather than letting a call through unfiltered.
+func (g *Guard) policyOf(spec *toolspec.Guardrails) (*policy, error) {
+	key := spec.ContentFilterMode + "\x00" + strings.Join(spec.ContentFilters, "\x00")
+	if p, ok := g.compiled.Get(key); ok {
+		return p, nil
+	}
+	filters, err := spec.Filters()
+	if err != nil {
+		return nil, err
+	}
+	p := &policy{block: spec.Block()}
+	for _, f := range filters {
+		switch f.Name {
+		case toolspec.FilterPII:
+			p.pii = true
+		case toolspec.FilterSecrets:
+			p.secrets = true
+		case toolspec.FilterRegex:
+			re, err := regexp.Compile(f.Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("content filter regex:%s: %w", f.Pattern, err)
+			}
+			p.regexes = append(p.regexes, re)
+			p.replacements = append(p.replacements, f.Replacement)
+		}
+	}
+	g.compiled.Add(key, p)
+	return p, nil
+}
+
+// Hit is what one rule found in one document.
+type Hit struct {
+	// Filter is pii, secrets or regex; Rule the rule's id (a gitleaks rule
+	// id, email, phone, payment-card, iban, us-ssn, regex-N for the N-th
+	// regex filter).
+	Filter, Rule string
+	Count        int
+}
+
+// Report says what the filters did to one document. The zero Report:
+// nothing found.
+type Report struct {
+	Direction string
+	// Blocked: the call is refused; else what was found was redacted.
+	Blocked bool
+	Hits    []Hit
+}
+
+// Found reports whether a filter found anything.
+func (r Report) Found() bool { return len(r.Hits) > 0 }
+
+// Action is redacted or blocked.
+func (r Report) Action() string {
+	if r.Blocked {
+		return "blocked"
+	}
+	return "redacted"
+}
+
+// Rules is the hits as "rule×count" joined, for messages and the console.
+func (r Report) Rules() string {
+	parts := make([]string, len(r.Hits))
+	for i, h := range r.Hits {
+		parts[i] = h.Rule
+		if h.Count > 1 {
+			parts[i] += fmt.Sprintf("×%d", h.Count)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Summary says what was done where, for the console and the call's audit
+// line: "redacted email×2, phone in result"; "" for a nil Report or one
+// that found nothing.
+func (r *Report) Summary() string {
+	if r == nil || !r.Found() {
+		return ""
+	}
+	return r.Action() + " " + r.Rules() + " in " + r.Direction
+}
+
+// Denial is the BLOCKED text a blocked call answers, naming the tool, the
+// direction and the rules (never what matched).
+func (r Report) Denial(tool string) string {
+	filters := make([]string, 0, 2)
+	for _, h := range r.Hits {
+		if !slices.Contains(filters, h.Filter) {
+			filters = append(filters, h.Filter)
+		}
+	}
+	if r.Direction == Arguments {
+		return fmt.Sprintf("BLOCKED: the arguments of tool '%s' hold what the content filter %s refuses (%s); the call was not sent.",
+			tool, strings.Join(filters, ", "), r.Rules())
+	}
+	return fmt.Sprintf("BLOCKED: the result of tool '%s' holds what the content filter %s refuses (%s); it was withheld.",
+		tool, strings.Join(filters, ", "), r.Rules())
+}
+
+// Filter applies spec's content filters to a JSON document (a call's
+// arguments or its result, per direction): it returns the document with
+// what they found redacted (raw itself when nothing was), and the Report.
+// In block mode a finding is reported Blocked and the document returned
+// unchanged: the caller must not pass it on. An error (a document that is
+// not JSON) must refuse the call too: nothing unfiltered goes through.
+func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction string, raw json.RawMessage) (json.RawMessage, Report, error) {
+	rep := Report{Direction: direction}
+	if spec == nil || len(spec.ContentFilters) == 0 || len(raw) == 0 {
+		return raw, rep, nil
+	}
+	p, err := g.policyOf(spec)
+	if err != nil {
+		return nil, rep, err
+	}
+	if !g.maybe(p, raw) {
+		return raw, rep, nil
+	}
+	counts := map[[2]string]int{}
+	var found []detect.Finding
+	out, err := rewriteStrings(raw, func(s string) (string, bool, error) {
+		found = found[:0]
+		var err error
+		if found, err = g.find(ctx, p, s, found); err != nil || len(found) == 0 {
+			return "", false, err
+		}
+		for _, f := range found {
+			counts[[2]string{filterOf(f.Rule), f.Rule}]++
+		}
+		if p.block {
+			return "", false, nil
+		}
+		return redact(s, found, p), true, nil
+	})
+	if err != nil {
+		return nil, rep, fmt.Errorf("filter the %s: %w", direction, err)
+	}
+	for k, n := range counts {
+		rep.Hits = append(rep.Hits, Hit{Filter: k[0], Rule: k[1], Count: n})
+	}
+	sort.Slice(rep.Hits, func(i, j int) bool { return rep.Hits[i].Rule < rep.Hits[j].Rule })
+	rep.Blocked = p.block && len(rep.Hits) > 0
+	for _, h := range rep.Hits {
+		g.hits.WithLabelValues(h.Filter, h.Rule, direction, rep.Action()).Add(float64(h.Count))
+	}
+	if rep.Blocked {
+		return raw, rep, nil
+	}
+	return out, rep, nil
+}
+
+// maybe is the cheap look at the raw document: false when none of p's
+// detectors could find anything in any of its strings. A regex filter can
+// match anything, so it always walks.
+func (g *Guard) maybe(p *policy, raw []byte) bool {
+	return len(p.regexes) > 0 || p.pii && g.pii().Maybe(raw) || p.secrets && g.secrets().Maybe(raw)
+}
+
+// find appends what p's filters find in s, by start, without overlaps (the
+// earlier, then the longer, finding wins).
+func (g *Guard) find(ctx context.Context, p *policy, s string, out []detect.Finding) ([]detect.Finding, error) {
+	if p.secrets {
+		var err error
+		if out, err = g.secrets().Find(ctx, s, out); err != nil {
+			return nil, fmt.Errorf("look for secrets: %w", err)
+		}
+	}
+	if p.pii {
+		out = g.pii().Find(s, out)
+	}
+	for i, re := range p.regexes {
+		for _, m := range re.FindAllStringIndex(s, -1) {
+			if m[1] > m[0] {
+				out = append(out, detect.Finding{Rule: regexRule(i), Start: m[0], End: m[1]})
+			}
+		}
+	}
+	if len(out) < 2 {
+		return out, nil
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Start != out[j].Start {
+			return out[i].Start < out[j].Start
+		}
+		return out[i].End > out[j].End
+	})
+	kept := out[:1]
+	for _, f := range out[1:] {
+		if f.Start >= kept[len(kept)-1].End {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
+}
+
+// redact replaces each finding in s (sorted, not overlapping) by its
+// marker: "[redacted: rule]", or a regex filter's replacement.
+func redact(s string, found []detect.Finding, p *policy) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, f := range found {
+		b.WriteString(s[last:f.Start])
+		if i, ok := regexIndex(f.Rule); ok {
+			b.WriteString(p.replacements[i])
+		} else {
+			b.WriteString("[redacted: ")
+			b.WriteString(f.Rule)
+			b.WriteByte(']')
+		}
+		last = f.End
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// The rule ids of regex filters: regex-1 for the first.
+func regexRule(i int) string { return fmt.Sprintf("regex-%d", i+1) }
+
+func regexIndex(rule string) (int, bool) {
+	n, ok := strings.CutPrefix(rule, "regex-")
+	if !ok {
+		return 0, false
+	}
+	var i int
+	if _, err := fmt.Sscanf(n, "%d", &i); err != nil || i < 1 {
+		return 0, false
+	}
+	return i - 1, true
+}
+
+// piiRules are the rule ids of detect.PII.
+var piiRules = [...]string{"email", "phone", "payment-card", "iban", "us-ssn"}
+
+// filterOf names the filter a rule id belongs to.
+func filterOf(rule string) string {
+	if _, ok := regexIndex(rule); ok {
+		return toolspec.FilterRegex
+	}
+	if slices.Contains(piiRules[:], rule) {
+		return toolspec.FilterPII
+	}
+	return toolspec.FilterSecrets
+}

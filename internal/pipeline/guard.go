@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/guardrails"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
+
+// The guardrails of a call (internal/guardrails), for a caller that has
+// them: the content filters on the arguments right after the decision,
+// before anything reaches the upstream, and on the result before the cap
+// (a cut must not leave half a secret unrecognised); the budget of calls
+// per run. Every finding is an audit line of its own (rule ids and
+// counts, never the text) besides the call's.
+
+// guardCall filters call's arguments. It returns the call to send (its
+// arguments redacted), what the filters did (nil for nothing), or the
+// Result that refuses it.
+func (p *Pipeline) guardCall(ctx context.Context, span trace.Span, session string, caller callers.Caller, call jsonrpc.ToolCall, rt registry.Route) (jsonrpc.ToolCall, *guardrails.Report, *Result) {
+	if len(caller.Guardrails.ContentFilters) == 0 || len(call.Arguments) == 0 {
+		return call, nil, nil
+	}
+	args, rep, err := p.guard.Filter(ctx, caller.Guardrails, guardrails.Arguments, call.Arguments)
+	if err != nil {
+		denial := "BLOCKED: the arguments of tool '" + call.Name + "' could not be checked by the content filters: " + err.Error()
+		p.recordDenial(span, session, caller, call.Name, rt, denial, "filter failed")
+		return call, nil, &Result{Result: ErrorResult(denial), Outcome: Denied}
+	}
+	if !rep.Found() {
+		return call, nil, nil
+	}
+	p.auditGuard(session, caller, call.Name, rt.Server(), rep)
+	if rep.Blocked {
+		denial := rep.Denial(call.Name)
+		p.recordDenial(span, session, caller, call.Name, rt, denial, rep.Summary())
+		return call, nil, &Result{Result: ErrorResult(denial), Outcome: Denied}
+	}
+	call.Arguments = args
+	return call, &rep, nil
+}
+
+// guardResult filters a result. It returns the result to answer with and
+// the summary of what the filters did to the call (guard, the
+// arguments', with the result's added), or the Result that withholds it.
+func (p *Pipeline) guardResult(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool string, rt registry.Route, result json.RawMessage, guard string) (json.RawMessage, string, *Result) {
+	out, rep, err := p.guard.Filter(ctx, caller.Guardrails, guardrails.Result, result)
+	if err != nil {
+		denial := "BLOCKED: the result of tool '" + tool + "' could not be checked by the content filters: " + err.Error()
+		p.recordDenial(span, session, caller, tool, rt, denial, "filter failed")
+		return nil, "", &Result{Result: ErrorResult(denial), Outcome: Denied}
+	}
+	if !rep.Found() {
+		return result, guard, nil
+	}
+	p.auditGuard(session, caller, tool, rt.Server(), rep)
+	if guard != "" {
+		guard += "; "
+	}
+	guard += rep.Summary()
+	if rep.Blocked {
+		denial := rep.Denial(tool)
+		p.recordDenial(span, session, caller, tool, rt, denial, guard)
+		return nil, "", &Result{Result: ErrorResult(denial), Outcome: Denied}
+	}
+	return out, guard, nil
+}
+
+// auditGuard writes the audit line of what the content filters found in
+// one direction of a call.
+func (p *Pipeline) auditGuard(session string, caller callers.Caller, tool, srv string, rep guardrails.Report) {
+	rules := zerolog.Dict()
+	for _, h := range rep.Hits {
+		rules = rules.Int(h.Rule, h.Count)
+	}
+	p.log.Warn().Str("audit", "guardrail").Str("session", session).Str("caller", caller.Name).
+		Str("tool", tool).Str("server", srv).Str("direction", rep.Direction).Str("action", rep.Action()).
+		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
+}
+
+// traceparent is the W3C trace context of a call: the request's header,
+// else the call's params._meta.traceparent (stdio, WebSocket, SSE).
+func (p *Pipeline) traceparent(caller callers.Caller, call jsonrpc.ToolCall) string {
+	if caller.Traceparent != "" {
+		return caller.Traceparent
+	}
+	var tp string
+	if raw, ok := call.Meta[jsonrpc.MetaTraceparent]; ok && json.Unmarshal(raw, &tp) == nil {
+		return tp
+	}
+	return ""
+}

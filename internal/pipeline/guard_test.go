@@ -1,0 +1,175 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
+)
+
+// awsKey is shaped as an AWS access key id the secrets filter knows (not a
+// real key: gitleaks' rule, not AWS, decides).
+const awsKey = "AKIAZ3MSJV5WKQ7TYRXB"
+
+// TestGuardrailsFilterBothWays: a caller's content filters apply to what
+// it sends (the upstream sees the redacted arguments, or nothing when
+// blocked) and to what it gets (text, embedded resources and structured
+// content; the result stays valid JSON), with an audit line per direction
+// naming rules, never the text, and the console's feed told.
+func TestGuardrailsFilterBothWays(t *testing.T) {
+	result := json.RawMessage(`{"content":[{"type":"text","text":"mail alice.smith@corp-mail.de now"},` +
+		`{"type":"resource","resource":{"uri":"file:///a","mimeType":"text/plain","text":"key ` + awsKey + `"}},` +
+		`{"type":"image","data":"QUtJQVozTVNKVjVXS1E3VFlSWEI=","mimeType":"image/png"}],` +
+		`"structuredContent":{"owner":{"mail":"alice.smith@corp-mail.de"},"n":3}}`)
+	tests := []struct {
+		name        string
+		guardrails  toolspec.Guardrails
+		args        string
+		wantCalled  bool
+		wantArgs    string // the arguments the backend got
+		wantOutcome Outcome
+		wantText    []string // in the answer
+		wantNot     []string // not in the answer
+	}{
+		{
+			name:       "redact",
+			guardrails: toolspec.Guardrails{ContentFilters: []string{"no-pii", "secrets"}},
+			args:       `{"body":"ping bob.jones@corp-mail.de","n":1}`,
+			wantCalled: true, wantArgs: `{"body":"ping [redacted: email]","n":1}`,
+			wantOutcome: OK,
+			wantText:    []string{"mail [redacted: email] now", "key [redacted: aws-access-token]", `"mail":"[redacted: email]"`, `"data":"QUtJQVozTVNKVjVXS1E3VFlSWEI="`},
+			wantNot:     []string{"alice.smith", awsKey},
+		},
+		{
+			name:       "block arguments",
+			guardrails: toolspec.Guardrails{ContentFilters: []string{"no-secrets-in-output"}, ContentFilterMode: "block"},
+			args:       `{"body":"the key is ` + awsKey + `"}`,
+			wantCalled: false, wantOutcome: Denied,
+			wantText: []string{"BLOCKED: the arguments of tool 't' hold what the content filter secrets refuses (aws-access-token); the call was not sent."},
+			wantNot:  []string{awsKey},
+		},
+		{
+			name:       "block result",
+			guardrails: toolspec.Guardrails{ContentFilters: []string{"pii"}, ContentFilterMode: "block"},
+			args:       `{"body":"nothing personal"}`,
+			wantCalled: true, wantArgs: `{"body":"nothing personal"}`, wantOutcome: Denied,
+			wantText: []string{"BLOCKED: the result of tool 't' holds what the content filter pii refuses (email×2); it was withheld."},
+			wantNot:  []string{"alice.smith"},
+		},
+		{
+			name:       "regex with colons",
+			guardrails: toolspec.Guardrails{ContentFilters: []string{`regex:\d{2}:\d{2}:[time]`}},
+			args:       `{"at":"meet at 12:30"}`,
+			wantCalled: true, wantArgs: `{"at":"meet at [time]"}`, wantOutcome: OK,
+			wantText: []string{"alice.smith@corp-mail.de"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			called, gotArgs := false, ""
+			b := backendFunc(func(_ context.Context, c registry.Call) (json.RawMessage, error) {
+				called, gotArgs = true, string(c.Arguments)
+				return result, nil
+			})
+			tp := newTestPipeline(t, Options{}, registry.HubRoute(b, "t", autonomy.Class{ReadOnly: true}), nil)
+			caller := fullCaller
+			caller.Guardrails = &tt.guardrails
+			out := tp.Run(context.Background(), caller, "s1", jsonrpc.ToolCall{Name: "t", Arguments: json.RawMessage(tt.args)}, nil)
+			if called != tt.wantCalled || out.Outcome != tt.wantOutcome {
+				t.Fatalf("backend called %v, outcome %q; want %v, %q (result %s)", called, out.Outcome, tt.wantCalled, tt.wantOutcome, out.Result)
+			}
+			if called && gotArgs != tt.wantArgs {
+				t.Fatalf("the backend got %s, want %s", gotArgs, tt.wantArgs)
+			}
+			if !json.Valid(out.Result) {
+				t.Fatalf("the answer is not JSON: %s", out.Result)
+			}
+			for _, s := range tt.wantText {
+				if !strings.Contains(string(out.Result), s) {
+					t.Errorf("the answer %s lacks %q", out.Result, s)
+				}
+			}
+			for _, s := range tt.wantNot {
+				if strings.Contains(string(out.Result), s) || strings.Contains(tp.log.String(), s) {
+					t.Errorf("%q is in the answer or the log", s)
+				}
+			}
+			if tt.name != "regex with colons" && !strings.Contains(tp.log.String(), `"audit":"guardrail"`) {
+				t.Errorf("no guardrail audit line in %s", tp.log.String())
+			}
+		})
+	}
+}
+
+// TestGuardrailsBudgetPerRun: maxIterations admits that many calls of one
+// run (the trace of the traceparent, from the header or _meta, else the
+// session); call N+1 is BLOCKED naming the budget and never reaches the
+// backend; another run, or another caller's run of the same trace, has its
+// own count; a reconnect (new session, same trace) keeps the count.
+func TestGuardrailsBudgetPerRun(t *testing.T) {
+	calls := 0
+	b := backendFunc(func(context.Context, registry.Call) (json.RawMessage, error) {
+		calls++
+		return json.RawMessage(`{"content":[]}`), nil
+	})
+	tp := newTestPipeline(t, Options{}, registry.HubRoute(b, "t", autonomy.Class{ReadOnly: true}), nil)
+	const tp1 = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	const tp2 = "00-5bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	agent := fullCaller
+	agent.Guardrails = &toolspec.Guardrails{MaxIterations: 3}
+	agent.Traceparent = tp1
+	other := agent
+	other.Name = "other"
+	viaMeta := agent
+	viaMeta.Traceparent = ""
+	metaTP := map[string]json.RawMessage{jsonrpc.MetaTraceparent: json.RawMessage(`"` + tp1 + `"`)}
+	run := func(c callers.Caller, session string, meta map[string]json.RawMessage) Result {
+		return tp.Run(context.Background(), c, session, jsonrpc.ToolCall{Name: "t", Meta: meta}, nil)
+	}
+	for i, s := range []string{"s1", "s1", "s2"} { // a reconnect: same trace, new session
+		if out := run(agent, s, nil); out.Outcome != OK {
+			t.Fatalf("call %d: %+v", i+1, out)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		caller callers.Caller
+		meta   map[string]json.RawMessage
+	}{{"header", agent, nil}, {"_meta", viaMeta, metaTP}} {
+		out := run(c.caller, "s3", c.meta)
+		if out.Outcome != Denied || !strings.Contains(string(out.Result), "BLOCKED: tool call budget used up: this agent run (trace 4bf92f3577b34da6a3ce929d0e0e4736) of ci may make 3 tool calls (guardrails maxIterations) and has made 3.") {
+			t.Fatalf("call 4 by %s: %+v %s", c.name, out, out.Result)
+		}
+	}
+	if calls != 3 {
+		t.Fatalf("the backend ran %d calls, want 3", calls)
+	}
+	if a := tp.audit(t); a["decision"] != "denied" || !strings.Contains(a["reason"].(string), "maxIterations") {
+		t.Fatalf("audit line %v", a)
+	}
+	if out := run(other, "s1", nil); out.Outcome != OK {
+		t.Fatalf("another caller's run of the same trace: %+v", out)
+	}
+	second := agent
+	second.Traceparent = tp2
+	if out := run(second, "s1", nil); out.Outcome != OK {
+		t.Fatalf("another run: %+v", out)
+	}
+	bySession := fullCaller
+	bySession.Guardrails = &toolspec.Guardrails{MaxIterations: 1}
+	if out := run(bySession, "s9", nil); out.Outcome != OK {
+		t.Fatalf("first call of a session: %+v", out)
+	}
+	if out := run(bySession, "s9", nil); out.Outcome != Denied || !strings.Contains(string(out.Result), "(session)") {
+		t.Fatalf("second call of a session with budget 1: %+v %s", out, out.Result)
+	}
+	if n := tp.counter(t, "mcphub_guardrail_budget_refusals_total", map[string]string{}); n != 3 {
+		t.Fatalf("mcphub_guardrail_budget_refusals_total = %v, want 3", n)
+	}
+}

@@ -1,0 +1,88 @@
+package toolspec
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseFilter: Purko's names, short and long, read as one filter each;
+// a regex filter splits at its last colon; what is unknown or malformed is
+// an error naming it.
+func TestParseFilter(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Filter
+		wantErr string
+	}{
+		{in: "pii", want: Filter{Name: FilterPII}},
+		{in: "no-pii", want: Filter{Name: FilterPII}},
+		{in: " Secrets ", want: Filter{Name: FilterSecrets}},
+		{in: "no-secrets-in-output", want: Filter{Name: FilterSecrets}},
+		{in: `regex:\d{2}:\d{2}:[time]`, want: Filter{Name: FilterRegex, Pattern: `\d{2}:\d{2}`, Replacement: "[time]"}},
+		{in: `regex:ACME-\d+:`, want: Filter{Name: FilterRegex, Pattern: `ACME-\d+`}},
+		{in: "pi", wantErr: `unknown content filter "pi" (known: pii, no-pii, secrets, no-secrets-in-output, regex:PATTERN:REPLACEMENT)`},
+		{in: "regex:abc", wantErr: `content filter "regex:abc": a regex filter is regex:PATTERN:REPLACEMENT`},
+		{in: "regex::x", wantErr: "empty pattern"},
+		{in: "regex:a(:x", wantErr: "missing closing )"},
+		{in: "regex:a*:x", wantErr: "matches the empty text"},
+		{in: "regex:" + strings.Repeat("a", 1100) + ":x", wantErr: "at most 1024"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseFilter(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want it to say %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestGuardrailsValidate names every bad key, and every unknown filter at
+// once.
+func TestGuardrailsValidate(t *testing.T) {
+	tests := []struct {
+		g       Guardrails
+		wantErr string
+	}{
+		{g: Guardrails{ContentFilters: []string{"pii", "no-secrets-in-output"}, ContentFilterMode: "block", MaxIterations: 20}},
+		{g: Guardrails{ContentFilters: []string{"pii", "emails", "tokens"}}, wantErr: `contentFilters: unknown content filter "emails"`},
+		{g: Guardrails{ContentFilterMode: "mask"}, wantErr: `contentFilterMode: "mask" is not one of redact, block`},
+		{g: Guardrails{MaxIterations: -1}, wantErr: "maxIterations: -1 is negative"},
+	}
+	for _, tt := range tests {
+		err := tt.g.Validate()
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%+v: error %v, want %q", tt.g, err, tt.wantErr)
+		}
+	}
+	if err := (&Guardrails{ContentFilters: []string{"emails", "tokens"}}).Validate(); err == nil || !strings.Contains(err.Error(), `"tokens"`) {
+		t.Errorf("the second unknown filter is not named: %v", err)
+	}
+}
+
+// TestGuardrailsMerge: guardrails only narrow: every filter of both,
+// block over redact, the lower cap; nil and empty change nothing.
+func TestGuardrailsMerge(t *testing.T) {
+	a := &Guardrails{ContentFilters: []string{"pii"}, MaxIterations: 30}
+	b := &Guardrails{ContentFilters: []string{"secrets", "pii"}, ContentFilterMode: "block", MaxIterations: 10}
+	m := a.Merge(b)
+	if strings.Join(m.ContentFilters, ",") != "pii,secrets" || !m.Block() || m.MaxIterations != 10 {
+		t.Fatalf("merge %+v", m)
+	}
+	if m := (&Guardrails{MaxIterations: 5}).Merge(&Guardrails{ContentFilters: []string{"pii"}}); m.MaxIterations != 5 || len(m.ContentFilters) != 1 {
+		t.Fatalf("a cap and a filter: %+v", m)
+	}
+	var none *Guardrails
+	if none.Merge(nil) != nil || none.Merge(a) != a || a.Merge(nil) != a || a.Merge(&Guardrails{}) != a {
+		t.Fatal("nil or empty guardrails changed a merge")
+	}
+	if len(a.ContentFilters) != 1 {
+		t.Fatalf("merge changed its receiver: %+v", a)
+	}
+}
