@@ -22,7 +22,7 @@ func TestRules(t *testing.T) {
 		{"A byte order mark\ufeff inside", InvisibleUnicode},
 		{"Join\u200dme", InvisibleUnicode},
 		{"Developer tools \U0001F469\u200d\U0001F4BB for you", ""}, // an emoji ZWJ sequence
-		{"می\u200cخواهم", ""},                                       // ZWNJ in Persian
+		{"می\u200cخواهم", ""},                                      // ZWNJ in Persian
 		{"Stacked selectors a\ufe0f\ufe0f", InvisibleUnicode},
 		{"Heart \u2764\ufe0f", ""},
 		{"Hangul filler \u3164 alone", InvisibleUnicode},
