@@ -176,6 +176,7 @@ func TestConfigRejected(t *testing.T) {
 		{"negative duration", "config: {shutdownGrace: -5s}\n", "/config/shutdownGrace"},
 		{"bad log level", "config: {upstream: {logLevel: verbose}}\n", "/config/upstream/logLevel"},
 		{"bad pinning mode", "config: {pinning: {mode: strict}}\n", "/config/pinning/mode"},
+		{"bad screening mode", "config: {screening: {mode: strict}}\n", "/config/screening/mode"},
 		{"bad oauth auth style", "config: {servers: [{name: a, url: 'https://a/mcp', oauth: {tokenURL: 'https://as/token', clientID: hub, authStyle: jwt}}]}\n", "/config/servers/0/oauth/authStyle"},
 		{"bad binding source", "config: {apiTools: [{name: t, url: 'https://x/', bindings: [{from: user, header: X-User}]}]}\n", "/config/apiTools/0/bindings/0/from"},
 		{"negative limit", "config: {limits: {perCaller: {rate: -1}}}\n", "/config/limits/perCaller/rate"},

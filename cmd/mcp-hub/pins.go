@@ -66,6 +66,10 @@ type listedPin struct {
 	FirstSeen                            time.Time
 	Quarantined, Changed                 bool
 	CurrentSHA256                        string
+	// Screened are the screening's hits (rule ids suffice here); Reason
+	// says why the tool is held.
+	Screened []struct{ Rule string }
+	Reason   string
 }
 
 func printPins(w io.Writer, sub string, body []byte) error {
@@ -97,8 +101,10 @@ func printPins(w io.Writer, sub string, body []byte) error {
 			state = "QUARANTINED"
 		case p.Changed:
 			state = "changed"
+		case len(p.Screened) > 0:
+			state = "screened"
 		}
-		if p.Changed {
+		if p.Changed || len(p.Screened) > 0 {
 			changed = append(changed, p)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\n", p.Server, p.Tool, state, p.SHA256, p.FirstSeen.Format(time.RFC3339), cmp.Or(p.Approved, "-"))
@@ -106,9 +112,9 @@ func printPins(w io.Writer, sub string, body []byte) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nmode %s, %d pins, %d changed\n", v.Mode, len(v.Pins), len(changed))
+	fmt.Fprintf(w, "\nmode %s, %d pins, %d changed or screened\n", v.Mode, len(v.Pins), len(changed))
 	for _, p := range changed {
-		fmt.Fprintf(w, "\n%s/%s: %s\n  approve: mcp-hub pins approve --server %s --tool %s\n", p.Server, p.Tool, p.Diff, p.Server, p.Tool)
+		fmt.Fprintf(w, "\n%s/%s: %s\n  approve: mcp-hub pins approve --server %s --tool %s\n", p.Server, p.Tool, cmp.Or(p.Reason, p.Diff), p.Server, p.Tool)
 	}
 	return nil
 }

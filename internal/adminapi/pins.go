@@ -12,10 +12,12 @@ import (
 	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
 // The operator's endpoints of tool pinning: GET /api/mcp/pins lists the
-// pins, POST /api/mcp/pins/approve re-pins what a server offers now.
+// pins, POST /api/mcp/pins/approve re-pins what a server offers now (and
+// approves a definition the screening held back).
 
 // approveTimeout bounds an approval: the store's write and the rebuild.
 const approveTimeout = 30 * time.Second
@@ -34,6 +36,11 @@ type pinListing struct {
 	Changed       bool   `json:"changed,omitempty"`
 	CurrentSHA256 string `json:"currentSha256,omitempty"`
 	Diff          string `json:"diff,omitempty"`
+	// Screened are the screening's hits of the offered definition, which
+	// hold the tool until its pin is approved; Reason says in words why
+	// the tool is held (the diff, the hits or both).
+	Screened []toolscreen.Hit `json:"screened,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
 }
 
 // handlePins lists every pin, with what changed for the tools whose
@@ -59,7 +66,8 @@ func (a *API) handlePins(w http.ResponseWriter, _ *http.Request) {
 			pl := pinListing{Server: pin.Server, Tool: pin.Tool, SHA256: pin.SHA256, FirstSeen: pin.FirstSeen,
 				Approved: pin.Approved, Description: pin.Definition.Description}
 			if q := changed[[2]string{pin.Server, pin.Tool}]; q != nil {
-				pl.Quarantined, pl.Changed, pl.CurrentSHA256, pl.Diff = q.Enforced, true, q.CurrentSHA256, q.Diff
+				pl.Quarantined, pl.Changed, pl.CurrentSHA256, pl.Diff = q.Enforced, q.Changed(), q.CurrentSHA256, q.Diff
+				pl.Screened, pl.Reason = q.Screened, q.Reason()
 			}
 			out.Pins = append(out.Pins, pl)
 		}

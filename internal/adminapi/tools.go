@@ -9,6 +9,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
 // listing is the body of GET /api/mcp/tools, in the shape Purko's dashboard
@@ -51,14 +52,20 @@ type toolListing struct {
 	OriginalName string              `json:"originalName,omitempty"`
 	ReadOnly     bool                `json:"readOnly"`
 	Reason       string              `json:"readOnlyReason"`
-	// Quarantined: the definition changed since it was pinned, and the
-	// tool is not listed to callers nor callable until approved. Changed
-	// is the same in pinning mode warn, where it still runs.
+	// Quarantined: the definition changed since it was pinned, or looks
+	// like a prompt injection, and the tool is not listed to callers nor
+	// callable until approved. Changed says the definition changed (also
+	// in pinning mode warn, where it still runs).
 	Quarantined   bool   `json:"quarantined,omitempty"`
 	Changed       bool   `json:"definitionChanged,omitempty"`
 	Diff          string `json:"diff,omitempty"`
 	PinnedSHA256  string `json:"pinnedSha256,omitempty"`
 	CurrentSHA256 string `json:"currentSha256,omitempty"`
+	// Screened are the hits of the screening that hold the tool (listed
+	// and callable in screening mode warn); QuarantineReason says in
+	// words why the tool is held.
+	Screened         []toolscreen.Hit `json:"screened,omitempty"`
+	QuarantineReason string           `json:"quarantineReason,omitempty"`
 }
 
 // handleTools lists every server with its status and tools. With
@@ -150,7 +157,8 @@ func toolListings(tools []registry.Tool) []toolListing {
 			tl.Annotations = &a
 		}
 		if q := t.Quarantine; q != nil {
-			tl.Quarantined, tl.Changed, tl.Diff, tl.PinnedSHA256, tl.CurrentSHA256 = q.Enforced, true, q.Diff, q.PinnedSHA256, q.CurrentSHA256
+			tl.Quarantined, tl.Changed, tl.Diff, tl.PinnedSHA256, tl.CurrentSHA256 = q.Enforced, q.Changed(), q.Diff, q.PinnedSHA256, q.CurrentSHA256
+			tl.Screened, tl.QuarantineReason = q.Screened, q.Reason()
 		}
 		out[i] = tl
 	}

@@ -91,6 +91,10 @@ type Config struct {
 	// Pinning pins the first definition of every upstream tool and
 	// quarantines a tool whose definition later changes.
 	Pinning PinningSettings `json:"pinning"`
+	// Screening screens every upstream tool definition the hub has not
+	// seen before (and every changed one) for prompt injection, and
+	// quarantines one that looks like it.
+	Screening ScreeningSettings `json:"screening"`
 	// Registrations say which credentials servers registered through the
 	// REST API may name.
 	Registrations RegistrationSettings `json:"registrations"`
@@ -124,6 +128,33 @@ type PinApproval struct {
 	Server string `json:"server"`
 	Tool   string `json:"tool,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Screening modes (screening.mode).
+const (
+	ScreeningEnforce = "enforce"
+	ScreeningWarn    = "warn"
+	ScreeningOff     = "off"
+)
+
+// ScreeningSettings: the defence against a server whose tool descriptions
+// carry instructions for the model (tool poisoning). It is a block of its
+// own beside pinning, as the two answer different questions (is this the
+// definition trusted before; is this definition fit to trust at all); a
+// screened tool is approved as a changed one is, through its pin.
+type ScreeningSettings struct {
+	// Mode is enforce (default: a tool whose definition looks like a
+	// prompt injection is quarantined: not listed, calls refused, until
+	// approved), warn (listed and callable, but reported) or off.
+	Mode string `json:"mode,omitempty"`
+}
+
+func (s ScreeningSettings) validate() error {
+	switch s.Mode {
+	case ScreeningEnforce, ScreeningWarn, ScreeningOff:
+		return nil
+	}
+	return fmt.Errorf("screening.mode: %q is not one of enforce, warn, off", s.Mode)
 }
 
 // AgentTool is an api tool declared in a Purko Agent's spec.tools: only
@@ -609,6 +640,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
 	setDefault(&c.Kubernetes.ConfigMapName, "mcp-servers")
 	setDefault(&c.Pinning.Mode, PinningEnforce)
+	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
 }
 
@@ -665,6 +697,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.Pinning.validate(); err != nil {
+		return err
+	}
+	if err := c.Screening.validate(); err != nil {
 		return err
 	}
 	for i, n := range c.Kubernetes.SecretNames {

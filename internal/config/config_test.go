@@ -131,6 +131,8 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"pinning approve glob", "pinning: {approve: [{server: gh, tool: '['}]}\n", `pinning.approve[0] (gh).tool: "[" is not a glob`},
 		{"pinning approve hash", "pinning: {approve: [{server: gh, sha256: abc}]}\n", `pinning.approve[0] (gh).sha256: "abc" is not 64 lower-case hex digits`},
 		{"pinning unknown key", "pinning: {approvals: []}\n", `unknown field "approvals"`},
+		{"screening mode", "screening: {mode: strict}\n", `screening.mode: "strict" is not one of enforce, warn, off`},
+		{"screening unknown key", "screening: {rules: []}\n", `unknown field "rules"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +162,7 @@ func TestAuthTokensResolved(t *testing.T) {
 	if c.Auth.Tokens[0].Admin {
 		t.Fatal("a token is admin without admin: true")
 	}
-	if d, _ := Default(); d.Auth.Configured() || d.Pinning.Mode != PinningEnforce {
+	if d, _ := Default(); d.Auth.Configured() || d.Pinning.Mode != PinningEnforce || d.Screening.Mode != ScreeningEnforce {
 		t.Fatal("the embedded default must configure no auth (anonymous on loopback only)")
 	}
 }

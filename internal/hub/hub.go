@@ -120,6 +120,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		LogLevel:       upstreamLogLevel(cfg.Upstream.LogLevel),
 		MaxResultChars: cfg.Upstream.ResultCap(),
 		Pins:           pins.pinner,
+		Screening:      cfg.Screening.Mode,
 		Names:          pins.names,
 	}, log)
 	pins.reportTo(reg)

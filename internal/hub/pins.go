@@ -127,7 +127,8 @@ func pinsNamespace(o Options, settings config.KubeSettings, own string) string {
 	return cmp.Or(own, "default")
 }
 
-// reportTo sends a Kubernetes Event for every changed tool definition.
+// reportTo sends a Kubernetes Event for every changed or screened tool
+// definition (its Diff says why: the change, the screening's hits).
 func (w *pinsWiring) reportTo(reg *registry.Registry) {
 	if w.events == nil {
 		return
@@ -140,6 +141,6 @@ func (w *pinsWiring) reportTo(reg *registry.Registry) {
 		}
 		q := ev.Quarantine
 		w.events.Report(obj, pinning.Change{Key: pinning.Key{Server: ev.Server, Tool: ev.Tool}, PinnedSHA256: q.PinnedSHA256,
-			CurrentSHA256: q.CurrentSHA256, Diff: q.Diff, PinnedAt: q.PinnedAt}, q.Enforced)
+			CurrentSHA256: q.CurrentSHA256, Diff: q.Reason(), PinnedAt: q.PinnedAt}, q.Enforced)
 	})
 }

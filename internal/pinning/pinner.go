@@ -250,6 +250,21 @@ func (p *Pinner) forgetSaved() {
 	}
 }
 
+// Approved says an operator approved the definition of digest sum for
+// key: its pin holds that definition and was approved (not merely first
+// seen), or a config rule approves it. Screening lets such a definition
+// through.
+func (p *Pinner) Approved(key Key, sum string) bool {
+	if p.Mode() == Off {
+		return false
+	}
+	if p.approvedByRule(key, sum) {
+		return true
+	}
+	pin, ok := p.store.Get(key)
+	return ok && pin.SHA256 == sum && pin.Approved != ""
+}
+
 func (p *Pinner) approvedByRule(key Key, sum string) bool {
 	for _, r := range p.rules {
 		if r.matches(key, sum) {
@@ -261,8 +276,11 @@ func (p *Pinner) approvedByRule(key Key, sum string) bool {
 
 // Approve re-pins the current definitions of tools of server (an
 // operator's approval, how says by what: "api", "cli"), and returns the
-// new pins of those that changed.
-func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, how string) ([]Pin, error) {
+// new pins of those that changed. The tools named in asIs are approved
+// even when their definition is the pinned one (a first definition the
+// hub's screening held back): their pin is marked approved, which is what
+// Approved reads.
+func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, how string, asIs ...string) ([]Pin, error) {
 	if p.Mode() == Off {
 		return nil, ErrOff
 	}
@@ -273,7 +291,7 @@ func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, h
 		if err != nil {
 			return nil, err
 		}
-		if old, ok := p.store.Get(key); ok && old.SHA256 == def.Sum() {
+		if old, ok := p.store.Get(key); ok && old.SHA256 == def.Sum() && (old.Approved != "" || !slices.Contains(asIs, t.Name)) {
 			continue
 		}
 		np := NewPin(key, def, p.now())

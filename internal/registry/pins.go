@@ -14,6 +14,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/toolscreen"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -28,13 +29,17 @@ import (
 // ConfigMap update) during a rebuild.
 const pinCheckTimeout = 10 * time.Second
 
-// Quarantine says a tool's definition is not the one pinned.
+// Quarantine says a tool's definition is not the one pinned, or looks
+// like a prompt injection (screen.go), or both.
 type Quarantine struct {
-	// Diff says in words what changed.
+	// Diff says in words what changed ("" when only screening holds the
+	// tool).
 	Diff string
 	// PinnedSHA256 and CurrentSHA256 are the digests of the pinned and the
-	// offered definition.
+	// offered definition (PinnedSHA256 "" when only screening holds it).
 	PinnedSHA256, CurrentSHA256 string
+	// Screened are the screening's hits of the offered definition.
+	Screened []toolscreen.Hit
 	// PinnedAt is when the pinned definition was first seen.
 	PinnedAt time.Time
 	// Enforced is true in enforce mode: the tool is not listed and its
@@ -50,13 +55,29 @@ type QuarantinedError struct {
 }
 
 func (e *QuarantinedError) Error() string {
-	return fmt.Sprintf("tool '%s' is quarantined: its definition changed since it was pinned: %s. "+
+	return fmt.Sprintf("tool '%s' is quarantined: %s. "+
 		"An operator approves it with `mcp-hub pins approve --server %s --tool %s` or POST /api/mcp/pins/approve",
-		e.Name, e.Quarantine.Diff, e.Server, e.Original)
+		e.Name, e.Quarantine.Reason(), e.Server, e.Original)
 }
 
-// QuarantineEvent reports a tool whose definition changed, once per
-// changed definition.
+// Changed says the definition is not the pinned one.
+func (q *Quarantine) Changed() bool { return q.PinnedSHA256 != "" || q.Diff != "" }
+
+// Reason says why the tool is held, in words: what changed since it was
+// pinned, what the screening found, or both.
+func (q *Quarantine) Reason() string {
+	var parts []string
+	if q.Changed() {
+		parts = append(parts, "its definition changed since it was pinned: "+q.Diff)
+	}
+	if len(q.Screened) > 0 {
+		parts = append(parts, "its definition looks like a prompt injection ("+toolscreen.Summary(q.Screened)+")")
+	}
+	return strings.Join(parts, "; and ")
+}
+
+// QuarantineEvent reports a tool whose definition changed or was screened
+// with hits, once per such definition.
 type QuarantineEvent struct {
 	Server, Tool, Published string
 	// Origin is the Kubernetes object the server came from, if any.
@@ -232,36 +253,61 @@ func (pc *pinChecks) keep(clients []*upstream.Client) {
 	}
 }
 
+// ErrScreenedWithoutPins is ApprovePins' refusal of a tool held by
+// screening while pinning is off: approvals are recorded in pins. It is
+// pinning.ErrOff too (errors.Is).
+var ErrScreenedWithoutPins error = screenedWithoutPins{}
+
+type screenedWithoutPins struct{}
+
+func (screenedWithoutPins) Error() string {
+	return "pinning is off (pinning.mode), and a tool quarantined by screening is approved in its pin: " +
+		"turn pinning on (pinning.mode enforce or warn) to approve it, or set screening.mode to warn"
+}
+
+func (screenedWithoutPins) Is(target error) bool { return target == pinning.ErrOff }
+
 // ApprovePins re-pins the current definitions of server's tools: the one
 // called tool (original or published name), or all of them when tool is
-// "". The catalog is rebuilt with the new pins before it returns, so the
-// approved tools are listed and callable at once on this replica (others
-// follow their store). how names the approver in the pins ("api").
+// "". A tool held by screening has its pin marked approved, whether or
+// not its definition changed. The catalog is rebuilt with the new pins
+// before it returns, so the approved tools are listed and callable at once
+// on this replica (others follow their store). how names the approver in
+// the pins ("api").
 func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([]pinning.Pin, error) {
 	p := r.opts.Pins
-	if p.Mode() == pinning.Off {
-		return nil, pinning.ErrOff
-	}
 	r.mu.Lock()
 	c, ok := r.clients[server]
 	r.mu.Unlock()
 	if !ok {
+		if p.Mode() == pinning.Off {
+			return nil, pinning.ErrOff
+		}
 		return nil, fmt.Errorf("server %q: %w", server, ErrNotFound)
 	}
 	tools := c.Tools()
-	if tool != "" {
-		published := map[string]string{}
-		cat := r.Catalog()
-		for _, sv := range cat.Servers {
-			if sv.Name != server {
-				continue
-			}
-			for _, list := range [][]Tool{sv.Tools, sv.Quarantined} {
-				for _, t := range list {
-					published[t.Name] = t.Original
+	published := map[string]string{}
+	var screened []string // original names held by screening
+	for _, sv := range r.Catalog().Servers {
+		if sv.Name != server {
+			continue
+		}
+		for _, list := range [][]Tool{sv.Tools, sv.Quarantined} {
+			for _, t := range list {
+				published[t.Name] = t.Original
+				if t.Quarantine != nil && len(t.Quarantine.Screened) > 0 && (tool == "" || tool == t.Name || tool == t.Original) {
+					screened = append(screened, t.Original)
 				}
 			}
 		}
+	}
+	if p.Mode() == pinning.Off {
+		if len(screened) > 0 {
+			return nil, ErrScreenedWithoutPins
+		}
+		return nil, pinning.ErrOff
+	}
+	if tool != "" {
 		var picked []mcp.Tool
 		for _, t := range tools {
 			if t.Name == tool || published[tool] == t.Name {
@@ -273,7 +319,7 @@ func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([
 		}
 		tools = picked
 	}
-	pins, err := p.Approve(ctx, server, tools, how)
+	pins, err := p.Approve(ctx, server, tools, how, screened...)
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	// Pins checks upstream tool definitions against their pins; nil is
 	// pinning off.
 	Pins *pinning.Pinner
+	// Screening is screening.mode (config.ScreeningEnforce, Warn, Off):
+	// upstream tool definitions that look like a prompt injection are
+	// quarantined (enforce) or reported (warn); "" is off.
+	Screening string
 	// Names keeps the claims that hold published names stable (prefix
 	// on-conflict), whatever the pinning mode; nil keeps them in memory,
 	// stable while the process runs.
@@ -130,7 +134,8 @@ type ServerView struct {
 	// replacing limits.perUpstream.
 	Limits *config.Limits
 	// Quarantined are tools whose definition changed since it was pinned
-	// (pinning mode enforce): not published, and their calls are refused.
+	// (pinning mode enforce) or looks like a prompt injection (screening
+	// mode enforce): not published, and their calls are refused.
 	Quarantined []Tool
 }
 
@@ -145,7 +150,8 @@ type Tool struct {
 	Class autonomy.Class
 	// Agent, when set, is the only Purko Agent whose callers may use it.
 	Agent string
-	// Quarantine, when set, says the definition is not the pinned one.
+	// Quarantine, when set, says the definition is not the pinned one,
+	// or looks like a prompt injection.
 	Quarantine *Quarantine
 	client     *upstream.Client
 	local      *LocalTool
@@ -163,8 +169,9 @@ type Route struct {
 	Agent string
 	// ResultCap bounds what the call's result may hold.
 	ResultCap ResultCap
-	// Quarantine, when set (pinning mode warn), says the definition is not
-	// the pinned one; the call runs.
+	// Quarantine, when set (pinning or screening mode warn), says the
+	// definition is not the pinned one or looks like a prompt injection;
+	// the call runs.
 	Quarantine *Quarantine
 	// server names the owner for metrics and audit lines.
 	server string
@@ -217,6 +224,8 @@ type Registry struct {
 
 	// pins are the pin checks of the rebuilds (pins.go).
 	pins *pinChecks
+	// screens are the screenings of the rebuilds (screen.go).
+	screens *screenChecks
 	// rebuilt is closed and replaced (under mu) by every rebuild.
 	rebuilt chan struct{}
 
@@ -248,6 +257,7 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	}
 	r.claims = newClaims(opts.Names, opts.Naming, r.log)
 	r.pins = newPinChecks(opts.Pins, r.log)
+	r.screens = newScreenChecks(opts.Screening)
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
 	return r
@@ -540,7 +550,6 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
-	enforce := r.opts.Pins.Mode() == pinning.Enforce
 	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
@@ -560,6 +569,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
 		changes := r.pins.check(e.c, e.tools)
+		held := r.screens.check(e.c, e.tools)
 		for _, t := range e.tools {
 			k := toolKey{Server: spec.Name, Original: t.Name}
 			name, ok := names[k]
@@ -575,10 +585,17 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
 			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, client: e.c}
-			if ch, changed := changes[t.Name]; changed {
-				pt.Quarantine = &Quarantine{Diff: ch.Diff, PinnedSHA256: ch.PinnedSHA256, CurrentSHA256: ch.CurrentSHA256,
-					PinnedAt: ch.PinnedAt, Enforced: enforce}
-				if enforce {
+			var ch *pinning.Change
+			if c, changed := changes[t.Name]; changed {
+				ch = &c
+			}
+			var sc *screened
+			if s, hit := held[t.Name]; hit {
+				sc = &s
+			}
+			if ch != nil || sc != nil {
+				pt.Quarantine = r.screens.quarantine(r.opts.Pins, spec.Name, t.Name, ch, sc)
+				if pt.Quarantine != nil && pt.Quarantine.Enforced {
 					sv.Quarantined = append(sv.Quarantined, pt)
 					continue
 				}
@@ -609,6 +626,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	}
 	r.catalog.Store(cat)
 	r.pins.keep(clients)
+	r.screens.keep(clients)
 	for c := range r.contacted {
 		if !slices.Contains(clients, c) {
 			delete(r.contacted, c)

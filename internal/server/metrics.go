@@ -18,6 +18,8 @@ type metrics struct {
 	reg *prometheus.Registry
 	// pinChanges counts tool definitions found changed since pinned.
 	pinChanges *prometheus.CounterVec
+	// screened counts tool definitions the screening found hits in.
+	screened *prometheus.CounterVec
 }
 
 func newMetrics(cat *registry.Registry) *metrics {
@@ -27,8 +29,12 @@ func newMetrics(cat *registry.Registry) *metrics {
 			Name: "mcphub_pinning_changes_total",
 			Help: "Tool definitions found changed since they were pinned (each changed definition once), by server.",
 		}, []string{"server"}),
+		screened: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_tools_screened_total",
+			Help: "Tool definitions whose screening found a prompt-injection marker (each such definition once, by each rule it hit), by server and rule.",
+		}, []string{"server", "rule"}),
 	}
-	m.reg.MustRegister(m.pinChanges, catalogCollector{cat},
+	m.reg.MustRegister(m.pinChanges, m.screened, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -47,7 +53,7 @@ var (
 	catalogDesc = prometheus.NewDesc("mcphub_catalog_tools",
 		"Tools published in the catalog (callable now).", nil, nil)
 	quarantinedDesc = prometheus.NewDesc("mcphub_pinning_quarantined_tools",
-		"Tools whose definition changed since it was pinned, by server (refused in pinning mode enforce, reported in warn).", []string{"server"}, nil)
+		"Tools whose definition changed since it was pinned or looks like a prompt injection, by server (refused in mode enforce, reported in warn).", []string{"server"}, nil)
 )
 
 // catalogCollector reads the catalog at scrape time, so the request path

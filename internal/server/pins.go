@@ -1,11 +1,15 @@
 package server
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
-// Tool pinning on the hub's face: the signals of a change (a metric, an
-// audit line). The refusal of a quarantined tool's call is the pipeline's
+// Tool pinning and screening on the hub's face: the signals of a change
+// or a screening hit (metrics, an audit line). The refusal of a quarantined tool's call is the pipeline's
 // (its route is Lookup, which refuses it). The operator's endpoints are internal/adminapi's.
 
 // quarantinedTools counts a server's tools whose definition changed.
@@ -19,17 +23,43 @@ func quarantinedTools(sv registry.ServerView) int {
 	return n
 }
 
-// quarantined hears of a newly changed tool definition: a counter and a
-// warn audit line (the diff and both digests; definitions hold no
-// secrets of the hub).
+// quarantined hears of a newly changed or screened tool definition:
+// counters and a warn audit line (the diff, the screening's hits and the
+// digests; definitions hold no secrets of the hub). Each definition is
+// heard of once, so the counters count definitions, not rebuilds.
 func (s *Server) quarantined(ev registry.QuarantineEvent) {
-	s.metrics.pinChanges.WithLabelValues(ev.Server).Inc()
-	action := "quarantined: not listed, calls refused"
-	if !ev.Quarantine.Enforced {
-		action = "changed (pinning mode warn: still listed and callable)"
+	q := ev.Quarantine
+	if q.Changed() {
+		s.metrics.pinChanges.WithLabelValues(ev.Server).Inc()
 	}
-	s.log.Warn().Str("audit", "pinning").Str("server", ev.Server).Str("tool", ev.Tool).Str("published", ev.Published).
-		Str("diff", ev.Quarantine.Diff).Str("pinnedSha256", ev.Quarantine.PinnedSHA256).
-		Str("currentSha256", ev.Quarantine.CurrentSHA256).Bool("enforced", ev.Quarantine.Enforced).
-		Msg("tool definition changed since it was pinned; " + action)
+	var rules []string
+	for _, h := range q.Screened {
+		if !slices.Contains(rules, h.Rule) {
+			rules = append(rules, h.Rule)
+			s.metrics.screened.WithLabelValues(ev.Server, h.Rule).Inc()
+		}
+	}
+	var what []string
+	if q.Changed() {
+		what = append(what, "tool definition changed since it was pinned")
+	}
+	if len(q.Screened) > 0 {
+		what = append(what, "tool definition looks like a prompt injection")
+	}
+	action := "quarantined: not listed, calls refused"
+	if !q.Enforced {
+		action = "reported (mode warn: still listed and callable)"
+	}
+	audit := "pinning"
+	if !q.Changed() {
+		audit = "screening"
+	}
+	l := s.log.Warn().Str("audit", audit).Str("server", ev.Server).Str("tool", ev.Tool).Str("published", ev.Published)
+	if q.Changed() {
+		l = l.Str("diff", q.Diff).Str("pinnedSha256", q.PinnedSHA256)
+	}
+	if len(q.Screened) > 0 {
+		l = l.Strs("rules", rules).Str("screened", toolscreen.Summary(q.Screened))
+	}
+	l.Str("currentSha256", q.CurrentSHA256).Bool("enforced", q.Enforced).Msg(strings.Join(what, ", and ") + "; " + action)
 }

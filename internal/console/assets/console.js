@@ -94,7 +94,8 @@
     let n = 0;
     for (const s of listing.servers || []) {
       for (const t of Array.isArray(s.tools) ? s.tools : []) {
-        if (!t.definitionChanged) continue;
+        const screened = Array.isArray(t.screened) && t.screened.length > 0;
+        if (!t.definitionChanged && !screened) continue;
         n++;
         const original = t.originalName || t.name;
         const msg = el("span", { class: "msg" });
@@ -103,9 +104,11 @@
         box.append(el("div", { class: "q", "data-tool": t.name },
           el("div", { class: "q-head" },
             el("span", {}, el("span", { class: "name", text: t.name }), " ", el("span", { class: "muted", text: "on " + s.name }), " ",
-              t.quarantined ? el("span", { class: "badge b-bad", text: "quarantined" }) : el("span", { class: "badge b-warn", text: "changed (warn)" })),
+              t.quarantined ? el("span", { class: "badge b-bad", text: "quarantined" }) : el("span", { class: "badge b-warn", text: screened ? "screened (warn)" : "changed (warn)" }),
+              screened ? " " : null, screened ? el("span", { class: "badge b-bad", text: "looks like a prompt injection" }) : null),
             el("span", {}, msg, " ", approve)),
-          diffView(t.diff || "")));
+          t.definitionChanged ? diffView(t.diff || "") : null,
+          screened ? el("ul", {}, ...t.screened.map((h) => el("li", { class: "mono", text: h.rule + " in " + h.where + ": " + h.reason }))) : null));
       }
     }
     $("#quarantine-empty").hidden = n > 0;
