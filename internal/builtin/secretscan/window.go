@@ -4,6 +4,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/coregx/ahocorasick"
@@ -369,14 +370,22 @@ func lowerInto[T string | []byte](buf []byte, text T) {
 	}
 }
 
-// any reports whether one of the keywords occurs in text.
+// buffers holds the chunk buffers of scans: a scan of a short string, the
+// common call, must not allocate and clear 8 KiB.
+var buffers = sync.Pool{New: func() any { return new([chunk]byte) }}
+
+// any reports whether one of the keywords occurs in text. (The automaton's
+// IsMatch is not used: its prefilter searches the rest of the text for each
+// of the keywords' ~30 first bytes every time it is back at its start
+// state, quadratic on a chunk without keywords.)
 func (k *keywordIndex) any(text []byte) bool {
-	var buf [chunk]byte
+	buf := buffers.Get().(*[chunk]byte)
+	defer buffers.Put(buf)
 	for off := 0; off < len(text); off += chunk - k.maxLen {
 		end := min(off+chunk, len(text))
 		b := buf[:end-off]
 		lowerInto(b, text[off:end])
-		if k.ac.IsMatch(b) {
+		if len(k.ac.FindAllOverlapping(b)) > 0 {
 			return true
 		}
 		if end == len(text) {
@@ -391,7 +400,8 @@ type hit struct{ keyword, start, end int }
 
 // hits returns every occurrence of every keyword, overlapping ones too.
 func (k *keywordIndex) hits(text string, out []hit) []hit {
-	var buf [chunk]byte
+	buf := buffers.Get().(*[chunk]byte)
+	defer buffers.Put(buf)
 	step := chunk - k.maxLen
 	for off := 0; off < len(text); off += step {
 		end := min(off+chunk, len(text))

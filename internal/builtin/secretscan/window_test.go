@@ -174,3 +174,23 @@ func TestFoldTraps(t *testing.T) {
 		t.Errorf("Scan %v, %v; whole-text scan %v", located(got), err, located(whole))
 	}
 }
+
+// TestKeywordsSurviveJSONEscapes: no keyword holds a character JSON writes
+// as an escape other than \uXXXX (control characters, '"', '\', '/'), nor
+// '>' or '&' (which encoders write as \uXXXX; '<' is in "<add key=", so
+// Maybe takes a \u003c as a possible keyword letter), nor a non-ASCII one. So a
+// keyword in a JSON string is in the document's raw bytes unless a \uXXXX
+// escape writes one of its letters, which detect's Secrets.Maybe checks.
+func TestKeywordsSurviveJSONEscapes(t *testing.T) {
+	rs, err := Default().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rs.keywords {
+		for i := 0; i < len(k); i++ {
+			if c := k[i]; c < 0x20 || c >= 0x80 || strings.IndexByte("\"\\/>&", c) >= 0 {
+				t.Errorf("keyword %q holds %q", k, c)
+			}
+		}
+	}
+}
