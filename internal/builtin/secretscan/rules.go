@@ -85,6 +85,7 @@ type rule struct {
 	secretGroup int
 	entropy     float64
 	keywords    []int // indexes into ruleSet.keywords; none: always run
+	window      windowPlan
 	allowlists  []*allowlist
 	// inert marks a rule that can never fire on text without a file name:
 	// a path-only rule (no regex), or one whose path pattern rejects the
@@ -95,9 +96,13 @@ type rule struct {
 // ruleSet is the compiled configuration: read-only once built, so one
 // ruleSet serves concurrent scans.
 type ruleSet struct {
-	rules    []rule       // in file order, so results are deterministic
-	keywords []string     // distinct lower-case keywords of all rules
-	global   []*allowlist // checked for every rule
+	rules    []rule        // in file order, so results are deterministic
+	keywords []string      // distinct lower-case keywords of all rules
+	index    *keywordIndex // finds keywords; nil when there are none
+	// keywordless is true when a rule that can fire has no keywords: it
+	// runs on every text.
+	keywordless bool
+	global      []*allowlist // checked for every rule
 }
 
 // compile parses a gitleaks configuration and compiles its rules.
@@ -121,6 +126,9 @@ func compile(config string) (*ruleSet, error) {
 		}
 		if _, dup := byID[r.id]; dup {
 			return nil, fmt.Errorf("secret rule %q: defined twice", r.id)
+		}
+		if !r.inert && len(r.keywords) == 0 {
+			rs.keywordless = true
 		}
 		byID[r.id] = len(rs.rules)
 		rs.rules = append(rs.rules, r)
@@ -150,6 +158,11 @@ func compile(config string) (*ruleSet, error) {
 			rs.rules[j].allowlists = appendUseful(rs.rules[j].allowlists, a)
 		}
 	}
+	index, err := newKeywordIndex(rs.keywords)
+	if err != nil {
+		return nil, fmt.Errorf("secret rules: indexing the keywords: %w", err)
+	}
+	rs.index = index
 	return rs, nil
 }
 
@@ -189,6 +202,13 @@ func compileRule(e ruleEntry, rs *ruleSet, keywordIndex map[string]int) (rule, e
 			rs.keywords = append(rs.keywords, k)
 		}
 		r.keywords = append(r.keywords, i)
+	}
+	if r.re != nil {
+		lower := make([]string, len(e.Keywords))
+		for i, k := range e.Keywords {
+			lower[i] = strings.ToLower(k)
+		}
+		r.window = planWindow(e.Regex, lower)
 	}
 	if e.Allowlist != nil {
 		if len(e.Allowlists) > 0 {

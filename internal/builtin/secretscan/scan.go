@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type Finding struct {
 	// match when the secret starts on a later line.
 	Column int
 	Secret string
+	// Start and End are the byte offsets of Secret in the text:
+	// text[Start:End] == Secret.
+	Start, End int
 }
 
 // Scanner scans texts with one rule set. Its rules are compiled on the
@@ -75,6 +79,15 @@ func (s *Scanner) Scan(ctx context.Context, text string) ([]Finding, error) {
 }
 
 func (rs *ruleSet) scan(ctx context.Context, text string) ([]Finding, error) {
+	if rs.index == nil || hasFoldTrap(text) {
+		return rs.scanWhole(ctx, text)
+	}
+	return rs.scanWindowed(ctx, text)
+}
+
+// scanWhole runs every rule whose keyword occurs over the whole text, as
+// gitleaks does.
+func (rs *ruleSet) scanWhole(ctx context.Context, text string) ([]Finding, error) {
 	sc := scan{text: text, lower: strings.ToLower(text), present: make([]int8, len(rs.keywords))}
 	var found []Finding
 	for i := range rs.rules {
@@ -85,9 +98,95 @@ func (rs *ruleSet) scan(ctx context.Context, text string) ([]Finding, error) {
 		if r.inert || !sc.anyKeyword(rs.keywords, r.keywords) {
 			continue
 		}
-		found = sc.find(r, rs.global, found)
+		found = sc.find(r, rs.global, found, 0, len(text))
 	}
 	return dropShadowed(found), nil
+}
+
+// scanWindowed finds the same as scanWhole, running a rule's regex only
+// around its keywords where planWindow allows it (see window.go).
+func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, error) {
+	hits := rs.index.hits(text, nil)
+	if len(hits) == 0 && !rs.keywordless {
+		return nil, nil
+	}
+	// byKeyword[k] lists the occurrences of keyword k, in order of start.
+	byKeyword := make([][]hit, len(rs.keywords))
+	for _, h := range hits {
+		byKeyword[h.keyword] = append(byKeyword[h.keyword], h)
+	}
+	sc := scan{text: text}
+	var found []Finding
+	var windows [][2]int
+	for i := range rs.rules {
+		if err := ctx.Err(); err != nil {
+			return dropShadowed(found), fmt.Errorf("scanning for secrets: %w", err)
+		}
+		r := &rs.rules[i]
+		if r.inert {
+			continue
+		}
+		if len(r.keywords) == 0 {
+			found = sc.find(r, rs.global, found, 0, len(text))
+			continue
+		}
+		present := false
+		for _, k := range r.keywords {
+			if len(byKeyword[k]) > 0 {
+				present = true
+				break
+			}
+		}
+		if !present {
+			continue
+		}
+		if !r.window.windowed {
+			found = sc.find(r, rs.global, found, 0, len(text))
+			continue
+		}
+		windows = windows[:0]
+		for _, k := range r.keywords {
+			for _, h := range byKeyword[k] {
+				windows = append(windows, sc.window(h, r.window.before, r.window.after))
+			}
+		}
+		slices.SortFunc(windows, func(a, b [2]int) int { return a[0] - b[0] })
+		lo, hi := windows[0][0], windows[0][1]
+		for _, w := range windows[1:] {
+			if w[0] <= hi {
+				hi = max(hi, w[1])
+				continue
+			}
+			found = sc.find(r, rs.global, found, lo, hi)
+			lo, hi = w[0], w[1]
+		}
+		found = sc.find(r, rs.global, found, lo, hi)
+	}
+	return dropShadowed(found), nil
+}
+
+// window returns the lines from before lines before an occurrence to after
+// lines after it: from the start of a line to after a newline or the end of
+// the text.
+func (sc *scan) window(h hit, before, after int) [2]int {
+	lo := h.start
+	for range before + 1 {
+		lo = strings.LastIndexByte(sc.text[:lo], '\n')
+		if lo < 0 {
+			break
+		}
+	}
+	lo++ // after the newline, or 0
+	hi := h.end
+	for range after + 1 {
+		i := strings.IndexByte(sc.text[hi:], '\n')
+		if i < 0 {
+			hi = len(sc.text)
+			break
+		}
+		hi += i + 1
+	}
+	return [2]int{lo, hi}
 }
 
 // scan is the state of one Scan.
@@ -119,9 +218,11 @@ func (sc *scan) anyKeyword(all []string, idx []int) bool {
 	return false
 }
 
-// find appends r's findings in the text to found.
-func (sc *scan) find(r *rule, global []*allowlist, found []Finding) []Finding {
-	for _, m := range r.re.FindAllStringIndex(sc.text, -1) {
+// find appends r's findings in text[lo:hi] to found.
+func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi int) []Finding {
+	for _, m := range r.re.FindAllStringIndex(sc.text[lo:hi], -1) {
+		m[0] += lo
+		m[1] += lo
 		// gitleaks trims newlines off both ends of a match.
 		match := strings.TrimLeft(sc.text[m[0]:m[1]], "\n")
 		start := m[1] - len(match)
@@ -153,6 +254,8 @@ func (sc *scan) find(r *rule, global []*allowlist, found []Finding) []Finding {
 			Line:        sc.lineOf(start),
 			Column:      column,
 			Secret:      secret,
+			Start:       start + offset,
+			End:         start + offset + len(secret),
 		})
 	}
 	return found
@@ -281,4 +384,20 @@ func shannonEntropy(s string) float64 {
 		entropy -= p * math.Log2(p)
 	}
 	return entropy
+}
+
+// MayMatch reports whether a rule could find a secret in text: false means
+// Scan of text, or of any part of it, finds nothing. It is one pass over
+// the text for the rules' keywords, for callers that want to skip a
+// document before taking it apart. True when the rules do not compile (Scan
+// reports why).
+func (s *Scanner) MayMatch(text []byte) bool {
+	if s == nil || s.rules == nil {
+		return true
+	}
+	rs, err := s.rules()
+	if err != nil || rs.index == nil || rs.keywordless || hasFoldTrap(text) {
+		return true
+	}
+	return rs.index.any(text)
 }

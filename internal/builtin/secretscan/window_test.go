@@ -1,0 +1,196 @@
+package secretscan
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestPlanWindow(t *testing.T) {
+	cases := []struct {
+		name, expr string
+		keywords   []string
+		want       windowPlan
+	}{
+		{"literal prefix", `\b(ghp_[0-9a-zA-Z]{36})\b`, []string{"ghp_"}, windowPlan{true, 0, 0}},
+		{"keyword factored by the parser", `\b((?:A3T[A-Z0-9]|AKIA|ASIA)[A-Z2-7]{16})\b`, []string{"a3t", "akia", "asia"}, windowPlan{true, 0, 0}},
+		{"keyword straddling parts", `sk-(?:proj|admin)-[a-z]{20}`, []string{"sk-proj", "sk-admin"}, windowPlan{true, 0, 0}},
+		{"case-insensitive keyword", `(?i)token[ ]*=\s{0,2}([a-z0-9]{16})`, []string{"token"}, windowPlan{true, 0, 2}},
+		{"newlines before the keyword", `\s?\s?key=([a-z]{8})`, []string{"key"}, windowPlan{true, 2, 0}},
+		{"a match without the keyword", `\b([a-f0-9]{40}|sgp_[a-f0-9]{40})\b`, []string{"sgp_"}, windowPlan{}},
+		{"keyword elsewhere", `pat[a-z]{14}`, []string{"airtable"}, windowPlan{}},
+		{"unbounded newlines", `-----BEGIN[\s\S]{64,}?KEY-----`, []string{"-----begin"}, windowPlan{}},
+		{"optional keyword", `(?:key)?=[a-z]{8}`, []string{"key"}, windowPlan{}},
+		{"no keywords", `[a-z]{8}`, nil, windowPlan{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := planWindow(tc.expr, tc.keywords); got != tc.want {
+				t.Errorf("planWindow(%q) = %+v, want %+v", tc.expr, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHitsAcrossChunks finds keywords wherever they fall against the
+// boundaries of the chunks the text is lower-cased in, once each.
+func TestHitsAcrossChunks(t *testing.T) {
+	k, err := newKeywordIndex([]string{"token", "ke", "-----begin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{0, 1, chunk - k.maxLen - 3, chunk - k.maxLen, chunk - 5, chunk - 2, chunk, 2*chunk - 2*k.maxLen - 1, 3 * chunk} {
+		text := strings.Repeat(".", at) + "ToKeN -----BEGIN" + strings.Repeat(".", 50)
+		got := k.hits(text, nil)
+		slices.SortFunc(got, func(a, b hit) int { return a.start - b.start })
+		want := []hit{{0, at, at + 5}, {1, at + 2, at + 4}, {2, at + 6, at + 16}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("keywords at %d: hits %v, want %v", at, got, want)
+		}
+		if !k.any([]byte(text)) {
+			t.Errorf("keywords at %d: any false", at)
+		}
+	}
+	if k.any([]byte(strings.Repeat("tok en", 5000))) {
+		t.Error("any true on a text without keywords")
+	}
+}
+
+// differentialTexts are texts the windowed and the whole-text scan must
+// agree on: the static-analysis corpus, the detect corpus, source code with
+// keywords on every line, and credentials placed against window edges.
+func differentialTexts(t *testing.T) []string {
+	texts := []string{sourceLines(1000), sourceLines(37)}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "static", "*.txt"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(b))
+	}
+	if f, err := os.Open(filepath.Join("..", "..", "guardrails", "detect", "testdata", "corpus.jsonl")); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var item struct{ Text string }
+			if json.Unmarshal(sc.Bytes(), &item) == nil {
+				texts = append(texts, item.Text)
+			}
+		}
+	}
+	creds := []string{
+		"AKIAZ3MSJV5WKQ7TYRXB",
+		"ghp_Yq4mX2Vb9Lk8Rt7Wn3Zp6Hs1Dj5Fc0Ga2Ee4",
+		"xoxb-2718281828-3141592653-Qm9Rb3Jx8Tn2Vw5Zy7Lp4Kc",
+		"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+		"sk_live_4eC39HqLyjWDarjtT1zdp7dcQ9xR",
+		"glpat-Zq8Xw7Vu6Ts5Rp4On3Ml",
+		"\"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Zq8Xw7Vu6Ts5Rp4On3Ml2Kj1Ih0Gf9Ed8Cb7Aa6Zy5Xx4Ww3Vv2Uu1Tt0Ss9Rr8Qq7Pp6Oo5Nn4Mm3Ll2Kk1Jj0Ii9Hh8Gg7Ff6Ee5Dd4Cc3Bb2Aa1\n-----END RSA PRIVATE KEY-----",
+	}
+	layouts := []string{
+		"%s",
+		"token = \"%s\"",
+		"password:\n\n  %s\n",
+		"api_key =\r\n\"%s\"\r\n",
+		"\n\n\nkey\n\n\n\n\n\n\n\n\n\n\n= %s\nkey=1",
+		"curl -u admin:%s https://h\n",
+		"x %s\ny %s\nsecret: %s",
+		"Sourcegraph\n" + strings.Repeat("commit 0123456789abcdef0123456789abcdef01234567\n", 3) + "%s",
+	}
+	for _, c := range creds {
+		for _, l := range layouts {
+			texts = append(texts, strings.ReplaceAll(l, "%s", c))
+		}
+	}
+	return texts
+}
+
+func TestWindowedMatchesWhole(t *testing.T) {
+	rs, err := Default().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	texts := differentialTexts(t)
+	if len(texts) < 60 {
+		t.Fatalf("%d texts, want more", len(texts))
+	}
+	for i, text := range texts {
+		whole, err1 := rs.scanWhole(ctx, text)
+		windowed, err2 := rs.scanWindowed(ctx, text)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("text %d: %v, %v", i, err1, err2)
+		}
+		if !reflect.DeepEqual(located(whole), located(windowed)) {
+			t.Errorf("text %d (%d bytes): whole %v, windowed %v", i, len(text), located(whole), located(windowed))
+		}
+	}
+}
+
+// located renders findings without their secrets (rule, line, column,
+// offsets), so a failure prints no credential.
+func located(fs []Finding) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, strings.Join([]string{f.RuleID, strconv.Itoa(f.Line), strconv.Itoa(f.Column), strconv.Itoa(f.Start), strconv.Itoa(f.End)}, ":"))
+	}
+	return out
+}
+
+// TestOffsets: text[Start:End] is the secret the finding names.
+func TestOffsets(t *testing.T) {
+	s := Default()
+	for i, text := range differentialTexts(t) {
+		fs, err := s.Scan(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if f.Start < 0 || f.End > len(text) || text[f.Start:f.End] != f.Secret {
+				t.Errorf("text %d: %s at %d:%d is not its secret", i, f.RuleID, f.Start, f.End)
+			}
+		}
+	}
+}
+
+// TestFoldTraps: a character that case-folds to an ASCII letter makes the
+// scan whole, where gitleaks' lower-casing sees the keyword.
+func TestFoldTraps(t *testing.T) {
+	s := Default()
+	text := "api_\u212aey = \"q8Zr3kLw9Xv2Tb7Nc4Hy\"\n"
+	rs, _ := s.rules()
+	whole, _ := rs.scanWhole(context.Background(), text)
+	got, err := s.Scan(context.Background(), text)
+	if err != nil || !reflect.DeepEqual(located(got), located(whole)) {
+		t.Errorf("Scan %v, %v; whole-text scan %v", located(got), err, located(whole))
+	}
+}
+
+// TestKeywordsSurviveJSONEscapes: no keyword holds a character JSON writes
+// as an escape other than \uXXXX (control characters, '"', '\', '/'), nor
+// '>' or '&' (which encoders write as \uXXXX; '<' is in "<add key=", so
+// Maybe takes a \u003c as a possible keyword letter), nor a non-ASCII one. So a
+// keyword in a JSON string is in the document's raw bytes unless a \uXXXX
+// escape writes one of its letters, which detect's Secrets.Maybe checks.
+func TestKeywordsSurviveJSONEscapes(t *testing.T) {
+	rs, err := Default().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range rs.keywords {
+		for i := 0; i < len(k); i++ {
+			if c := k[i]; c < 0x20 || c >= 0x80 || strings.IndexByte("\"\\/>&", c) >= 0 {
+				t.Errorf("keyword %q holds %q", k, c)
+			}
+		}
+	}
+}
