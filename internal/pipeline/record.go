@@ -68,12 +68,13 @@ func (p *Pipeline) recordDenial(span trace.Span, session string, caller callers.
 }
 
 // recordQuarantined records a refused call of a quarantined tool: its
-// definition changed since it was pinned (registry.Lookup refuses it).
+// definition changed since it was pinned, or its screening found a prompt
+// injection (registry.Lookup refuses it); held says which.
 func (p *Pipeline) recordQuarantined(span trace.Span, session string, caller callers.Caller, e *registry.QuarantinedError) {
 	p.metrics.observeCall(e.Server, e.Name, Quarantined, 0)
 	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: e.Name, Server: e.Server,
 		Decision: "denied", Outcome: Quarantined})
 	traced(p.log.Warn(), span, e.Server, "denied", Quarantined, nil).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
 		Str("tool", e.Name).Str("server", e.Server).Str("decision", "denied").Str("reason", "quarantined").
-		Str("diff", e.Quarantine.Diff).Str("outcome", Quarantined).Func(caller.AuditFace).Msg("tool call denied")
+		Str("diff", e.Quarantine.Diff).Str("held", e.Quarantine.Reason()).Str("outcome", Quarantined).Func(caller.AuditFace).Msg("tool call denied")
 }

@@ -86,6 +86,9 @@ type rule struct {
 	entropy     float64
 	keywords    []int // indexes into ruleSet.keywords; none: always run
 	window      windowPlan
+	gate        *gate // nil: every occurrence's window is scanned
+	// reach bounds a window before and after an occurrence.
+	reach reach
 	allowlists  []*allowlist
 	// inert marks a rule that can never fire on text without a file name:
 	// a path-only rule (no regex), or one whose path pattern rejects the
@@ -103,6 +106,11 @@ type ruleSet struct {
 	// runs on every text.
 	keywordless bool
 	global      []*allowlist // checked for every rule
+	// rulesOf[k] are the rules (indices, in order) with keyword k, and
+	// always the rules without keywords: a scan visits only the rules of
+	// the keywords it found.
+	rulesOf [][]int
+	always  []int
 }
 
 // compile parses a gitleaks configuration and compiles its rules.
@@ -163,6 +171,18 @@ func compile(config string) (*ruleSet, error) {
 		return nil, fmt.Errorf("secret rules: indexing the keywords: %w", err)
 	}
 	rs.index = index
+	rs.rulesOf = make([][]int, len(rs.keywords))
+	for i, r := range rs.rules {
+		switch {
+		case r.inert:
+		case len(r.keywords) == 0:
+			rs.always = append(rs.always, i)
+		default:
+			for _, k := range r.keywords {
+				rs.rulesOf[k] = append(rs.rulesOf[k], i)
+			}
+		}
+	}
 	return rs, nil
 }
 
@@ -209,6 +229,10 @@ func compileRule(e ruleEntry, rs *ruleSet, keywordIndex map[string]int) (rule, e
 			lower[i] = strings.ToLower(k)
 		}
 		r.window = planWindow(e.Regex, lower)
+		if r.window.windowed {
+			r.gate = planGate(e.Regex, lower)
+			r.reach = planReach(e.Regex, lower)
+		}
 	}
 	if e.Allowlist != nil {
 		if len(e.Allowlists) > 0 {

@@ -98,7 +98,7 @@ func (rs *ruleSet) scanWhole(ctx context.Context, text string) ([]Finding, error
 		if r.inert || !sc.anyKeyword(rs.keywords, r.keywords) {
 			continue
 		}
-		found = sc.find(r, rs.global, found, 0, len(text))
+		found = sc.find(r, rs.global, found, 0, len(text), -1)
 	}
 	return dropShadowed(found), nil
 }
@@ -110,57 +110,54 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	if len(hits) == 0 && !rs.keywordless {
 		return nil, nil
 	}
-	// byKeyword[k] lists the occurrences of keyword k, in order of start.
-	byKeyword := make([][]hit, len(rs.keywords))
+	// The rules to visit: those of the keywords found, and the ones
+	// without keywords, in rule order (results are in rule order).
+	visit := slices.Clone(rs.always)
 	for _, h := range hits {
-		byKeyword[h.keyword] = append(byKeyword[h.keyword], h)
+		visit = append(visit, rs.rulesOf[h.keyword]...)
 	}
+	slices.Sort(visit)
+	visit = slices.Compact(visit)
 	sc := scan{text: text}
 	var found []Finding
-	var windows [][2]int
-	for i := range rs.rules {
+	var windows [][3]int // start, end, occurrences
+	for _, i := range visit {
 		if err := ctx.Err(); err != nil {
 			return dropShadowed(found), fmt.Errorf("scanning for secrets: %w", err)
 		}
 		r := &rs.rules[i]
-		if r.inert {
-			continue
-		}
-		if len(r.keywords) == 0 {
-			found = sc.find(r, rs.global, found, 0, len(text))
-			continue
-		}
-		present := false
-		for _, k := range r.keywords {
-			if len(byKeyword[k]) > 0 {
-				present = true
-				break
-			}
-		}
-		if !present {
-			continue
-		}
-		if !r.window.windowed {
-			found = sc.find(r, rs.global, found, 0, len(text))
+		if len(r.keywords) == 0 || !r.window.windowed {
+			found = sc.find(r, rs.global, found, 0, len(text), -1)
 			continue
 		}
 		windows = windows[:0]
-		for _, k := range r.keywords {
-			for _, h := range byKeyword[k] {
-				windows = append(windows, sc.window(h, r.window.before, r.window.after))
-			}
-		}
-		slices.SortFunc(windows, func(a, b [2]int) int { return a[0] - b[0] })
-		lo, hi := windows[0][0], windows[0][1]
-		for _, w := range windows[1:] {
-			if w[0] <= hi {
-				hi = max(hi, w[1])
+		for _, h := range hits {
+			if !slices.Contains(r.keywords, h.keyword) {
 				continue
 			}
-			found = sc.find(r, rs.global, found, lo, hi)
-			lo, hi = w[0], w[1]
+			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h) {
+				w := sc.window(h, r.window.before, r.window.after, r.reach)
+				windows = append(windows, [3]int{w[0], w[1], 1})
+			}
 		}
-		found = sc.find(r, rs.global, found, lo, hi)
+		if len(windows) == 0 {
+			continue
+		}
+		// Merged windows; a window holds at most one match per occurrence
+		// in it (every match holds one, and two matches do not overlap),
+		// so the search stops there rather than reading the window to its
+		// end.
+		slices.SortFunc(windows, func(a, b [3]int) int { return a[0] - b[0] })
+		cur := windows[0]
+		for _, w := range windows[1:] {
+			if w[0] <= cur[1] {
+				cur[1], cur[2] = max(cur[1], w[1]), cur[2]+1
+				continue
+			}
+			found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
+			cur = w
+		}
+		found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
 	}
 	return dropShadowed(found), nil
 }
@@ -168,20 +165,48 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 // window returns the lines from before lines before an occurrence to after
 // lines after it: from the start of a line to after a newline or the end of
 // the text.
-func (sc *scan) window(h hit, before, after int) [2]int {
-	lo := h.start
-	for range before + 1 {
-		lo = strings.LastIndexByte(sc.text[:lo], '\n')
-		if lo < 0 {
-			break
+func (sc *scan) window(h hit, before, after int, rc reach) [2]int {
+	text := sc.text
+	floor := max(0, h.start-rc.bytes[0])
+	if n := rc.stops[0]; n >= 0 { // up to the (n+1)-th stop byte before
+		for j := h.start - 1; j >= floor; j-- {
+			if isStop(text[j]) {
+				if n == 0 {
+					floor = j
+					break
+				}
+				n--
+			}
 		}
 	}
-	lo++ // after the newline, or 0
+	ceil := min(len(text), h.end+rc.bytes[1])
+	if n := rc.stops[1]; n >= 0 { // up to the (n+1)-th stop byte from the start
+		for j := h.start; j < ceil; j++ {
+			if isStop(text[j]) {
+				if n == 0 {
+					ceil = j + 1
+					break
+				}
+				n--
+			}
+		}
+	}
+	ceil = max(ceil, h.end)
+	lo := h.start
+	for range before + 1 {
+		i := strings.LastIndexByte(text[floor:lo], '\n')
+		if i < 0 {
+			lo = floor - 1
+			break
+		}
+		lo = floor + i
+	}
+	lo++ // after the newline, or at the floor
 	hi := h.end
 	for range after + 1 {
-		i := strings.IndexByte(sc.text[hi:], '\n')
+		i := strings.IndexByte(text[hi:ceil], '\n')
 		if i < 0 {
-			hi = len(sc.text)
+			hi = ceil
 			break
 		}
 		hi += i + 1
@@ -219,8 +244,8 @@ func (sc *scan) anyKeyword(all []string, idx []int) bool {
 }
 
 // find appends r's findings in text[lo:hi] to found.
-func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi int) []Finding {
-	for _, m := range r.re.FindAllStringIndex(sc.text[lo:hi], -1) {
+func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most int) []Finding {
+	for _, m := range r.re.FindAllStringIndex(sc.text[lo:hi], most) {
 		m[0] += lo
 		m[1] += lo
 		// gitleaks trims newlines off both ends of a match.

@@ -1,11 +1,13 @@
 package secretscan
 
 import (
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/coregx/ahocorasick"
 )
@@ -420,4 +422,332 @@ func (k *keywordIndex) hits(text string, out []hit) []hit {
 		}
 	}
 	return out
+}
+
+// The gate. Most windows hold no secret: "key" or "token" in prose, "api"
+// in a URL. A rule's regex is a concatenation whose part holding the
+// keyword is followed by what a credential needs (the generic rules: an
+// assignment within a few characters, then ten or more characters of a
+// secret). That part and the rest, anchored where the keyword's part must
+// start, are the gate: a match of the rule contains a match of the gate
+// starting there, so an occurrence whose gate fails can be dropped, and a
+// failing anchored match gives up within a few bytes. Whatever the gate
+// lets through is still scanned with the rule's own regex.
+
+// gate is a rule's anchored necessary condition.
+type gate struct {
+	re *regexp.Regexp
+	// at maps a keyword to the offsets at which it can sit in what the
+	// gate's first part matches: the gate is tried at the occurrence's
+	// start minus each.
+	at map[string][]int
+	// maxLen bounds the bytes a match of re spans.
+	maxLen int
+}
+
+// planGate returns the gate of a rule, or nil when it has none that can be
+// proven necessary.
+func planGate(expr string, keywords []string) *gate {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil || len(keywords) == 0 {
+		return nil
+	}
+	top := re
+	for top.Op == syntax.OpCapture {
+		top = top.Sub[0]
+	}
+	parts := []*syntax.Regexp{top}
+	if top.Op == syntax.OpConcat {
+		parts = top.Sub
+	}
+	for i, s := range parts {
+		if !mustContain(s, keywords) {
+			continue
+		}
+		starts, ok := literals(s)
+		if !ok {
+			starts = prefixes(s)
+		}
+		if !allContain(starts, keywords) || lookBehind(parts[i:]) {
+			return nil
+		}
+		g := &gate{at: map[string][]int{}}
+		for _, p := range starts {
+			for _, k := range keywords {
+				for o := 0; o+len(k) <= len(p); o++ {
+					if p[o:o+len(k)] == k && !slices.Contains(g.at[k], o) {
+						g.at[k] = append(g.at[k], o)
+					}
+				}
+			}
+		}
+		// The gate takes parts while they stay short, then the shortest
+		// start of the next one (a prefix of every match of the rest): a
+		// gate reads at most maxLen bytes, and Go's backtracker clears a
+		// bit per instruction and byte of its input on every try.
+		sub := []*syntax.Regexp{{Op: syntax.OpBeginText, Flags: re.Flags}}
+		runes := 0
+		for _, p := range parts[i:] {
+			if n := maxRunes(p); n >= 0 && runes+n <= gateRunes {
+				sub = append(sub, p)
+				runes += n
+				continue
+			}
+			sub = append(sub, minPrefix(p))
+			break
+		}
+		anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
+		if g.maxLen = maxRunes(anchored) * utf8.UTFMax; g.maxLen < 0 {
+			return nil
+		}
+		if g.re, err = regexp.Compile(anchored.String()); err != nil {
+			return nil
+		}
+		return g
+	}
+	return nil
+}
+
+// lookBehind reports whether a part can test what comes before the
+// gate's start (\B, ^ or \A): cut there, the gate would see the start of
+// the text and could fail where the rule matches. \b is no such part: at
+// the start of the text it can only match more often.
+func lookBehind(parts []*syntax.Regexp) bool {
+	for _, p := range parts {
+		switch p.Op {
+		case syntax.OpNoWordBoundary, syntax.OpBeginLine, syntax.OpBeginText:
+			return true
+		}
+		if lookBehind(p.Sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// opens reports whether the gate lets an occurrence h of keyword k
+// through: the gate matches anchored at h's start minus an offset of k.
+func (g *gate) opens(text string, k string, h hit) bool {
+	for _, o := range g.at[k] {
+		if q := h.start - o; q >= 0 && g.re.MatchString(text[q:min(len(text), q+g.maxLen)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxRunes returns how many runes a match of re spans at most, or -1 when
+// there is no bound.
+func maxRunes(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxRunes(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := maxRunes(re.Sub[0])
+		if n < 0 || re.Max < 0 {
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, s := range re.Sub {
+			n := maxRunes(s)
+			if n < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
+		}
+		return total
+	}
+	return 0 // empty matches, anchors, word boundaries
+}
+
+// gateRunes is how long a gate's parts may get before the rest is cut to
+// its shortest start.
+const gateRunes = 64
+
+// minPrefix returns a regex matching a prefix of every match of re, of
+// bounded length: optional parts dropped, repetitions cut to their
+// minimum, a concatenation cut after its first part of varying length.
+func minPrefix(re *syntax.Regexp) *syntax.Regexp {
+	empty := &syntax.Regexp{Op: syntax.OpEmptyMatch, Flags: re.Flags}
+	switch re.Op {
+	case syntax.OpCapture, syntax.OpPlus:
+		return minPrefix(re.Sub[0])
+	case syntax.OpQuest, syntax.OpStar:
+		return empty
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return empty
+		}
+		if !fixed(re.Sub[0]) {
+			return minPrefix(re.Sub[0])
+		}
+		cp := *re
+		cp.Max = re.Min
+		return &cp
+	case syntax.OpAlternate:
+		cp := *re
+		cp.Sub = make([]*syntax.Regexp, len(re.Sub))
+		for i, s := range re.Sub {
+			cp.Sub[i] = minPrefix(s)
+		}
+		return &cp
+	case syntax.OpConcat:
+		cp := *re
+		cp.Sub = nil
+		for _, s := range re.Sub {
+			if fixed(s) {
+				cp.Sub = append(cp.Sub, s)
+				continue
+			}
+			cp.Sub = append(cp.Sub, minPrefix(s))
+			break
+		}
+		return &cp
+	}
+	return re // literals, classes, anchors: one way to match
+}
+
+// fixed reports whether every match of re has the same number of runes
+// and re is a plain run of them (literals, classes, exact repetitions).
+func fixed(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpRepeat:
+		return re.Min == re.Max && fixed(re.Sub[0])
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			if !fixed(s) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// maxReach bounds how far before or after an occurrence of its keyword a
+// match is looked for when the regex does not bound it itself (a run of
+// secret characters of unbounded length): in a text without newlines,
+// minified JSON say, a line is the whole text. A credential longer than
+// this is found and redacted from its start up to the bound.
+const maxReach = 8 << 10
+
+// reach bounds a rule's window around an occurrence of its keyword:
+// before its start and after its end, in bytes and in stop bytes (-1: no
+// bound).
+type reach struct {
+	bytes, stops [2]int
+}
+
+// planReach returns how far a match containing an occurrence of a keyword
+// can reach before its start and after its end: in bytes (from the
+// lengths of the regex's parts before and after the part holding the
+// keyword, 4 bytes a rune, at most maxReach), and in stop bytes (spaces,
+// quotes, newlines: how many the parts can match, -1 for no bound). The
+// second bound is the tight one: a generic rule's key, assignment and
+// secret hold a few spaces or quotes at most however long its secret, so
+// its window ends a few words after the keyword, where a byte bound would
+// have to allow for the longest secret.
+func planReach(expr string, keywords []string) reach {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return reach{bytes: [2]int{maxReach, maxReach}, stops: [2]int{-1, -1}}
+	}
+	top := re
+	for top.Op == syntax.OpCapture {
+		top = top.Sub[0]
+	}
+	parts := []*syntax.Regexp{top}
+	i := 0
+	if top.Op == syntax.OpConcat {
+		parts = top.Sub
+		for i = range parts {
+			if mustContain(parts[i], keywords) {
+				break
+			}
+		}
+	}
+	bytes := func(parts []*syntax.Regexp) int {
+		n := maxRunes(&syntax.Regexp{Op: syntax.OpConcat, Sub: parts})
+		if n < 0 {
+			return maxReach
+		}
+		return min(n*utf8.UTFMax, maxReach)
+	}
+	stops := func(parts []*syntax.Regexp) int { return maxStops(&syntax.Regexp{Op: syntax.OpConcat, Sub: parts}) }
+	return reach{bytes: [2]int{bytes(parts[:i+1]), bytes(parts[i:])}, stops: [2]int{stops(parts[:i+1]), stops(parts[i:])}}
+}
+
+// isStop reports whether c is a stop byte: ASCII white space or a quote.
+func isStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v', '"', '\'', '`':
+		return true
+	}
+	return false
+}
+
+// maxStops returns how many stop bytes a match of re can hold at most, or
+// -1 when there is no bound.
+func maxStops(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			if r < utf8.RuneSelf && isStop(byte(r)) {
+				n++
+			}
+		}
+		return n
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := max(re.Rune[i], 0); c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
+				if isStop(byte(c)) {
+					return 1
+				}
+			}
+		}
+		return 0
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxStops(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
+		n := maxStops(re.Sub[0])
+		switch {
+		case n == 0:
+			return 0
+		case n < 0 || re.Op != syntax.OpRepeat || re.Max < 0:
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, s := range re.Sub {
+			n := maxStops(s)
+			if n < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
+		}
+		return total
+	}
+	return 0
 }

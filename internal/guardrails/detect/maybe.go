@@ -136,6 +136,9 @@ func hex4(b []byte) (rune, bool) {
 // an escape of an ASCII character other than '>' and '&' (which encoders
 // escape and no keyword holds; '<' is in one) makes Maybe true.
 func (s *Secrets) Maybe(raw []byte) bool {
+	if s.scanner.MayMatch(raw) {
+		return true // escapes can only hide a keyword, not make one
+	}
 	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
 		if raw[i+1] == 'u' {
 			if i+5 >= len(raw) {
@@ -152,5 +155,5 @@ func (s *Secrets) Maybe(raw []byte) bool {
 		}
 		i += 2 + j
 	}
-	return s.scanner.MayMatch(raw)
+	return false
 }
