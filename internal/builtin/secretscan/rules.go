@@ -88,8 +88,8 @@ type rule struct {
 	window      windowPlan
 	gate        *gate // nil: every occurrence's window is scanned
 	// reach bounds a window before and after an occurrence.
-	reach reach
-	allowlists  []*allowlist
+	reach      reach
+	allowlists []*allowlist
 	// inert marks a rule that can never fire on text without a file name:
 	// a path-only rule (no regex), or one whose path pattern rejects the
 	// empty path, as gitleaks decides for a fragment without a path.
