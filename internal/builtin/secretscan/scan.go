@@ -221,6 +221,19 @@ type scan struct {
 	// looked up, 1 present, -1 absent.
 	present  []int8
 	newlines []int // offsets of '\n' in text, computed on first need
+	// marked: 0 not yet looked up, 1 the text holds allowMarker, -1 not.
+	marked int8
+}
+
+// allowMarked reports whether allowMarker occurs anywhere in the text.
+func (sc *scan) allowMarked() bool {
+	if sc.marked == 0 {
+		sc.marked = -1
+		if strings.Contains(sc.text, allowMarker) {
+			sc.marked = 1
+		}
+	}
+	return sc.marked == 1
 }
 
 // anyKeyword reports whether one of a rule's keywords occurs in the text,
@@ -253,13 +266,19 @@ func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most
 		start := m[1] - len(match)
 		match = strings.TrimRight(match, "\n")
 		end := start + len(match)
-		lineStart := strings.LastIndexByte(sc.text[:start], '\n') + 1
-		lineEnd := len(sc.text)
-		if i := strings.IndexByte(sc.text[end:], '\n'); i >= 0 {
-			lineEnd = end + i
+		// The lines of the match, from the newlines found once per scan
+		// (a text without newlines is one line: searching it for each
+		// match would read it whole every time).
+		line := sc.lineOf(start)
+		lineStart, lineEnd := 0, len(sc.text)
+		if line > 1 {
+			lineStart = sc.newlines[line-2] + 1
+		}
+		if i, _ := slices.BinarySearch(sc.newlines, end); i < len(sc.newlines) {
+			lineEnd = sc.newlines[i]
 		}
 		lines := sc.text[lineStart:lineEnd]
-		if strings.Contains(lines, allowMarker) {
+		if sc.allowMarked() && strings.Contains(lines, allowMarker) {
 			continue
 		}
 		secret, offset := secretOf(r, match)
@@ -276,7 +295,7 @@ func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most
 		found = append(found, Finding{
 			RuleID:      r.id,
 			Description: r.description,
-			Line:        sc.lineOf(start),
+			Line:        line,
 			Column:      column,
 			Secret:      secret,
 			Start:       start + offset,

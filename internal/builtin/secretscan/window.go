@@ -529,7 +529,17 @@ func lookBehind(parts []*syntax.Regexp) bool {
 // through: the gate matches anchored at h's start minus an offset of k.
 func (g *gate) opens(text string, k string, h hit) bool {
 	for _, o := range g.at[k] {
-		if q := h.start - o; q >= 0 && g.re.MatchString(text[q:min(len(text), q+g.maxLen)]) {
+		q := h.start - o
+		if q < 0 {
+			continue
+		}
+		// A rune is a byte in ASCII text: the shorter input is cheaper to
+		// try (the backtracker clears a bit per instruction and byte).
+		end := min(len(text), q+g.maxLen)
+		if ascii := min(len(text), q+g.maxLen/utf8.UTFMax); isASCII(text[q:ascii]) {
+			end = ascii
+		}
+		if g.re.MatchString(text[q:end]) {
 			return true
 		}
 	}
@@ -750,4 +760,13 @@ func maxStops(re *syntax.Regexp) int {
 		return total
 	}
 	return 0
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
