@@ -210,9 +210,15 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 	if err != nil {
 		return nil, rep, err
 	}
-	if !g.maybe(p, raw) {
+	// Only the detectors that may find something in this document run on
+	// its strings; a regex filter can match anything, so it always runs.
+	pol := *p
+	pol.pii = p.pii && g.pii().Maybe(raw)
+	pol.secrets = p.secrets && g.secrets().Maybe(raw)
+	if !pol.pii && !pol.secrets && len(p.regexes) == 0 {
 		return raw, rep, nil
 	}
+	p = &pol
 	counts := map[[2]string]int{}
 	var found []detect.Finding
 	out, err := rewriteStrings(raw, func(s string) (string, bool, error) {
@@ -244,13 +250,6 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 		return raw, rep, nil
 	}
 	return out, rep, nil
-}
-
-// maybe is the cheap look at the raw document: false when none of p's
-// detectors could find anything in any of its strings. A regex filter can
-// match anything, so it always walks.
-func (g *Guard) maybe(p *policy, raw []byte) bool {
-	return len(p.regexes) > 0 || p.pii && g.pii().Maybe(raw) || p.secrets && g.secrets().Maybe(raw)
 }
 
 // find appends what p's filters find in s, by start, without overlaps (the
@@ -327,7 +326,7 @@ func regexIndex(rule string) (int, bool) {
 }
 
 // piiRules are the rule ids of detect.PII.
-var piiRules = [...]string{"email", "phone", "payment-card", "iban", "us-ssn"}
+var piiRules = [...]string{detect.RuleEmail, detect.RulePhone, detect.RulePaymentCard, detect.RuleIBAN, detect.RuleUSSSN}
 
 // filterOf names the filter a rule id belongs to.
 func filterOf(rule string) string {

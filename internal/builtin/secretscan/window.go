@@ -323,6 +323,9 @@ func mustContain(re *syntax.Regexp, keywords []string) bool {
 type keywordIndex struct {
 	ac     *ahocorasick.Automaton
 	maxLen int
+	// buffers holds the chunk buffers of scans: a scan of a short string,
+	// the common call, must not allocate and clear 8 KiB.
+	buffers sync.Pool
 }
 
 func newKeywordIndex(keywords []string) (*keywordIndex, error) {
@@ -334,6 +337,7 @@ func newKeywordIndex(keywords []string) (*keywordIndex, error) {
 		return nil, err
 	}
 	k := &keywordIndex{ac: ac}
+	k.buffers.New = func() any { return new([chunk]byte) }
 	for _, w := range keywords {
 		k.maxLen = max(k.maxLen, len(w))
 	}
@@ -372,17 +376,14 @@ func lowerInto[T string | []byte](buf []byte, text T) {
 	}
 }
 
-// buffers holds the chunk buffers of scans: a scan of a short string, the
-// common call, must not allocate and clear 8 KiB.
-var buffers = sync.Pool{New: func() any { return new([chunk]byte) }}
 
 // any reports whether one of the keywords occurs in text. (The automaton's
 // IsMatch is not used: its prefilter searches the rest of the text for each
 // of the keywords' ~30 first bytes every time it is back at its start
 // state, quadratic on a chunk without keywords.)
 func (k *keywordIndex) any(text []byte) bool {
-	buf := buffers.Get().(*[chunk]byte)
-	defer buffers.Put(buf)
+	buf := k.buffers.Get().(*[chunk]byte)
+	defer k.buffers.Put(buf)
 	for off := 0; off < len(text); off += chunk - k.maxLen {
 		end := min(off+chunk, len(text))
 		b := buf[:end-off]
@@ -402,8 +403,8 @@ type hit struct{ keyword, start, end int }
 
 // hits returns every occurrence of every keyword, overlapping ones too.
 func (k *keywordIndex) hits(text string, out []hit) []hit {
-	buf := buffers.Get().(*[chunk]byte)
-	defer buffers.Put(buf)
+	buf := k.buffers.Get().(*[chunk]byte)
+	defer k.buffers.Put(buf)
 	step := chunk - k.maxLen
 	for off := 0; off < len(text); off += step {
 		end := min(off+chunk, len(text))
