@@ -376,7 +376,6 @@ func lowerInto[T string | []byte](buf []byte, text T) {
 	}
 }
 
-
 // any reports whether one of the keywords occurs in text. (The automaton's
 // IsMatch is not used: its prefilter searches the rest of the text for each
 // of the keywords' ~30 first bytes every time it is back at its start
