@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	stdpng "image/png"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -380,9 +381,10 @@ func screenshot(t *testing.T, ctx context.Context, name string, width, height in
 func TestConsoleAsksForATokenAndKeepsItInTheTab(t *testing.T) {
 	const token = "console-test-token-3f9a"
 	hub := hubtest.StartHub(t, hubtest.HubOptions{
-		Config: "auth:\n  tokens:\n  - name: ops\n    token: {env: MCPHUB_CONSOLE_TEST_TOKEN}\n    maxLevel: full\n    admin: true\n",
-		Env:    []string{"MCPHUB_CONSOLE_TEST_TOKEN=" + token},
-		Wait:   hubtest.Ready,
+		Config: "auth:\n  tokens:\n  - name: ops\n    token: {env: MCPHUB_CONSOLE_TEST_TOKEN}\n    maxLevel: full\n    admin: true\n" +
+			"    guardrails: {contentFilters: [pii], contentFilterMode: block}\n",
+		Env:  []string{"MCPHUB_CONSOLE_TEST_TOKEN=" + token},
+		Wait: hubtest.Ready,
 	})
 	ctx := browser(t)
 	if err := within(ctx, 30*time.Second, chromedp.Navigate(hub.Base+"/")); err != nil {
@@ -406,5 +408,33 @@ func TestConsoleAsksForATokenAndKeepsItInTheTab(t *testing.T) {
 	}
 	if body, err := evaluate[string](ctx, `document.body.innerText`); err != nil || strings.Contains(body, token) {
 		t.Fatalf("the page shows the token (%v):\n%s", err, body)
+	}
+
+	// A call the caller's guardrails block: listed as denied with what the
+	// filter found, never the text it found.
+	const email = "olga.kowalska@fabrikam.de"
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"static-analysis","arguments":{"code":"// mail ` + email + `","language":"go"}}}`
+	req, err := http.NewRequest(http.MethodPost, hub.MCPURL(), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(answer), "BLOCKED: the arguments of tool 'static-analysis' hold what the content filter pii refuses (email)") {
+		t.Fatalf("the blocked call answered %d %s", resp.StatusCode, answer)
+	}
+	waitPage(t, ctx, "the blocked call, denied, with its guardrail badge",
+		`(() => { const r = document.querySelector('#calls tr.call[data-tool="static-analysis"]');
+		  return !!r && r.dataset.decision === 'denied' && r.querySelector('.guardrail').innerText === 'guardrail: blocked email in arguments'; })()`)
+	if page, err := evaluate[string](ctx, `document.body.innerText`); err != nil || strings.Contains(page, email) {
+		t.Fatalf("the page shows what the filter found (%v):\n%s", err, page)
 	}
 }
