@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/toolspec"
@@ -39,8 +39,11 @@ const shareTimeout = time.Second
 
 // Runs counts the calls of agent runs. Safe for concurrent use.
 type Runs struct {
-	mu     sync.Mutex
-	counts *expirable.LRU[string, int]
+	mu sync.Mutex
+	// counts are forgotten lazily, when read runIdle after the last call
+	// (an LRU with its own expiry would run a goroutine nothing stops).
+	counts *lru.Cache[string, runCount]
+	now    func() time.Time
 	// share tells the peers of one admitted call of run; nil without peers.
 	share func(ctx context.Context, run string)
 }
@@ -48,15 +51,32 @@ type Runs struct {
 // NewRuns returns the counts. share, when not nil, tells the other
 // replicas of each admitted call (they call Heard).
 func NewRuns(share func(ctx context.Context, run string)) *Runs {
-	return &Runs{counts: expirable.NewLRU[string, int](runsKept, nil, runIdle), share: share}
+	counts, _ := lru.New[string, runCount](runsKept)
+	return &Runs{counts: counts, now: time.Now, share: share}
+}
+
+// runCount is the calls of a run and when it last called.
+type runCount struct {
+	n    int
+	last time.Time
+}
+
+// count returns the calls of run, 0 when it has been idle for runIdle.
+// The caller holds mu.
+func (r *Runs) count(run string, now time.Time) int {
+	c, ok := r.counts.Get(run)
+	if !ok || now.Sub(c.last) > runIdle {
+		return 0
+	}
+	return c.n
 }
 
 // Heard counts a call of run a peer admitted.
 func (r *Runs) Heard(run string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n, _ := r.counts.Get(run)
-	r.counts.Add(run, n+1)
+	now := r.now()
+	r.counts.Add(run, runCount{n: r.count(run, now) + 1, last: now})
 }
 
 // take admits one more call of run under max, and reports the calls
@@ -64,11 +84,12 @@ func (r *Runs) Heard(run string) {
 func (r *Runs) take(run string, max int) (int, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n, _ := r.counts.Get(run)
+	now := r.now()
+	n := r.count(run, now)
 	if n >= max {
 		return n, false
 	}
-	r.counts.Add(run, n+1) // Add also restarts its idle time
+	r.counts.Add(run, runCount{n: n + 1, last: now})
 	return n, true
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
@@ -69,5 +70,24 @@ func TestBudgetAcrossReplicas(t *testing.T) {
 	}
 	if denial, wait := g1.Budget(context.Background(), &toolspec.Guardrails{}, "ci", run, says); denial != "" || wait == nil {
 		t.Fatal("a caller without maxIterations was refused")
+	}
+}
+
+// TestRunsForgetIdleRuns: a run idle for runIdle starts afresh.
+func TestRunsForgetIdleRuns(t *testing.T) {
+	r := NewRuns(nil)
+	now := time.Unix(1_700_000_000, 0)
+	r.now = func() time.Time { return now }
+	for range 2 {
+		if _, ok := r.take("run", 2); !ok {
+			t.Fatal("refused under the budget")
+		}
+	}
+	if n, ok := r.take("run", 2); ok || n != 2 {
+		t.Fatalf("third call: %d %v, want refused after 2", n, ok)
+	}
+	now = now.Add(runIdle + time.Second)
+	if n, ok := r.take("run", 2); !ok || n != 0 {
+		t.Fatalf("after runIdle: %d %v, want a fresh count", n, ok)
 	}
 }

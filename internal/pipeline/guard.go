@@ -84,15 +84,13 @@ func (p *Pipeline) auditGuard(session string, caller callers.Caller, tool, srv s
 		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
 }
 
-// traceparent is the W3C trace context of a call: the request's header,
-// else the call's params._meta.traceparent (stdio, WebSocket, SSE).
+// traceparent is the W3C trace context of a call: its params._meta
+// traceparent (stdio, WebSocket, SSE, or any caller that puts it there),
+// else the request's header (on WebSocket and SSE, the handshake's).
 func (p *Pipeline) traceparent(caller callers.Caller, call jsonrpc.ToolCall) string {
-	if caller.Traceparent != "" {
-		return caller.Traceparent
-	}
 	var tp string
-	if raw, ok := call.Meta[jsonrpc.MetaTraceparent]; ok && json.Unmarshal(raw, &tp) == nil {
+	if raw, ok := call.Meta[jsonrpc.MetaTraceparent]; ok && json.Unmarshal(raw, &tp) == nil && tp != "" {
 		return tp
 	}
-	return ""
+	return caller.Traceparent
 }
