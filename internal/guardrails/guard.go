@@ -262,7 +262,10 @@ func (g *Guard) find(ctx context.Context, p *policy, s string, out []detect.Find
 		}
 	}
 	if p.pii {
-		out = g.pii().Find(s, out)
+		// Each detector drops what overlaps its own earlier findings: it
+		// must not see the other's (an address before a key would hide
+		// the key). The overlaps between them are settled below.
+		out = append(out, g.pii().Find(s, out[len(out):len(out)])...)
 	}
 	for i, re := range p.regexes {
 		for _, m := range re.FindAllStringIndex(s, -1) {

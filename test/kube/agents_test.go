@@ -58,7 +58,7 @@ func TestServiceAccountCallers(t *testing.T) {
 	var ticketAuth atomic.Value
 	tickets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ticketAuth.Store(r.Method + " " + r.URL.Path + " " + r.Header.Get("Authorization"))
-		_, _ = io.WriteString(w, `{"ticket":"T-7","state":"open"}`)
+		_, _ = io.WriteString(w, `{"ticket":"T-7","state":"open","reporter":"olga.kowalska@fabrikam.de"}`)
 	}))
 	defer tickets.Close()
 	if _, err := kc.CoreV1().Secrets(agentsNS).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ticket-cred", Labels: upstreamCredential},
@@ -66,10 +66,14 @@ func TestServiceAccountCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	agents := dyn.Resource(schema.GroupVersionResource{Group: "purko.io", Version: "v1alpha1", Resource: "agents"}).Namespace(agentsNS)
-	newAgent := func(name, level string, tools []any) {
+	newAgent := func(name, level string, tools []any, guardrails map[string]any) {
+		spec := map[string]any{"autonomyLevel": level, "tools": tools}
+		if guardrails != nil {
+			spec["guardrails"] = guardrails
+		}
 		agent := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "purko.io/v1alpha1", "kind": "Agent", "metadata": map[string]any{"name": name},
-			"spec": map[string]any{"autonomyLevel": level, "tools": tools},
+			"spec": spec,
 		}}
 		if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := agents.Create(ctx, agent, metav1.CreateOptions{}); return err }); err != nil {
 			t.Fatal(err)
@@ -77,8 +81,11 @@ func TestServiceAccountCallers(t *testing.T) {
 	}
 	newAgent("reviewer", "Shu", []any{"issue_read", map[string]any{"name": "create_issue"},
 		map[string]any{"name": "lookup_ticket", "type": "api", "credentialsSecretRef": "ticket-cred",
-			"endpoint": map[string]any{"url": tickets.URL + "/tickets/{id}", "method": "GET", "authScheme": "Bearer"}}})
-	newAgent("other", "full", nil)
+			"endpoint": map[string]any{"url": tickets.URL + "/tickets/{id}", "method": "GET", "authScheme": "Bearer"}}},
+		// Purko's guardrails: the hub redacts personal data and counts
+		// the run's calls (decided calls only: a denial is no call).
+		map[string]any{"contentFilters": []any{"pii"}, "maxIterations": int64(3), "costLimitUSD": 2.5})
+	newAgent("other", "full", nil, nil)
 	other, err := kc.CoreV1().Pods(agentsNS).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "run-2-step-1", Labels: map[string]string{"purko.io/agent": "other"}},
 		Spec:       corev1.PodSpec{ServiceAccountName: "executor", Containers: []corev1.Container{{Name: "executor", Image: "example/executor:1"}}},
@@ -175,11 +182,20 @@ func TestServiceAccountCallers(t *testing.T) {
 		t.Fatalf("create_issue by a restricted agent: %v", err)
 	}
 	// The agent's api tool runs with the credential the hub attaches.
-	if got, err := callText(c, "lookup_ticket", map[string]any{"id": "T-7"}); err != nil || !strings.Contains(got, `"ticket":"T-7"`) || strings.Contains(got, "ticket-secret-5") {
-		t.Fatalf("lookup_ticket = %q, %v", got, err)
+	if got, err := callText(c, "lookup_ticket", map[string]any{"id": "T-7"}); err != nil || !strings.Contains(got, `"ticket":"T-7"`) || strings.Contains(got, "ticket-secret-5") ||
+		!strings.Contains(got, `"reporter":"[redacted: email]"`) {
+		t.Fatalf("lookup_ticket = %q, %v (want the reporter's address redacted by the Agent's pii filter)", got, err)
 	}
 	if got := ticketAuth.Load(); got != "GET /tickets/T-7 Bearer ticket-secret-5" {
 		t.Fatalf("the ticket API saw %v", got)
+	}
+	// The Agent's maxIterations: 3 calls in this session's run, the
+	// fourth refused.
+	if got, err := callText(c, "issue_read"); err != nil || got != "from issue_read" {
+		t.Fatalf("third call: %q, %v", got, err)
+	}
+	if _, err := callText(c, "issue_read"); err == nil || !strings.Contains(err.Error(), "may make 3 tool calls (guardrails maxIterations) and has made 3") {
+		t.Fatalf("fourth call of the run: %v", err)
 	}
 	// Another agent neither sees nor runs it.
 	oc, _ := dialHubWith(t, hub.Base, otherToken)
