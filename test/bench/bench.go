@@ -39,7 +39,7 @@ type Config struct {
 	Duration    time.Duration
 	Warmup      time.Duration
 	Concurrency []int
-	// Rounds is how many interleaved rounds benchmarks 1 and 3 run (every
+	// Rounds is how many interleaved rounds benchmarks 1, 3 and 10 run (every
 	// target once per round, in a rotated order); defaultRounds when 0.
 	// Fewer than minRounds are measured but not judged.
 	Rounds   int
@@ -54,7 +54,7 @@ type Config struct {
 
 	// Only lists the benchmarks to run (1 tools/call, 2 reference server,
 	// 3 tools/list at scale, 4 idle sessions, 5 fan-out, 6 start-up,
-	// 7 floods, 8 tracing, 9 binary); all when empty.
+	// 7 floods, 8 tracing, 9 binary, 10 guardrails); all when empty.
 	Only []int
 	// ProfileDir, when set, receives CPU and allocation profiles of the hub
 	// during a tools/call run at ProfileConcurrency sessions (benchmark 1);
@@ -92,7 +92,7 @@ func (c Config) rounds() int {
 func (c Config) selected(n int) bool { return len(c.Only) == 0 || slices.Contains(c.Only, n) }
 
 // Benchmark numbers and names, for -only.
-var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7, "tracing": 8, "binary": 9}
+var benchNames = map[string]int{"call": 1, "reference": 2, "list": 3, "idle": 4, "fanout": 5, "startup": 6, "floods": 7, "tracing": 8, "binary": 9, "guardrails": 10}
 
 // Result is one target at one concurrency.
 type Result struct {
@@ -198,7 +198,7 @@ type Report struct {
 	CPUs      int       `json:"cpus"`
 	GoVersion string    `json:"goVersion"`
 	Duration  string    `json:"durationPerScenario"`
-	Rounds    int       `json:"rounds"` // interleaved rounds of benchmarks 1 and 3
+	Rounds    int       `json:"rounds"` // interleaved rounds of benchmarks 1, 3 and 10
 	// LoadAvgStart and LoadAvgEnd are /proc/loadavg's 1, 5 and 15 minute
 	// load averages when the run began and ended: how busy the machine
 	// was besides the bench.
@@ -236,6 +236,9 @@ type Report struct {
 	Tracing *TracingBench `json:"tracing,omitempty"`
 	// Binary: the release binary's size and the packages it is built of.
 	Binary *BinaryBench `json:"binary,omitempty"`
+	// Guardrails: tools/call of a 100 KB result with the content filters
+	// off and on.
+	Guardrails *GuardrailsBench `json:"guardrails,omitempty"`
 }
 
 // benchEnv is what every benchmark of one run shares.
@@ -314,6 +317,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("binary benchmark: %w", err)
 		}
 	}
+	if cfg.selected(10) {
+		if rep.Guardrails, err = env.runGuardrails(ctx); err != nil {
+			return nil, fmt.Errorf("guardrails benchmark: %w", err)
+		}
+	}
 	rep.judge()
 	rep.LoadAvgEnd = loadAvg()
 	rep.WallSeconds = time.Since(began).Seconds()
@@ -331,6 +339,9 @@ func (r *Report) judge() {
 	}
 	if r.Binary != nil {
 		r.Verdicts = append(r.Verdicts, r.Binary.verdicts()...)
+	}
+	if r.Guardrails != nil {
+		r.Verdicts = append(r.Verdicts, r.Guardrails.verdicts(r.Rounds)...)
 	}
 }
 
@@ -537,6 +548,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if r.Binary != nil {
 		r.Binary.writeTable(w)
+	}
+	if r.Guardrails != nil {
+		r.Guardrails.writeTable(w)
 	}
 	r.writeVerdicts(w)
 	fmt.Fprintf(w, "\nbenchmarks run: %v in %.0f s; load average %s at the start, %s at the end\n", r.Ran, r.WallSeconds, r.LoadAvgStart, r.LoadAvgEnd)
@@ -810,14 +824,16 @@ const (
 	proxyTargetEnv = "MCPHUB_BENCH_PROXY_TARGET"
 )
 
-// upstreamHandler is the fast upstream: one cheap echo tool, and one that
-// sends progress and log messages while it runs (notify.go).
+// upstreamHandler is the fast upstream: one cheap echo tool, one that
+// sends progress and log messages while it runs (notify.go), and one that
+// answers with a ~100 KB result (guardrails.go).
 func upstreamHandler() http.Handler {
 	s := server.NewMCPServer("fast", "1", server.WithToolCapabilities(false), server.WithLogging())
 	s.AddTool(mcp.NewTool(benchTool, mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(r.GetString("text", "")), nil
 	})
 	addNotifyTool(s)
+	addPageTool(s)
 	return server.NewStreamableHTTPServer(s)
 }
 

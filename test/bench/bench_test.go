@@ -36,7 +36,7 @@ func TestBenchHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+	if !slices.Equal(rep.Ran, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
 		t.Errorf("benchmarks run: %v", rep.Ran)
 	}
 	if len(rep.Comparisons) != 2 {
@@ -262,6 +262,40 @@ func TestBenchHarness(t *testing.T) {
 		t.Errorf("binary: %+v", rep.Binary)
 	}
 
+	// 10: the 100 KB page as the plain and the filtered caller, at one
+	// session and at each level, every round in its own order, with the
+	// hub's CPU per call.
+	if g := rep.Guardrails; g == nil || len(g.Results) != 2 || g.PageBytes < 90_000 || !slices.Equal(g.Filters, []string{"pii", "secrets"}) {
+		t.Errorf("guardrails: %+v", rep.Guardrails)
+	} else {
+		for i, r := range g.Results {
+			if want := []int{1, 4}[i]; r.Concurrency != want {
+				t.Errorf("guardrails level %d: concurrency %d, want %d", i, r.Concurrency, want)
+			}
+			if len(r.Rounds) != minRounds {
+				t.Fatalf("guardrails: %d rounds at %d sessions, want %d", len(r.Rounds), r.Concurrency, minRounds)
+			}
+			orders := map[string]bool{}
+			for _, rd := range r.Rounds {
+				orders[strings.Join(rd.Order, ",")] = true
+				for _, res := range []Result{rd.Plain, rd.Filtered} {
+					if res.Calls == 0 || res.Errors != 0 || res.P50Ms <= 0 || res.P99Ms < res.P50Ms {
+						t.Errorf("guardrails, %s at %d sessions: %+v", res.Target, r.Concurrency, res)
+					}
+				}
+				if rd.Plain.Target != "plain" || rd.Filtered.Target != "filtered" || rd.P50Ratio <= 0 || rd.ThroughputRatio <= 0 {
+					t.Errorf("guardrails round at %d sessions: %+v", r.Concurrency, rd)
+				}
+			}
+			if len(orders) != 2 {
+				t.Errorf("guardrails orders at %d sessions: %v, want both", r.Concurrency, orders)
+			}
+			if r.Plain.Calls == 0 || r.Filtered.Calls == 0 || r.P50Ratio <= 0 || r.ThroughputRatio <= 0 {
+				t.Errorf("guardrails medians at %d sessions: %+v", r.Concurrency, r)
+			}
+		}
+	}
+
 	// Every target judged: with minRounds rounds, each is met or not.
 	var verdicts []string
 	for _, v := range rep.Verdicts {
@@ -286,14 +320,15 @@ func TestBenchHarness(t *testing.T) {
 		"idle: goroutines per idle session",
 		"idle: RSS of the idle hub on its embedded default, started cold",
 		"binary: release binary size",
-		"binary: packages a cold build compiles (go list -deps)")
+		"binary: packages a cold build compiles (go list -deps)",
+		"guardrails: filtered - plain p50 per 100 KB")
 	if !slices.Equal(verdicts, wantVerdicts) {
 		t.Errorf("verdicts:\n%s\nwant:\n%s", strings.Join(verdicts, "\n"), strings.Join(wantVerdicts, "\n"))
 	}
 
 	var table strings.Builder
 	rep.WriteTable(&table)
-	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods", "[8] tracing", "[9] binary", "verdicts ("} {
+	for _, want := range []string{"notification latency", "[2] tools/call", "[3] tools/list", "[4] idle", "[5] fan-out", "[6] start-up", "[7] floods", "[8] tracing", "[9] binary", "[10] guardrails", "verdicts ("} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table has no %q:\n%s", want, table.String())
 		}
@@ -304,7 +339,7 @@ func TestBenchHarness(t *testing.T) {
 	rep.WriteMarkdown(&md)
 	for _, want := range []string{
 		"| target | seq p50 ms | 4 sessions calls/s | vs proxy (4) | CPU µs per call (1 / 4) | upstream CPU µs per call (1 / 4) |\n|---|---|---|---|---|---|\n| direct |",
-		"\n| bare proxy |", "\n| mcp-hub |", "\n- list: ", "\n- idle: ", "\n- binary: ", "load average " + rep.LoadAvgStart,
+		"\n| bare proxy |", "\n| mcp-hub |", "\n- list: ", "\n- idle: ", "\n- binary: ", "\n- guardrails: ", "load average " + rep.LoadAvgStart,
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the Markdown has no %q:\n%s", want, md.String())
@@ -315,14 +350,14 @@ func TestBenchHarness(t *testing.T) {
 
 // TestParseOnly: -only takes numbers and names.
 func TestParseOnly(t *testing.T) {
-	got, err := parseOnly("3, idle,fanout ,6,floods,tracing,binary")
-	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7, 8, 9}) {
+	got, err := parseOnly("3, idle,fanout ,6,floods,tracing,binary,Guardrails")
+	if err != nil || !slices.Equal(got, []int{3, 4, 5, 6, 7, 8, 9, 10}) {
 		t.Errorf("parseOnly = %v, %v", got, err)
 	}
 	if got, err := parseOnly(""); err != nil || got != nil {
 		t.Errorf("parseOnly(\"\") = %v, %v", got, err)
 	}
-	for _, bad := range []string{"0", "10", "lists"} {
+	for _, bad := range []string{"0", "11", "lists"} {
 		if _, err := parseOnly(bad); err == nil {
 			t.Errorf("parseOnly(%q) accepted", bad)
 		}

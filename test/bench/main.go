@@ -3,7 +3,7 @@
 // and every figure is reported against that direct baseline. The hub and the
 // upstream run as separate processes on loopback, as in production.
 //
-//	go run ./test/bench [-only 1,2,3,4,5,6,7,8,9] [-duration 3s] [-rounds 3] [-concurrency 1,16,64] [-notify-calls 200]
+//	go run ./test/bench [-only 1,2,3,4,5,6,7,8,9,10] [-duration 3s] [-rounds 3] [-concurrency 1,16,64] [-notify-calls 200]
 //	                    [-profile DIR] [-idle-sessions 10000] [-base-hub BIN] [-out bench-results.json] [-markdown FILE]
 //
 // The benchmarks (-only takes their numbers or names):
@@ -19,8 +19,10 @@
 //	7 floods     slowloris connections and abandoned sessions from one caller
 //	8 tracing    tools/call through a hub with tracing off and on (OTLP export), against a bare proxy
 //	9 binary     the release binary's size and the packages a build of it compiles
+//	10 guardrails tools/call of a 100 KB result as a caller with content filters (pii, secrets) and one
+//	             without, in interleaved rounds: the filters' cost per 100 KB
 //
-// The run ends with the verdicts of issue 22's targets and, with
+// The run ends with the verdicts of issue 22's (and 23's) targets and, with
 // -markdown, writes the table of the README's Speed section.
 package main
 
@@ -44,13 +46,13 @@ import (
 func main() {
 	duration := flag.Duration("duration", defaultDuration, "measuring time per scenario")
 	conc := flag.String("concurrency", "1,16,64", "concurrent sessions per scenario")
-	rounds := flag.Int("rounds", defaultRounds, "interleaved rounds of benchmarks 1 and 3 (at least 3 for a verdict)")
+	rounds := flag.Int("rounds", defaultRounds, "interleaved rounds of benchmarks 1, 3 and 10 (at least 3 for a verdict)")
 	out := flag.String("out", "", "write the results as JSON to this file")
 	markdown := flag.String("markdown", "", "write the README's table (Markdown) to this file, - for stdout")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
 	baseHub := flag.String("base-hub", "", "benchmark 8: also measure this mcp-hub binary (e.g. built before tracing), tracing unset")
 	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
-	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods, 8 tracing, 9 binary)")
+	only := flag.String("only", "", "run only these benchmarks: numbers or names, comma-separated (1 call, 2 reference, 3 list, 4 idle, 5 fanout, 6 startup, 7 floods, 8 tracing, 9 binary, 10 guardrails)")
 	profileDir := flag.String("profile", "", "capture the hub's CPU and allocation profiles into this directory during tools/call at -profile-concurrency sessions (benchmark 1) and during tools/list of the large catalog (benchmark 3), and print their top")
 	profileSecs := flag.Int("profile-seconds", 0, "CPU profile length in seconds (default: -duration)")
 	profileConc := flag.Int("profile-concurrency", 16, "sessions of the profiled tools/call run")
@@ -153,7 +155,7 @@ func parseOnly(list string) ([]int, error) {
 			n, err = named, nil
 		}
 		if err != nil || n < 1 || n > len(benchNames) {
-			return nil, fmt.Errorf("-only: %q is neither 1-%d nor one of call, reference, list, idle, fanout, startup, floods, tracing, binary", s, len(benchNames))
+			return nil, fmt.Errorf("-only: %q is neither 1-%d nor one of call, reference, list, idle, fanout, startup, floods, tracing, binary, guardrails", s, len(benchNames))
 		}
 		out = append(out, n)
 	}

@@ -8,8 +8,8 @@ import (
 )
 
 // The README's table of issue 22: benchmark 1's targets side by side,
-// then one line each for the list, idle and binary benchmarks, and the
-// verdicts, with the machine and its load, so that the README shows one
+// then one line each for the list, idle, binary and guardrails benchmarks,
+// and the verdicts, with the machine and its load, so that the README shows one
 // run and says where it ran.
 
 // writeMarkdownTo writes the table to path; "-" is stdout.
@@ -41,6 +41,9 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		lines = append(lines, b.markdownLine())
 	}
 	if b := r.Binary; b != nil {
+		lines = append(lines, b.markdownLine())
+	}
+	if b := r.Guardrails; b != nil {
 		lines = append(lines, b.markdownLine())
 	}
 	for _, l := range lines {
