@@ -2,10 +2,11 @@
 // on. Every face (the /mcp fast path, the router's handler behind mcp-go's
 // Streamable HTTP, SSE, WebSocket and stdio, the REST run) reads a call
 // once, strictly, and hands it to Run: the caller's limits, the route
-// (the hub's own tools, then the registry's), the decision, the owning
-// server's limits, the backend call with exactly the name and arguments
-// decided on, the result cut to its cap, then the record: metrics, the
-// audit line, the console's feed, the span. There is no other way to a
+// (the hub's own tools, then the registry's), the decision, the caller's
+// guardrails (content filters on the arguments, the budget of its run;
+// guard.go), the owning server's limits, the backend call with exactly the
+// name and arguments decided on, the result filtered and cut to its cap,
+// then the record: metrics, the audit line, the console's feed, the span. There is no other way to a
 // backend, so a face cannot forget a step; each face only encodes the
 // Result in its own way.
 //
