@@ -12,7 +12,7 @@ import (
 )
 
 // Screening in the catalog. Every upstream tool list the rebuild has not
-// seen is screened (toolscreen.Screen): a tool whose definition looks like
+// seen is screened (toolscreen.Screener): a tool whose definition looks like
 // a prompt injection is quarantined as a changed one is (pins.go), unless
 // an operator approved that very definition (its pin, or a pinning.approve
 // rule). The screening of a list is memoized per client: the same list
@@ -22,12 +22,13 @@ import (
 // screenChecks is the rebuild's memo of each client's screened list.
 // Only the rebuild goroutine uses it.
 type screenChecks struct {
-	mode  string // config.Screening*; "" is off
-	memos map[*upstream.Client]screenMemo
+	mode     string // config.Screening*; "" is off
+	memos    map[*upstream.Client]screenMemo
+	screener *toolscreen.Screener
 }
 
 func newScreenChecks(mode string) *screenChecks {
-	return &screenChecks{mode: mode, memos: map[*upstream.Client]screenMemo{}}
+	return &screenChecks{mode: mode, memos: map[*upstream.Client]screenMemo{}, screener: toolscreen.New()}
 }
 
 // screenMemo is the screening of one client's tool list (the same slice
@@ -60,7 +61,7 @@ func (sc *screenChecks) check(c *upstream.Client, tools []mcp.Tool) map[string]s
 	}
 	m := screenMemo{first: &tools[0], n: len(tools)}
 	for _, t := range tools {
-		hits := toolscreen.Screen(t)
+		hits := sc.screener.Screen(t)
 		if len(hits) == 0 {
 			continue
 		}

@@ -147,7 +147,7 @@ func TestPoisonedExamplesAreCaught(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.tool), &tool); err != nil {
 				t.Fatalf("fixture: %v", err)
 			}
-			hits := Screen(tool)
+			hits := New().Screen(tool)
 			var rules []string
 			for _, h := range hits {
 				rules = append(rules, h.Rule)

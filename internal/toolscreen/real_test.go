@@ -42,7 +42,7 @@ func TestRealServersHaveNoHits(t *testing.T) {
 		}
 		for _, tool := range s.Tools {
 			tools++
-			if hits := Screen(tool); len(hits) > 0 {
+			if hits := New().Screen(tool); len(hits) > 0 {
 				t.Errorf("%s@%s tool %s: false hits: %s", s.Package, s.Version, tool.Name, Summary(hits))
 			}
 		}

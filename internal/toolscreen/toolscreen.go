@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -84,11 +85,21 @@ func Summary(hits []Hit) string {
 	return strings.Join(parts, "; ")
 }
 
+// Screener screens tool definitions. Its rules' regular expressions are
+// compiled on its first screening: a hub with no upstream never pays for
+// them. Safe for concurrent use.
+type Screener struct {
+	patterns func() *patterns
+}
+
+// New returns a Screener.
+func New() *Screener { return &Screener{patterns: sync.OnceValue(compilePatterns)} }
+
 // Screen returns the hits of t's definition, sorted by where and rule;
 // none for a clean tool. A definition that cannot be encoded is screened
 // by its description and title alone.
-func Screen(t mcp.Tool) []Hit {
-	s := screener{params: map[string]bool{}, self: strings.ToLower(t.Name)}
+func (sc *Screener) Screen(t mcp.Tool) []Hit {
+	s := screener{params: map[string]bool{}, self: strings.ToLower(t.Name), re: sc.patterns()}
 	raw, err := json.Marshal(t)
 	var m map[string]any
 	if err == nil {
@@ -130,6 +141,7 @@ type screener struct {
 	// self is the tool's own name (lower case): a description that says
 	// how to call itself is not shadowing another tool.
 	self string
+	re   *patterns
 }
 
 func (s *screener) add(rule, where, reason string) {

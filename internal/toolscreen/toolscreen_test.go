@@ -82,7 +82,7 @@ func TestRules(t *testing.T) {
 	} {
 		tool := mcp.Tool{Name: "t", Description: tc.text, InputSchema: mcp.ToolInputSchema{Type: "object",
 			Properties: map[string]any{"note": map[string]any{"type": "string"}, "comment": map[string]any{"type": "string"}}}}
-		hits := Screen(tool)
+		hits := New().Screen(tool)
 		switch {
 		case tc.want == "" && len(hits) > 0:
 			t.Errorf("%q: want no hit, got %s", tc.text, Summary(hits))
@@ -109,7 +109,7 @@ func TestWhere(t *testing.T) {
 			"format":{"type":"string","description":"` + bad + `"},"list":{"type":"array","items":{"type":"string","title":"` + bad + `"}}}}`),
 		RawOutputSchema: []byte(`{"type":"object","properties":{"r":{"type":"string","description":"` + bad + `"}}}`)}
 	var got []string
-	for _, h := range Screen(tool) {
+	for _, h := range New().Screen(tool) {
 		got = append(got, h.Where)
 	}
 	want := []string{"annotations.title", "inputSchema.properties.format.description", "inputSchema.properties.list.items.title",
@@ -117,7 +117,7 @@ func TestWhere(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("where:\n got %v\nwant %v", got, want)
 	}
-	if hits := Screen(mcp.Tool{Name: "clean", Description: "Adds two numbers."}); len(hits) != 0 {
+	if hits := New().Screen(mcp.Tool{Name: "clean", Description: "Adds two numbers."}); len(hits) != 0 {
 		t.Errorf("clean tool: %s", Summary(hits))
 	}
 }
