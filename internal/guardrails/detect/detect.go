@@ -4,8 +4,9 @@
 //
 // Both detectors are built for throughput on tool results of hundreds of
 // kilobytes: a cheap scan finds candidates and only candidates meet the
-// expensive checks (libphonenumber, Luhn, mod-97, regular expressions), and
-// Maybe lets a caller skip a whole JSON document without decoding it.
+// expensive checks (libphonenumber's rules, Luhn, mod-97, regular
+// expressions), and Maybe lets a caller skip a whole JSON document without
+// decoding it.
 //
 // What is not reported, on purpose: documentation values (RFC 2606 e-mail
 // domains, payment networks' published test card numbers, the SSA's

@@ -1,27 +1,19 @@
 package detect
 
-import (
-	"strings"
-
-	"github.com/nyaruka/phonenumbers"
-)
+import "strings"
 
 // PII finds personal data: e-mail addresses, phone numbers, payment card
-// numbers, IBANs and US social security numbers. It holds no mutable state,
+// numbers, IBANs and US social security numbers. Its only state is the
+// phone number patterns it compiles on first use (safe for concurrent use),
 // so one PII serves concurrent calls.
 type PII struct {
-	// region is the country a phone number without a '+' is read in.
-	region string
+	phones *phoneRules
 }
 
-// NewPII returns a PII detector that reads national phone numbers as US
-// numbers.
+// NewPII returns a PII detector that reads national phone numbers as
+// numbers of phoneNationalRegion (the US).
 func NewPII() *PII {
-	return newPII("US")
-}
-
-func newPII(region string) *PII {
-	return &PII{region: region}
+	return &PII{phones: newPhoneRules()}
 }
 
 // Byte classes of the candidate scan.
@@ -345,22 +337,27 @@ func (s shape) mayBePhone() bool {
 	return true
 }
 
-// validPhone asks libphonenumber: a '+' number must be valid in its
-// country; a national one must be valid in p.region and grouped as that
-// country groups its numbers (so "2026-12-02 12" is no DC number).
+// validPhone judges a number as libphonenumber does (phone.go): a '+'
+// number must be valid in its country; a national one must be valid in the
+// national region and grouped as that country groups its numbers (so
+// "2026-12-02 12" is no DC number). A national number dialled through the
+// international prefix to another country ("011 44 ...") is not taken:
+// only the national region's grouping is known. The library takes such a
+// number only when the prefix and code are written as one group and the
+// rest in that country's national grouping ("01139 02 1234 5678"), a form
+// seldom seen.
 func (p *PII) validPhone(run string, s shape) bool {
-	region := p.region
-	if s.plus {
-		region = ""
-	}
-	num, err := phonenumbers.Parse(run, region)
-	if err != nil || !phonenumbers.IsValidNumber(num) {
+	ci, nsn, ok := p.phones.parse(s.digitsOf(run), s.plus)
+	if !ok || !p.phones.valid(ci, nsn) {
 		return false
 	}
 	if s.plus {
 		return true
 	}
-	want := groupsOf(phonenumbers.Format(num, phonenumbers.NATIONAL))
+	if ci != p.phones.nationalCode {
+		return false
+	}
+	want := p.phones.nationalGroups(nsn)
 	got := s.groups[:s.ngroups]
 	if equalInts(got, want) {
 		return true

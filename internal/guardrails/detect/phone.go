@@ -1,0 +1,415 @@
+package detect
+
+//go:generate go run ./phonegen -o phonemeta_gen.go
+
+import (
+	"fmt"
+	"math/bits"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+)
+
+// The phone number check is libphonenumber's Parse and IsValidNumber (and
+// Format NATIONAL for the grouping of a national number) redone over the
+// tables phonegen copies out of the library's metadata (phonemeta_gen.go).
+// The hub does not link the library itself: its init decodes all of its
+// metadata in every process, filters on or not (about 2.5 MB allocated,
+// 1.5 MB kept, 20 ms of start). The tests link it and check that both
+// agree (phone_test.go).
+
+// phoneCode is a country calling code and its regions,
+// phoneRegions[first:first+n], the main region first.
+type phoneCode struct {
+	code     uint16
+	first, n uint16
+}
+
+// phoneDesc is a number pattern (unanchored, as in the metadata) and its
+// possible lengths as a bit set (bit n: length n); 0 tests no length.
+type phoneDesc struct {
+	pattern string
+	lengths uint32
+}
+
+// phoneRegion is what Parse and IsValidNumber read of one region's
+// metadata.
+type phoneRegion struct {
+	id string
+	// leadingDigits picks this region for a number of a shared calling
+	// code; empty: the region is picked when the number is valid in it.
+	leadingDigits string
+	// general is the pattern and lengths of any number of the region;
+	// localOnly the lengths dialled only within an area.
+	general   phoneDesc
+	localOnly uint32
+	// types are the patterns of its number types; a valid number matches
+	// general and one of them.
+	types []phoneDesc
+	// intlPrefix is what is dialled before a calling code from this region;
+	// nationalPrefix (with its transform) what Parse strips from a national
+	// number.
+	intlPrefix, nationalPrefix, nationalPrefixTransform string
+}
+
+// phoneFormat is one of Format(NATIONAL)'s number formats.
+type phoneFormat struct {
+	pattern, leadingDigits, format, nationalPrefixRule string
+}
+
+// The library's bounds of a national significant number.
+const (
+	minNSN = 2
+	maxNSN = 17
+)
+
+// phoneRules judges phone numbers from the generated tables. Each region's
+// patterns are compiled on the first number that needs them and kept: most
+// texts name few countries, and compiling all of them would cost more than
+// the library's init this replaces.
+type phoneRules struct {
+	regions []lazyRegion // parallel to phoneRegions
+	// national is the index in phoneRegions of the region a number without
+	// '+' is read in, nationalCode the index of its code in phoneCodes.
+	national, nationalCode int
+	formats                func() []compiledFormat
+}
+
+type lazyRegion struct {
+	once sync.Once
+	r    *compiledRegion
+	err  error
+}
+
+// compiledRegion holds a phoneRegion's patterns compiled as the library
+// applies them.
+type compiledRegion struct {
+	leading    *regexp.Regexp   // ^(?:leadingDigits); nil without
+	general    *regexp.Regexp   // ^(?:pattern)$
+	types      []*regexp.Regexp // ^(?:pattern)$ of each type
+	intlPrefix *regexp.Regexp   // unanchored: the library takes its leftmost match when it starts the number
+	prefix     *regexp.Regexp   // ^(?:nationalPrefix); nil without
+}
+
+type compiledFormat struct {
+	leading *regexp.Regexp // unanchored, as the library; nil without
+	full    *regexp.Regexp // ^(?:pattern)$
+	re      *regexp.Regexp // pattern, unanchored: what Format replaces with
+	rule    string         // format with the national prefix rule in place of its first group
+}
+
+func newPhoneRules() *phoneRules {
+	p := &phoneRules{regions: make([]lazyRegion, len(phoneRegions)), national: -1, nationalCode: -1}
+	for ci, c := range phoneCodes {
+		for i := int(c.first); i < int(c.first+c.n); i++ {
+			if p.national < 0 && phoneRegions[i].id == phoneNationalRegion {
+				p.national, p.nationalCode = i, ci
+			}
+		}
+	}
+	p.formats = sync.OnceValue(compileFormats)
+	return p
+}
+
+// region returns phoneRegions[i] compiled.
+func (p *phoneRules) region(i int) (*compiledRegion, error) {
+	l := &p.regions[i]
+	l.once.Do(func() { l.r, l.err = compileRegion(&phoneRegions[i]) })
+	return l.r, l.err
+}
+
+func compileRegion(r *phoneRegion) (*compiledRegion, error) {
+	var err error
+	compile := func(expr string) *regexp.Regexp {
+		re, e := regexp.Compile(expr)
+		if e != nil && err == nil {
+			err = fmt.Errorf("compile the phone number patterns of region %s: %w", r.id, e)
+		}
+		return re
+	}
+	c := &compiledRegion{general: compile("^(?:" + r.general.pattern + ")$")}
+	if r.leadingDigits != "" {
+		c.leading = compile("^(?:" + r.leadingDigits + ")")
+	}
+	for _, t := range r.types {
+		c.types = append(c.types, compile("^(?:"+t.pattern+")$"))
+	}
+	if r.intlPrefix != "" {
+		c.intlPrefix = compile(r.intlPrefix)
+	}
+	if r.nationalPrefix != "" {
+		c.prefix = compile("^(?:" + r.nationalPrefix + ")")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// compileFormats compiles phoneNationalFormats. The patterns are tested
+// to compile (TestPhoneMetaCompiles); one that did not would leave the
+// formats that follow it unused rather than stop the hub.
+func compileFormats() []compiledFormat {
+	var out []compiledFormat
+	for _, f := range phoneNationalFormats {
+		c := compiledFormat{rule: f.format}
+		var err error
+		if f.leadingDigits != "" {
+			if c.leading, err = regexp.Compile(f.leadingDigits); err != nil {
+				return out
+			}
+		}
+		if c.full, err = regexp.Compile("^(?:" + f.pattern + ")$"); err != nil {
+			return out
+		}
+		if c.re, err = regexp.Compile(f.pattern); err != nil {
+			return out
+		}
+		if f.nationalPrefixRule != "" {
+			c.rule = replaceFirstGroup(f.format, f.nationalPrefixRule)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// replaceFirstGroup replaces the first "$n" of format with rule, as
+// Format does with a national prefix formatting rule ("($1)" for "$1").
+func replaceFirstGroup(format, rule string) string {
+	for i := 0; i+1 < len(format); i++ {
+		if format[i] == '$' && class[format[i+1]]&cDigit != 0 {
+			return format[:i] + rule + format[i+2:]
+		}
+	}
+	return format
+}
+
+// findCode returns the index of calling code code in phoneCodes.
+func findCode(code int) (int, bool) {
+	i := sort.Search(len(phoneCodes), func(i int) bool { return int(phoneCodes[i].code) >= code })
+	return i, i < len(phoneCodes) && int(phoneCodes[i].code) == code
+}
+
+// splitCode reads the calling code at the start of digits, as the library:
+// the first of its 1 to 3 digits that is a known code (no code is a prefix
+// of another).
+func splitCode(digits string) (ci int, rest string, ok bool) {
+	if digits == "" || digits[0] == '0' {
+		return 0, "", false
+	}
+	for i := 1; i <= 3 && i <= len(digits); i++ {
+		if ci, ok := findCode(atoi(digits[:i])); ok {
+			return ci, digits[i:], true
+		}
+	}
+	return 0, "", false
+}
+
+// parse reads a number's digits as Parse does: after a '+' the calling
+// code and the national number; without one, a national number of the
+// national region, or one dialled through its international prefix (011
+// for the US), or written with its calling code in front (1 for the US)
+// where that makes it fit. The national prefix of the number's region
+// (0 in most of Europe, 1 in NANPA, transforms in AR, MX, ...) is stripped
+// where the rest keeps a possible length. It returns the index of the
+// calling code in phoneCodes and the national significant number.
+func (p *phoneRules) parse(digits string, plus bool) (ci int, nsn string, ok bool) {
+	meta := -1 // the region whose prefix and lengths apply
+	if plus {
+		if len(digits) <= minNSN {
+			return 0, "", false
+		}
+		if ci, nsn, ok = splitCode(digits); !ok {
+			return 0, "", false
+		}
+		meta = int(phoneCodes[ci].first)
+	} else {
+		if p.national < 0 {
+			return 0, "", false
+		}
+		def := &phoneRegions[p.national]
+		c, err := p.region(p.national)
+		if err != nil {
+			return 0, "", false
+		}
+		if rest, idd := stripIDD(digits, c); idd {
+			if len(rest) <= minNSN {
+				return 0, "", false
+			}
+			if ci, nsn, ok = splitCode(rest); !ok {
+				return 0, "", false
+			}
+			meta = int(phoneCodes[ci].first)
+		} else {
+			ci, nsn, meta = p.nationalCode, digits, p.national
+			cc := strconv.Itoa(int(phoneCodes[ci].code))
+			if len(digits) > len(cc) && digits[:len(cc)] == cc {
+				potential := stripNationalPrefix(digits[len(cc):], def, c)
+				fullValid := c.general.MatchString(digits)
+				if (!fullValid && c.general.MatchString(potential)) || lengthOf(len(digits), def) == tooLong {
+					nsn = potential
+					meta = int(phoneCodes[ci].first) // the region of the code written
+				}
+			}
+		}
+	}
+	if len(nsn) < minNSN {
+		return 0, "", false
+	}
+	r := &phoneRegions[meta]
+	c, err := p.region(meta)
+	if err != nil {
+		return 0, "", false
+	}
+	potential := stripNationalPrefix(nsn, r, c)
+	switch lengthOf(len(potential), r) {
+	case tooShort, localOnly, invalidLength:
+	default:
+		nsn = potential
+	}
+	if len(nsn) < minNSN || len(nsn) > maxNSN {
+		return 0, "", false
+	}
+	return ci, nsn, true
+}
+
+// stripIDD strips the region's international prefix from the start of
+// digits unless a 0 follows it (no calling code starts with 0).
+func stripIDD(digits string, c *compiledRegion) (string, bool) {
+	if c.intlPrefix == nil {
+		return digits, false
+	}
+	loc := c.intlPrefix.FindStringIndex(digits)
+	if loc == nil || loc[0] != 0 {
+		return digits, false
+	}
+	rest := digits[loc[1]:]
+	if rest != "" && rest[0] == '0' {
+		return digits, false
+	}
+	return rest, true
+}
+
+// stripNationalPrefix is the library's maybeStripNationalPrefixAndCarrierCode:
+// the region's national prefix removed (or transformed), unless the number
+// fit the general pattern before and would not after.
+func stripNationalPrefix(number string, r *phoneRegion, c *compiledRegion) string {
+	if number == "" || c.prefix == nil {
+		return number
+	}
+	loc := c.prefix.FindStringSubmatchIndex(number)
+	if loc == nil {
+		return number
+	}
+	viable := c.general.MatchString(number)
+	last := len(loc)/2 - 1
+	if r.nationalPrefixTransform == "" || loc[last*2] < 0 {
+		if viable && !c.general.MatchString(number[loc[1]:]) {
+			return number
+		}
+		return number[loc[1]:]
+	}
+	t := c.prefix.ReplaceAllString(number, r.nationalPrefixTransform)
+	if viable && !c.general.MatchString(t) {
+		return number
+	}
+	return t
+}
+
+// lengthResult is the library's ValidationResult of a length.
+type lengthResult int
+
+const (
+	isPossible lengthResult = iota
+	localOnly
+	tooShort
+	tooLong
+	invalidLength
+)
+
+// lengthOf is testNumberLength(n digits, region, UNKNOWN).
+func lengthOf(n int, r *phoneRegion) lengthResult {
+	if n < 32 && r.localOnly&(1<<n) != 0 {
+		return localOnly
+	}
+	ls := r.general.lengths
+	lo, hi := bits.TrailingZeros32(ls), 31-bits.LeadingZeros32(ls)
+	switch {
+	case n == lo:
+		return isPossible
+	case n < lo:
+		return tooShort
+	case n > hi:
+		return tooLong
+	case hasLength(ls, n):
+		return isPossible
+	}
+	return invalidLength
+}
+
+// hasLength reports whether length n is in the bit set ls; an empty set
+// tests nothing.
+func hasLength(ls uint32, n int) bool {
+	return ls == 0 || (n < 32 && ls&(1<<n) != 0)
+}
+
+// valid is IsValidNumber: the region of the number (the code's only one;
+// of a shared code, the first whose leading digits start the number or,
+// without leading digits, in which it is valid), and the number valid
+// there: it fits the general pattern and lengths and one number type's.
+func (p *phoneRules) valid(ci int, nsn string) bool {
+	pc := phoneCodes[ci]
+	ri := int(pc.first)
+	if pc.n > 1 {
+		ri = -1
+		for i := int(pc.first); i < int(pc.first+pc.n); i++ {
+			c, err := p.region(i)
+			if err != nil {
+				return false
+			}
+			if c.leading != nil {
+				if c.leading.MatchString(nsn) {
+					ri = i
+					break
+				}
+			} else if c.validIn(&phoneRegions[i], nsn) {
+				return true
+			}
+		}
+		if ri < 0 {
+			return false
+		}
+	}
+	c, err := p.region(ri)
+	return err == nil && c.validIn(&phoneRegions[ri], nsn)
+}
+
+// validIn is the library's getNumberTypeHelper(nsn) != UNKNOWN.
+func (c *compiledRegion) validIn(r *phoneRegion, nsn string) bool {
+	if !hasLength(r.general.lengths, len(nsn)) || !c.general.MatchString(nsn) {
+		return false
+	}
+	for i, t := range r.types {
+		if hasLength(t.lengths, len(nsn)) && c.types[i].MatchString(nsn) {
+			return true
+		}
+	}
+	return false
+}
+
+// nationalGroups returns the digit groups of Format(NATIONAL) of a number
+// of the national region's code: "(201) 555-0123" is [3 3 4].
+func (p *phoneRules) nationalGroups(nsn string) []int {
+	for _, f := range p.formats() {
+		if f.leading != nil {
+			if loc := f.leading.FindStringIndex(nsn); loc == nil || loc[0] != 0 {
+				continue
+			}
+		}
+		if f.full.MatchString(nsn) {
+			return groupsOf(f.re.ReplaceAllString(nsn, f.rule))
+		}
+	}
+	return groupsOf(nsn) // no format: Format returns the number as it is
+}
