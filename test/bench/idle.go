@@ -412,6 +412,13 @@ const largeFolios = "cold: the binary not in the page cache, as a node starting 
 	"A file written with large writes is cached in large folios where the filesystem supports them (ext4 on Linux 6.18 does), and a fault maps the whole cached folio around the page asked for, " +
 	"so a warm binary ends up mapped nearly whole (RssFile close to its loaded size) although the process runs a fraction of it; read from disk, only what start-up touches is mapped."
 
+// goroutineLooks and goroutineLookGap: how often and how far apart a
+// sample counts the hub's goroutines.
+const (
+	goroutineLooks   = 3
+	goroutineLookGap = 200 * time.Millisecond
+)
+
 // memSample reads the hub's RSS, then its runtime figures from pprof
 // (the heap profile with gc=1 runs a GC first and ends with MemStats).
 func memSample(ctx context.Context, pid int, pprofAddr string) (MemSample, error) {
@@ -420,15 +427,26 @@ func memSample(ctx context.Context, pid int, pprofAddr string) (MemSample, error
 	if m.RSSKB, err = procStatus(pid, "VmRSS"); err != nil {
 		return m, err
 	}
-	body, err := httpGet(ctx, "http://"+pprofAddr+"/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		return m, err
+	// The fewest goroutines of a few looks a moment apart: an idle hub's
+	// are the ones that stay; a connection the bench's client is just
+	// closing, or a timer's, is not the sessions'.
+	m.Goroutines = -1
+	for i := range goroutineLooks {
+		if i > 0 {
+			time.Sleep(goroutineLookGap)
+		}
+		body, err := httpGet(ctx, "http://"+pprofAddr+"/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			return m, err
+		}
+		first, _, _ := strings.Cut(body, "\n")
+		if v, ok := strings.CutPrefix(first, "goroutine profile: total "); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && (m.Goroutines < 0 || n < m.Goroutines) {
+				m.Goroutines = n
+			}
+		}
 	}
-	first, _, _ := strings.Cut(body, "\n")
-	if v, ok := strings.CutPrefix(first, "goroutine profile: total "); ok {
-		m.Goroutines, _ = strconv.Atoi(strings.TrimSpace(v))
-	}
-	body, err = httpGet(ctx, "http://"+pprofAddr+"/debug/pprof/heap?gc=1&debug=1")
+	body, err := httpGet(ctx, "http://"+pprofAddr+"/debug/pprof/heap?gc=1&debug=1")
 	if err != nil {
 		return m, err
 	}
