@@ -85,62 +85,69 @@ func planWindow(expr string, keywords []string) windowPlan {
 // maxNewlines returns how many '\n' a match of re can hold at most, or -1
 // when there is no bound.
 func maxNewlines(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		n := 0
-		for _, r := range re.Rune {
-			if r == '\n' {
-				n++
-			}
-		}
-		return n
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i] <= '\n' && '\n' <= re.Rune[i+1] {
+	return most(re, func(leaf *syntax.Regexp) int {
+		switch leaf.Op {
+		case syntax.OpLiteral:
+			return strings.Count(string(leaf.Rune), "\n")
+		case syntax.OpAnyChar:
+			return 1
+		case syntax.OpCharClass:
+			if classHas(leaf, func(c byte) bool { return c == '\n' }) {
 				return 1
 			}
 		}
 		return 0
-	case syntax.OpAnyChar:
-		return 1
+	})
+}
+
+// most returns the most a match of re can hold of what count counts in a
+// leaf matching runes (a literal, a class, any character): summed over a
+// concatenation, the largest of an alternation, times the repetitions; -1
+// when a repetition without bound repeats something counted.
+func most(re *syntax.Regexp, count func(leaf *syntax.Regexp) int) int {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return count(re)
 	case syntax.OpCapture, syntax.OpQuest:
-		return maxNewlines(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		if maxNewlines(re.Sub[0]) != 0 {
-			return -1
-		}
-		return 0
-	case syntax.OpRepeat:
-		n := maxNewlines(re.Sub[0])
+		return most(re.Sub[0], count)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
+		n := most(re.Sub[0], count)
 		switch {
 		case n == 0:
 			return 0
-		case n < 0 || re.Max < 0:
+		case n < 0 || re.Op != syntax.OpRepeat || re.Max < 0:
 			return -1
 		}
 		return min(n*re.Max, 1<<20)
-	case syntax.OpConcat:
+	case syntax.OpConcat, syntax.OpAlternate:
 		total := 0
 		for _, s := range re.Sub {
-			n := maxNewlines(s)
+			n := most(s, count)
 			if n < 0 {
 				return -1
 			}
-			total += n
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
 		}
 		return total
-	case syntax.OpAlternate:
-		most := 0
-		for _, s := range re.Sub {
-			n := maxNewlines(s)
-			if n < 0 {
-				return -1
-			}
-			most = max(most, n)
-		}
-		return most
 	}
 	return 0 // empty matches, anchors, word boundaries
+}
+
+// classHas reports whether a character class holds an ASCII byte for
+// which is reports true.
+func classHas(class *syntax.Regexp, is func(byte) bool) bool {
+	for i := 0; i+1 < len(class.Rune); i += 2 {
+		for c := max(class.Rune[i], 0); c <= min(class.Rune[i+1], utf8.RuneSelf-1); c++ {
+			if is(byte(c)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxLiterals bounds the strings a finite part of a regex is expanded to.
@@ -549,37 +556,12 @@ func (g *gate) opens(text string, k string, h hit) bool {
 // maxRunes returns how many runes a match of re spans at most, or -1 when
 // there is no bound.
 func maxRunes(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return len(re.Rune)
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+	return most(re, func(leaf *syntax.Regexp) int {
+		if leaf.Op == syntax.OpLiteral {
+			return len(leaf.Rune)
+		}
 		return 1
-	case syntax.OpCapture, syntax.OpQuest:
-		return maxRunes(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		return -1
-	case syntax.OpRepeat:
-		n := maxRunes(re.Sub[0])
-		if n < 0 || re.Max < 0 {
-			return -1
-		}
-		return n * re.Max
-	case syntax.OpConcat, syntax.OpAlternate:
-		total := 0
-		for _, s := range re.Sub {
-			n := maxRunes(s)
-			if n < 0 {
-				return -1
-			}
-			if re.Op == syntax.OpConcat {
-				total += n
-			} else {
-				total = max(total, n)
-			}
-		}
-		return total
-	}
-	return 0 // empty matches, anchors, word boundaries
+	})
 }
 
 // gateRunes is how long a gate's parts may get before the rest is cut to
@@ -713,53 +695,24 @@ func isStop(c byte) bool {
 // maxStops returns how many stop bytes a match of re can hold at most, or
 // -1 when there is no bound.
 func maxStops(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		n := 0
-		for _, r := range re.Rune {
-			if r < utf8.RuneSelf && isStop(byte(r)) {
-				n++
-			}
-		}
-		return n
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for c := max(re.Rune[i], 0); c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
-				if isStop(byte(c)) {
-					return 1
+	return most(re, func(leaf *syntax.Regexp) int {
+		switch leaf.Op {
+		case syntax.OpLiteral:
+			n := 0
+			for _, r := range leaf.Rune {
+				if r < utf8.RuneSelf && isStop(byte(r)) {
+					n++
 				}
 			}
-		}
-		return 0
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return 1
-	case syntax.OpCapture, syntax.OpQuest:
-		return maxStops(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
-		n := maxStops(re.Sub[0])
-		switch {
-		case n == 0:
+			return n
+		case syntax.OpCharClass:
+			if classHas(leaf, isStop) {
+				return 1
+			}
 			return 0
-		case n < 0 || re.Op != syntax.OpRepeat || re.Max < 0:
-			return -1
 		}
-		return n * re.Max
-	case syntax.OpConcat, syntax.OpAlternate:
-		total := 0
-		for _, s := range re.Sub {
-			n := maxStops(s)
-			if n < 0 {
-				return -1
-			}
-			if re.Op == syntax.OpConcat {
-				total += n
-			} else {
-				total = max(total, n)
-			}
-		}
-		return total
-	}
-	return 0
+		return 1 // any character
+	})
 }
 
 func isASCII(s string) bool {
