@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -128,12 +129,13 @@ auth:
 
 	out := &GuardrailsBench{Filters: guardFilters, PageBytes: pageBytes}
 	per100KB := 100_000 / float64(pageBytes)
+	// One session: the target is what the filters add to a call's p50. A
+	// call of a 100 KB page takes milliseconds, many more on a busy machine
+	// or under the race detector (the harness), so each measurement lasts
+	// at least pageMinDuration whatever -duration says.
 	levels := []int{1}
-	for _, n := range cfg.Concurrency {
-		if n != 1 {
-			levels = append(levels, n)
-		}
-	}
+	cfg.Duration = max(cfg.Duration, pageMinDuration)
+	cfg.Warmup = max(cfg.Warmup, pageMinDuration/4)
 	callers := []struct{ name, token string }{{"plain", guardPlainToken}, {"filtered", guardFilterToken}}
 	rounds := cfg.rounds()
 	for _, n := range levels {
@@ -167,6 +169,9 @@ auth:
 	}
 	return out, nil
 }
+
+// pageMinDuration is the shortest measurement of page calls.
+const pageMinDuration = 2 * time.Second
 
 // summarize fills the medians from the rounds.
 func (r *GuardrailsResult) summarize() {
