@@ -1,19 +1,23 @@
 package detect
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/guardrails/detect/phone"
+)
 
 // PII finds personal data: e-mail addresses, phone numbers, payment card
 // numbers, IBANs and US social security numbers. Its only state is the
 // phone number patterns it compiles on first use (safe for concurrent use),
 // so one PII serves concurrent calls.
 type PII struct {
-	phones *phoneRules
+	phones *phone.Rules
 }
 
 // NewPII returns a PII detector that reads national phone numbers as
 // numbers of phoneNationalRegion (the US).
 func NewPII() *PII {
-	return &PII{phones: newPhoneRules()}
+	return &PII{phones: phone.New()}
 }
 
 // Byte classes of the candidate scan.
@@ -337,7 +341,7 @@ func (s shape) mayBePhone() bool {
 	return true
 }
 
-// validPhone judges a number as libphonenumber does (phone.go): a '+'
+// validPhone judges a number as libphonenumber does (package phone): a '+'
 // number must be valid in its country; a national one must be valid in the
 // national region and grouped as that country groups its numbers (so
 // "2026-12-02 12" is no DC number). A national number dialled through the
@@ -347,40 +351,23 @@ func (s shape) mayBePhone() bool {
 // rest in that country's national grouping ("01139 02 1234 5678"), a form
 // seldom seen.
 func (p *PII) validPhone(run string, s shape) bool {
-	ci, nsn, ok := p.phones.parse(s.digitsOf(run), s.plus)
-	if !ok || !p.phones.valid(ci, nsn) {
+	n, ok := p.phones.Parse(s.digitsOf(run), s.plus)
+	if !ok || !p.phones.Valid(n) {
 		return false
 	}
 	if s.plus {
 		return true
 	}
-	if ci != p.phones.nationalCode {
+	if !p.phones.National(n) {
 		return false
 	}
-	want := p.phones.nationalGroups(nsn)
+	want := p.phones.NationalGroups(n)
 	got := s.groups[:s.ngroups]
 	if equalInts(got, want) {
 		return true
 	}
 	// A national prefix or the country code written in front: 1-800-..., 0 30 ...
 	return len(got) == len(want)+1 && equalInts(got[1:], want)
-}
-
-func groupsOf(formatted string) []int {
-	var g []int
-	in := false
-	for i := 0; i < len(formatted); i++ {
-		if class[formatted[i]]&cDigit != 0 {
-			if !in {
-				g = append(g, 0)
-				in = true
-			}
-			g[len(g)-1]++
-		} else {
-			in = false
-		}
-	}
-	return g
 }
 
 func equalInts(a, b []int) bool {

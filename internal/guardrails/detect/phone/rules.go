@@ -1,6 +1,13 @@
-package detect
+// Package phone judges phone numbers as libphonenumber does: its Parse and
+// IsValidNumber (and Format NATIONAL for the grouping of a national
+// number) redone over the tables phonegen copies out of the library's
+// metadata (meta_gen.go). The hub does not link the library itself: its
+// init decodes all of its metadata in every process, filters on or not
+// (about 2.5 MB allocated, 1.5 MB kept, 20 ms of start). The tests link it
+// and check that both agree (internal/guardrails/detect phone_test.go).
+package phone
 
-//go:generate go run ./phonegen -o phonemeta_gen.go
+//go:generate go run ./phonegen -o meta_gen.go
 
 import (
 	"fmt"
@@ -10,14 +17,6 @@ import (
 	"strconv"
 	"sync"
 )
-
-// The phone number check is libphonenumber's Parse and IsValidNumber (and
-// Format NATIONAL for the grouping of a national number) redone over the
-// tables phonegen copies out of the library's metadata (phonemeta_gen.go).
-// The hub does not link the library itself: its init decodes all of its
-// metadata in every process, filters on or not (about 2.5 MB allocated,
-// 1.5 MB kept, 20 ms of start). The tests link it and check that both
-// agree (phone_test.go).
 
 // phoneCode is a country calling code and its regions,
 // phoneRegions[first:first+n], the main region first.
@@ -64,11 +63,12 @@ const (
 	maxNSN = 17
 )
 
-// phoneRules judges phone numbers from the generated tables. Each region's
+// Rules judges phone numbers from the generated tables. Safe for
+// concurrent use. Each region's
 // patterns are compiled on the first number that needs them and kept: most
 // texts name few countries, and compiling all of them would cost more than
 // the library's init this replaces.
-type phoneRules struct {
+type Rules struct {
 	regions []lazyRegion // parallel to phoneRegions
 	// national is the index in phoneRegions of the region a number without
 	// '+' is read in, nationalCode the index of its code in phoneCodes.
@@ -99,8 +99,8 @@ type compiledFormat struct {
 	rule    string         // format with the national prefix rule in place of its first group
 }
 
-func newPhoneRules() *phoneRules {
-	p := &phoneRules{regions: make([]lazyRegion, len(phoneRegions)), national: -1, nationalCode: -1}
+func New() *Rules {
+	p := &Rules{regions: make([]lazyRegion, len(phoneRegions)), national: -1, nationalCode: -1}
 	for ci, c := range phoneCodes {
 		for i := int(c.first); i < int(c.first+c.n); i++ {
 			if p.national < 0 && phoneRegions[i].id == phoneNationalRegion {
@@ -113,7 +113,7 @@ func newPhoneRules() *phoneRules {
 }
 
 // region returns phoneRegions[i] compiled.
-func (p *phoneRules) region(i int) (*compiledRegion, error) {
+func (p *Rules) region(i int) (*compiledRegion, error) {
 	l := &p.regions[i]
 	l.once.Do(func() { l.r, l.err = compileRegion(&phoneRegions[i]) })
 	return l.r, l.err
@@ -178,7 +178,7 @@ func compileFormats() []compiledFormat {
 // Format does with a national prefix formatting rule ("($1)" for "$1").
 func replaceFirstGroup(format, rule string) string {
 	for i := 0; i+1 < len(format); i++ {
-		if format[i] == '$' && class[format[i+1]]&cDigit != 0 {
+		if format[i] == '$' && isDigit(format[i+1]) {
 			return format[:i] + rule + format[i+2:]
 		}
 	}
@@ -214,7 +214,7 @@ func splitCode(digits string) (ci int, rest string, ok bool) {
 // (0 in most of Europe, 1 in NANPA, transforms in AR, MX, ...) is stripped
 // where the rest keeps a possible length. It returns the index of the
 // calling code in phoneCodes and the national significant number.
-func (p *phoneRules) parse(digits string, plus bool) (ci int, nsn string, ok bool) {
+func (p *Rules) parse(digits string, plus bool) (ci int, nsn string, ok bool) {
 	meta := -1 // the region whose prefix and lengths apply
 	if plus {
 		if len(digits) <= minNSN {
@@ -358,7 +358,7 @@ func hasLength(ls uint32, n int) bool {
 // of a shared code, the first whose leading digits start the number or,
 // without leading digits, in which it is valid), and the number valid
 // there: it fits the general pattern and lengths and one number type's.
-func (p *phoneRules) valid(ci int, nsn string) bool {
+func (p *Rules) valid(ci int, nsn string) bool {
 	pc := phoneCodes[ci]
 	ri := int(pc.first)
 	if pc.n > 1 {
@@ -400,7 +400,7 @@ func (c *compiledRegion) validIn(r *phoneRegion, nsn string) bool {
 
 // nationalGroups returns the digit groups of Format(NATIONAL) of a number
 // of the national region's code: "(201) 555-0123" is [3 3 4].
-func (p *phoneRules) nationalGroups(nsn string) []int {
+func (p *Rules) nationalGroups(nsn string) []int {
 	for _, f := range p.formats() {
 		if f.leading != nil {
 			if loc := f.leading.FindStringIndex(nsn); loc == nil || loc[0] != 0 {
@@ -413,3 +413,63 @@ func (p *phoneRules) nationalGroups(nsn string) []int {
 	}
 	return groupsOf(nsn) // no format: Format returns the number as it is
 }
+
+// groupsOf returns the lengths of the runs of digits in formatted.
+func groupsOf(formatted string) []int {
+	var g []int
+	in := false
+	for i := 0; i < len(formatted); i++ {
+		if isDigit(formatted[i]) {
+			if !in {
+				g = append(g, 0)
+				in = true
+			}
+			g[len(g)-1]++
+		} else {
+			in = false
+		}
+	}
+	return g
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// atoi reads a run of ASCII digits (the caller checked them).
+func atoi(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// Source names the library and version the tables were generated from;
+// NationalRegion is the region a number without a '+' is read in.
+const (
+	Source         = phoneMetaSource
+	NationalRegion = phoneNationalRegion
+)
+
+// Number is a number as Parse reads it: its calling code (an index in the
+// tables) and its national significant number.
+type Number struct {
+	code int
+	nsn  string
+}
+
+// Parse reads a number's digits (plus: written after a '+') as the
+// library's Parse does; false when they are no number of a known code.
+func (p *Rules) Parse(digits string, plus bool) (Number, bool) {
+	ci, nsn, ok := p.parse(digits, plus)
+	return Number{code: ci, nsn: nsn}, ok
+}
+
+// Valid is the library's IsValidNumber.
+func (p *Rules) Valid(n Number) bool { return p.valid(n.code, n.nsn) }
+
+// National reports whether n has the national region's calling code.
+func (p *Rules) National(n Number) bool { return n.code == p.nationalCode }
+
+// NationalGroups returns the digit groups of Format(NATIONAL) of n, a
+// number of the national region's code: "(201) 555-0123" is [3 3 4].
+func (p *Rules) NationalGroups(n Number) []int { return p.nationalGroups(n.nsn) }
