@@ -92,7 +92,9 @@ type policy struct {
 	pii, secrets bool
 	regexes      []*regexp.Regexp
 	replacements []string
-	block        bool
+	// regexRules are the regex filters' rule ids: regex-1 for the first.
+	regexRules []string
+	block      bool
 }
 
 // policyOf compiles spec, once per distinct spec. spec was validated where
@@ -121,6 +123,7 @@ func (g *Guard) policyOf(spec *toolspec.Guardrails) (*policy, error) {
 			}
 			p.regexes = append(p.regexes, re)
 			p.replacements = append(p.replacements, f.Replacement)
+			p.regexRules = append(p.regexRules, fmt.Sprintf("regex-%d", len(p.regexes)))
 		}
 	}
 	g.compiled.Add(key, p)
@@ -228,7 +231,7 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 			return "", false, err
 		}
 		for _, f := range found {
-			counts[[2]string{filterOf(f.Rule), f.Rule}]++
+			counts[[2]string{p.filterOf(f.Rule), f.Rule}]++
 		}
 		if p.block {
 			return "", false, nil
@@ -270,7 +273,7 @@ func (g *Guard) find(ctx context.Context, p *policy, s string, out []detect.Find
 	for i, re := range p.regexes {
 		for _, m := range re.FindAllStringIndex(s, -1) {
 			if m[1] > m[0] {
-				out = append(out, detect.Finding{Rule: regexRule(i), Start: m[0], End: m[1]})
+				out = append(out, detect.Finding{Rule: p.regexRules[i], Start: m[0], End: m[1]})
 			}
 		}
 	}
@@ -300,7 +303,7 @@ func redact(s string, found []detect.Finding, p *policy) string {
 	last := 0
 	for _, f := range found {
 		b.WriteString(s[last:f.Start])
-		if i, ok := regexIndex(f.Rule); ok {
+		if i := slices.Index(p.regexRules, f.Rule); i >= 0 {
 			b.WriteString(p.replacements[i])
 		} else {
 			b.WriteString("[redacted: ")
@@ -313,30 +316,15 @@ func redact(s string, found []detect.Finding, p *policy) string {
 	return b.String()
 }
 
-// The rule ids of regex filters: regex-1 for the first.
-func regexRule(i int) string { return fmt.Sprintf("regex-%d", i+1) }
-
-func regexIndex(rule string) (int, bool) {
-	n, ok := strings.CutPrefix(rule, "regex-")
-	if !ok {
-		return 0, false
-	}
-	var i int
-	if _, err := fmt.Sscanf(n, "%d", &i); err != nil || i < 1 {
-		return 0, false
-	}
-	return i - 1, true
-}
-
 // piiRules are the rule ids of detect.PII.
 var piiRules = [...]string{detect.RuleEmail, detect.RulePhone, detect.RulePaymentCard, detect.RuleIBAN, detect.RuleUSSSN}
 
-// filterOf names the filter a rule id belongs to.
-func filterOf(rule string) string {
-	if _, ok := regexIndex(rule); ok {
+// filterOf names the filter of p a rule id belongs to.
+func (p *policy) filterOf(rule string) string {
+	switch {
+	case slices.Contains(p.regexRules, rule):
 		return toolspec.FilterRegex
-	}
-	if slices.Contains(piiRules[:], rule) {
+	case slices.Contains(piiRules[:], rule):
 		return toolspec.FilterPII
 	}
 	return toolspec.FilterSecrets

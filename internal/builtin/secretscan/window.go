@@ -48,7 +48,7 @@ func planWindow(expr string, keywords []string) windowPlan {
 	if len(keywords) == 0 {
 		return windowPlan{}
 	}
-	re, err := syntax.Parse(expr, syntax.Perl)
+	re, parts, i, err := keywordPart(expr, keywords)
 	if err != nil {
 		return windowPlan{}
 	}
@@ -56,30 +56,38 @@ func planWindow(expr string, keywords []string) windowPlan {
 	if n < 0 || n > 20 || !mustContain(re, keywords) {
 		return windowPlan{}
 	}
-	plan := windowPlan{windowed: true, before: n, after: n}
-	// Where the keyword sits in a concatenation, the newlines of the parts
-	// before it can only come before it, and those after it after it: the
-	// generic rules' newlines are all after their keyword.
+	// The newlines of the parts before the keyword's can only come before
+	// it, and those after it after it: the generic rules' newlines are all
+	// after their keyword.
+	return windowPlan{windowed: true, before: maxNewlines(concat(parts[:i+1])), after: maxNewlines(concat(parts[i:]))}
+}
+
+// keywordPart parses a rule's regex and finds the part of its top-level
+// concatenation every match of which holds one of the keywords: parts are
+// the concatenation's parts and i that part's index. When no single part
+// does (a keyword straddling parts) or the regex is no concatenation, the
+// whole regex is the one part.
+func keywordPart(expr string, keywords []string) (re *syntax.Regexp, parts []*syntax.Regexp, i int, err error) {
+	if re, err = syntax.Parse(expr, syntax.Perl); err != nil {
+		return nil, nil, 0, err
+	}
 	top := re
 	for top.Op == syntax.OpCapture {
 		top = top.Sub[0]
 	}
 	if top.Op == syntax.OpConcat {
 		for i, s := range top.Sub {
-			if !mustContain(s, keywords) {
-				continue
+			if mustContain(s, keywords) {
+				return re, top.Sub, i, nil
 			}
-			plan.before, plan.after = maxNewlines(s), maxNewlines(s)
-			for _, t := range top.Sub[:i] {
-				plan.before += maxNewlines(t)
-			}
-			for _, t := range top.Sub[i+1:] {
-				plan.after += maxNewlines(t)
-			}
-			break
 		}
 	}
-	return plan
+	return re, []*syntax.Regexp{top}, 0, nil
+}
+
+// concat is the concatenation of parts.
+func concat(parts []*syntax.Regexp) *syntax.Regexp {
+	return &syntax.Regexp{Op: syntax.OpConcat, Sub: parts}
 }
 
 // maxNewlines returns how many '\n' a match of re can hold at most, or -1
@@ -455,64 +463,57 @@ type gate struct {
 // planGate returns the gate of a rule, or nil when it has none that can be
 // proven necessary.
 func planGate(expr string, keywords []string) *gate {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil || len(keywords) == 0 {
+	if len(keywords) == 0 {
 		return nil
 	}
-	top := re
-	for top.Op == syntax.OpCapture {
-		top = top.Sub[0]
+	re, parts, i, err := keywordPart(expr, keywords)
+	if err != nil {
+		return nil
 	}
-	parts := []*syntax.Regexp{top}
-	if top.Op == syntax.OpConcat {
-		parts = top.Sub
+	s := parts[i]
+	if !mustContain(s, keywords) {
+		return nil
 	}
-	for i, s := range parts {
-		if !mustContain(s, keywords) {
-			continue
-		}
-		starts, ok := literals(s)
-		if !ok {
-			starts = prefixes(s)
-		}
-		if !allContain(starts, keywords) || lookBehind(parts[i:]) {
-			return nil
-		}
-		g := &gate{at: map[string][]int{}}
-		for _, p := range starts {
-			for _, k := range keywords {
-				for o := 0; o+len(k) <= len(p); o++ {
-					if p[o:o+len(k)] == k && !slices.Contains(g.at[k], o) {
-						g.at[k] = append(g.at[k], o)
-					}
+	starts, ok := literals(s)
+	if !ok {
+		starts = prefixes(s)
+	}
+	if !allContain(starts, keywords) || lookBehind(parts[i:]) {
+		return nil
+	}
+	g := &gate{at: map[string][]int{}}
+	for _, p := range starts {
+		for _, k := range keywords {
+			for o := 0; o+len(k) <= len(p); o++ {
+				if p[o:o+len(k)] == k && !slices.Contains(g.at[k], o) {
+					g.at[k] = append(g.at[k], o)
 				}
 			}
 		}
-		// The gate takes parts while they stay short, then the shortest
-		// start of the next one (a prefix of every match of the rest): a
-		// gate reads at most maxLen bytes, and Go's backtracker clears a
-		// bit per instruction and byte of its input on every try.
-		sub := []*syntax.Regexp{{Op: syntax.OpBeginText, Flags: re.Flags}}
-		runes := 0
-		for _, p := range parts[i:] {
-			if n := maxRunes(p); n >= 0 && runes+n <= gateRunes {
-				sub = append(sub, p)
-				runes += n
-				continue
-			}
-			sub = append(sub, minPrefix(p))
-			break
-		}
-		anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
-		if g.maxLen = maxRunes(anchored) * utf8.UTFMax; g.maxLen < 0 {
-			return nil
-		}
-		if g.re, err = regexp.Compile(anchored.String()); err != nil {
-			return nil
-		}
-		return g
 	}
-	return nil
+	// The gate takes parts while they stay short, then the shortest start
+	// of the next one (a prefix of every match of the rest): a gate reads
+	// at most maxLen bytes, and Go's backtracker clears a bit per
+	// instruction and byte of its input on every try.
+	sub := []*syntax.Regexp{{Op: syntax.OpBeginText, Flags: re.Flags}}
+	runes := 0
+	for _, p := range parts[i:] {
+		if n := maxRunes(p); n >= 0 && runes+n <= gateRunes {
+			sub = append(sub, p)
+			runes += n
+			continue
+		}
+		sub = append(sub, minPrefix(p))
+		break
+	}
+	anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
+	if g.maxLen = maxRunes(anchored) * utf8.UTFMax; g.maxLen < 0 {
+		return nil
+	}
+	if g.re, err = regexp.Compile(anchored.String()); err != nil {
+		return nil
+	}
+	return g
 }
 
 // lookBehind reports whether a part can test what comes before the
@@ -654,32 +655,18 @@ type reach struct {
 // its window ends a few words after the keyword, where a byte bound would
 // have to allow for the longest secret.
 func planReach(expr string, keywords []string) reach {
-	re, err := syntax.Parse(expr, syntax.Perl)
+	_, parts, i, err := keywordPart(expr, keywords)
 	if err != nil {
 		return reach{bytes: [2]int{maxReach, maxReach}, stops: [2]int{-1, -1}}
 	}
-	top := re
-	for top.Op == syntax.OpCapture {
-		top = top.Sub[0]
-	}
-	parts := []*syntax.Regexp{top}
-	i := 0
-	if top.Op == syntax.OpConcat {
-		parts = top.Sub
-		for i = range parts {
-			if mustContain(parts[i], keywords) {
-				break
-			}
-		}
-	}
 	bytes := func(parts []*syntax.Regexp) int {
-		n := maxRunes(&syntax.Regexp{Op: syntax.OpConcat, Sub: parts})
+		n := maxRunes(concat(parts))
 		if n < 0 {
 			return maxReach
 		}
 		return min(n*utf8.UTFMax, maxReach)
 	}
-	stops := func(parts []*syntax.Regexp) int { return maxStops(&syntax.Regexp{Op: syntax.OpConcat, Sub: parts}) }
+	stops := func(parts []*syntax.Regexp) int { return maxStops(concat(parts)) }
 	return reach{bytes: [2]int{bytes(parts[:i+1]), bytes(parts[i:])}, stops: [2]int{stops(parts[:i+1]), stops(parts[i:])}}
 }
 
