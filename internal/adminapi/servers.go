@@ -50,6 +50,10 @@ type itemMeta struct {
 type itemSpec struct {
 	URL       string `json:"url"`
 	Transport string `json:"transport"`
+	// Auth is how the hub reaches the server: none, bearer, oauth (the
+	// hub's own token from an authorization server) or tokenExchange (each
+	// caller's own identity); "" for the hub's own tools.
+	Auth string `json:"auth,omitempty"`
 }
 
 type itemStatus struct {
@@ -69,7 +73,7 @@ func (a *API) handleServers(w http.ResponseWriter, r *http.Request) {
 	for _, sv := range a.reg.Catalog().Servers {
 		it := serverItem{
 			Metadata: itemMeta{Name: sv.Name},
-			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport)},
+			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport), Auth: sv.Auth},
 			Status:   itemStatus{Phase: string(sv.Status.State), ToolCount: len(sv.Tools), Message: sv.Status.Error},
 			Source:   sv.Source,
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // HeaderAutonomyLevel lets a caller ask for a lower level than its ceiling
@@ -56,6 +57,10 @@ type Caller struct {
 	// Traceparent is the request's W3C traceparent header, read only for a
 	// caller with guardrails: its trace is the run a budget counts.
 	Traceparent string
+	// Subject is the caller's own token (OAuth access token or
+	// ServiceAccount token), which a server with token exchange trades for
+	// one minted for it; zero for callers without one. It never prints.
+	Subject tokenexchange.Subject
 	// verifiedAgent is the Agent proven by the caller's identity (never a
 	// header): only it unlocks an agent's own api tools.
 	verifiedAgent string

@@ -453,6 +453,13 @@ type ServerSpec struct {
 	// OAuth, when set, makes the hub get its bearer token for this server
 	// from an authorization server (client credentials); it excludes Token.
 	OAuth *OAuthClient `json:"oauth,omitempty"`
+	// TokenExchange, when set, makes every call reach the server with a
+	// token minted for its caller (RFC 8693); it excludes Token and OAuth.
+	TokenExchange *TokenExchange `json:"tokenExchange,omitempty"`
+	// Auth says which of the above the server expects (none, bearer,
+	// oauth, tokenExchange); empty, the credential set says it. Set, a
+	// mismatch is an error rather than a server reached the wrong way.
+	Auth string `json:"auth,omitempty"`
 	// Timeout overrides the per-call timeout of this server.
 	Timeout Duration `json:"timeout,omitempty"`
 	// ProtocolVersion pins the MCP revision; empty opens the session with the
@@ -600,7 +607,11 @@ func Parse(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("config %s: servers[%d] (%s).token: %w", name, i, s.Name, err)
 		}
 		if err := s.ResolveOAuthSecret(); err != nil {
-			return nil, fmt.Errorf("config %s: servers[%d] (%s).oauth.clientSecret: %w", name, i, s.Name, err)
+			field := "oauth"
+			if s.TokenExchange != nil {
+				field = "tokenExchange"
+			}
+			return nil, fmt.Errorf("config %s: servers[%d] (%s).%s.clientSecret: %w", name, i, s.Name, field, err)
 		}
 	}
 	return &c, nil
@@ -846,6 +857,9 @@ func (s *ServerSpec) Normalize() error {
 		return fmt.Errorf("token: set exactly one of env or file")
 	}
 	if err := s.validateOAuth(); err != nil {
+		return err
+	}
+	if err := s.validateAuth(); err != nil {
 		return err
 	}
 	if s.Timeout < 0 {

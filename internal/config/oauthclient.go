@@ -74,30 +74,36 @@ func (s *ServerSpec) validateOAuth() error {
 	if err := checkHTTPURL(o.TokenURL); err != nil {
 		return fmt.Errorf("oauth.tokenURL: %w", err)
 	}
-	if u, _ := url.Parse(o.TokenURL); u.User != nil {
-		return fmt.Errorf("oauth.tokenURL: must not carry credentials; use clientID and clientSecret")
+	return o.validate("oauth")
+}
+
+// validate checks the settings of o but its token URL, which the two
+// grants check each in their own way. Errors start with field.
+func (o *OAuthClient) validate(field string) error {
+	if u, _ := url.Parse(o.TokenURL); u != nil && u.User != nil {
+		return fmt.Errorf("%s.tokenURL: must not carry credentials; use clientID and clientSecret", field)
 	}
 	if strings.TrimSpace(o.ClientID) == "" {
-		return fmt.Errorf("oauth.clientID: is required")
+		return fmt.Errorf("%s.clientID: is required", field)
 	}
 	if r := o.ClientSecret; r != nil && (r.Env == "") == (r.File == "") {
-		return fmt.Errorf("oauth.clientSecret: set exactly one of env or file")
+		return fmt.Errorf("%s.clientSecret: set exactly one of env or file", field)
 	}
 	for i, sc := range o.Scopes {
 		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
-			return fmt.Errorf("oauth.scopes[%d]: %q is not a scope (no spaces, quotes or backslashes)", i, sc)
+			return fmt.Errorf("%s.scopes[%d]: %q is not a scope (no spaces, quotes or backslashes)", field, i, sc)
 		}
 	}
 	if o.Resource != "" {
 		u, err := url.Parse(o.Resource)
 		if err != nil || !u.IsAbs() || u.Fragment != "" {
-			return fmt.Errorf("oauth.resource: %q is not an absolute URI without a fragment (RFC 8707)", secrets.URLForMessage(o.Resource))
+			return fmt.Errorf("%s.resource: %q is not an absolute URI without a fragment (RFC 8707)", field, secrets.URLForMessage(o.Resource))
 		}
 	}
 	switch o.AuthStyle {
 	case "", OAuthAuthBasic, OAuthAuthPost:
 	default:
-		return fmt.Errorf("oauth.authStyle: %q is not one of basic, post", o.AuthStyle)
+		return fmt.Errorf("%s.authStyle: %q is not one of basic, post", field, o.AuthStyle)
 	}
 	return nil
 }
@@ -107,7 +113,7 @@ func (s *ServerSpec) validateOAuth() error {
 // file) must name one: a client credentials grant without a secret
 // authenticates nobody.
 func (s *ServerSpec) ResolveOAuthSecret() error {
-	o := s.OAuth
+	o := s.ClientCredentials()
 	if o == nil {
 		return nil
 	}
@@ -131,8 +137,24 @@ func (o *OAuthClient) ResourceOrURL(serverURL string) string {
 // oauthSecret is the resolved client secret, "" without oauth; Equal
 // compares it, since JSON leaves it out.
 func (s ServerSpec) oauthSecret() Secret {
-	if s.OAuth == nil {
+	o := s.ClientCredentials()
+	if o == nil {
 		return ""
 	}
-	return s.OAuth.ClientSecretValue
+	return o.ClientSecretValue
+}
+
+// ClientCredentials are the settings with which the hub gets its own
+// access token for the server by the client credentials grant: spec.OAuth,
+// or for a server with token exchange the exchange's client, with which
+// the hub makes its own requests (handshake, lists, health checks); nil
+// for neither.
+func (s *ServerSpec) ClientCredentials() *OAuthClient {
+	switch {
+	case s.OAuth != nil:
+		return s.OAuth
+	case s.TokenExchange != nil:
+		return &s.TokenExchange.OAuthClient
+	}
+	return nil
 }

@@ -82,6 +82,9 @@ func (c *Config) hubOwnEnvSecrets() []envSecret {
 		if s.OAuth != nil && s.OAuth.ClientSecret != nil && s.OAuth.ClientSecret.Env != "" {
 			out = append(out, envSecret{s.OAuth.ClientSecret.Env, "an OAuth client secret", fmt.Sprintf("servers[%d]%s.oauth.clientSecret", i, nameHint(s.Name))})
 		}
+		if x := s.TokenExchange; x != nil && x.ClientSecret != nil && x.ClientSecret.Env != "" {
+			out = append(out, envSecret{x.ClientSecret.Env, "an OAuth client secret", fmt.Sprintf("servers[%d]%s.tokenExchange.clientSecret", i, nameHint(s.Name))})
+		}
 	}
 	if t := c.Builtins.TriggerWorkflow.Token; t != nil && t.Env != "" {
 		out = append(out, envSecret{t.Env, "the hub's dashboard token", "builtins.triggerWorkflow.token"})

@@ -14,8 +14,9 @@ import (
 // asMetadata is the part of an authorization server's metadata (RFC 8414,
 // OpenID Connect Discovery) the hub reads.
 type asMetadata struct {
-	Issuer  string `json:"issuer"`
-	JWKSURI string `json:"jwks_uri"`
+	Issuer        string `json:"issuer"`
+	JWKSURI       string `json:"jwks_uri"`
+	TokenEndpoint string `json:"token_endpoint"`
 }
 
 // metadataURLs are where an issuer's metadata may be, in the order the MCP
@@ -60,12 +61,23 @@ func discoverMetadata(ctx context.Context, client *http.Client, issuer string) (
 		if md.Issuer != issuer {
 			return asMetadata{}, fmt.Errorf("issuer %s: metadata at %s names issuer %q; the two must be equal", issuer, u, md.Issuer)
 		}
-		if md.JWKSURI == "" {
-			return asMetadata{}, fmt.Errorf("issuer %s: metadata at %s has no jwks_uri (set auth.oauth.issuers[].jwksURL)", issuer, u)
-		}
 		return md, nil
 	}
 	return asMetadata{}, fmt.Errorf("issuer %s: discovery: %w", issuer, errors.Join(errs...))
+}
+
+// TokenEndpoint finds the token endpoint of issuer in its metadata: where
+// the hub exchanges callers' tokens for a server whose token exchange names
+// the issuer rather than the endpoint.
+func TokenEndpoint(ctx context.Context, client *http.Client, issuer string) (string, error) {
+	md, err := discoverMetadata(ctx, client, issuer)
+	if err != nil {
+		return "", err
+	}
+	if md.TokenEndpoint == "" {
+		return "", fmt.Errorf("issuer %s: its metadata names no token_endpoint (set tokenExchange.tokenURL)", issuer)
+	}
+	return md.TokenEndpoint, nil
 }
 
 func fetchMetadata(ctx context.Context, client *http.Client, u string) (asMetadata, error) {

@@ -295,6 +295,9 @@ func (v *Verifier) discover(ctx context.Context, in *issuer) error {
 		if err != nil {
 			return err
 		}
+		if md.JWKSURI == "" {
+			return fmt.Errorf("issuer %s: its metadata has no jwks_uri (set auth.oauth.issuers[].jwksURL)", in.Issuer.Issuer)
+		}
 		jwks = md.JWKSURI
 	}
 	if !v.cache.IsRegistered(ctx, jwks) {

@@ -34,6 +34,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // Outcome is how a call ended, as counted in metrics (the outcome label),
@@ -193,6 +194,11 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 	bc := registry.Call{ToolCall: call, Relay: relay,
 		Bindings: registry.Bindings{Caller: caller.Name, Agent: caller.Agent, Workflow: caller.Workflow, Step: caller.Step}}
 	bc.Name = rt.Original
+	var seen *tokenexchange.Seen // who an upstream with token exchange saw
+	if caller.Subject.Kind() != tokenexchange.None {
+		ctx = tokenexchange.WithSubject(ctx, caller.Subject)
+		ctx, seen = tokenexchange.WithSeen(ctx)
+	}
 	result, err := rt.Backend.Call(ctx, bc)
 	guard := guarded.Summary()
 	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {
@@ -205,7 +211,7 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 	if err == nil {
 		result, cut, err = p.capResult(rt, result)
 	}
-	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut, guard)
+	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut, guard, seen)
 	if err == nil {
 		return Result{Result: result, Outcome: outcome}
 	}
@@ -232,7 +238,7 @@ func (p *Pipeline) lookupFailed(ctx context.Context, span trace.Span, session st
 		p.recordQuarantined(span, session, caller, quarantined)
 		return Result{Result: ErrorResult("BLOCKED: " + err.Error()), Outcome: Quarantined}
 	}
-	outcome := p.record(ctx, span, session, caller, name, "", start, false, err, nil, "")
+	outcome := p.record(ctx, span, session, caller, name, "", start, false, err, nil, "", nil)
 	var unknown *registry.UnknownToolError
 	if errors.As(err, &unknown) {
 		// mcp-go's answer to a name it did not serve, on every face.

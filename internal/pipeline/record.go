@@ -10,6 +10,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
+	"github.com/purko-io/mcp-hub/internal/tracing"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // The record of a call: its metrics, the console feed's entry, the audit
@@ -22,8 +24,9 @@ import (
 // record records a call that was looked up and called, or failed its
 // lookup (srv ""). It returns the outcome.
 // guard, when not "", says what the content filters did (guardrails
-// Report.Summary).
-func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report, guard string) Outcome {
+// Report.Summary); seen, when not nil, who an upstream with token exchange
+// saw call.
+func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report, guard string, seen *tokenexchange.Seen) Outcome {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool
@@ -47,6 +50,18 @@ func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, 
 	}
 	if guard != "" {
 		ev = ev.Str("guardrail", guard)
+	}
+	if seen != nil && seen.Subject != "" {
+		ev = ev.Str("upstream_subject", seen.Subject)
+		if seen.Actor != "" {
+			ev = ev.Str("upstream_actor", seen.Actor)
+		}
+		if span != nil {
+			span.SetAttributes(tracing.UpstreamSubject.String(seen.Subject))
+			if seen.Actor != "" {
+				span.SetAttributes(tracing.UpstreamActor.String(seen.Actor))
+			}
+		}
 	}
 	ev = traced(ev, span, srv, "allowed", outcome, err)
 	ev.Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).

@@ -123,16 +123,22 @@ type ServerView struct {
 	Name      string
 	URL       string // without credentials or query
 	Transport config.Transport
-	Source    string
-	Origin    *config.Origin // the Kubernetes object, when it came from one
-	Status    Status
-	Tools     []Tool // published tools, also when not connected (last known)
+	// Auth is how the hub authenticates to the server (config's AuthMode:
+	// none, bearer, oauth, tokenExchange); "" for the hub's own servers.
+	Auth   string
+	Source string
+	Origin *config.Origin // the Kubernetes object, when it came from one
+	Status Status
+	Tools  []Tool // published tools, also when not connected (last known)
 	// Hidden are tools not published because another server owns the name
 	// (prefix policy never): original name -> owning server.
 	Hidden map[string]string
 	// Limits, when set, are the server's own call limits (its spec's),
 	// replacing limits.perUpstream.
 	Limits *config.Limits
+	// Exchanges, when not nil, reads the counts of the server's token
+	// exchanges (exchanged, failed, served from the cache), for metrics.
+	Exchanges func() (exchanged, failed, cached uint64)
 	// Quarantined are tools whose definition changed since it was pinned
 	// (pinning mode enforce) or looks like a prompt injection (screening
 	// mode enforce): not published, and their calls are refused.
@@ -567,7 +573,10 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	r.pins.checkAll(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()
-		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
+		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Auth: spec.AuthMode(), Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
+		if x := e.c.Exchange(); x != nil {
+			sv.Exchanges = x.Stats
+		}
 		changes := r.pins.check(e.c, e.tools)
 		held := r.screens.check(e.c, e.tools)
 		for _, t := range e.tools {

@@ -52,6 +52,8 @@ var (
 		"Tools last listed by each upstream.", []string{"server"}, nil)
 	catalogDesc = prometheus.NewDesc("mcphub_catalog_tools",
 		"Tools published in the catalog (callable now).", nil, nil)
+	exchangesDesc = prometheus.NewDesc("mcphub_token_exchanges_total",
+		"Callers' tokens exchanged for a server's (RFC 8693), by server and result: exchanged (a new token), failed (refused or unreachable), cached (a call served by a token exchanged before).", []string{"server", "result"}, nil)
 	quarantinedDesc = prometheus.NewDesc("mcphub_pinning_quarantined_tools",
 		"Tools whose definition changed since it was pinned or looks like a prompt injection, by server (refused in mode enforce, reported in warn).", []string{"server"}, nil)
 )
@@ -66,6 +68,7 @@ func (c catalogCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upstreamToolsDesc
 	ch <- catalogDesc
 	ch <- quarantinedDesc
+	ch <- exchangesDesc
 }
 
 func (c catalogCollector) Collect(ch chan<- prometheus.Metric) {
@@ -80,6 +83,12 @@ func (c catalogCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, sv.Name, string(sv.Transport))
 		ch <- prometheus.MustNewConstMetric(upstreamToolsDesc, prometheus.GaugeValue, float64(len(sv.Tools)), sv.Name)
 		ch <- prometheus.MustNewConstMetric(quarantinedDesc, prometheus.GaugeValue, float64(quarantinedTools(sv)), sv.Name)
+		if sv.Exchanges != nil {
+			x, f, c := sv.Exchanges()
+			ch <- prometheus.MustNewConstMetric(exchangesDesc, prometheus.CounterValue, float64(x), sv.Name, "exchanged")
+			ch <- prometheus.MustNewConstMetric(exchangesDesc, prometheus.CounterValue, float64(f), sv.Name, "failed")
+			ch <- prometheus.MustNewConstMetric(exchangesDesc, prometheus.CounterValue, float64(c), sv.Name, "cached")
+		}
 	}
 	for st, n := range states {
 		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(n), string(st))

@@ -43,6 +43,10 @@ const (
 	Decision      = attribute.Key("mcp_hub.decision")
 	Outcome       = attribute.Key("mcp_hub.outcome")
 	Transport     = attribute.Key("mcp_hub.transport")
+	// UpstreamSubject and UpstreamActor are who an upstream with token
+	// exchange saw call: the sub and act.sub of the token minted for it.
+	UpstreamSubject = attribute.Key("mcp_hub.upstream.subject")
+	UpstreamActor   = attribute.Key("mcp_hub.upstream.actor")
 )
 
 // OperationExecuteTool is gen_ai.operation.name of a tools/call.

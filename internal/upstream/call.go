@@ -38,11 +38,17 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 
 // callOnce is Call without its span.
 func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
-	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
-		return cn.send(ctx, call)
-	})
+	ctx, b, err := c.onBehalf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return c.cred.result(res.(json.RawMessage))
+	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
+		res, err := cn.send(ctx, call)
+		return res, b.failed(c.spec.Name, err)
+	})
+	if err != nil {
+		return nil, b.errWithoutToken(err)
+	}
+	out, err := c.cred.result(res.(json.RawMessage))
+	return b.result(out), err
 }

@@ -27,7 +27,7 @@ import (
 // token is not known until it is fetched; oauthclient.Source adds it.
 func credentialValues(spec config.ServerSpec) []string {
 	vals := append([]string{spec.BearerToken.Reveal()}, secrets.OfEndpoint(spec.URL, spec.Headers)...)
-	if o := spec.OAuth; o != nil {
+	if o := spec.ClientCredentials(); o != nil {
 		vals = append(vals, o.ClientSecretValue.Reveal())
 	}
 	for _, v := range spec.Env {

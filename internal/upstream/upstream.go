@@ -41,6 +41,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 	"github.com/purko-io/mcp-hub/internal/upstream/relay"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // State is where a connection stands, as shown in listings and metrics.
@@ -148,6 +149,9 @@ type Client struct {
 	// that carry them and the redactor that keeps them out of every text
 	// that leaves the client (see redact.go).
 	cred credentials
+	// exchange trades each caller's token for one of this upstream's
+	// (spec.TokenExchange, package tokenexchange); nil without it.
+	exchange *tokenexchange.Exchanger
 	// loops checks every answer for a loop back to the hub (package loopcheck);
 	// nil without Options.Chain.
 	loops *loopcheck.Watch
@@ -227,7 +231,8 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
 	}
 	static := credentialValues(spec)
-	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static)
+	exchange, endpoint := newExchanger(spec, base, opts.ConnectTimeout)
+	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static, endpoint)
 	if oauth != nil {
 		opts.HTTPClient = oauthclient.Wrap(opts.HTTPClient, oauth)
 	}
@@ -237,6 +242,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
 		cred:     newCredentials(spec, static, oauth),
+		exchange: exchange,
 		loops:    loops,
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),

@@ -162,7 +162,7 @@ func (s *Source) watched(cfg *config.Config, name string) bool {
 		if srv.Token != nil && srv.Token.File != "" && name == filepath.Clean(srv.Token.File) {
 			return true
 		}
-		if o := srv.OAuth; o != nil && o.ClientSecret != nil && o.ClientSecret.File != "" && name == filepath.Clean(o.ClientSecret.File) {
+		if o := srv.ClientCredentials(); o != nil && o.ClientSecret != nil && o.ClientSecret.File != "" && name == filepath.Clean(o.ClientSecret.File) {
 			return true
 		}
 	}
@@ -178,7 +178,7 @@ func (s *Source) watchDirs(cfg *config.Config) map[string]bool {
 		if srv.Token != nil && srv.Token.File != "" {
 			dirs[filepath.Dir(srv.Token.File)] = true
 		}
-		if o := srv.OAuth; o != nil && o.ClientSecret != nil && o.ClientSecret.File != "" {
+		if o := srv.ClientCredentials(); o != nil && o.ClientSecret != nil && o.ClientSecret.File != "" {
 			dirs[filepath.Dir(o.ClientSecret.File)] = true
 		}
 	}

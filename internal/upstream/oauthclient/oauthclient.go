@@ -7,6 +7,7 @@
 package oauthclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,9 @@ type Source struct {
 	close    context.CancelFunc
 	early    time.Duration // how long before expiry a token is replaced (0: oauth2's 10s)
 	static   []string      // the upstream's static credentials, for the redactor
+	// endpoint finds the token endpoint on each fetch when the settings
+	// name an issuer instead (token exchange's issuer); nil: cfg.TokenURL.
+	endpoint func(context.Context) (string, error)
 
 	mu      sync.Mutex
 	cache   oauth2.TokenSource // a ReuseTokenSource over fetcher
@@ -65,13 +69,15 @@ type Source struct {
 	fetches    atomic.Uint64 // token requests sent, for tests and logs
 }
 
-// New returns the token source of spec, or nil when spec has no OAuth.
-// base is the transport token requests go through (the shared pool);
-// timeout bounds each of them; early is how long before its expiry a
-// token is replaced (0: oauth2's 10s); static are the upstream's static
-// credentials, which the redactor removes too.
-func New(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Duration, static []string) *Source {
-	o := spec.OAuth
+// New returns the token source of spec, or nil when the hub gets no token
+// of its own for it (spec.ClientCredentials). base is the transport token
+// requests go through (the shared pool); timeout bounds each of them;
+// early is how long before its expiry a token is replaced (0: oauth2's
+// 10s); static are the upstream's static credentials, which the redactor
+// removes too. endpoint, when not nil, finds the token endpoint (the
+// settings name an issuer, not a token URL).
+func New(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Duration, static []string, endpoint func(context.Context) (string, error)) *Source {
+	o := spec.ClientCredentials()
 	if o == nil {
 		return nil
 	}
@@ -95,7 +101,7 @@ func New(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Dur
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Source{
 		server:   spec.Name,
-		tokenURL: secrets.URLForMessage(o.TokenURL),
+		tokenURL: secrets.URLForMessage(cmp.Or(o.TokenURL, issuerOf(spec))),
 		cfg: &clientcredentials.Config{
 			ClientID:       o.ClientID,
 			ClientSecret:   o.ClientSecretValue.Reveal(),
@@ -108,10 +114,20 @@ func New(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Dur
 		close:    cancel,
 		early:    early,
 		static:   static,
+		endpoint: endpoint,
 	}
 	s.cache = oauth2.ReuseTokenSourceWithExpiry(nil, fetcher{s}, s.early)
 	s.redactor.Store(secrets.NewRedactor(static...))
 	return s
+}
+
+// issuerOf is the issuer a token exchange finds its endpoint at, for
+// messages when the settings name no token URL.
+func issuerOf(spec config.ServerSpec) string {
+	if spec.TokenExchange != nil {
+		return spec.TokenExchange.Issuer
+	}
+	return ""
 }
 
 // Token returns a valid access token, fetching one when the cached one is
@@ -155,7 +171,17 @@ type fetcher struct{ s *Source }
 func (f fetcher) Token() (*oauth2.Token, error) {
 	s := f.s
 	s.fetches.Add(1)
-	tok, err := s.cfg.Token(s.fetchCtx)
+	cfg := s.cfg
+	if s.endpoint != nil {
+		u, err := s.endpoint(s.fetchCtx)
+		if err != nil {
+			return nil, &TokenError{Server: s.server, TokenURL: s.tokenURL, Reason: err.Error(), err: err}
+		}
+		c := *cfg
+		c.TokenURL = u
+		cfg = &c
+	}
+	tok, err := cfg.Token(s.fetchCtx)
 	if err != nil {
 		return nil, &TokenError{Server: s.server, TokenURL: s.tokenURL, Reason: s.redactor.Load().String(tokenFailure(err)), err: err}
 	}
@@ -223,6 +249,15 @@ type oauthTransport struct {
 }
 
 func (t oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if ct, ok := req.Context().Value(callTokenKey{}).(*callToken); ok {
+		r := req.Clone(req.Context())
+		r.Header.Set("Authorization", "Bearer "+ct.token)
+		resp, err := t.next.RoundTrip(r)
+		if err == nil && resp.StatusCode == http.StatusUnauthorized && ct.refused != nil {
+			ct.refused()
+		}
+		return resp, err
+	}
 	tok, err := t.src.Token()
 	if err != nil {
 		if req.Body != nil {
@@ -249,4 +284,21 @@ func Wrap(hc *http.Client, src *Source) *http.Client {
 	}
 	c.Transport = oauthTransport{src: src, next: next}
 	return &c
+}
+
+// A call made on a caller's behalf (token exchange) carries a token of its
+// own: the requests made under its context send it in place of the hub's,
+// and a 401 drops it, not the hub's.
+type callToken struct {
+	token   string
+	refused func()
+}
+
+type callTokenKey struct{}
+
+// WithCallToken makes the requests sent under ctx carry token instead of
+// the hub's own; refused, when not nil, runs when the upstream answers one
+// of them 401.
+func WithCallToken(ctx context.Context, token string, refused func()) context.Context {
+	return context.WithValue(ctx, callTokenKey{}, &callToken{token: token, refused: refused})
 }
