@@ -26,7 +26,7 @@ run: build
 # reference server and the official TypeScript SDK client; and for the
 # conformance tests: the official MCP conformance suite with the Node 22 it
 # needs, plus go-sdk's conformance everything-server.
-test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger hydra chromium goreleaser actionlint cyclonedx-gomod
+test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger hydra idp chromium goreleaser actionlint cyclonedx-gomod
 
 # Debian's chromium, the headless browser of the web console's test
 # (test/console, driven with chromedp). Installed when missing: CI runs as
@@ -71,6 +71,14 @@ jaeger:
 .PHONY: hydra
 hydra:
 	hack/hydra.sh >/dev/null
+
+# hack/idp, the RFC 8693 token exchange service the tests of issue 24 run
+# (internal/hubtest/idp), on zitadel/oidc; a module of its own, built into
+# ~/.cache/mcp-hub once per change of its sources (40-65 s on a
+# fresh 2-core machine).
+.PHONY: idp
+idp:
+	hack/idp.sh >/dev/null
 
 # GoReleaser v2, the release tool (.goreleaser.yaml), actionlint, the
 # checker of .github/workflows, and cyclonedx-gomod, the SBOM writer, built

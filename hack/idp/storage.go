@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// storage is the op.Storage of the provider: the configured clients, one
+// RSA signing key made at start, and the policy of both grants. Nothing is
+// stored per token: access tokens are JWTs, verified by signature alone,
+// and the fields never change after newStorage, so no lock is needed.
+//
+// zitadel returns a storage error that is not an *oidc.Error to the client
+// as server_error (500) with the error's text as description, so every
+// refusal here is an *oidc.Error.
+type storage struct {
+	clients map[string]*client
+	key     *rsa.PrivateKey
+	keyID   string
+	ttl     time.Duration
+	// verifier is the provider's access token verifier (signature with
+	// our key, issuer from the request, expiry), set once the provider
+	// exists: the provider needs the storage first.
+	verifier func(context.Context) *op.AccessTokenVerifier
+}
+
+var (
+	_ op.Storage                            = (*storage)(nil)
+	_ op.ClientCredentialsStorage           = (*storage)(nil)
+	_ op.TokenExchangeStorage               = (*storage)(nil)
+	_ op.TokenExchangeTokensVerifierStorage = (*storage)(nil)
+)
+
+func newStorage(clients []ClientConfig, ttl time.Duration) (*storage, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("make the signing key: %w", err)
+	}
+	s := &storage{clients: map[string]*client{}, key: key, keyID: randomID(), ttl: ttl}
+	for i, c := range clients {
+		if c.ID == "" || c.Secret == "" {
+			return nil, fmt.Errorf("config: client %d needs an id and a secret", i)
+		}
+		if _, dup := s.clients[c.ID]; dup {
+			return nil, fmt.Errorf("config: client %q twice", c.ID)
+		}
+		grants := make([]oidc.GrantType, 0, len(c.Grants))
+		for _, g := range c.Grants {
+			switch gt := oidc.GrantType(g); gt {
+			case oidc.GrantTypeClientCredentials, oidc.GrantTypeTokenExchange:
+				grants = append(grants, gt)
+			default:
+				return nil, fmt.Errorf("config: client %q: grant %q is not supported", c.ID, g)
+			}
+		}
+		s.clients[c.ID] = &client{id: c.ID, secret: c.Secret, grants: grants,
+			audiences: slices.Clone(c.Audiences), scopes: slices.Clone(c.Scopes), ttl: ttl}
+	}
+	return s, nil
+}
+
+// verifyAccessToken verifies a JWT access token of this issuer.
+func (s *storage) verifyAccessToken(ctx context.Context, token string) (*oidc.AccessTokenClaims, error) {
+	return op.VerifyAccessToken[*oidc.AccessTokenClaims](ctx, token, s.verifier(ctx))
+}
+
+// authenticate checks a client's secret in constant time. Errors name the
+// client, never the secret.
+func (s *storage) authenticate(clientID, secret string) (*client, error) {
+	c, ok := s.clients[clientID]
+	if !ok {
+		return nil, fmt.Errorf("unknown client %q", clientID)
+	}
+	if subtle.ConstantTimeCompare([]byte(c.secret), []byte(secret)) != 1 {
+		return nil, fmt.Errorf("wrong secret for client %q", clientID)
+	}
+	return c, nil
+}
+
+// checkScopes refuses scopes the client may not request (invalid_scope).
+func checkScopes(c *client, scopes []string) error {
+	for _, sc := range scopes {
+		if !slices.Contains(c.scopes, sc) {
+			return oidc.ErrInvalidScope().WithDescription("scope %q is not allowed for client %q", sc, c.id)
+		}
+	}
+	return nil
+}
+
+// clientCredentialsRequest is the token request of a client credentials
+// grant: the client is the subject; any audience may be named, the
+// client's own id being the default (zitadel's, for an empty audience).
+func (s *storage) clientCredentialsRequest(clientID string, scopes, audience []string) (*tokenRequest, error) {
+	c, ok := s.clients[clientID]
+	if !ok {
+		return nil, oidc.ErrInvalidClient()
+	}
+	if err := checkScopes(c, scopes); err != nil {
+		return nil, err
+	}
+	return &tokenRequest{subject: clientID, audience: audience, scopes: scopes}, nil
+}
+
+// tokenRequest is an op.TokenRequest of the client credentials grant.
+type tokenRequest struct {
+	subject          string
+	audience, scopes []string
+}
+
+func (r *tokenRequest) GetSubject() string    { return r.subject }
+func (r *tokenRequest) GetAudience() []string { return r.audience }
+func (r *tokenRequest) GetScopes() []string   { return r.scopes }
+
+// scopeClaims are the private claims of an access token: its scope, which
+// zitadel's JWT leaves out of the claims it fills itself.
+func scopeClaims(scopes []string) map[string]any {
+	claims := map[string]any{}
+	if len(scopes) > 0 {
+		claims["scope"] = strings.Join(scopes, " ")
+	}
+	return claims
+}
+
+// --- op.ClientCredentialsStorage
+
+// ClientCredentials authenticates a client of the client credentials
+// grant; zitadel then checks that the client has the grant. Unlike
+// AuthorizeClientIDSecret's, its error reaches the client as it is
+// (LegacyServer.VerifyClient does not wrap it): a plain error would be a
+// server_error (500) carrying the error's text.
+func (s *storage) ClientCredentials(_ context.Context, clientID, secret string) (op.Client, error) {
+	c, err := s.authenticate(clientID, secret)
+	if err != nil {
+		return nil, oidc.ErrInvalidClient().WithDescription("invalid client_id / client_secret").WithParent(err)
+	}
+	return c, nil
+}
+
+// ClientCredentialsTokenRequest is what zitadel's own client credentials
+// handler would use; server.ClientCredentialsExchange replaces it, to keep
+// the audience parameter.
+func (s *storage) ClientCredentialsTokenRequest(_ context.Context, clientID string, scopes []string) (op.TokenRequest, error) {
+	return s.clientCredentialsRequest(clientID, scopes, nil)
+}
+
+// --- op.TokenExchangeStorage
+//
+// By the time zitadel calls these, it has authenticated the client,
+// checked that the client has the token exchange grant (unauthorized_client
+// otherwise), and verified the subject token (signature, issuer, expiry) and
+// put its sub and claims in the request. What it leaves to the storage: the
+// requested token type's default, which targets and scopes the client may
+// ask for, and the claims of the issued token beyond iss, sub, aud, exp,
+// iat, nbf, jti and client_id.
+
+// ValidateTokenExchangeRequest applies the client's policy: only access
+// tokens are issued; every target (audience, to which the server added the
+// resources) must be one of the client's (invalid_target) and every scope
+// one of its scopes (invalid_scope).
+func (s *storage) ValidateTokenExchangeRequest(_ context.Context, req op.TokenExchangeRequest) error {
+	c, ok := s.clients[req.GetClientID()]
+	if !ok {
+		return oidc.ErrInvalidClient()
+	}
+	switch req.GetRequestedTokenType() {
+	case "":
+		req.SetRequestedTokenType(oidc.AccessTokenType)
+	case oidc.AccessTokenType:
+	default:
+		return oidc.ErrInvalidRequest().WithDescription("requested_token_type %s is not issued: only access tokens are", req.GetRequestedTokenType())
+	}
+	targets := req.GetAudience()
+	if len(targets) == 0 {
+		return oidc.ErrInvalidRequest().WithDescription("audience or resource is required")
+	}
+	for _, t := range targets {
+		if !slices.Contains(c.audiences, t) {
+			return oidc.ErrInvalidTarget().WithDescription("target %q is not allowed for client %q", t, c.id)
+		}
+	}
+	return checkScopes(c, req.GetScopes())
+}
+
+// CreateTokenExchangeRequest would store the request for an audit; the
+// only record kept is the count in the server.
+func (s *storage) CreateTokenExchangeRequest(context.Context, op.TokenExchangeRequest) error {
+	return nil
+}
+
+// GetPrivateClaimsFromTokenExchangeRequest adds the scope and the actor:
+// act.sub is the client that exchanged the token (RFC 8693 section 4.1).
+func (s *storage) GetPrivateClaimsFromTokenExchangeRequest(_ context.Context, req op.TokenExchangeRequest) (map[string]any, error) {
+	claims := scopeClaims(req.GetScopes())
+	claims["act"] = map[string]any{"sub": req.GetClientID()}
+	return claims, nil
+}
+
+// SetUserinfoFromTokenExchangeRequest is for ID tokens, which are never
+// issued (ValidateTokenExchangeRequest refuses them).
+func (s *storage) SetUserinfoFromTokenExchangeRequest(context.Context, *oidc.UserInfo, op.TokenExchangeRequest) error {
+	return oidc.ErrInvalidRequest().WithDescription("id tokens are not issued")
+}
+
+// --- op.TokenExchangeTokensVerifierStorage
+
+// VerifyExchangeSubjectToken verifies subject tokens of the type zitadel
+// does not know how to verify itself: urn:ietf:params:oauth:token-type:jwt,
+// which ours are. (Its error is dropped: zitadel answers invalid_request.)
+func (s *storage) VerifyExchangeSubjectToken(ctx context.Context, token string, tokenType oidc.TokenType) (string, string, map[string]any, error) {
+	if tokenType != oidc.JWTTokenType {
+		return "", "", nil, fmt.Errorf("subject token type %s is not verified here", tokenType)
+	}
+	claims, err := s.verifyAccessToken(ctx, token)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return claims.JWTID, claims.Subject, claims.Claims, nil
+}
+
+// VerifyExchangeActorToken refuses every actor token: the exchanging client
+// is the actor.
+func (s *storage) VerifyExchangeActorToken(context.Context, string, oidc.TokenType) (string, string, map[string]any, error) {
+	return "", "", nil, errors.New("actor tokens are not supported")
+}
+
+// --- op.AuthStorage: tokens and keys
+
+// CreateAccessToken names the token and sets its expiry; zitadel signs it.
+func (s *storage) CreateAccessToken(context.Context, op.TokenRequest) (string, time.Time, error) {
+	return randomID(), time.Now().Add(s.ttl), nil
+}
+
+func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
+	return signingKey{id: s.keyID, key: s.key}, nil
+}
+
+func (s *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{jose.RS256}, nil
+}
+
+func (s *storage) KeySet(context.Context) ([]op.Key, error) {
+	return []op.Key{publicKey{id: s.keyID, key: &s.key.PublicKey}}, nil
+}
+
+// --- op.OPStorage
+
+func (s *storage) GetClientByClientID(_ context.Context, clientID string) (op.Client, error) {
+	c, ok := s.clients[clientID]
+	if !ok {
+		return nil, fmt.Errorf("unknown client %q", clientID)
+	}
+	return c, nil
+}
+
+func (s *storage) AuthorizeClientIDSecret(_ context.Context, clientID, secret string) error {
+	_, err := s.authenticate(clientID, secret)
+	return err
+}
+
+// GetPrivateClaimsFromScopes gives client credentials tokens their scope.
+func (s *storage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
+	return scopeClaims(scopes), nil
+}
+
+func (s *storage) Health(context.Context) error { return nil }
+
+// --- The rest of op.Storage: flows this server does not offer (no users,
+// no authorization code, no refresh tokens, no ID tokens, no JWT profile).
+// zitadel calls none of them for the two grants above.
+
+// unsupported is the answer of each: a new error every time, as
+// *oidc.Error's With* methods change the error they are called on.
+func unsupported() *oidc.Error {
+	return oidc.ErrUnsupportedGrantType().WithDescription("only client_credentials and token exchange are offered")
+}
+
+func (s *storage) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
+	return nil, unsupported()
+}
+func (s *storage) AuthRequestByID(context.Context, string) (op.AuthRequest, error) {
+	return nil, unsupported()
+}
+func (s *storage) AuthRequestByCode(context.Context, string) (op.AuthRequest, error) {
+	return nil, unsupported()
+}
+func (s *storage) SaveAuthCode(context.Context, string, string) error { return unsupported() }
+func (s *storage) DeleteAuthRequest(context.Context, string) error    { return unsupported() }
+func (s *storage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
+	return "", "", time.Time{}, unsupported()
+}
+func (s *storage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
+	return nil, unsupported()
+}
+func (s *storage) TerminateSession(context.Context, string, string) error { return unsupported() }
+func (s *storage) RevokeToken(context.Context, string, string, string) *oidc.Error {
+	return unsupported()
+}
+func (s *storage) GetRefreshTokenInfo(context.Context, string, string) (string, string, error) {
+	return "", "", op.ErrInvalidRefreshToken
+}
+func (s *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
+	return nil
+}
+func (s *storage) SetUserinfoFromToken(context.Context, *oidc.UserInfo, string, string, string) error {
+	return unsupported()
+}
+func (s *storage) SetIntrospectionFromToken(context.Context, *oidc.IntrospectionResponse, string, string, string) error {
+	return unsupported()
+}
+func (s *storage) GetKeyByIDAndClientID(context.Context, string, string) (*jose.JSONWebKey, error) {
+	return nil, unsupported()
+}
+func (s *storage) ValidateJWTProfileScopes(context.Context, string, []string) ([]string, error) {
+	return nil, unsupported()
+}
+
+// client is a configured client as zitadel sees it: confidential, with
+// JWT access tokens, authenticating with its secret (client_secret_basic
+// or client_secret_post; zitadel accepts either for a basic client).
+type client struct {
+	id, secret        string
+	grants            []oidc.GrantType
+	audiences, scopes []string
+	ttl               time.Duration
+}
+
+var _ op.Client = (*client)(nil)
+
+func (c *client) GetID() string                        { return c.id }
+func (c *client) RedirectURIs() []string               { return nil }
+func (c *client) PostLogoutRedirectURIs() []string     { return nil }
+func (c *client) ApplicationType() op.ApplicationType  { return op.ApplicationTypeWeb }
+func (c *client) AuthMethod() oidc.AuthMethod          { return oidc.AuthMethodBasic }
+func (c *client) ResponseTypes() []oidc.ResponseType   { return nil }
+func (c *client) GrantTypes() []oidc.GrantType         { return c.grants }
+func (c *client) LoginURL(string) string               { return "" }
+func (c *client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
+func (c *client) IDTokenLifetime() time.Duration       { return c.ttl }
+func (c *client) DevMode() bool                        { return false }
+func (c *client) IsScopeAllowed(scope string) bool     { return slices.Contains(c.scopes, scope) }
+func (c *client) IDTokenUserinfoClaimsAssertion() bool { return false }
+func (c *client) ClockSkew() time.Duration             { return 0 }
+func (c *client) RestrictAdditionalIdTokenScopes() func([]string) []string {
+	return func(scopes []string) []string { return scopes }
+}
+func (c *client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
+	return func(scopes []string) []string { return scopes }
+}
+
+// signingKey is the private half of the key, for zitadel's signer.
+type signingKey struct {
+	id  string
+	key *rsa.PrivateKey
+}
+
+func (k signingKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k signingKey) Key() any                                    { return k.key }
+func (k signingKey) ID() string                                  { return k.id }
+
+// publicKey is the public half, for the JWKS and the verifier.
+type publicKey struct {
+	id  string
+	key *rsa.PublicKey
+}
+
+func (k publicKey) ID() string                         { return k.id }
+func (k publicKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k publicKey) Use() string                        { return "sig" }
+func (k publicKey) Key() any                           { return k.key }
+
+// randomID is a random 128-bit hex id (key ids, token ids).
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,517 @@
+package idp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwt"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The test's parties: alice calls the hub with her own token; the hub
+// exchanges it for one for the upstream.
+const (
+	hubAudience      = "http://127.0.0.1:9/mcp"    // what alice's tokens are for
+	upstreamAudience = "https://upstream.test/mcp" // what the hub exchanges them for
+)
+
+var (
+	alice = Client{ID: "alice", Secret: "alice-secret-0123456789", Scopes: []string{"mcp:tools"}}
+	hub   = Client{ID: "hub", Secret: "hub-secret-0123456789", Exchange: true,
+		Audiences: []string{upstreamAudience, "https://other.test/mcp"}, Scopes: []string{"tools", "read"}}
+)
+
+// TestClientCredentials gets a client credentials token and checks its
+// claims, its signature against the JWKS, and the discovery document.
+func TestClientCredentials(t *testing.T) {
+	s := Start(t, Options{Clients: []Client{alice, hub}, AccessTokenTTL: 90 * time.Second})
+
+	d := s.Discovery()
+	if !strings.HasPrefix(s.Issuer(), "http://127.0.0.1:") || s.TokenURL() != s.Issuer()+"/oauth/token" || s.JWKSURL() != s.Issuer()+"/keys" {
+		t.Errorf("issuer %s, token %s, jwks %s", s.Issuer(), s.TokenURL(), s.JWKSURL())
+	}
+	if grants := strings.Join(strings.Fields(toString(d["grant_types_supported"])), " "); grants != "client_credentials "+GrantTokenExchange {
+		t.Errorf("grant_types_supported %v", d["grant_types_supported"])
+	}
+
+	for _, tc := range []struct {
+		name     string
+		audience string
+		scopes   []string
+		wantAud  []string
+	}{
+		{name: "audience", audience: hubAudience, scopes: []string{"mcp:tools"}, wantAud: []string{hubAudience}},
+		{name: "no audience", wantAud: []string{"alice"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := s.ClientToken(t, alice.ID, alice.Secret, tc.audience, tc.scopes...)
+			header, claims := decode(t, tok)
+			verify(t, s, tok)
+			if header["alg"] != "RS256" || header["kid"] == nil {
+				t.Errorf("header %v", header)
+			}
+			if claims["iss"] != s.Issuer() || claims["sub"] != "alice" || claims["client_id"] != "alice" {
+				t.Errorf("iss %v sub %v client_id %v", claims["iss"], claims["sub"], claims["client_id"])
+			}
+			if aud := strs(claims["aud"]); !slices.Equal(aud, tc.wantAud) {
+				t.Errorf("aud %v, want %v", aud, tc.wantAud)
+			}
+			if claims["scope"] != optional(strings.Join(tc.scopes, " ")) {
+				t.Errorf("scope %v, want %q", claims["scope"], tc.scopes)
+			}
+			if claims["act"] != nil {
+				t.Errorf("act %v in a client credentials token", claims["act"])
+			}
+			if life := lifetime(t, claims); life != 90*time.Second {
+				t.Errorf("lifetime %v, want 90s", life)
+			}
+		})
+	}
+
+	// RFC 8707's resource is a target too; one named twice is one audience.
+	resp := token(t, s, alice.ID, alice.Secret, url.Values{"grant_type": {GrantClientCredentials},
+		"resource": {hubAudience}, "audience": {hubAudience + " https://other.test/mcp"}})
+	if _, claims := decode(t, resp.AccessToken); !slices.Equal(strs(claims["aud"]), []string{hubAudience, "https://other.test/mcp"}) {
+		t.Errorf("aud with audience and resource: %v", claims["aud"])
+	}
+
+	// Refusals of the grant itself.
+	for _, tc := range []struct {
+		name, id, secret, scope string
+		status                  int
+		err                     string
+	}{
+		{name: "wrong secret", id: "alice", secret: "nope", status: 401, err: "invalid_client"},
+		{name: "unknown client", id: "mallory", secret: "x", status: 401, err: "invalid_client"},
+		{name: "scope not allowed", id: "alice", secret: alice.Secret, scope: "tools", status: 400, err: "invalid_scope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			form := url.Values{"grant_type": {GrantClientCredentials}}
+			if tc.scope != "" {
+				form.Set("scope", tc.scope)
+			}
+			resp := token(t, s, tc.id, tc.secret, form)
+			if resp.Status != tc.status || resp.Error != tc.err || resp.AccessToken != "" {
+				t.Errorf("got %d %q (%s), want %d %q", resp.Status, resp.Error, resp.ErrorDescription, tc.status, tc.err)
+			}
+		})
+	}
+}
+
+// TestTokenExchange exchanges alice's token as the hub: the issued token
+// is alice's (sub), says the hub acted (act.sub), and is for the target
+// only; every refusal has RFC 8693's or RFC 6749's error code. Stats count
+// the successful grants of each kind.
+func TestTokenExchange(t *testing.T) {
+	bob := Client{ID: "bob", Secret: "bob-secret-0123456789", Audiences: []string{upstreamAudience}, Scopes: []string{"tools"}} // no exchange grant
+	s := Start(t, Options{Clients: []Client{alice, hub, bob}})
+	subject := s.ClientToken(t, alice.ID, alice.Secret, hubAudience, "mcp:tools")
+
+	// Tokens the service must not accept as subjects: an expired one of
+	// its own, and a valid one of another service.
+	short := Start(t, Options{Clients: []Client{alice}, AccessTokenTTL: time.Second})
+	expired := short.ClientToken(t, alice.ID, alice.Secret, hubAudience)
+	other := Start(t, Options{Clients: []Client{alice}})
+	foreign := other.ClientToken(t, alice.ID, alice.Secret, hubAudience)
+	_, claims := decode(t, expired)
+	// exp is in whole seconds, and a token is expired once now is past it.
+	time.Sleep(time.Until(time.Unix(int64(claims["exp"].(float64)), 0).Add(1100 * time.Millisecond)))
+
+	exchange := func(mod func(url.Values)) url.Values {
+		form := url.Values{
+			"grant_type":         {GrantTokenExchange},
+			"subject_token":      {subject},
+			"subject_token_type": {TokenTypeAccessToken},
+			"audience":           {upstreamAudience},
+		}
+		if mod != nil {
+			mod(form)
+		}
+		return form
+	}
+	post := func(form url.Values) url.Values { // client_secret_post
+		form.Set("client_id", hub.ID)
+		form.Set("client_secret", hub.Secret)
+		return form
+	}
+	for _, tc := range []struct {
+		name     string
+		id       string // Basic auth as; "" for a client_secret_post form
+		secret   string // the id's own when empty
+		form     url.Values
+		status   int
+		err      string
+		wantAud  []string
+		wantScop string
+	}{
+		{name: "audience", id: "hub", form: exchange(nil), status: 200, wantAud: []string{upstreamAudience}},
+		{name: "resource and scope", id: "hub", form: exchange(func(f url.Values) {
+			f.Del("audience")
+			f.Set("resource", upstreamAudience)
+			f.Set("scope", "tools read")
+		}), status: 200, wantAud: []string{upstreamAudience}, wantScop: "tools read"},
+		{name: "audience and resource, client_secret_post, jwt type", form: post(exchange(func(f url.Values) {
+			f.Set("resource", "https://other.test/mcp")
+			f.Set("subject_token_type", TokenTypeJWT)
+			f.Set("requested_token_type", TokenTypeAccessToken)
+		})), status: 200, wantAud: []string{upstreamAudience, "https://other.test/mcp"}},
+		{name: "audience not allowed", id: "hub", form: exchange(func(f url.Values) { f.Set("audience", hubAudience) }),
+			status: 400, err: "invalid_target"},
+		{name: "resource not allowed", id: "hub", form: exchange(func(f url.Values) { f.Set("resource", "https://evil.test/mcp") }),
+			status: 400, err: "invalid_target"},
+		{name: "no target", id: "hub", form: exchange(func(f url.Values) { f.Del("audience") }), status: 400, err: "invalid_request"},
+		{name: "scope not allowed", id: "hub", form: exchange(func(f url.Values) { f.Set("scope", "tools admin") }),
+			status: 400, err: "invalid_scope"},
+		{name: "garbage subject token", id: "hub", form: exchange(func(f url.Values) { f.Set("subject_token", "not-a-token") }),
+			status: 400, err: "invalid_grant"},
+		{name: "tampered subject token", id: "hub", form: exchange(func(f url.Values) { f.Set("subject_token", tamper(t, subject)) }),
+			status: 400, err: "invalid_grant"},
+		{name: "expired subject token", id: "hub", form: exchange(func(f url.Values) { f.Set("subject_token", expired) }),
+			status: 400, err: "invalid_grant"},
+		{name: "subject token of another issuer", id: "hub", form: exchange(func(f url.Values) { f.Set("subject_token", foreign) }),
+			status: 400, err: "invalid_grant"},
+		{name: "id_token subject type", id: "hub", form: exchange(func(f url.Values) {
+			f.Set("subject_token_type", "urn:ietf:params:oauth:token-type:id_token")
+		}), status: 400, err: "invalid_request"},
+		{name: "refresh token requested", id: "hub", form: exchange(func(f url.Values) {
+			f.Set("requested_token_type", "urn:ietf:params:oauth:token-type:refresh_token")
+		}), status: 400, err: "invalid_request"},
+		{name: "client without the exchange grant", id: "bob", form: exchange(nil), status: 400, err: "unauthorized_client"},
+		{name: "wrong secret", id: "hub", secret: "nope", form: exchange(nil), status: 401, err: "invalid_client"},
+		{name: "wrong secret, client_secret_post", form: exchange(func(f url.Values) {
+			f.Set("client_id", hub.ID)
+			f.Set("client_secret", "nope")
+		}), status: 401, err: "invalid_client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			secret := tc.secret
+			if secret == "" {
+				secret = map[string]string{"hub": hub.Secret, "bob": bob.Secret}[tc.id]
+			}
+			resp := token(t, s, tc.id, secret, tc.form)
+			if resp.Status != tc.status || resp.Error != tc.err {
+				t.Fatalf("got %d %q (%s), want %d %q", resp.Status, resp.Error, resp.ErrorDescription, tc.status, tc.err)
+			}
+			if tc.err != "" {
+				if resp.AccessToken != "" {
+					t.Fatal("a refusal carries a token")
+				}
+				if strings.Contains(resp.ErrorDescription, hub.Secret) || strings.Contains(resp.ErrorDescription, subject) {
+					t.Fatalf("the error description holds a secret or the token: %s", resp.ErrorDescription)
+				}
+				return
+			}
+			if resp.IssuedTokenType != TokenTypeAccessToken || !strings.EqualFold(resp.TokenType, "bearer") || resp.ExpiresIn <= 0 {
+				t.Errorf("issued_token_type %q token_type %q expires_in %d", resp.IssuedTokenType, resp.TokenType, resp.ExpiresIn)
+			}
+			_, claims := decode(t, resp.AccessToken)
+			verify(t, s, resp.AccessToken)
+			act, _ := claims["act"].(map[string]any)
+			if claims["sub"] != "alice" || act["sub"] != "hub" || claims["client_id"] != "hub" || claims["iss"] != s.Issuer() {
+				t.Errorf("sub %v act %v client_id %v iss %v", claims["sub"], claims["act"], claims["client_id"], claims["iss"])
+			}
+			if aud := strs(claims["aud"]); !slices.Equal(aud, tc.wantAud) {
+				t.Errorf("aud %v, want %v", aud, tc.wantAud)
+			}
+			if claims["scope"] != optional(tc.wantScop) || resp.Scope != tc.wantScop {
+				t.Errorf("scope claim %v, response %q, want %q", claims["scope"], resp.Scope, tc.wantScop)
+			}
+			if life := lifetime(t, claims); life != 5*time.Minute {
+				t.Errorf("lifetime %v, want the default 5m", life)
+			}
+		})
+	}
+
+	// An exchanged token is itself a subject token: exchanged again, the
+	// actor is the client that exchanged last.
+	first := token(t, s, "hub", hub.Secret, exchange(nil))
+	again := token(t, s, "hub", hub.Secret, exchange(func(f url.Values) {
+		f.Set("subject_token", first.AccessToken)
+		f.Set("audience", "https://other.test/mcp")
+	}))
+	if _, c := decode(t, again.AccessToken); again.Status != 200 || c["sub"] != "alice" {
+		t.Errorf("exchange of an exchanged token: %d %s, sub %v", again.Status, again.Error, c["sub"])
+	}
+
+	// 3 table exchanges and these 2; alice's one client credentials token
+	// here (expired and foreign came from other services).
+	if ex, cc := s.Stats(t); ex != 5 || cc != 1 {
+		t.Errorf("stats: %d exchanges, %d client credentials; want 5 and 1", ex, cc)
+	}
+	if ex, cc := short.Stats(t); ex != 0 || cc != 1 {
+		t.Errorf("short's stats: %d exchanges, %d client credentials; want 0 and 1", ex, cc)
+	}
+}
+
+// TestUpstream calls the upstream with an exchanged token, which it
+// accepts, and with the caller's own, whose audience is the hub's, which
+// it refuses; it records both.
+func TestUpstream(t *testing.T) {
+	s := Start(t, Options{Clients: []Client{alice, hub}})
+	up := StartUpstream(t, s, upstreamAudience)
+	own := s.ClientToken(t, alice.ID, alice.Secret, hubAudience, "mcp:tools")
+	resp := token(t, s, "hub", hub.Secret, url.Values{
+		"grant_type": {GrantTokenExchange}, "subject_token": {own},
+		"subject_token_type": {TokenTypeAccessToken}, "resource": {upstreamAudience},
+	})
+	if resp.Status != 200 {
+		t.Fatalf("exchange: %d %s: %s", resp.Status, resp.Error, resp.ErrorDescription)
+	}
+	exchanged := resp.AccessToken
+
+	c := dial(t, up.URL, exchanged)
+	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	for _, tool := range tools.Tools {
+		if ro := tool.Annotations.ReadOnlyHint; (tool.Name == "whoami") != (ro != nil && *ro) {
+			t.Errorf("tool %s readOnlyHint %v", tool.Name, ro)
+		}
+	}
+	if text := callText(t, c, "whoami", nil); text != "subject=alice actor=hub" {
+		t.Errorf("whoami: %q", text)
+	}
+	if text := callText(t, c, "echo", map[string]any{"text": "hi"}); text != "hi" {
+		t.Errorf("echo: %q", text)
+	}
+
+	// alice's own token: signed by the same service, but not for the upstream.
+	tr, err := transport.NewStreamableHTTP(up.URL, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + own}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := client.NewClient(tr)
+	t.Cleanup(func() { _ = refused.Close() })
+	if err := refused.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := refused.Initialize(ctx, mcp.InitializeRequest{}); err == nil {
+		t.Fatal("the caller's own token was accepted upstream")
+	}
+
+	// Without a token, and with a bad one: the challenges.
+	for _, tc := range []struct{ name, auth, want string }{
+		{"no token", "", `Bearer realm="idp-upstream"`},
+		{"alice's own token", "Bearer " + own, `error="invalid_token"`},
+		{"garbage", "Bearer garbage", `error="invalid_token"`},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, up.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if got := r.Header.Get("WWW-Authenticate"); r.StatusCode != 401 || !strings.Contains(got, tc.want) || strings.Contains(got, own) {
+			t.Errorf("%s: %s, WWW-Authenticate %q", tc.name, r.Status, got)
+		}
+	}
+
+	var accepted, refusedOwn, methods []string
+	for _, seen := range up.Seen() {
+		switch {
+		case seen.Token == exchanged && seen.Status/100 == 2:
+			if seen.Subject != "alice" || seen.Actor != "hub" || !slices.Equal(seen.Audience, []string{upstreamAudience}) {
+				t.Errorf("accepted request seen as %+v", redacted(seen))
+			}
+			accepted = append(accepted, seen.Method)
+		case seen.Token == own:
+			if seen.Status != 401 || seen.Subject != "alice" || seen.Actor != "" || !slices.Equal(seen.Audience, []string{hubAudience}) {
+				t.Errorf("own token seen as %+v", redacted(seen))
+			}
+			refusedOwn = append(refusedOwn, seen.Method)
+		case seen.Token == "" || seen.Token == "garbage":
+			if seen.Status != 401 || seen.Subject != "" {
+				t.Errorf("tokenless request seen as %+v", redacted(seen))
+			}
+		default:
+			t.Errorf("unexpected request %+v", redacted(seen))
+		}
+		methods = append(methods, seen.HTTPMethod+" "+seen.Method)
+	}
+	t.Logf("requests: %q", methods)
+	// mcp-go's client opens with server/discover (2026-07-28) and falls
+	// back to initialize.
+	handshake := func(ms []string) bool {
+		return slices.Contains(ms, "server/discover") || slices.Contains(ms, "initialize")
+	}
+	if !handshake(accepted) || !slices.Contains(accepted, "tools/list") || !slices.Contains(accepted, "tools/call") {
+		t.Errorf("accepted requests %q lack the handshake, tools/list or tools/call", accepted)
+	}
+	if !handshake(refusedOwn) {
+		t.Errorf("the refused handshake with alice's own token was not recorded: %q", refusedOwn)
+	}
+}
+
+// TestStop stops the service: it refuses connections, the upstream keeps
+// accepting the tokens it issued (it has the keys), and Stop is idempotent.
+func TestStop(t *testing.T) {
+	s := Start(t, Options{Clients: []Client{alice, hub}})
+	up := StartUpstream(t, s, upstreamAudience)
+	tok := s.ClientToken(t, alice.ID, alice.Secret, upstreamAudience)
+	s.Stop()
+	s.Stop()
+	if !s.Process().Exited() {
+		t.Fatal("the service runs after Stop")
+	}
+	if _, err := s.Token(alice.ID, alice.Secret, url.Values{"grant_type": {GrantClientCredentials}}); err == nil {
+		t.Fatal("token request answered after Stop")
+	}
+	c := dial(t, up.URL, tok)
+	if text := callText(t, c, "whoami", nil); text != "subject=alice actor=" {
+		t.Errorf("whoami with the service down: %q", text)
+	}
+}
+
+func dial(t *testing.T, u, token string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(u, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+func callText(t *testing.T, c *client.Client, name string, args map[string]any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, content := range res.Content {
+		if tc, ok := content.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		t.Fatalf("tools/call %s: error %s", name, b.String())
+	}
+	return b.String()
+}
+
+func token(t *testing.T, s *Server, id, secret string, form url.Values) *TokenResponse {
+	t.Helper()
+	resp, err := s.Token(id, secret, form)
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	return resp
+}
+
+// decode splits a JWT into header and claims without verifying it.
+func decode(t *testing.T, tok string) (header, claims map[string]any) {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %d parts", len(parts))
+	}
+	for i, dst := range []*map[string]any{&header, &claims} {
+		raw, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err == nil {
+			err = json.Unmarshal(raw, dst)
+		}
+		if err != nil {
+			t.Fatalf("decode JWT part %d: %v", i, err)
+		}
+	}
+	return header, claims
+}
+
+// verify checks tok's signature against the service's JWKS, with jwx (the
+// hub's JWT library), and its iss.
+func verify(t *testing.T, s *Server, tok string) {
+	t.Helper()
+	keys, err := fetchKeys(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jwt.Parse([]byte(tok), jwt.WithKeySet(keys), jwt.WithValidate(true), jwt.WithIssuer(s.Issuer())); err != nil {
+		t.Fatalf("verify against the JWKS: %v", err)
+	}
+}
+
+// tamper changes the token's claims, keeping the signature.
+func tamper(t *testing.T, tok string) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	_, claims := decode(t, tok)
+	claims["sub"] = "root"
+	b, _ := json.Marshal(claims)
+	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(b) + "." + parts[2]
+}
+
+func lifetime(t *testing.T, claims map[string]any) time.Duration {
+	t.Helper()
+	exp, ok1 := claims["exp"].(float64)
+	iat, ok2 := claims["iat"].(float64)
+	if !ok1 || !ok2 {
+		t.Fatalf("exp %v iat %v", claims["exp"], claims["iat"])
+	}
+	return time.Duration(exp-iat) * time.Second
+}
+
+// strs reads a claim that is a string or a list of strings.
+func strs(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			s, _ := e.(string)
+			out = append(out, s)
+		}
+		return out
+	}
+	return nil
+}
+
+func toString(v any) string {
+	return strings.Join(strs(v), " ")
+}
+
+// optional is s as a decoded claim: absent (nil) when empty.
+func optional(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// redacted is seen without its token, for failure messages.
+func redacted(seen Seen) Seen {
+	if seen.Token != "" {
+		seen.Token = "<redacted>"
+	}
+	return seen
+}
