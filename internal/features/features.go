@@ -23,6 +23,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // MCP beyond tools, on the caller's side: resources, templates and prompts
@@ -329,7 +330,7 @@ func (f *Features) Publish(cat *registry.Catalog) {
 				if !featuresAllowed(callers.From(ctx)) {
 					return nil, errManual
 				}
-				return p.Client.GetPrompt(registry.WithRelay(ctx, f.relayFor(ctx)), p.Original, req)
+				return p.Client.GetPrompt(registry.WithRelay(onBehalf(ctx), f.relayFor(ctx)), p.Original, req)
 			}}
 		}
 		f.mcp.SetPrompts(ps...)
@@ -342,7 +343,7 @@ func (f *Features) read(ctx context.Context, prefix, uri string, c registry.Upst
 	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
 	}
-	res, err := c.ReadResource(registry.WithRelay(ctx, f.relayFor(ctx)), uri, req)
+	res, err := c.ReadResource(registry.WithRelay(onBehalf(ctx), f.relayFor(ctx)), uri, req)
 	if err != nil {
 		return nil, err
 	}
@@ -482,6 +483,13 @@ func (f *Features) ResourceUpdated(srv string, params map[string]any) {
 	}
 }
 
+// onBehalf carries the caller's own token to the upstream: a server with
+// token exchange reads resources, gets prompts and completes for the
+// caller as the caller, as it runs its tools (package tokenexchange).
+func onBehalf(ctx context.Context) context.Context {
+	return tokenexchange.WithSubject(ctx, callers.From(ctx).Subject)
+}
+
 // completer answers completion/complete from the upstream that owns the
 // prompt or template.
 type completer struct{ f *Features }
@@ -494,7 +502,7 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	if !ok {
 		return nil, fmt.Errorf("unknown prompt %q: no server in the catalog offers it", name)
 	}
-	return p.Client.Complete(ctx, mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
+	return p.Client.Complete(onBehalf(ctx), mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
 }
 
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
@@ -503,10 +511,10 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 	}
 	f := &c.f.reg.Catalog().Features
 	if t, ok := f.Template(uri); ok {
-		return t.Client.Complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
+		return t.Client.Complete(onBehalf(ctx), mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
 	}
 	if r, ok := f.Resource(uri); ok {
-		return r.Client.Complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
+		return r.Client.Complete(onBehalf(ctx), mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
 	}
 	return nil, fmt.Errorf("unknown resource or template %q: no server in the catalog offers it", uri)
 }

@@ -151,28 +151,38 @@ func (x *Extras) Name() string { return x.c.spec.Name }
 
 // ReadResource reads uri (the upstream's own URI) for a caller.
 func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	ctx, b, err := x.c.onBehalf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := x.c.call(ctx, "resources/read "+uri, func(ctx context.Context, cn *conn) (any, error) {
 		fwd := mcp.ReadResourceRequest{}
 		fwd.Params.URI = uri
 		fwd.Params.Arguments = req.Params.Arguments
-		return cn.mc.ReadResource(ctx, fwd)
+		res, err := cn.mc.ReadResource(ctx, fwd)
+		return res, b.failed(x.c.spec.Name, err)
 	})
 	if err != nil {
-		return nil, err
+		return nil, b.errWithoutToken(err)
 	}
 	return redactParsed(&x.c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
 }
 
 // GetPrompt gets the upstream's prompt called name for a caller.
 func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	ctx, b, err := x.c.onBehalf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := x.c.call(ctx, "prompts/get "+name, func(ctx context.Context, cn *conn) (any, error) {
 		fwd := mcp.GetPromptRequest{}
 		fwd.Params.Name = name
 		fwd.Params.Arguments = req.Params.Arguments
-		return cn.mc.GetPrompt(ctx, fwd)
+		res, err := cn.mc.GetPrompt(ctx, fwd)
+		return res, b.failed(x.c.spec.Name, err)
 	})
 	if err != nil {
-		return nil, err
+		return nil, b.errWithoutToken(err)
 	}
 	return redactParsed(&x.c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
 }
@@ -180,15 +190,20 @@ func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 // Complete asks the upstream for completions; ref already names the
 // upstream's own prompt or URI template.
 func (x *Extras) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	ctx, b, err := x.c.onBehalf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := x.c.call(ctx, "completion/complete", func(ctx context.Context, cn *conn) (any, error) {
 		req := mcp.CompleteRequest{}
 		req.Params.Ref = ref
 		req.Params.Argument = arg
 		req.Params.Context = cctx
-		return cn.mc.Complete(ctx, req)
+		res, err := cn.mc.Complete(ctx, req)
+		return res, b.failed(x.c.spec.Name, err)
 	})
 	if err != nil {
-		return nil, err
+		return nil, b.errWithoutToken(err)
 	}
 	red, err := redactParsed(&x.c.cred, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
 	if err != nil {

@@ -49,6 +49,10 @@ const maxEarly = 30 * time.Second
 // (expires_in) nor the token (exp) nor the caller's token says.
 const fallbackLifetime = 60 * time.Second
 
+// sweepEvery is how often an exchange sweeps the cache of tokens past
+// their use.
+const sweepEvery = time.Minute
+
 // maxAnswer bounds what is read of the token endpoint's answer.
 const maxAnswer = 64 << 10
 
@@ -83,6 +87,7 @@ type Exchanger struct {
 
 	mu     sync.Mutex
 	minted map[string]struct{} // tokens handed out and still cached, for the redactor
+	swept  time.Time           // the last dropStale sweep
 }
 
 // entry is one exchanged token.
@@ -167,6 +172,11 @@ func (x *Exchanger) Token(ctx context.Context, subj Subject) (Token, error) {
 	// own end (the client's timeout) so that one caller going away does not
 	// fail the others waiting.
 	ch := x.flight.DoChan(string(key[:]), func() (any, error) {
+		// A flight that ended between the lookup above and this one has
+		// cached what this one would ask for.
+		if e, ok := x.cache.Get(key); ok && x.opts.Now().Before(e.refreshAt) {
+			return e, nil
+		}
 		return x.exchange(context.WithoutCancel(ctx), key, subj)
 	})
 	select {
@@ -217,7 +227,29 @@ func (x *Exchanger) exchange(ctx context.Context, key [sha256.Size]byte, subj Su
 	x.minted[e.token] = struct{}{}
 	x.mu.Unlock()
 	x.cache.Add(key, e)
+	x.dropStale()
 	return e, nil
+}
+
+// dropStale removes the tokens past their use, at most once a minute and
+// only on an exchange: a caller that went away (its token expired) leaves
+// nothing behind for long, and no goroutine sweeps.
+func (x *Exchanger) dropStale() {
+	now := x.opts.Now()
+	x.mu.Lock()
+	due := now.Sub(x.swept) >= sweepEvery
+	if due {
+		x.swept = now
+	}
+	x.mu.Unlock()
+	if !due {
+		return
+	}
+	for _, k := range x.cache.Keys() {
+		if e, ok := x.cache.Peek(k); ok && !now.Before(e.refreshAt) {
+			x.cache.Remove(k)
+		}
+	}
 }
 
 // answer is the token endpoint's answer (RFC 8693 section 2.2, RFC 6749

@@ -187,6 +187,7 @@ func TestRenewedBeforeExpiry(t *testing.T) {
 
 	// The caller's token ends in 2 minutes: so does the cached one.
 	now = time.Now()
+	x = newExchanger(f, func(o *Options) { o.Now = func() time.Time { return now } })
 	_, short := callerToken("carol", now.Add(2*time.Minute))
 	s1, _ := x.Token(context.Background(), short)
 	now = now.Add(110 * time.Second)
@@ -195,6 +196,11 @@ func TestRenewedBeforeExpiry(t *testing.T) {
 		t.Fatalf("cached past the caller's own token's end (err %v)", err)
 	}
 	now = now.Add(time.Minute) // the caller's token has expired
+	_, dave := callerToken("dave", now.Add(time.Hour))
+	x.Token(context.Background(), dave) // an exchange drops what is past its use
+	if x.cache.Len() != 1 || x.Minted(s2.AccessToken) {
+		t.Fatalf("%d tokens cached after carol's token expired, want dave's alone", x.cache.Len())
+	}
 	n := f.n.Load()
 	_, err = x.Token(context.Background(), short)
 	var xe *Error
