@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 )
 
 // A streamable HTTP server is reached over a 2025-11-25 session (see
@@ -81,7 +82,9 @@ func (s *sideClient) dial(ctx context.Context, cn *conn) (*client.Client, error)
 		return nil, err
 	}
 	mc.OnNotification(c.notification)
-	hctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	// The client is kept for every caller's relayed calls: it is set up
+	// as the hub, not as the caller whose call asked for it.
+	hctx, cancel := context.WithTimeout(oauthclient.WithoutCallToken(ctx), c.opts.ConnectTimeout)
 	defer cancel()
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = c.opts.ClientInfo

@@ -249,7 +249,7 @@ type oauthTransport struct {
 }
 
 func (t oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if ct, ok := req.Context().Value(callTokenKey{}).(*callToken); ok {
+	if ct, _ := req.Context().Value(callTokenKey{}).(*callToken); ct != nil {
 		r := req.Clone(req.Context())
 		r.Header.Set("Authorization", "Bearer "+ct.token)
 		resp, err := t.next.RoundTrip(r)
@@ -301,4 +301,14 @@ type callTokenKey struct{}
 // of them 401.
 func WithCallToken(ctx context.Context, token string, refused func()) context.Context {
 	return context.WithValue(ctx, callTokenKey{}, &callToken{token: token, refused: refused})
+}
+
+// WithoutCallToken undoes WithCallToken for the requests sent under the
+// returned context: the hub's own requests made while a call is under way
+// (a client set up for it and kept for others) carry the hub's token.
+func WithoutCallToken(ctx context.Context) context.Context {
+	if ctx.Value(callTokenKey{}) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callTokenKey{}, (*callToken)(nil))
 }
