@@ -196,7 +196,23 @@ auth:
 			t.Fatal("the hub logged a token or the client secret")
 		}
 	}
-	resp, err := http.Get(hub.Base + "/api/mcp/servers")
+	req, _ := http.NewRequest("GET", hub.Base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+opsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := readAll(resp)
+	for _, m := range []string{
+		`mcphub_token_exchanges_total{result="exchanged",server="notes"} 2`,
+		`mcphub_token_exchanges_total{result="failed",server="notes"} 1`,
+		`mcphub_token_exchanges_total{result="failed",server="scoped"} 1`,
+	} {
+		if !strings.Contains(metrics, m) {
+			t.Errorf("/metrics lacks %s:\n%s", m, grepLines(metrics, "mcphub_token_exchanges_total"))
+		}
+	}
+	resp, err = http.Get(hub.Base + "/api/mcp/servers")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,4 +248,14 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
