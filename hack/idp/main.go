@@ -4,8 +4,10 @@
 // provider of github.com/zitadel/oidc/v3. zitadel does the protocol work
 // (token endpoint, client authentication, grant checks, discovery, JWKS,
 // signing and verifying JWTs); this program adds an in-memory storage
-// (storage.go) with the policy of the test clients, and counts grants for
-// the tests at GET /test/stats.
+// (storage.go) with the policy of the test clients, takes JWTs of other
+// issuers it is told to trust as subject tokens (trusted.go: a Kubernetes
+// cluster's ServiceAccount tokens), and counts grants for the tests at
+// GET /test/stats.
 //
 // It is a test tool, not a product: clients come from a JSON file, keys
 // live in memory and die with the process, and it listens on loopback only.
@@ -44,6 +46,18 @@ type Config struct {
 	// AccessTokenTTL is the lifetime of every access token, a Go duration
 	// ("5m", "2s"); five minutes when empty.
 	AccessTokenTTL string `json:"accessTokenTTL"`
+	// TrustedIssuers are the other issuers whose JWTs may be exchanged
+	// (subject tokens), besides this service's own access tokens.
+	TrustedIssuers []TrustedIssuerConfig `json:"trustedIssuers"`
+}
+
+// TrustedIssuerConfig is another issuer whose JWTs are subject tokens: a
+// token whose iss is Issuer is verified with the keys of the JWKS document
+// in JWKSFile (signature, iss, exp), and the exchanged token's sub is its
+// sub.
+type TrustedIssuerConfig struct {
+	Issuer   string `json:"issuer"`
+	JWKSFile string `json:"jwksFile"`
 }
 
 // ClientConfig is one OAuth client.
@@ -92,7 +106,7 @@ func run() error {
 	defer ln.Close()
 	issuer := "http://" + ln.Addr().String()
 
-	st, err := newStorage(cfg.Clients, ttl)
+	st, err := newStorage(cfg, ttl)
 	if err != nil {
 		return err
 	}
@@ -123,7 +137,7 @@ func run() error {
 	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }() // owned by run: ends when hs shuts down
-	slog.Info("serving", "issuer", issuer, "clients", len(cfg.Clients), "access_token_ttl", ttl)
+	slog.Info("serving", "issuer", issuer, "clients", len(cfg.Clients), "trusted_issuers", len(cfg.TrustedIssuers), "access_token_ttl", ttl)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
@@ -247,23 +261,24 @@ func (s *server) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequ
 // invalid_request ("subject_token is invalid"), as RFC 8693 section 2.2.2
 // has it, dropping why; the tests (and many real servers) want
 // invalid_grant, so the token is verified here first, with zitadel's
-// verifier (signature, issuer, expiry). zitadel would also accept refresh
-// and ID tokens as subjects; only access tokens (and JWTs, which ours are)
-// are. And it puts only the audience parameters in the issued token's aud,
-// not RFC 8707 resource ones, with no way for the storage to add them: the
+// verifier (signature, issuer, expiry) and our keys or a trusted issuer's.
+// zitadel would also accept refresh and ID tokens as subjects; only access
+// tokens (and JWTs, which ours and the trusted issuers' are) are. And it
+// puts only the audience parameters in the issued token's aud, not RFC
+// 8707 resource ones, with no way for the storage to add them: the
 // resources are added to the audience here.
 func (s *server) TokenExchange(ctx context.Context, r *op.ClientRequest[oidc.TokenExchangeRequest]) (*op.Response, error) {
 	d := r.Data
 	switch d.SubjectTokenType {
 	case oidc.AccessTokenType, oidc.JWTTokenType:
 	default:
-		return nil, oidc.ErrInvalidRequest().WithDescription("subject_token_type %s is not accepted: only access tokens of this issuer are", d.SubjectTokenType)
+		return nil, oidc.ErrInvalidRequest().WithDescription("subject_token_type %s is not accepted: only access tokens and JWTs are", d.SubjectTokenType)
 	}
 	if d.ActorToken != "" {
 		return nil, oidc.ErrInvalidRequest().WithDescription("actor_token is not supported: the exchanging client is the actor")
 	}
-	if _, err := s.storage.verifyAccessToken(ctx, d.SubjectToken); err != nil {
-		return nil, oidc.ErrInvalidGrant().WithDescription("subject_token is not a valid, unexpired access token of this issuer").WithParent(err)
+	if _, err := s.storage.verifySubjectToken(ctx, d.SubjectToken); err != nil {
+		return nil, oidc.ErrInvalidGrant().WithDescription("subject_token is not a valid, unexpired access token of this issuer or a trusted one").WithParent(err)
 	}
 	for _, res := range d.Resource {
 		if !slices.Contains(d.Audience, res) {

@@ -18,9 +18,10 @@ import (
 )
 
 // storage is the op.Storage of the provider: the configured clients, one
-// RSA signing key made at start, and the policy of both grants. Nothing is
-// stored per token: access tokens are JWTs, verified by signature alone,
-// and the fields never change after newStorage, so no lock is needed.
+// RSA signing key made at start, the trusted issuers' verifiers, and the
+// policy of both grants. Nothing is stored per token: access tokens are
+// JWTs, verified by signature alone, and the fields never change after
+// newStorage, so no lock is needed.
 //
 // zitadel returns a storage error that is not an *oidc.Error to the client
 // as server_error (500) with the error's text as description, so every
@@ -34,6 +35,9 @@ type storage struct {
 	// our key, issuer from the request, expiry), set once the provider
 	// exists: the provider needs the storage first.
 	verifier func(context.Context) *op.AccessTokenVerifier
+	// trusted are the verifiers of the other issuers whose JWTs are
+	// subject tokens too (trusted.go), by issuer.
+	trusted map[string]*op.AccessTokenVerifier
 }
 
 var (
@@ -43,13 +47,17 @@ var (
 	_ op.TokenExchangeTokensVerifierStorage = (*storage)(nil)
 )
 
-func newStorage(clients []ClientConfig, ttl time.Duration) (*storage, error) {
+func newStorage(cfg *Config, ttl time.Duration) (*storage, error) {
+	trusted, err := newTrustedVerifiers(cfg.TrustedIssuers)
+	if err != nil {
+		return nil, err
+	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, fmt.Errorf("make the signing key: %w", err)
 	}
-	s := &storage{clients: map[string]*client{}, key: key, keyID: randomID(), ttl: ttl}
-	for i, c := range clients {
+	s := &storage{clients: map[string]*client{}, key: key, keyID: randomID(), ttl: ttl, trusted: trusted}
+	for i, c := range cfg.Clients {
 		if c.ID == "" || c.Secret == "" {
 			return nil, fmt.Errorf("config: client %d needs an id and a secret", i)
 		}
@@ -71,8 +79,18 @@ func newStorage(clients []ClientConfig, ttl time.Duration) (*storage, error) {
 	return s, nil
 }
 
-// verifyAccessToken verifies a JWT access token of this issuer.
-func (s *storage) verifyAccessToken(ctx context.Context, token string) (*oidc.AccessTokenClaims, error) {
+// verifySubjectToken verifies a JWT that is to be exchanged: one of a
+// trusted issuer with that issuer's keys (and a subject, which the issued
+// token takes), any other as an access token of this issuer, which refuses
+// a foreign iss.
+func (s *storage) verifySubjectToken(ctx context.Context, token string) (*oidc.AccessTokenClaims, error) {
+	if v, ok := s.trusted[unverifiedIssuer(token)]; ok {
+		claims, err := op.VerifyAccessToken[*oidc.AccessTokenClaims](ctx, token, v)
+		if err == nil {
+			err = oidc.CheckSubject(claims)
+		}
+		return claims, err
+	}
 	return op.VerifyAccessToken[*oidc.AccessTokenClaims](ctx, token, s.verifier(ctx))
 }
 
@@ -215,14 +233,17 @@ func (s *storage) SetUserinfoFromTokenExchangeRequest(context.Context, *oidc.Use
 
 // --- op.TokenExchangeTokensVerifierStorage
 
-// VerifyExchangeSubjectToken verifies subject tokens of the type zitadel
-// does not know how to verify itself: urn:ietf:params:oauth:token-type:jwt,
-// which ours are. (Its error is dropped: zitadel answers invalid_request.)
+// VerifyExchangeSubjectToken verifies the subject tokens zitadel does not
+// know how to verify itself: those of type
+// urn:ietf:params:oauth:token-type:jwt (which ours are), and tokens of a
+// trusted issuer of either type (zitadel tries only our keys on an access
+// token, then asks here). (Its error is dropped: zitadel answers
+// invalid_request; server.TokenExchange has verified the token by then.)
 func (s *storage) VerifyExchangeSubjectToken(ctx context.Context, token string, tokenType oidc.TokenType) (string, string, map[string]any, error) {
-	if tokenType != oidc.JWTTokenType {
+	if tokenType != oidc.JWTTokenType && tokenType != oidc.AccessTokenType {
 		return "", "", nil, fmt.Errorf("subject token type %s is not verified here", tokenType)
 	}
-	claims, err := s.verifyAccessToken(ctx, token)
+	claims, err := s.verifySubjectToken(ctx, token)
 	if err != nil {
 		return "", "", nil, err
 	}

@@ -6,9 +6,11 @@
 // The service is hack/idp, a small program on the OpenID provider of
 // github.com/zitadel/oidc/v3: zitadel authenticates clients, checks grants,
 // verifies subject tokens and signs JWTs; hack/idp adds the clients' policy
-// (which targets and scopes each may ask for) and counts grants. A mock
-// would only ever agree with our own reading of RFC 8693; zitadel's is
-// someone else's. Start runs it on a free 127.0.0.1 port, one per test.
+// (which targets and scopes each may ask for), other issuers whose JWTs it
+// trusts as subject tokens (a cluster's ServiceAccount tokens), and counts
+// grants. A mock would only ever agree with our own reading of RFC 8693;
+// zitadel's is someone else's. Start runs it on a free 127.0.0.1 port, one
+// per test.
 //
 // StartUpstream serves an MCP server (mcp-go, Streamable HTTP) behind a
 // resource server's checks (signature against the service's JWKS, iss,
@@ -75,6 +77,19 @@ type Options struct {
 	// AccessTokenTTL is the lifetime of every access token, whole seconds
 	// (JWTs count in seconds); five minutes when zero.
 	AccessTokenTTL time.Duration
+	// TrustedIssuers are other issuers whose JWTs may be exchanged as
+	// subject tokens, as a security token service federating a Kubernetes
+	// cluster takes its pods' ServiceAccount tokens.
+	TrustedIssuers []TrustedIssuer
+}
+
+// TrustedIssuer is another issuer whose JWTs the service exchanges: a
+// subject token (of type jwt or access_token) whose iss is Issuer is
+// verified with the keys of the JWKS document in the file JWKSFile
+// (signature with RS256, ES256 or PS256, iss, exp), and the exchanged
+// token's sub is its sub. The file is read once, at Start.
+type TrustedIssuer struct {
+	Issuer, JWKSFile string
 }
 
 // Server is a running token service.
@@ -160,9 +175,14 @@ func configJSON(opts Options) ([]byte, error) {
 		Audiences []string `json:"audiences"`
 		Scopes    []string `json:"scopes"`
 	}
+	type trusted struct {
+		Issuer   string `json:"issuer"`
+		JWKSFile string `json:"jwksFile"`
+	}
 	cfg := struct {
-		Clients        []client `json:"clients"`
-		AccessTokenTTL string   `json:"accessTokenTTL,omitempty"`
+		Clients        []client  `json:"clients"`
+		AccessTokenTTL string    `json:"accessTokenTTL,omitempty"`
+		TrustedIssuers []trusted `json:"trustedIssuers,omitempty"`
 	}{Clients: []client{}}
 	if ttl := opts.AccessTokenTTL; ttl != 0 {
 		if ttl < time.Second || ttl%time.Second != 0 {
@@ -176,6 +196,15 @@ func configJSON(opts Options) ([]byte, error) {
 			grants = append(grants, GrantTokenExchange)
 		}
 		cfg.Clients = append(cfg.Clients, client{ID: c.ID, Secret: c.Secret, Grants: grants, Audiences: c.Audiences, Scopes: c.Scopes})
+	}
+	for _, ti := range opts.TrustedIssuers {
+		// Absolute, so that the path means the same to the service
+		// whatever its working directory.
+		path, err := filepath.Abs(ti.JWKSFile)
+		if err != nil {
+			return nil, fmt.Errorf("trusted issuer %s: %w", ti.Issuer, err)
+		}
+		cfg.TrustedIssuers = append(cfg.TrustedIssuers, trusted{Issuer: ti.Issuer, JWKSFile: path})
 	}
 	return json.Marshal(cfg)
 }

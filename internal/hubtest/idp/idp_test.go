@@ -2,15 +2,24 @@ package idp
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -250,6 +259,171 @@ func TestTokenExchange(t *testing.T) {
 	if ex, cc := short.Stats(t); ex != 0 || cc != 1 {
 		t.Errorf("short's stats: %d exchanges, %d client credentials; want 0 and 1", ex, cc)
 	}
+}
+
+// TestTrustedIssuers exchanges JWTs of other issuers the service trusts,
+// as a security token service federating a Kubernetes cluster takes its
+// pods' ServiceAccount tokens: one signed by a key of the issuer's JWKS
+// (RS256 for the "cluster", ES256 for another service), of either token
+// type, becomes a token of this service for the target with the same sub,
+// the exchanging client as act.sub. The service's own tokens still work;
+// a token of an issuer it does not trust, or one a trusted issuer's keys
+// did not sign, is invalid_grant, as a bad token of its own is.
+func TestTrustedIssuers(t *testing.T) {
+	const (
+		clusterIssuer = "https://kubernetes.default.svc.cluster.local"
+		otherIssuer   = "https://sts.example.test"
+		executor      = "system:serviceaccount:agents:executor"
+	)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strangerKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := signingKey(t, rsaKey, "cluster-1", jwa.RS256())
+	other := signingKey(t, ecKey, "other-1", jwa.ES256())
+	// Claims the cluster's kid: only the keys, not the kid, make a token.
+	stranger := signingKey(t, strangerKey, "cluster-1", jwa.RS256())
+	dir := t.TempDir()
+	s := Start(t, Options{Clients: []Client{alice, hub}, TrustedIssuers: []TrustedIssuer{
+		{Issuer: clusterIssuer, JWKSFile: writeJWKS(t, dir, "cluster.json", cluster)},
+		{Issuer: otherIssuer, JWKSFile: writeJWKS(t, dir, "other.json", other)},
+	}})
+
+	now := time.Now()
+	// A pod's projected token, as kube-apiserver mints it.
+	podClaims := func() *jwt.Builder {
+		return jwt.NewBuilder().Issuer(clusterIssuer).Subject(executor).Audience([]string{clusterIssuer}).
+			IssuedAt(now).NotBefore(now).Expiration(now.Add(time.Hour)).JwtID("pod-token-1").
+			Claim("kubernetes.io", map[string]any{"namespace": "agents",
+				"serviceaccount": map[string]any{"name": "executor", "uid": "0b6e0a53-7d57-4f2c-9d7e-3a7f2d1c5e11"},
+				"pod":            map[string]any{"name": "run-1-step-1", "uid": "5c1f8a34-2b3e-4d6f-8a9b-0c1d2e3f4a5b"}})
+	}
+	podToken := signJWT(t, cluster, podClaims())
+	otherToken := signJWT(t, other, jwt.NewBuilder().Issuer(otherIssuer).Subject("carol").Expiration(now.Add(time.Hour)))
+	own := s.ClientToken(t, alice.ID, alice.Secret, hubAudience, "mcp:tools")
+	if header, _ := decode(t, podToken); header["kid"] != "cluster-1" || header["alg"] != "RS256" {
+		t.Fatalf("the pod token's header %v", header)
+	}
+
+	// alg none: unsigned, the payload of a valid token.
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + strings.Split(podToken, ".")[1] + "."
+
+	for _, tc := range []struct {
+		name, subject, typ, err, wantSub string
+	}{
+		{name: "cluster token as jwt", subject: podToken, typ: TokenTypeJWT, wantSub: executor},
+		{name: "cluster token as access token", subject: podToken, typ: TokenTypeAccessToken, wantSub: executor},
+		{name: "ES256 token of another trusted issuer", subject: otherToken, typ: TokenTypeJWT, wantSub: "carol"},
+		{name: "own token", subject: own, typ: TokenTypeAccessToken, wantSub: "alice"},
+		{name: "own token as jwt", subject: own, typ: TokenTypeJWT, wantSub: "alice"},
+		{name: "expired", typ: TokenTypeJWT, err: "invalid_grant",
+			subject: signJWT(t, cluster, podClaims().IssuedAt(now.Add(-2*time.Hour)).NotBefore(now.Add(-2*time.Hour)).Expiration(now.Add(-time.Hour)))},
+		{name: "signed by a key not in the JWKS", subject: signJWT(t, stranger, podClaims()), typ: TokenTypeJWT, err: "invalid_grant"},
+		{name: "signed by another trusted issuer's key", subject: signJWT(t, other, podClaims()), typ: TokenTypeJWT, err: "invalid_grant"},
+		{name: "issuer not trusted", subject: signJWT(t, cluster, podClaims().Issuer("https://evil.test")), typ: TokenTypeJWT, err: "invalid_grant"},
+		{name: "issuer not trusted, as access token", subject: signJWT(t, cluster, podClaims().Issuer("https://evil.test")), typ: TokenTypeAccessToken, err: "invalid_grant"},
+		{name: "no subject", subject: signJWT(t, cluster, podClaims().Subject("")), typ: TokenTypeJWT, err: "invalid_grant"},
+		{name: "tampered", subject: tamper(t, podToken), typ: TokenTypeJWT, err: "invalid_grant"},
+		{name: "alg none", subject: none, typ: TokenTypeJWT, err: "invalid_grant"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := token(t, s, hub.ID, hub.Secret, url.Values{
+				"grant_type": {GrantTokenExchange}, "subject_token": {tc.subject},
+				"subject_token_type": {tc.typ}, "audience": {upstreamAudience},
+			})
+			if tc.err != "" {
+				if resp.Status != 400 || resp.Error != tc.err || resp.AccessToken != "" {
+					t.Fatalf("got %d %q (%s), want 400 %q", resp.Status, resp.Error, resp.ErrorDescription, tc.err)
+				}
+				if strings.Contains(resp.ErrorDescription, tc.subject) {
+					t.Fatalf("the error description holds the token: %s", resp.ErrorDescription)
+				}
+				return
+			}
+			if resp.Status != 200 {
+				t.Fatalf("got %d %s: %s", resp.Status, resp.Error, resp.ErrorDescription)
+			}
+			_, claims := decode(t, resp.AccessToken)
+			verify(t, s, resp.AccessToken)
+			act, _ := claims["act"].(map[string]any)
+			if claims["sub"] != tc.wantSub || act["sub"] != hub.ID || claims["client_id"] != hub.ID || claims["iss"] != s.Issuer() {
+				t.Errorf("sub %v act %v client_id %v iss %v", claims["sub"], claims["act"], claims["client_id"], claims["iss"])
+			}
+			if aud := strs(claims["aud"]); !slices.Equal(aud, []string{upstreamAudience}) {
+				t.Errorf("aud %v, want [%s]", aud, upstreamAudience)
+			}
+			if claims["kubernetes.io"] != nil {
+				t.Errorf("the subject token's claims were copied: %v", claims["kubernetes.io"])
+			}
+		})
+	}
+	if ex, _ := s.Stats(t); ex != 5 {
+		t.Errorf("stats: %d exchanges, want 5", ex)
+	}
+}
+
+// signingKey is raw as a JWK with a kid and alg, as a JWKS lists keys.
+func signingKey(t *testing.T, raw any, kid string, alg jwa.SignatureAlgorithm) jwk.Key {
+	t.Helper()
+	k, err := jwk.Import(raw)
+	if err == nil {
+		err = errors.Join(k.Set(jwk.KeyIDKey, kid), k.Set(jwk.AlgorithmKey, alg), k.Set(jwk.KeyUsageKey, "sig"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// writeJWKS writes the public halves of keys as a JWKS document in dir.
+func writeJWKS(t *testing.T, dir, name string, keys ...jwk.Key) string {
+	t.Helper()
+	set := jwk.NewSet()
+	for _, k := range keys {
+		pub, err := k.PublicKey()
+		if err == nil {
+			err = set.AddKey(pub)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := json.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// signJWT builds the claims and signs them with key (kid in the header).
+func signJWT(t *testing.T, key jwk.Key, b *jwt.Builder) string {
+	t.Helper()
+	tok, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alg, ok := key.Algorithm()
+	sigAlg, isSig := alg.(jwa.SignatureAlgorithm)
+	if !ok || !isSig {
+		t.Fatalf("key without a signature algorithm: %v", alg)
+	}
+	signed, err := jwt.Sign(tok, jwt.WithKey(sigAlg, key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(signed)
 }
 
 // TestUpstream calls the upstream with an exchanged token, which it
