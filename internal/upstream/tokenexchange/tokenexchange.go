@@ -85,9 +85,8 @@ type Exchanger struct {
 	failures  atomic.Uint64
 	hits      atomic.Uint64
 
-	mu     sync.Mutex
-	minted map[string]struct{} // tokens handed out and still cached, for the redactor
-	swept  time.Time           // the last dropStale sweep
+	mu    sync.Mutex
+	swept time.Time // the last dropStale sweep
 }
 
 // entry is one exchanged token.
@@ -111,16 +110,12 @@ func New(opts Options) *Exchanger {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	x := &Exchanger{opts: opts, tokenURL: opts.TokenURL, minted: map[string]struct{}{}}
+	x := &Exchanger{opts: opts, tokenURL: opts.TokenURL}
 	if x.tokenURL == nil {
 		u := opts.Exchange.TokenURL
 		x.tokenURL = func(context.Context) (string, error) { return u, nil }
 	}
-	x.cache, _ = lru.NewWithEvict(opts.CacheSize, func(_ [sha256.Size]byte, e *entry) {
-		x.mu.Lock()
-		delete(x.minted, e.token)
-		x.mu.Unlock()
-	})
+	x.cache, _ = lru.New[[sha256.Size]byte, *entry](opts.CacheSize)
 	return x
 }
 
@@ -132,7 +127,7 @@ func (x *Exchanger) Accepts(subj Subject) error {
 	want := x.opts.Exchange.Subjects()
 	switch {
 	case subj.kind == None:
-		return fmt.Errorf("upstream %s is reached with each caller's own identity (token exchange), and this caller has no token to exchange: call with an OAuth access token%s", x.opts.Server, orServiceAccount(want))
+		return fmt.Errorf("upstream %s is reached with each caller's own identity (token exchange), and this caller has no token to exchange: call with %s", x.opts.Server, exchangeable(want))
 	case subj.kind == OAuth && want == config.SubjectServiceAccount:
 		return fmt.Errorf("upstream %s exchanges only ServiceAccount tokens (tokenExchange.subjectToken: serviceAccount), and this caller called with an OAuth access token", x.opts.Server)
 	case subj.kind == ServiceAccount && want == config.SubjectOAuth:
@@ -143,11 +138,15 @@ func (x *Exchanger) Accepts(subj Subject) error {
 	return nil
 }
 
-func orServiceAccount(k config.SubjectTokenKind) string {
-	if k == config.SubjectOAuth {
-		return ""
+// exchangeable names the tokens a setting exchanges, for a caller.
+func exchangeable(k config.SubjectTokenKind) string {
+	switch k {
+	case config.SubjectServiceAccount:
+		return "a ServiceAccount token"
+	case config.SubjectAny:
+		return "an OAuth access token or a ServiceAccount token"
 	}
-	return " or a ServiceAccount token"
+	return "an OAuth access token"
 }
 
 // Token returns a token for the upstream on behalf of subj: the cached one
@@ -200,15 +199,6 @@ func (x *Exchanger) Forget(subj Subject, token string) {
 	}
 }
 
-// Minted reports whether token is one this exchanger handed out and still
-// holds: the redactor's question about a text an upstream sent back.
-func (x *Exchanger) Minted(token string) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	_, ok := x.minted[token]
-	return ok
-}
-
 // Stats are the exchanger's counts: exchanges answered with a token,
 // exchanges that failed, and calls served from the cache.
 func (x *Exchanger) Stats() (exchanges, failures, hits uint64) {
@@ -223,9 +213,6 @@ func (x *Exchanger) exchange(ctx context.Context, key [sha256.Size]byte, subj Su
 		return nil, err
 	}
 	x.exchanges.Add(1)
-	x.mu.Lock()
-	x.minted[e.token] = struct{}{}
-	x.mu.Unlock()
 	x.cache.Add(key, e)
 	x.dropStale()
 	return e, nil
