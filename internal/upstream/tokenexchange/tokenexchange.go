@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -421,7 +422,18 @@ func Endpoint(client *http.Client, issuer string) func(context.Context) (string,
 		if err != nil {
 			return "", fmt.Errorf("find the token endpoint: %w", err)
 		}
+		// It gets callers' tokens: as the setting's own URLs, only over
+		// TLS or on loopback.
+		if p, err := url.Parse(u); err != nil || p.Host == "" || p.User != nil ||
+			p.Scheme != "https" && !(p.Scheme == "http" && isLoopback(p.Hostname())) {
+			return "", fmt.Errorf("find the token endpoint: issuer %s names %q, not an https URL (http only on loopback)", issuer, secrets.URLForMessage(u))
+		}
 		found = u
 		return u, nil
 	}
+}
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }

@@ -348,3 +348,38 @@ func TestSubjectNeverPrints(t *testing.T) {
 		t.Fatalf("a subject printed its token: %s", out)
 	}
 }
+
+// TestEndpointFromIssuer: the token endpoint is read from the issuer's
+// metadata once, and refused when it would send callers' tokens in clear.
+func TestEndpointFromIssuer(t *testing.T) {
+	var asked atomic.Int64
+	endpoint := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		iss := "http://" + r.Host
+		json.NewEncoder(w).Encode(map[string]string{"issuer": iss, "token_endpoint": strings.ReplaceAll(endpoint, "ISS", iss)})
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ endpoint, want string }{
+		{"ISS/token", ""},
+		{"http://login.example.com/token", `not an https URL (http only on loopback)`},
+		{"", "its metadata names no token_endpoint"},
+	} {
+		endpoint = tc.endpoint
+		asked.Store(0)
+		find := Endpoint(srv.Client(), srv.URL)
+		u, err := find(context.Background())
+		if tc.want == "" {
+			if err != nil || u != srv.URL+"/token" {
+				t.Fatalf("endpoint %q, %v", u, err)
+			}
+			if u2, _ := find(context.Background()); u2 != u || asked.Load() != 1 {
+				t.Fatalf("the metadata was read %d times for two uses", asked.Load())
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("endpoint %q: err %v, want %q", tc.endpoint, err, tc.want)
+		}
+	}
+}
