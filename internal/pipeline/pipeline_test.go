@@ -16,9 +16,11 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // backendFunc is a registry.Backend of a function.
@@ -263,25 +265,35 @@ func TestWaitForCallsInFlight(t *testing.T) {
 func TestDecide(t *testing.T) {
 	write := autonomy.Class{ReadOnly: false}
 	read := autonomy.Class{ReadOnly: true}
+	exch := tokenexchange.New(tokenexchange.Options{Server: "notes", Exchange: config.TokenExchange{Issuer: "https://idp.example"}})
+	oauthCaller := fullCaller
+	oauthCaller.Subject = tokenexchange.OAuthSubject("tok", "https://idp.example", time.Now().Add(time.Hour))
+	foreign := fullCaller
+	foreign.Subject = tokenexchange.OAuthSubject("tok", "https://other.example", time.Now().Add(time.Hour))
 	tests := []struct {
 		name   string
 		caller callers.Caller
 		class  autonomy.Class
 		agent  string
+		exch   *tokenexchange.Exchanger
 		want   string // prefix of the denial, "" allowed
 	}{
-		{"full writes", fullCaller, write, "", ""},
-		{"restricted reads", callers.Caller{Name: "r", Level: autonomy.Restricted}, read, "", ""},
-		{"restricted may not write", callers.Caller{Name: "r", Level: autonomy.Restricted}, write, "", "BLOCKED"},
-		{"another agent's tool", fullCaller, read, "other", "BLOCKED: tool 't' belongs to agent other."},
+		{"full writes", fullCaller, write, "", nil, ""},
+		{"restricted reads", callers.Caller{Name: "r", Level: autonomy.Restricted}, read, "", nil, ""},
+		{"restricted may not write", callers.Caller{Name: "r", Level: autonomy.Restricted}, write, "", nil, "BLOCKED"},
+		{"another agent's tool", fullCaller, read, "other", nil, "BLOCKED: tool 't' belongs to agent other."},
+		{"token exchange, an OAuth caller of its issuer", oauthCaller, read, "", exch, ""},
+		{"token exchange, a caller without a token", fullCaller, read, "", exch,
+			"BLOCKED: tool 't': upstream notes is reached with each caller's own identity (token exchange), and this caller has no token to exchange"},
+		{"token exchange, another issuer's caller", foreign, read, "", exch, "BLOCKED: tool 't': upstream notes exchanges tokens of https://idp.example"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Decide(tt.caller, "t", "t", tt.class, tt.agent)
+			got := Decide(tt.caller, "t", "t", tt.class, tt.agent, tt.exch)
 			if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
 				t.Fatalf("Decide = %q, want %q", got, tt.want)
 			}
-			if v := Visible(tt.caller, registry.Tool{Name: "t", Original: "t", Class: tt.class, Agent: tt.agent}); v != (got == "") {
+			if v := Visible(tt.caller, registry.Tool{Name: "t", Original: "t", Class: tt.class, Agent: tt.agent, Exchange: tt.exch}); v != (got == "") {
 				t.Fatalf("Visible = %v, Decide = %q: they disagree", v, got)
 			}
 		})

@@ -28,6 +28,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // Options configure a Registry.
@@ -156,6 +157,9 @@ type Tool struct {
 	Class autonomy.Class
 	// Agent, when set, is the only Purko Agent whose callers may use it.
 	Agent string
+	// Exchange, when set, is its server's token exchange: only callers
+	// whose token it takes may use the tool.
+	Exchange *tokenexchange.Exchanger
 	// Quarantine, when set, says the definition is not the pinned one,
 	// or looks like a prompt injection.
 	Quarantine *Quarantine
@@ -173,6 +177,9 @@ type Route struct {
 	Class autonomy.Class
 	// Agent, when set, is the only Purko Agent whose callers may run it.
 	Agent string
+	// Exchange, when set, is the server's token exchange: only callers
+	// whose token it takes may run the tool.
+	Exchange *tokenexchange.Exchanger
 	// ResultCap bounds what the call's result may hold.
 	ResultCap ResultCap
 	// Quarantine, when set (pinning or screening mode warn), says the
@@ -593,7 +600,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 			def.Name = name
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
-			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, client: e.c}
+			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: e.c.Exchange(), client: e.c}
 			var ch *pinning.Change
 			if c, changed := changes[t.Name]; changed {
 				ch = &c
@@ -736,7 +743,7 @@ func (r *Registry) Lookup(name string) (Route, error) {
 				}
 				return Route{}, &UnavailableError{Server: sv.Name, Reason: reason}
 			}
-			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, server: sv.Name,
+			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, Exchange: t.Exchange, server: sv.Name,
 				Quarantine: t.Quarantine,
 				ResultCap:  ResultCap{Chars: r.opts.MaxResultChars, Setting: "upstream.maxResultChars"}}
 			if t.local != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // tools/list of a large catalog (100 upstreams x 100 tools) is a reply of
@@ -34,6 +35,10 @@ type viewKey struct {
 	level autonomy.Level
 	allow string // the allow-list's content (Allowlist.Key), not its pointer
 	agent string
+	// subject and issuer are what a server with token exchange asks of
+	// the caller's own token (tokenexchange.Exchanger.Accepts).
+	subject tokenexchange.Kind
+	issuer  string
 }
 
 // listCache holds the encoded tools and views of one catalog generation.
@@ -82,7 +87,8 @@ func (s *Server) toolsView(cat *registry.Catalog, caller callers.Caller) (*listV
 		views, _ := lru.New[viewKey, *listView](maxViews)
 		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
 	}
-	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.VerifiedAgent()}
+	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.VerifiedAgent(),
+		subject: caller.Subject.Kind(), issuer: caller.Subject.Issuer()}
 	if v, ok := lc.views.Get(key); ok {
 		return v, nil
 	}

@@ -148,6 +148,27 @@ auth:
 		t.Fatalf("whoami over /mcp: %v %+v", err, res)
 	}
 
+	// A caller is shown what it may run: a hub token has no token to
+	// exchange, so the servers reached as each caller are not in its list.
+	names := func(tok string) string {
+		c := guardClient(t, hub, "streamable", tok, nil)
+		res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(opsToken); strings.Contains(got, "notes__") || !strings.Contains(got, "plain__ping_plain") {
+		t.Fatalf("the hub-token caller lists %s", got)
+	}
+	if got := names(tokenA); !strings.Contains(got, "notes__whoami") {
+		t.Fatalf("agent-a lists %s", got)
+	}
+
 	// Fail closed: a hub token has nothing to exchange; the exchange for
 	// an audience the hub's client may not ask for is refused (the hub's
 	// own client credentials for it are not: the server is connected); the
@@ -155,7 +176,7 @@ auth:
 	// server and why, and nothing reaches the upstream as the hub.
 	before := len(notes.Seen())
 	status, body := run(opsToken, "notes__whoami")
-	if !strings.Contains(body, "upstream notes is reached with each caller's own identity (token exchange), and this caller has no token to exchange") {
+	if status != http.StatusForbidden || !strings.Contains(body, "BLOCKED: tool 'notes__whoami': upstream notes is reached with each caller's own identity (token exchange), and this caller has no token to exchange") {
 		t.Fatalf("a hub-token caller: HTTP %d %s", status, body)
 	}
 	if len(notes.Seen()) != before {
