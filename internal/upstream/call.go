@@ -38,7 +38,7 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 
 // callOnce is Call without its span.
 func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
-	ctx, b, err := c.onBehalf(ctx)
+	ctx, b, err := onBehalf(ctx, c.exchange)
 	if err != nil {
 		return nil, err
 	}

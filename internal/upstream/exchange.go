@@ -57,15 +57,16 @@ type behalf struct {
 	refused atomic.Bool // the server answered a request of the call 401
 }
 
-// onBehalf returns the context a call of a server with token exchange is
-// sent under: one whose requests carry the token exchanged for the caller
-// whose token ctx carries. Without token exchange, ctx and nil.
-func (c *Client) onBehalf(ctx context.Context) (context.Context, *behalf, error) {
-	if c.exchange == nil {
+// onBehalf returns the context a call of a server with token exchange (x)
+// is sent under: one whose requests carry the token exchanged for the
+// caller whose token ctx carries. Without token exchange (x nil), ctx and
+// nil.
+func onBehalf(ctx context.Context, x *tokenexchange.Exchanger) (context.Context, *behalf, error) {
+	if x == nil {
 		return ctx, nil, nil
 	}
 	subj := tokenexchange.SubjectFrom(ctx)
-	tok, err := c.exchange.Token(ctx, subj)
+	tok, err := x.Token(ctx, subj)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -75,7 +76,7 @@ func (c *Client) onBehalf(ctx context.Context) (context.Context, *behalf, error)
 	b := &behalf{token: tok.AccessToken}
 	refused := func() {
 		b.refused.Store(true)
-		c.exchange.Forget(subj, tok.AccessToken)
+		x.Forget(subj, tok.AccessToken)
 	}
 	return oauthclient.WithCallToken(ctx, tok.AccessToken, refused), b, nil
 }

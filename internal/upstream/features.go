@@ -151,7 +151,7 @@ func (x *Extras) Name() string { return x.c.spec.Name }
 
 // ReadResource reads uri (the upstream's own URI) for a caller.
 func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	ctx, b, err := x.c.onBehalf(ctx)
+	ctx, b, err := onBehalf(ctx, x.c.exchange)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResou
 
 // GetPrompt gets the upstream's prompt called name for a caller.
 func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	ctx, b, err := x.c.onBehalf(ctx)
+	ctx, b, err := onBehalf(ctx, x.c.exchange)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 // Complete asks the upstream for completions; ref already names the
 // upstream's own prompt or URI template.
 func (x *Extras) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	ctx, b, err := x.c.onBehalf(ctx)
+	ctx, b, err := onBehalf(ctx, x.c.exchange)
 	if err != nil {
 		return nil, err
 	}

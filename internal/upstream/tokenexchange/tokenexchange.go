@@ -243,13 +243,11 @@ func (x *Exchanger) dropStale() {
 // answer is the token endpoint's answer (RFC 8693 section 2.2, RFC 6749
 // section 5.2 for errors).
 type answer struct {
-	AccessToken      string          `json:"access_token"`
-	IssuedTokenType  string          `json:"issued_token_type"`
-	TokenType        string          `json:"token_type"`
-	ExpiresIn        json.Number     `json:"expires_in"`
-	Error            string          `json:"error"`
-	ErrorDescription string          `json:"error_description"`
-	Scope            json.RawMessage `json:"scope"`
+	AccessToken      string      `json:"access_token"`
+	TokenType        string      `json:"token_type"`
+	ExpiresIn        json.Number `json:"expires_in"`
+	Error            string      `json:"error"`
+	ErrorDescription string      `json:"error_description"`
 }
 
 // request sends one exchange.
