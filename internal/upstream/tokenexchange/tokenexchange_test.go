@@ -383,3 +383,41 @@ func TestEndpointFromIssuer(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedKeptAliveConnectionIsRetried: a token service that closes a
+// kept-alive connection under a request (a restart, an idle timeout) costs
+// a new connection, not the caller's call.
+func TestClosedKeptAliveConnectionIsRetried(t *testing.T) {
+	var n atomic.Int64
+	answer := minted(5 * time.Minute)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			// The second request arrives on the first one's connection:
+			// close it unanswered.
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		r.ParseForm()
+		_, body := answer(map[string]string{"subject_token": r.PostForm.Get("subject_token"), "audience": r.PostForm.Get("audience")})
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(body)
+	}))
+	t.Cleanup(srv.Close)
+	x := newExchanger(&fakeIdP{srv: srv}, nil)
+	for _, who := range []string{"alice", "bob"} {
+		_, subj := callerToken(who, time.Now().Add(time.Hour))
+		tok, err := x.Token(context.Background(), subj)
+		if err != nil {
+			t.Fatalf("exchange for %s: %v", who, err)
+		}
+		if tok.Seen.Subject != who {
+			t.Fatalf("exchange for %s: %+v", who, tok.Seen)
+		}
+	}
+	if got := n.Load(); got != 3 {
+		t.Fatalf("token service saw %d requests, want 3 (one closed unanswered, repeated once)", got)
+	}
+}
