@@ -53,8 +53,9 @@ const RequestPath = "/internal/peer-request"
 // passOnTimeout bounds the delivery of one answer to the peers.
 const passOnTimeout = 5 * time.Second
 
-// Peers are the other replicas of this hub. A nil *Peers is a hub without
-// peers: it passes nothing on and trusts no one as a peer.
+// Peers are the replicas of this hub (the list may name this one too). A
+// nil *Peers is a hub without peers: it passes nothing on, trusts no one
+// as a peer and counts one replica.
 type Peers struct {
 	addrs  []string // host:port; hosts are resolved on every use
 	client *http.Client
