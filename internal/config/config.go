@@ -221,7 +221,8 @@ type TriggerSettings struct {
 type ReplicaSettings struct {
 	// Peers are the replicas as host:port, comma-separated; a host that
 	// resolves to several addresses (a headless Service) names them all.
-	// Empty for a single replica.
+	// Empty for a single replica. The list names this replica too: how
+	// many replicas it names is how many share every rate limit.
 	Peers string `json:"peers,omitempty"`
 	// InstanceID names this hub to the hubs it connects to, so a
 	// registration that leads back to it is refused (a loop); replicas of

@@ -16,6 +16,11 @@
 //
 // A replica learns nothing about other replicas' sessions but the request
 // it is asked to send.
+//
+// The peers also say how many replicas there are (Replicas), so each can
+// take its share of budgets that are fleet-wide (internal/ratelimit): the
+// count is what the peers' addresses resolve to, this replica included, as
+// a headless Service lists every ready pod.
 package peers
 
 import (
@@ -29,6 +34,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,12 +53,14 @@ const RequestPath = "/internal/peer-request"
 // passOnTimeout bounds the delivery of one answer to the peers.
 const passOnTimeout = 5 * time.Second
 
-// Peers are the other replicas of this hub. A nil *Peers is a hub without
-// peers: it passes nothing on and trusts no one as a peer.
+// Peers are the replicas of this hub (the list may name this one too). A
+// nil *Peers is a hub without peers: it passes nothing on, trusts no one
+// as a peer and counts one replica.
 type Peers struct {
-	addrs    []string // host:port; hosts are resolved on every use
-	client   *http.Client
-	resolver *net.Resolver
+	addrs  []string // host:port; hosts are resolved on every use
+	client *http.Client
+	// lookupHost resolves a host (net.DefaultResolver; tests set their own).
+	lookupHost func(ctx context.Context, host string) ([]string, error)
 	// streamClient has no timeout: a server request waits for a person
 	// (elicitation) or a model (sampling); the caller's context bounds it.
 	streamClient *http.Client
@@ -60,6 +68,13 @@ type Peers struct {
 	maxBody int64
 	// self tells this replica's notes (TellRun) from its peers'.
 	self string
+
+	// replicas is the count of the last CountReplicas, 0 before the first.
+	replicas atomic.Int64
+	// resolved is what each address last resolved to, kept when its
+	// resolution fails (CountReplicas); only CountReplicas uses it.
+	resolvedMu sync.Mutex
+	resolved   map[string][]string
 }
 
 // New returns the peers at addrs (host:port; a host may name several
@@ -72,10 +87,92 @@ func New(addrs []string, maxBody int64) *Peers {
 	return &Peers{
 		addrs:        addrs,
 		client:       &http.Client{Timeout: passOnTimeout},
-		resolver:     net.DefaultResolver,
+		lookupHost:   net.DefaultResolver.LookupHost,
 		streamClient: &http.Client{},
 		maxBody:      maxBody,
 		self:         rand.Text(),
+		resolved:     map[string][]string{},
+	}
+}
+
+// ReplicaRefresh is how often WatchReplicas counts the replicas again: a
+// replica come or gone changes every budget's share within it (plus the
+// time the Service's DNS takes to list or drop the pod).
+const ReplicaRefresh = 5 * time.Second
+
+// Replicas is the number of replicas last counted (CountReplicas), this
+// one included; at least 1, and 1 without peers. It reads an atomic, so
+// the call path may ask on every call.
+func (p *Peers) Replicas() int {
+	if p == nil {
+		return 1
+	}
+	return max(1, int(p.replicas.Load()))
+}
+
+// CountReplicas resolves the peers' addresses and counts the distinct
+// host:port targets, which Replicas then returns. The configured list is
+// every replica, this one included (the chart's headless Service lists
+// every ready pod; a list of host:port names each replica once).
+//
+// An address that does not resolve counts what it resolved to last time:
+// a replica cut off from DNS keeps its share instead of taking the whole
+// budget for itself (the replicas cannot tell a partition from the others
+// being gone, and a budget exceeded N times is worse than one under-used
+// for a while). err names the addresses that failed.
+func (p *Peers) CountReplicas(ctx context.Context) (n int, err error) {
+	p.resolvedMu.Lock()
+	defer p.resolvedMu.Unlock()
+	var errs []error
+	seen := map[string]bool{}
+	for _, a := range p.addrs {
+		host, port, _ := net.SplitHostPort(a)
+		if ips, lerr := p.lookupHost(ctx, host); lerr == nil {
+			targets := make([]string, len(ips))
+			for i, ip := range ips {
+				targets[i] = net.JoinHostPort(ip, port)
+			}
+			p.resolved[a] = targets
+		} else {
+			errs = append(errs, fmt.Errorf("resolving peer %s: %w", a, lerr))
+		}
+		for _, t := range p.resolved[a] {
+			seen[t] = true
+		}
+	}
+	n = max(1, len(seen))
+	p.replicas.Store(int64(n))
+	return n, errors.Join(errs...)
+}
+
+// WatchReplicas counts the replicas at once and then every ReplicaRefresh
+// until ctx ends, each count bounded by ReplicaRefresh. It calls report
+// when the count changes or a count fails where the last did not (or the
+// other way round), never on the call path; report may be nil. A nil
+// *Peers returns at once (one replica, always).
+func (p *Peers) WatchReplicas(ctx context.Context, report func(n int, err error)) {
+	if p == nil {
+		return
+	}
+	last, failing := 0, false
+	tick := time.NewTicker(ReplicaRefresh)
+	defer tick.Stop()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, ReplicaRefresh)
+		n, err := p.CountReplicas(cctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if report != nil && (n != last || (err != nil) != failing) {
+			report(n, err)
+		}
+		last, failing = n, err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 
@@ -84,7 +181,7 @@ func (p *Peers) targets(ctx context.Context) []string {
 	var out []string
 	for _, a := range p.addrs {
 		host, port, _ := net.SplitHostPort(a)
-		ips, err := p.resolver.LookupHost(ctx, host)
+		ips, err := p.lookupHost(ctx, host)
 		if err != nil {
 			continue
 		}

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
@@ -150,5 +153,110 @@ func TestAskAndPassOn(t *testing.T) {
 	}
 	if (*Peers)(nil).PassOn(answer("mine", false), body) {
 		t.Fatal("a hub without peers passed an answer on")
+	}
+}
+
+// fakeDNS answers lookups from a map that a test changes; a host it does
+// not hold fails, as a DNS server out of reach does.
+type fakeDNS struct {
+	mu    sync.Mutex
+	hosts map[string][]string
+}
+
+func (d *fakeDNS) set(host string, ips ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ips == nil {
+		delete(d.hosts, host)
+		return
+	}
+	d.hosts[host] = ips
+}
+
+func (d *fakeDNS) lookup(_ context.Context, host string) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ips, ok := d.hosts[host]; ok {
+		return ips, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestCountReplicas: the replicas are the distinct targets the addresses
+// resolve to (a headless Service's every ready pod, this one included),
+// at least 1; an address that stops resolving keeps what it last resolved
+// to, so a replica cut off from DNS does not take the whole budget.
+func TestCountReplicas(t *testing.T) {
+	dns := &fakeDNS{hosts: map[string][]string{}}
+	steps := []struct {
+		name    string
+		change  func()
+		want    int
+		wantErr bool
+	}{
+		{"nothing resolves yet", func() {}, 1, true},
+		{"three pods ready", func() { dns.set("hub-headless", "10.0.0.1", "10.0.0.2", "10.0.0.3") }, 3, false},
+		{"one pod gone", func() { dns.set("hub-headless", "10.0.0.1", "10.0.0.3") }, 2, false},
+		{"DNS out of reach: the last count stays", func() { dns.set("hub-headless") }, 2, true},
+		{"back, four pods", func() { dns.set("hub-headless", "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4") }, 4, false},
+	}
+	p := New([]string{"hub-headless:8080"}, maxBody)
+	p.lookupHost = dns.lookup
+	if got := p.Replicas(); got != 1 {
+		t.Fatalf("before a count: %d replicas, want 1", got)
+	}
+	for _, s := range steps {
+		s.change()
+		n, err := p.CountReplicas(context.Background())
+		if n != s.want || p.Replicas() != s.want || (err != nil) != s.wantErr {
+			t.Fatalf("%s: %d replicas (Replicas %d), error %v; want %d, error %v", s.name, n, p.Replicas(), err, s.want, s.wantErr)
+		}
+	}
+
+	// A list of host:port names each replica once, itself included;
+	// names that resolve to one target count it once.
+	p = New([]string{"127.0.0.1:9001", "127.0.0.1:9002", "localhost:9001", "127.0.0.1:9003"}, maxBody)
+	p.lookupHost = func(_ context.Context, host string) ([]string, error) {
+		if host == "localhost" {
+			return []string{"127.0.0.1"}, nil
+		}
+		return []string{host}, nil
+	}
+	if n, err := p.CountReplicas(context.Background()); n != 3 || err != nil {
+		t.Fatalf("three listed replicas: %d, %v", n, err)
+	}
+	var none *Peers
+	if none.Replicas() != 1 {
+		t.Fatal("no peers: not one replica")
+	}
+	none.WatchReplicas(context.Background(), nil) // returns at once
+}
+
+// TestWatchReplicas: the watch counts at once, reports changes and the
+// start of a failure (not every failed count), and stops with its context.
+func TestWatchReplicas(t *testing.T) {
+	dns := &fakeDNS{hosts: map[string][]string{"hub": {"10.0.0.1", "10.0.0.2"}}}
+	p := New([]string{"hub:8080"}, maxBody)
+	p.lookupHost = dns.lookup
+	ctx, cancel := context.WithCancel(context.Background())
+	reports := make(chan int, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.WatchReplicas(ctx, func(n int, err error) { reports <- n })
+	}()
+	select {
+	case n := <-reports:
+		if n != 2 || p.Replicas() != 2 {
+			t.Fatalf("first report %d, Replicas %d; want 2", n, p.Replicas())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no first count")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch outlived its context")
 	}
 }

@@ -25,6 +25,13 @@ import (
 // Fairness: with limits.perCaller.maxInFlight below a server's maxInFlight,
 // one caller can never hold all of that server's slots, so the others still
 // get theirs however hard it pushes.
+//
+// Replicas: every limit is fleet-wide, each replica applying its share of
+// the replicas counted (Options.Replicas, ratelimit.Limits.Share): a
+// caller's limits bound the caller whichever replica it reaches, and an
+// upstream's protect the one server all replicas call. A stdio server's
+// limits are the exception: each replica runs its own process of it, so
+// each applies them whole (PerReplica).
 
 // callLimits are the limiters of the call path.
 type callLimits struct {
@@ -56,10 +63,10 @@ func newCallLimits(opts Options) *callLimits {
 	l := &callLimits{
 		perCaller:   opts.PerCaller,
 		perUpstream: opts.PerUpstream,
-		upstreams:   ratelimit.New(ratelimit.Options{Name: "upstream"}),
+		upstreams:   ratelimit.New(ratelimit.Options{Name: "upstream", Replicas: opts.Replicas}),
 	}
 	if !opts.PerCaller.Zero() || opts.OwnCallerLimits {
-		l.callers = ratelimit.New(ratelimit.Options{Name: "caller"})
+		l.callers = ratelimit.New(ratelimit.Options{Name: "caller", Replicas: opts.Replicas})
 	}
 	if !opts.PerUpstream.Zero() {
 		l.policy.Store(&upstreamPolicy{def: opts.PerUpstream})
@@ -72,17 +79,24 @@ func newCallLimits(opts Options) *callLimits {
 // change with its spec and no call reads the catalog for them.
 func (p *Pipeline) Follow(cat *registry.Catalog) { p.limits.follow(cat) }
 
-// follow takes the servers' own limits from a new catalog.
+// follow takes the servers' own limits from a new catalog, and marks the
+// limits of stdio servers (their own or limits.perUpstream) per replica.
 func (l *callLimits) follow(cat *registry.Catalog) {
 	var own map[string]ratelimit.Limits
 	for _, sv := range cat.Servers {
-		if sv.Limits == nil {
+		stdio := sv.Transport == config.TransportStdio
+		if sv.Limits == nil && (!stdio || l.perUpstream.Zero()) {
 			continue
 		}
 		if own == nil {
 			own = map[string]ratelimit.Limits{}
 		}
-		own[sv.Name] = LimitsOf(*sv.Limits, "servers["+sv.Name+"].limits")
+		lim := l.perUpstream
+		if sv.Limits != nil {
+			lim = LimitsOf(*sv.Limits, "servers["+sv.Name+"].limits")
+		}
+		lim.PerReplica = stdio
+		own[sv.Name] = lim
 	}
 	if own == nil && l.perUpstream.Zero() {
 		l.policy.Store(nil)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"testing"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -45,4 +46,39 @@ func TestUpstreamPolicyFollowsCatalog(t *testing.T) {
 	l.follow(withOwn)
 	p = l.policy.Load()
 	check(t, p.limits("gh").MaxInFlight == 2 && p.limits("docs").MaxInFlight == 9, "own limits over the default: %+v", p)
+}
+
+// TestLimitsAcrossReplicas: callers' and upstreams' limits are shared by
+// the replicas counted, except a stdio server's (a process per replica),
+// whose own limits and limits.perUpstream apply whole on each replica.
+func TestLimitsAcrossReplicas(t *testing.T) {
+	cat := &registry.Catalog{Servers: []registry.ServerView{
+		{Name: "gh", Transport: config.TransportStreamableHTTP},
+		{Name: "own", Transport: config.TransportStreamableHTTP, Limits: &config.Limits{MaxInFlight: 6}},
+		{Name: "git", Transport: config.TransportStdio},
+		{Name: "fs", Transport: config.TransportStdio, Limits: &config.Limits{MaxInFlight: 6}},
+	}}
+	l := newCallLimits(Options{PerCaller: ratelimit.Limits{MaxInFlight: 6, Where: "limits.perCaller"},
+		PerUpstream: ratelimit.Limits{MaxInFlight: 6, Where: "limits.perUpstream"}, Replicas: func() int { return 3 }})
+	l.follow(cat)
+	policy := l.policy.Load()
+	admitted := func(acquire func() (func(), *ratelimit.Refusal)) (n int) {
+		for range 10 {
+			if _, r := acquire(); r == nil {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		server string
+		want   int
+	}{{"gh", 2}, {"own", 2}, {"git", 6}, {"fs", 6}} {
+		if got := admitted(func() (func(), *ratelimit.Refusal) { return l.acquireUpstream(policy, tc.server) }); got != tc.want {
+			t.Errorf("upstream %s: %d calls in flight admitted on one of 3 replicas, want %d", tc.server, got, tc.want)
+		}
+	}
+	if got := admitted(func() (func(), *ratelimit.Refusal) { return l.acquireCaller(callers.Caller{Name: "ci"}) }); got != 2 {
+		t.Errorf("caller: %d calls in flight admitted on one of 3 replicas, want 2", got)
+	}
 }

@@ -80,6 +80,9 @@ type Options struct {
 	// (callers.Auth.HasOwnLimits), so the callers' limiter is needed even
 	// when PerCaller is zero.
 	OwnCallerLimits bool
+	// Replicas counts the replicas that share every limit (peers.Replicas):
+	// each applies its share (ratelimit.Limits.Share); nil, one replica.
+	Replicas func() int
 	// Metrics registers the call metrics (metrics.go); nil, they are not
 	// exported.
 	Metrics prometheus.Registerer

@@ -4,8 +4,14 @@
 // with how long to wait before trying again, never queued: nothing waits
 // without bound, and a key at its bounds takes nothing from the others.
 //
+// Replicas of one hub share each bound (Options.Replicas): with N of them,
+// each replica applies its share, so a round-robin balancer spreads a key's
+// calls over replicas whose shares add up to the configured bound. A
+// replica keeps no state of the others'; the share is what makes the bound
+// fleet-wide. See Limits.Share for how a bound is divided.
+//
 // It imports nothing of the hub's: the server decides which key and which
-// Limits a call runs under.
+// Limits a call runs under, and how many replicas there are.
 package ratelimit
 
 import (
@@ -32,7 +38,39 @@ type Limits struct {
 	// "limits.perCaller" or "auth.tokens[ci].limits", so a refusal tells
 	// the operator which one to change.
 	Where string
+	// PerReplica says the bounds protect something every replica has its
+	// own of (a stdio server: a child process per replica), so each
+	// replica applies them whole instead of its share.
+	PerReplica bool
 }
+
+// Share is the part of l one of n replicas applies, so that the n shares
+// add up to l across a fleet whose balancer spreads calls evenly:
+//
+//   - Rate is Rate/n: the fleet refills at Rate exactly.
+//   - Burst is ceil(burst/n) and MaxInFlight ceil(MaxInFlight/n): whole
+//     calls, at least 1, since a share of 0 would refuse every call. The
+//     fleet may so admit up to n-1 calls more than configured at once
+//     (10 across 3 replicas: 4+4+4), never fewer.
+//
+// With n <= 1 or PerReplica, the share is l.
+func (l Limits) Share(n int) Limits {
+	if n <= 1 || l.PerReplica {
+		return l
+	}
+	s := l
+	if l.Rate > 0 {
+		s.Rate = l.Rate / float64(n)
+		s.Burst = ceilDiv(l.burst(), n)
+	}
+	if l.MaxInFlight > 0 {
+		s.MaxInFlight = ceilDiv(l.MaxInFlight, n)
+	}
+	return s
+}
+
+// ceilDiv is ceil(a/n) for a, n >= 1.
+func ceilDiv(a, n int) int { return (a + n - 1) / n }
 
 // Zero reports whether l bounds nothing.
 func (l Limits) Zero() bool { return l.Rate <= 0 && l.MaxInFlight <= 0 }
@@ -63,8 +101,13 @@ type Refusal struct {
 	// Key is what was refused: a caller's key, a server's name.
 	Key  string
 	Kind Kind
-	// Limits are the key's bounds when it was refused.
+	// Limits are the key's bounds when it was refused, as configured
+	// (fleet-wide).
 	Limits Limits
+	// Replicas is the number of replicas the bounds were shared by (1: a
+	// single replica), and Share the part this replica applied.
+	Replicas int
+	Share    Limits
 	// InFlight is the number of calls running under the key (KindInFlight).
 	InFlight int
 	// RetryAfter is when the bucket has a token again (KindRate), or
@@ -86,14 +129,32 @@ func (r *Refusal) Field() string {
 	return r.Limits.Where + "." + name
 }
 
+// Error names the configured bound and, when replicas share it, this
+// replica's share, so the operator sees both the setting to change and why
+// a replica refused below it.
 func (r *Refusal) Error() string {
 	retry := strconv.FormatFloat(r.RetryAfter.Seconds(), 'f', -1, 64) + "s"
+	shared := r.Replicas > 1 && !r.Limits.PerReplica
 	if r.Kind == KindInFlight {
+		if shared {
+			return fmt.Sprintf("rate limit: %s %q has %d calls in flight, its limit here (%s %d across %d replicas, %d here): retry after %s",
+				r.Limit, r.Key, r.InFlight, r.Field(), r.Limits.MaxInFlight, r.Replicas, r.Share.MaxInFlight, retry)
+		}
 		return fmt.Sprintf("rate limit: %s %q has %d calls in flight, its limit (%s): retry after %s",
 			r.Limit, r.Key, r.InFlight, r.Field(), retry)
 	}
+	if shared {
+		return fmt.Sprintf("rate limit: %s %q is over its limit of %s calls/s across %d replicas, %s/s here (%s): retry after %s",
+			r.Limit, r.Key, formatRate(r.Limits.Rate), r.Replicas, formatRate(r.Share.Rate), r.Field(), retry)
+	}
 	return fmt.Sprintf("rate limit: %s %q is over its limit of %s calls/s (%s): retry after %s",
-		r.Limit, r.Key, strconv.FormatFloat(r.Limits.Rate, 'f', -1, 64), r.Field(), retry)
+		r.Limit, r.Key, formatRate(r.Limits.Rate), r.Field(), retry)
+}
+
+// formatRate is a rate to two decimals at most: a share such as 10/3 reads
+// 3.33.
+func formatRate(r float64) string {
+	return strconv.FormatFloat(math.Round(r*100)/100, 'f', -1, 64)
 }
 
 // Defaults of Options.
@@ -116,6 +177,10 @@ type Options struct {
 	InFlightRetryAfter time.Duration
 	// Now is the clock; default time.Now (tests set their own).
 	Now func() time.Time
+	// Replicas is the number of replicas that share every key's bounds,
+	// read on every Acquire (so it must be cheap: an atomic load); nil or
+	// a value below 1 means one.
+	Replicas func() int
 }
 
 // Limiter keeps the bucket and in-flight count of each key. It is safe for
@@ -124,6 +189,7 @@ type Limiter struct {
 	name       string
 	retryAfter time.Duration
 	now        func() time.Time
+	replicas   func() int
 	keys       *lru.Cache[string, *state]
 }
 
@@ -137,12 +203,15 @@ type state struct {
 
 // New returns a Limiter with no keys yet.
 func New(opts Options) *Limiter {
-	l := &Limiter{name: opts.Name, retryAfter: opts.InFlightRetryAfter, now: opts.Now}
+	l := &Limiter{name: opts.Name, retryAfter: opts.InFlightRetryAfter, now: opts.Now, replicas: opts.Replicas}
 	if l.retryAfter <= 0 {
 		l.retryAfter = DefaultInFlightRetryAfter
 	}
 	if l.now == nil {
 		l.now = time.Now
+	}
+	if l.replicas == nil {
+		l.replicas = one
 	}
 	size := opts.MaxKeys
 	if size <= 0 {
@@ -154,29 +223,36 @@ func New(opts Options) *Limiter {
 
 func noRelease() {}
 
+func one() int { return 1 }
+
 // Acquire admits one call under key with limits lim, or refuses it. An
 // admitted call holds an in-flight slot until release is called (exactly
 // once, when the call has returned); a refused call takes nothing: no
-// slot, no token. lim may change from call to call (a reloaded config):
-// the key's state follows it, keeping the tokens it has.
+// slot, no token. lim is the fleet-wide bound; this replica applies its
+// share (Limits.Share) of the replicas counted now. lim and the count may
+// change from call to call (a reloaded config, a replica come or gone):
+// the key's state follows its share, keeping the tokens it has (at most
+// the new burst).
 func (l *Limiter) Acquire(key string, lim Limits) (release func(), refusal *Refusal) {
 	if lim.Zero() {
 		return noRelease, nil
 	}
+	replicas := max(1, l.replicas())
+	share := lim.Share(replicas)
 	st := l.state(key)
 	now := l.now()
 	st.mu.Lock()
-	st.follow(lim, now)
-	if lim.MaxInFlight > 0 && st.inFlight >= lim.MaxInFlight {
+	st.follow(share, now)
+	if share.MaxInFlight > 0 && st.inFlight >= share.MaxInFlight {
 		n := st.inFlight
 		st.mu.Unlock()
-		return nil, &Refusal{Limit: l.name, Key: key, Kind: KindInFlight, Limits: lim, InFlight: n, RetryAfter: l.retryAfter}
+		return nil, &Refusal{Limit: l.name, Key: key, Kind: KindInFlight, Limits: lim, Replicas: replicas, Share: share, InFlight: n, RetryAfter: l.retryAfter}
 	}
 	if st.bucket != nil && !st.bucket.AllowN(now, 1) {
-		wait := untilToken(st.bucket.TokensAt(now), lim.Rate)
+		wait := untilToken(st.bucket.TokensAt(now), share.Rate)
 		n := st.inFlight
 		st.mu.Unlock()
-		return nil, &Refusal{Limit: l.name, Key: key, Kind: KindRate, Limits: lim, InFlight: n, RetryAfter: wait}
+		return nil, &Refusal{Limit: l.name, Key: key, Kind: KindRate, Limits: lim, Replicas: replicas, Share: share, InFlight: n, RetryAfter: wait}
 	}
 	st.inFlight++
 	st.mu.Unlock()

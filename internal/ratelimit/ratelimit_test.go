@@ -168,6 +168,102 @@ func TestLimitsFollowChanges(t *testing.T) {
 	}
 }
 
+// TestShare: each of n replicas applies rate/n and whole calls rounded up
+// (at least 1); a bound protecting something per replica is not divided.
+func TestShare(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lim  Limits
+		n    int
+		want Limits
+	}{
+		{"one replica", Limits{Rate: 10, MaxInFlight: 5}, 1, Limits{Rate: 10, MaxInFlight: 5}},
+		{"no count", Limits{Rate: 10}, 0, Limits{Rate: 10}},
+		{"three replicas, burst from the rate", Limits{Rate: 10}, 3, Limits{Rate: 10.0 / 3, Burst: 4}},
+		{"burst and in flight rounded up", Limits{Rate: 6, Burst: 7, MaxInFlight: 5}, 3, Limits{Rate: 2, Burst: 3, MaxInFlight: 2}},
+		{"at least one call", Limits{Rate: 0.5, Burst: 1, MaxInFlight: 1}, 4, Limits{Rate: 0.125, Burst: 1, MaxInFlight: 1}},
+		{"in flight alone", Limits{MaxInFlight: 9}, 2, Limits{MaxInFlight: 5}},
+		{"per replica", Limits{Rate: 10, MaxInFlight: 4, PerReplica: true}, 3, Limits{Rate: 10, MaxInFlight: 4, PerReplica: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.lim.Share(tc.n); got != tc.want {
+				t.Fatalf("%+v shared by %d: %+v, want %+v", tc.lim, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSharesFollowReplicas: a key's bucket and in-flight bound take the
+// share of the replicas counted at each call, so a replica come or gone
+// changes the state of keys that already have one.
+func TestSharesFollowReplicas(t *testing.T) {
+	c := newClock()
+	var n atomic.Int64
+	n.Store(1)
+	l := New(Options{Name: "caller", Now: c.now, Replicas: func() int { return int(n.Load()) }})
+	lim := Limits{Rate: 10, MaxInFlight: 4, Where: "limits.perCaller"}
+	admitted := func() (got int) {
+		for range 100 {
+			if rel, r := l.Acquire("k", lim); r == nil {
+				got++
+				rel()
+			}
+		}
+		return got
+	}
+	if got := admitted(); got != 10 {
+		t.Fatalf("one replica: %d calls of a full bucket, want the burst of 10", got)
+	}
+	n.Store(3)
+	c.advance(time.Second) // refilled at 10/s, kept to the new burst of 4
+	if got := admitted(); got != 4 {
+		t.Fatalf("three replicas, a second later: %d calls, want the burst share of 4", got)
+	}
+	c.advance(600 * time.Millisecond) // 2 tokens at 3.33/s (4 at 10/s)
+	if got := admitted(); got != 2 {
+		t.Fatalf("three replicas, 0.6s later: %d calls, want 2", got)
+	}
+	for range 2 {
+		if rel, r := l.Acquire("k", Limits{MaxInFlight: 4}); r != nil {
+			t.Fatal(r)
+		} else {
+			defer rel()
+		}
+	}
+	_, r := l.Acquire("k", Limits{MaxInFlight: 4, Where: "limits.perCaller"})
+	want := `rate limit: caller "k" has 2 calls in flight, its limit here (limits.perCaller.maxInFlight 4 across 3 replicas, 2 here): retry after 1s`
+	if r == nil || r.Error() != want {
+		t.Fatalf("refusal %v\nwant      %s", r, want)
+	}
+	n.Store(0) // no count: one replica
+	if rel, r := l.Acquire("k", Limits{MaxInFlight: 4}); r != nil {
+		t.Fatalf("back to one replica, 3rd call of 4 in flight: %v", r)
+	} else {
+		defer rel()
+	}
+}
+
+// TestSharedRefusalText: a refusal under a shared bound names the setting's
+// value, the replicas and this replica's share.
+func TestSharedRefusalText(t *testing.T) {
+	c := newClock()
+	l := New(Options{Name: "caller", Now: c.now, Replicas: func() int { return 3 }})
+	lim := Limits{Rate: 10, Burst: 1, Where: "limits.perCaller"}
+	l.Acquire("ci", lim)
+	_, r := l.Acquire("ci", lim)
+	want := `rate limit: caller "ci" is over its limit of 10 calls/s across 3 replicas, 3.33/s here (limits.perCaller.rate): retry after 0.3s`
+	if r == nil || r.Error() != want || r.Replicas != 3 || r.Limits.Rate != 10 {
+		t.Fatalf("refusal %+v: %v\nwant      %s", r, r, want)
+	}
+	lim.PerReplica = true
+	l.Acquire("stdio", lim)
+	_, r = l.Acquire("stdio", lim)
+	want = `rate limit: caller "stdio" is over its limit of 10 calls/s (limits.perCaller.rate): retry after 0.1s`
+	if r == nil || r.Error() != want {
+		t.Fatalf("refusal %v\nwant      %s", r, want)
+	}
+}
+
 // TestKeysAreBounded: a flood of distinct keys keeps at most MaxKeys states.
 func TestKeysAreBounded(t *testing.T) {
 	l := New(Options{MaxKeys: 100})

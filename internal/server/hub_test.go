@@ -293,7 +293,7 @@ func TestListingShapes(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`mcphub_upstream_up{server="alpha",transport="streamable-http"} 1`, "mcphub_catalog_tools 8"} {
+	for _, want := range []string{`mcphub_upstream_up{server="alpha",transport="streamable-http"} 1`, "mcphub_catalog_tools 8", "\nmcphub_replicas 1\n"} {
 		mustf(t, bytes.Contains(body, []byte(want)), "/metrics lacks %q", want)
 	}
 }

@@ -22,7 +22,9 @@ type metrics struct {
 	screened *prometheus.CounterVec
 }
 
-func newMetrics(cat *registry.Registry) *metrics {
+// newMetrics registers the hub's series; replicas is the count of replicas
+// the rate limits are shared by (peers.Replicas).
+func newMetrics(cat *registry.Registry, replicas func() int) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -34,7 +36,11 @@ func newMetrics(cat *registry.Registry) *metrics {
 			Help: "Tool definitions whose screening found a prompt-injection marker (each such definition once, by each rule it hit), by server and rule.",
 		}, []string{"server", "rule"}),
 	}
-	m.reg.MustRegister(m.pinChanges, m.screened, catalogCollector{cat},
+	count := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcphub_replicas",
+		Help: "Replicas of the hub counted from replicas.peers (this one included; 1 without peers), by which every rate limit is shared.",
+	}, func() float64 { return float64(replicas()) })
+	m.reg.MustRegister(m.pinChanges, m.screened, count, catalogCollector{cat},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -76,3 +76,13 @@ func (r *recorder) copyTo(w http.ResponseWriter) {
 	w.WriteHeader(r.status)
 	_, _ = w.Write(r.body.Bytes())
 }
+
+// replicasCounted logs a new count of the replicas (peers.WatchReplicas),
+// by which every rate limit is shared, and a count that failed.
+func (s *Server) replicasCounted(n int, err error) {
+	if err != nil {
+		s.log.Warn().Err(err).Int("replicas", n).Msg("peers do not all resolve: the limits keep their share of the replicas last counted")
+		return
+	}
+	s.log.Info().Int("replicas", n).Msg("replicas counted: each applies its share of every rate limit")
+}

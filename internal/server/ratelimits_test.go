@@ -124,6 +124,29 @@ func metricsText(t *testing.T, h *testHub) string {
 	return body
 }
 
+// TestRateLimitSharedByPeers: with replicas.peers naming three replicas
+// (this one included), the hub counts 3 (mcphub_replicas) and applies a
+// third of a caller's limit, and the refusal names the configured value,
+// the replicas and the share.
+func TestRateLimitSharedByPeers(t *testing.T) {
+	a := newFakeUpstream(t, "alpha")
+	ci := ratelimit.Limits{Rate: 3, Burst: 3, Where: "auth.tokens[ci].limits"}
+	h := newLimitedHub(t, Options{
+		Auth:  limitedTokens(map[string]*ratelimit.Limits{"ci": &ci}),
+		Peers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"},
+	}, a.spec())
+	h.waitConnected("alpha")
+	waitFor(t, "three replicas counted", func() bool { return strings.Contains(metricsText(t, h), "\nmcphub_replicas 3\n") })
+
+	c := h.caller(t, "tok-ci")
+	r := c.call("echo", map[string]any{"text": "x"})
+	mustf(t, r.ok(), "first call: %v", r)
+	r = c.call("echo", map[string]any{"text": "x"})
+	mustf(t, r.refused(), "second call, over this replica's burst of ceil(3/3): %v, want a refusal", r)
+	mustf(t, strings.Contains(r.Error.Message, `caller "ci" is over its limit of 3 calls/s across 3 replicas, 1/s here (auth.tokens[ci].limits.rate): retry after`),
+		"message %q", r.Error.Message)
+}
+
 // TestCallerRateLimit: a caller over its rate gets a JSON-RPC -32000 with
 // retryAfterMs, naming its limit and setting; unknown tool names count too;
 // another caller goes on; the refusal is counted.

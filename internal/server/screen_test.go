@@ -14,7 +14,7 @@ import (
 // TestScreenedCounted: a screened definition counts once per rule it hit
 // in mcphub_tools_screened_total, and not as a pin change.
 func TestScreenedCounted(t *testing.T) {
-	s := &Server{metrics: newMetrics(nil), log: zerolog.Nop()}
+	s := &Server{metrics: newMetrics(nil, func() int { return 1 }), log: zerolog.Nop()}
 	s.quarantined(registry.QuarantineEvent{Server: "s", Tool: "fact", Quarantine: registry.Quarantine{CurrentSHA256: "c",
 		Enforced: true, Screened: []toolscreen.Hit{
 			{Rule: toolscreen.HiddenBlock, Where: "description"},

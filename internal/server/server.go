@@ -152,7 +152,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.feat = features.New(reg, s.log, s.relayFor)
-	s.metrics = newMetrics(reg)
+	s.metrics = newMetrics(reg, s.peers.Replicas)
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = edge.New(edge.Options{
@@ -174,7 +174,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.runs = guardrails.NewRuns(share)
 	s.pipe = pipeline.New(pipeline.Options{
 		Registry: reg, Route: route,
-		PerCaller: opts.PerCaller, PerUpstream: opts.PerUpstream, OwnCallerLimits: s.auth.HasOwnLimits(),
+		PerCaller: opts.PerCaller, PerUpstream: opts.PerUpstream, OwnCallerLimits: s.auth.HasOwnLimits(), Replicas: s.peers.Replicas,
 		Metrics: s.metrics.reg, Feed: s.feed, Log: s.log, Tracer: opts.Tracer,
 		Guard: guardrails.New(guardrails.Options{Metrics: s.metrics.reg, Runs: s.runs}),
 	})
@@ -327,7 +327,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	// The sessions' GET streams and idle sweep, until the streams close.
 	sessionsDone := make(chan struct{})
 	go func() { defer close(sessionsDone); s.sessions.Run(streamsCtx) }()
-	defer func() { closeStreams(); <-sessionsDone }()
+	// The count of replicas the limits are shared by, until the streams
+	// close (after the last call).
+	countDone := make(chan struct{})
+	go func() { defer close(countDone); s.peers.WatchReplicas(streamsCtx, s.replicasCounted) }()
+	defer func() { closeStreams(); <-sessionsDone; <-countDone }()
 	select {
 	case err := <-errc:
 		return err

@@ -35,18 +35,7 @@ const replicas = 3
 
 func TestReplicasBehindRoundRobin(t *testing.T) {
 	upstream := conformance.EverythingServer(t, false)
-	bin := hubtest.HubBinary(t)
-	peers := make([]string, replicas)
-	for i := range peers {
-		peers[i] = fmt.Sprintf("127.0.0.1:%d", hubtest.FreePort(t))
-	}
-	hubs := make([]*hubtest.Hub, replicas)
-	backends := make([]string, replicas)
-	for i := range peers {
-		hubs[i] = hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: peers[i], LogLevel: "info", Wait: hubtest.Connected,
-			Config: replicaConfig(upstream, strings.Join(peers, ","))})
-		backends[i] = hubs[i].MCPURL()
-	}
+	hubs, backends := startReplicas(t, upstream, "info", "")
 	lb := newBalancer(t, backends)
 
 	// Every replica converges to the same catalog from the same sources.
@@ -267,6 +256,39 @@ func toolNames(t *testing.T, h *hubtest.Hub) []string {
 	return names
 }
 
+// startReplicas starts the replicas, each with every replica as its peers
+// (itself included, as a headless Service lists it), and returns them and
+// their MCP URLs. With agent set, they admit the caller "agent" (token
+// agent-token-1) with agent as the rest of its settings.
+func startReplicas(t *testing.T, upstream, logLevel, agent string) ([]*hubtest.Hub, []string) {
+	t.Helper()
+	bin := hubtest.HubBinary(t)
+	peers := make([]string, replicas)
+	for i := range peers {
+		peers[i] = fmt.Sprintf("127.0.0.1:%d", hubtest.FreePort(t))
+	}
+	cfg := replicaConfig(upstream, strings.Join(peers, ","))
+	var env []string
+	if agent != "" {
+		cfg += fmt.Sprintf(`auth:
+  tokens:
+    - name: agent
+      token: {env: AGENT_TOKEN}
+      maxLevel: full
+      %s
+`, agent)
+		env = []string{"AGENT_TOKEN=agent-token-1"}
+	}
+	hubs := make([]*hubtest.Hub, replicas)
+	backends := make([]string, replicas)
+	for i := range peers {
+		hubs[i] = hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: peers[i], LogLevel: logLevel, Wait: hubtest.Connected,
+			Config: cfg, Env: env})
+		backends[i] = hubs[i].MCPURL()
+	}
+	return hubs, backends
+}
+
 // replicaConfig is one replica's config: the upstream and its peers.
 func replicaConfig(upstream, peers string) string {
 	return fmt.Sprintf(`builtins: {staticAnalysis: {enabled: false}, triggerWorkflow: {enabled: false}}
@@ -286,24 +308,7 @@ servers:
 func TestRunBudgetAcrossReplicas(t *testing.T) {
 	const budget = 7
 	upstream := conformance.EverythingServer(t, false)
-	bin := hubtest.HubBinary(t)
-	peers := make([]string, replicas)
-	for i := range peers {
-		peers[i] = fmt.Sprintf("127.0.0.1:%d", hubtest.FreePort(t))
-	}
-	backends := make([]string, replicas)
-	for i := range peers {
-		cfg := replicaConfig(upstream, strings.Join(peers, ",")) + fmt.Sprintf(`auth:
-  tokens:
-    - name: agent
-      token: {env: AGENT_TOKEN}
-      maxLevel: full
-      guardrails: {maxIterations: %d}
-`, budget)
-		h := hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: peers[i], LogLevel: "warn", Wait: hubtest.Connected,
-			Config: cfg, Env: []string{"AGENT_TOKEN=agent-token-1"}})
-		backends[i] = h.MCPURL()
-	}
+	_, backends := startReplicas(t, upstream, "warn", fmt.Sprintf("guardrails: {maxIterations: %d}", budget))
 	lb := newBalancer(t, backends)
 	headers := map[string]string{"Authorization": "Bearer agent-token-1",
 		"traceparent": fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", time.Now().UnixNano())}
@@ -338,4 +343,117 @@ func TestRunBudgetAcrossReplicas(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRateLimitAcrossReplicas: a caller limited to 10 calls/s gets 10
+// calls/s from three replicas behind a round-robin balancer, not 30: each
+// replica counts the replicas from replicas.peers (mcphub_replicas) and
+// applies its share, 3.33/s with a burst of ceil(10/3) = 4. Over 10 s of
+// calls as fast as the workers can make them, the calls admitted beyond
+// the fleet's burst (3 x 4) are 100 +- 15%.
+func TestRateLimitAcrossReplicas(t *testing.T) {
+	const (
+		rate     = 10.0
+		window   = 10 * time.Second
+		burst    = replicas * 4 // ceil(10/3) on each replica
+		workers  = 3
+		tolerate = 0.15
+	)
+	upstream := conformance.EverythingServer(t, false)
+	hubs, backends := startReplicas(t, upstream, "warn", fmt.Sprintf("limits: {rate: %g}", rate))
+	for i, h := range hubs {
+		waitReplicas(t, h, i)
+	}
+	lb := newBalancer(t, backends)
+
+	// Keep-alive connections: thousands of calls must not exhaust the
+	// ephemeral ports.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	clients := make([]*client.Client, workers)
+	for i := range clients {
+		tr, err := transport.NewStreamableHTTP(lb.url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer agent-token-1"}),
+			transport.WithHTTPBasicClient(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := client.NewClient(tr)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+			t.Fatalf("initialize: %v", err)
+		}
+		cancel()
+		t.Cleanup(func() { _ = c.Close() })
+		clients[i] = c
+	}
+
+	var admitted, refused atomic.Int64
+	var firstRefusal atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(window)
+	for _, c := range clients {
+		wg.Go(func() {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "test_simple_text"
+			for time.Now().Before(deadline) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				res, err := c.CallTool(ctx, req)
+				cancel()
+				switch {
+				case err == nil && !res.IsError:
+					admitted.Add(1)
+				case err != nil && strings.Contains(err.Error(), "rate limit"):
+					refused.Add(1)
+					firstRefusal.CompareAndSwap(nil, err.Error())
+				default:
+					t.Errorf("call: %v %+v", err, res)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	got := admitted.Load()
+	beyond := float64(got - burst)
+	t.Logf("%d calls admitted, %d refused in %s through %d replicas: %.0f beyond the burst of %d, %.2f calls/s (limit %g/s +- %.0f%%)",
+		got, refused.Load(), elapsed.Round(time.Millisecond), replicas, beyond, burst, beyond/elapsed.Seconds(), rate, tolerate*100)
+	if refused.Load() == 0 {
+		t.Fatal("no call refused: the workers did not push the limit")
+	}
+	// The buckets refill with time, whatever the load on the machine: the
+	// window bounds what they gave from below, and the time the last
+	// calls (started inside the window) took to be admitted from above.
+	if low, high := rate*window.Seconds()*(1-tolerate), rate*elapsed.Seconds()*(1+tolerate); beyond < low || beyond > high {
+		t.Fatalf("%.0f calls admitted beyond the burst in %s, want %.0f to %.0f (%g/s +- %.0f%%)", beyond, elapsed, low, high, rate, tolerate*100)
+	}
+	msg, _ := firstRefusal.Load().(string)
+	if !strings.Contains(msg, `is over its limit of 10 calls/s across 3 replicas, 3.33/s here (auth.tokens[agent].limits.rate)`) {
+		t.Fatalf("refusal %q does not name the limit, the replicas and the share", msg)
+	}
+}
+
+// waitReplicas waits until hub i exports mcphub_replicas 3: every replica
+// has counted the others (and itself) from replicas.peers.
+func waitReplicas(t *testing.T, h *hubtest.Hub, i int) {
+	t.Helper()
+	want := fmt.Sprintf("\nmcphub_replicas %d\n", replicas)
+	var last string
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(h.Base + "/metrics")
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), want) {
+			return
+		}
+		last = "no " + strings.TrimSpace(want)
+	}
+	t.Fatalf("replica %d: %s", i, last)
 }
