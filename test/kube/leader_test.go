@@ -126,6 +126,38 @@ func TestLeaderElection(t *testing.T) {
 	checkStatusOwners(t, mcps, "lead")
 	checkEvents(t, kc, "late")
 	checkEvents(t, kc, "broken")
+
+	// A leader that stops cleanly releases the Lease: the last hub takes
+	// it within a retry period, not a lease duration.
+	nextHolder := holderOf(t, kc)
+	stopped := time.Now()
+	if err := next.Stop(10 * time.Second); err != nil {
+		t.Fatalf("stop the leader: %v", err)
+	}
+	var last hubProc
+	for _, h := range rest {
+		if h != next {
+			last = h
+		}
+	}
+	hubtest.Eventually(t, 3*testRetryPeriod, poll, "the last hub holds the released Lease", func() error {
+		if h := holderOf(t, kc); h == "" || h == nextHolder {
+			return fmt.Errorf("holder %q", h)
+		}
+		return nil
+	})
+	t.Logf("hand-over after the leader stopped (SIGTERM): %s", time.Since(stopped).Round(10*time.Millisecond))
+	leaderOf(t, kc, []hubProc{last}, nextHolder)
+}
+
+// holderOf is the Lease's holder ("" when released or absent).
+func holderOf(t *testing.T, kc kubernetes.Interface) string {
+	t.Helper()
+	l, err := kc.CoordinationV1().Leases(ns).Get(context.Background(), chartLease, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
 }
 
 // closedAddr is a loopback address nothing listens on.
