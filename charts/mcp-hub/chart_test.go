@@ -749,6 +749,7 @@ func checkRBAC(t *testing.T, m manifests, roleNamespaces []string, clusterRole, 
 	}
 	if !none {
 		m = checkPinsRBAC(t, m)
+		m = checkLeaderRBAC(t, m)
 	}
 	wantRoleKind, wantBindingKind := "Role", "RoleBinding"
 	if clusterRole {

@@ -109,10 +109,17 @@ func roleGrants(t *testing.T, values, kind, ns, name string) []string {
 // the chart without its row (or a row left after its grant went) fails.
 func TestReadmeRBACTables(t *testing.T) {
 	tables := readmeRBACTables(t)
-	if len(tables) != 3 {
-		t.Fatalf("README RBAC section has %d tables, want 3 (watched namespaces, pins, service-account callers)", len(tables))
+	if len(tables) != 4 {
+		t.Fatalf("README RBAC section has %d tables, want 4 (watched namespaces, pins, service-account callers, leader election)", len(tables))
 	}
-	watched, pins, saAuth := tables[0], tables[1], tables[2]
+	watched, pins, saAuth, leader := tables[0], tables[1], tables[2], tables[3]
+	// The README names the Lease <fullname>.
+	for i, g := range leader {
+		leader[i] = strings.Replace(g, "<fullname>", fullname, 1)
+	}
+	checkGrants(t, "README table of the leader election Role vs the rendered Role",
+		roleGrants(t, "", "Role", namespace, leaderRoleName), leader)
+	checkGrants(t, "README table of the leader election Role vs leaderGrants", leader, leaderGrants(fullname))
 	checkGrants(t, "README table of the watched namespaces' Role vs the rendered Role",
 		roleGrants(t, "", "Role", namespace, fullname), watched)
 	checkGrants(t, "README table of the pins Role vs the rendered Role",
@@ -158,5 +165,55 @@ func TestSecretNames(t *testing.T) {
 	}
 	if _, err := render(t, "rbac: {secretNames: [Not_A_Name]}\n"); err == nil || !strings.Contains(err.Error(), "/rbac/secretNames/0") {
 		t.Errorf("a bad Secret name: %v, want an error naming rbac.secretNames[0]", err)
+	}
+}
+
+// leaderRoleName names the Role (and binding) of the leader election in
+// the release namespace; leaderGrants(lease) is all it grants: the Lease
+// by name, and create (which cannot be limited by name).
+const leaderRoleName = fullname + "-leader"
+
+func leaderGrants(lease string) []string {
+	return []string{"coordination.k8s.io/leases get " + lease, "coordination.k8s.io/leases update " + lease, "coordination.k8s.io/leases create"}
+}
+
+// checkLeaderRBAC checks the Role and RoleBinding of the leader election
+// and returns m without them.
+func checkLeaderRBAC(t *testing.T, m manifests) manifests {
+	t.Helper()
+	return checkNamedRBAC(t, m, "Role", leaderRoleName, leaderGrants(fullname))
+}
+
+// TestLeaderElectionLease: the Lease the Role grants is the one the hub is
+// told to stand for, per release by default or as configured; with the
+// election off there is neither the Role nor the setting.
+func TestLeaderElectionLease(t *testing.T) {
+	for _, tc := range []struct {
+		name, values, lease string
+	}{
+		{"default: the release's full name", "", fullname},
+		{"configured", "config: {kubernetes: {leaderElection: {leaseName: hubs}}}\n", "hubs"},
+		{"off", "config: {kubernetes: {leaderElection: {enabled: false}}}\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := render(t, tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := index(objs)
+			cfg := checkConfig(t, m, 0)
+			if got := cfg.Kubernetes.LeaderElection; got.On() != (tc.lease != "") || (tc.lease != "" && got.LeaseName != tc.lease) {
+				t.Errorf("config leaderElection %+v, want lease %q", got, tc.lease)
+			}
+			if tc.lease == "" {
+				for _, o := range objs {
+					if o.Metadata.Name == leaderRoleName {
+						t.Errorf("%s rendered with the election off", o.key())
+					}
+				}
+				return
+			}
+			checkNamedRBAC(t, m, "Role", leaderRoleName, leaderGrants(tc.lease))
+		})
 	}
 }

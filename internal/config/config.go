@@ -317,6 +317,63 @@ type KubeSettings struct {
 	// refused. Empty: every Secret of the watched namespaces. Either way
 	// only Secrets labelled UpstreamCredentialLabel are read.
 	SecretNames []string `json:"secretNames,omitempty"`
+	// LeaderElection picks the one replica that writes MCPServer status
+	// and Events; the others watch and serve all the same.
+	LeaderElection LeaderElection `json:"leaderElection"`
+}
+
+// LeaderElection is the election of the replica that writes status: a
+// coordination.k8s.io Lease, held by one replica at a time. Replicas that
+// wrote at once made the status flap between their views, repeated every
+// Event once per replica and lost each other's conditions.
+type LeaderElection struct {
+	// Enabled is true unless set false; false makes every replica write
+	// status (one replica, or RBAC without leases).
+	Enabled *bool `json:"enabled,omitempty"`
+	// LeaseName is the Lease's name; default mcp-hub.
+	LeaseName string `json:"leaseName,omitempty"`
+	// Namespace is the Lease's namespace; default the hub's own (the
+	// kubeconfig context's outside a cluster, else "default").
+	Namespace string `json:"namespace,omitempty"`
+	// LeaseDuration is how long the others wait after the leader's last
+	// renewal before one takes over (whole seconds); default 15s. It
+	// bounds the hand-over when a leader dies without releasing.
+	LeaseDuration Duration `json:"leaseDuration,omitempty"`
+	// RenewDeadline is how long the leader keeps trying to renew before
+	// it stops writing; default 10s, below leaseDuration.
+	RenewDeadline Duration `json:"renewDeadline,omitempty"`
+	// RetryPeriod is how often candidates try, and the leader renews;
+	// default 2s.
+	RetryPeriod Duration `json:"retryPeriod,omitempty"`
+}
+
+// On reports whether replicas elect a status writer (the default).
+func (l LeaderElection) On() bool { return l.Enabled == nil || *l.Enabled }
+
+func (l *LeaderElection) applyDefaults() {
+	setDefault(&l.LeaseName, "mcp-hub")
+	setDefault(&l.LeaseDuration, Duration(15*time.Second))
+	setDefault(&l.RenewDeadline, Duration(10*time.Second))
+	setDefault(&l.RetryPeriod, Duration(2*time.Second))
+}
+
+// validate checks what client-go's elector would refuse at start, here
+// where the error can name the field.
+func (l LeaderElection) validate() error {
+	const at = "kubernetes.leaderElection."
+	switch {
+	case !secretNamePattern.MatchString(l.LeaseName):
+		return fmt.Errorf(at+"leaseName: %q is not a Lease name (lower-case a-z 0-9 - ., at most 253)", l.LeaseName)
+	case l.Namespace != "" && !namespacePattern.MatchString(l.Namespace):
+		return fmt.Errorf(at+"namespace: %q is not a namespace name (lower-case a-z 0-9 -, at most 63)", l.Namespace)
+	case l.LeaseDuration.D() < time.Second || l.LeaseDuration.D()%time.Second != 0:
+		return fmt.Errorf(at+"leaseDuration: %s must be whole seconds, at least 1s (a Lease holds seconds)", l.LeaseDuration.D())
+	case l.RenewDeadline >= l.LeaseDuration:
+		return fmt.Errorf(at+"renewDeadline: %s must be shorter than leaseDuration %s (the leader stops before the others take over)", l.RenewDeadline.D(), l.LeaseDuration.D())
+	case l.RetryPeriod <= 0 || float64(l.RenewDeadline) <= 1.2*float64(l.RetryPeriod):
+		return fmt.Errorf(at+"retryPeriod: %s must be above zero and renewDeadline %s more than 1.2 times it (retries are jittered by 1.2)", l.RetryPeriod.D(), l.RenewDeadline.D())
+	}
+	return nil
 }
 
 // Naming is the collision policy for tool names of different upstreams.
@@ -651,6 +708,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
 	setDefault(&c.Kubernetes.ConfigMapName, "mcp-servers")
+	c.Kubernetes.LeaderElection.applyDefaults()
 	setDefault(&c.Pinning.Mode, PinningEnforce)
 	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
@@ -718,6 +776,9 @@ func (c *Config) validate() error {
 		if !secretNamePattern.MatchString(n) {
 			return fmt.Errorf("kubernetes.secretNames[%d]: %q is not a Secret name (lower-case a-z 0-9 - ., at most 253)", i, n)
 		}
+	}
+	if err := c.Kubernetes.LeaderElection.validate(); err != nil {
+		return err
 	}
 	if err := checkInstanceID(c.Replicas.InstanceID); err != nil {
 		return err
@@ -798,6 +859,9 @@ func nameHint(name string) string {
 // secretNamePattern is a Kubernetes object name (DNS subdomain), as a
 // Secret's must be.
 var secretNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+
+// namespacePattern is a Kubernetes namespace name (DNS label).
+var namespacePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
 // serverNamePattern accepts Kubernetes object names and the usual config
 // names; it keeps names usable as tool-name prefixes.

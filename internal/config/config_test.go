@@ -39,6 +39,11 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 	}{
 		{"unknown field", "servers:\n- name: a\n  url: http://x/mcp\n  tranport: sse\n", `unknown field "tranport"`},
 		{"bad secret name", "servers: []\nkubernetes: {secretNames: [gh, GH_Token]}\n", `kubernetes.secretNames[1]: "GH_Token" is not a Secret name`},
+		{"lease name", "kubernetes: {leaderElection: {leaseName: Hub}}\n", `kubernetes.leaderElection.leaseName: "Hub" is not a Lease name`},
+		{"lease namespace", "kubernetes: {leaderElection: {namespace: a.b}}\n", `kubernetes.leaderElection.namespace: "a.b" is not a namespace name`},
+		{"lease seconds", "kubernetes: {leaderElection: {leaseDuration: 1500ms}}\n", "kubernetes.leaderElection.leaseDuration: 1.5s must be whole seconds"},
+		{"renew after lease", "kubernetes: {leaderElection: {leaseDuration: 10s, renewDeadline: 10s}}\n", "kubernetes.leaderElection.renewDeadline: 10s must be shorter than leaseDuration 10s"},
+		{"retry too long", "kubernetes: {leaderElection: {retryPeriod: 9s}}\n", "kubernetes.leaderElection.retryPeriod: 9s must be above zero and renewDeadline 10s more than 1.2 times it"},
 		{"bad transport", "servers:\n- name: a\n  url: http://x/mcp\n  transport: grpc\n", `servers[0] (a).transport: "grpc" is not one of`},
 		{"missing name", "servers:\n- url: http://x/mcp\n", "servers[0].name: is required"},
 		{"bad name", "servers:\n- name: 'a b'\n  url: http://x/mcp\n", `servers[0] (a b).name: "a b" must start`},
@@ -144,6 +149,27 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 				t.Fatalf("error %q\nwant it to start with the file and contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLeaderElectionDefaults: replicas elect a status writer unless told
+// not to, on client-go's usual timings.
+func TestLeaderElectionDefaults(t *testing.T) {
+	d, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := d.Kubernetes.LeaderElection
+	if !le.On() || le.LeaseName != "mcp-hub" || le.Namespace != "" || le.LeaseDuration.D() != 15*time.Second ||
+		le.RenewDeadline.D() != 10*time.Second || le.RetryPeriod.D() != 2*time.Second {
+		t.Fatalf("defaults %+v", le)
+	}
+	c, err := Parse("t.yaml", []byte("kubernetes: {leaderElection: {enabled: false}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kubernetes.LeaderElection.On() {
+		t.Fatal("enabled: false left the election on")
 	}
 }
 

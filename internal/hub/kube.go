@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -68,7 +69,20 @@ func kubeSource(o Options, settings config.KubeSettings, log zerolog.Logger) (*k
 	if o.LabelSelector != "" {
 		selector = o.LabelSelector
 	}
-	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName, SecretNames: secretNames(o, settings)}, log)
+	return kube.New(cfg, kube.Options{Namespaces: namespaces, LabelSelector: selector, ConfigMapName: settings.ConfigMapName,
+		SecretNames: secretNames(o, settings), Election: election(settings.LeaderElection, ownNamespace)}, log)
+}
+
+// election is the status writer's election: the Lease in the configured
+// namespace, else the hub's own, else "default"; nil when turned off.
+func election(le config.LeaderElection, ownNamespace string) *kube.Election {
+	if !le.On() {
+		return nil
+	}
+	return &kube.Election{
+		Namespace: cmp.Or(le.Namespace, ownNamespace, "default"), LeaseName: le.LeaseName, Identity: kube.Identity(),
+		LeaseDuration: le.LeaseDuration.D(), RenewDeadline: le.RenewDeadline.D(), RetryPeriod: le.RetryPeriod.D(),
+	}
 }
 
 // secretNames are the only Secrets the hub reads: the flag over the config;

@@ -3,6 +3,7 @@ package hub
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 )
@@ -53,5 +54,40 @@ func TestPinsNamespace(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	if got := pinsNamespace(Options{Namespaces: "team-a"}, config.KubeSettings{}, "purko"); got != "purko" {
 		t.Errorf("in a cluster: %q, want the hub's own namespace", got)
+	}
+}
+
+// TestElection: the Lease is in the configured namespace, else the hub's
+// own, else "default"; each process stands under an identity of its own;
+// enabled: false elects nobody (every replica writes).
+func TestElection(t *testing.T) {
+	off := false
+	le := config.LeaderElection{LeaseName: "mcp-hub", LeaseDuration: config.Duration(15 * time.Second),
+		RenewDeadline: config.Duration(10 * time.Second), RetryPeriod: config.Duration(2 * time.Second)}
+	cases := []struct {
+		name, configured, own, want string
+		enabled                     *bool
+	}{
+		{"own namespace", "", "purko", "purko", nil},
+		{"configured", "leases", "purko", "leases", nil},
+		{"default without any", "", "", "default", nil},
+		{"off", "", "purko", "", &off},
+	}
+	for _, tc := range cases {
+		le.Namespace, le.Enabled = tc.configured, tc.enabled
+		e := election(le, tc.own)
+		if tc.want == "" {
+			if e != nil {
+				t.Errorf("%s: %+v, want no election", tc.name, e)
+			}
+			continue
+		}
+		if e == nil || e.Namespace != tc.want || e.LeaseName != "mcp-hub" || e.LeaseDuration != 15*time.Second || e.RenewDeadline != 10*time.Second || e.RetryPeriod != 2*time.Second {
+			t.Errorf("%s: %+v, want the Lease in %s", tc.name, e, tc.want)
+		}
+	}
+	le.Enabled = nil
+	if a, b := election(le, "x"), election(le, "x"); a == nil || b == nil || a.Identity == b.Identity {
+		t.Error("two processes would stand under one identity")
 	}
 }

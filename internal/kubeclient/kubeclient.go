@@ -1,10 +1,10 @@
 // Package kubeclient is the hub's one way to the Kubernetes API: the
 // dynamic client only. The built-in kinds the hub uses (ConfigMaps,
-// Secrets, Pods, Events, TokenReviews) are read and written as structs of
+// Secrets, Pods, Events, TokenReviews, Leases) are read and written as structs of
 // their own (types.go), converted from and to unstructured objects, and
 // watched by informers over the same client. client-go's typed Clientset
 // would do the same, but it registers every API group of Kubernetes (some
-// 250 packages, a third of the binary) for the five kinds the hub uses.
+// 250 packages, a third of the binary) for the six kinds the hub uses.
 package kubeclient
 
 import (
@@ -27,10 +27,14 @@ type Resource[T any] struct {
 
 // The built-in kinds the hub reads and writes.
 var (
-	ConfigMaps   = Resource[ConfigMap]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
-	Secrets      = Resource[Secret]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
-	Pods         = Resource[Pod]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod"}
-	Events       = Resource[Event]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event"}
+	ConfigMaps = Resource[ConfigMap]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
+	Secrets    = Resource[Secret]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
+	Pods       = Resource[Pod]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod"}
+	Events     = Resource[Event]{GVR: schema.GroupVersionResource{Version: "v1", Resource: "events"}, Kind: "Event"}
+	Leases     = Resource[Lease]{
+		GVR:  schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+		Kind: "Lease",
+	}
 	TokenReviews = Resource[TokenReview]{
 		GVR:  schema.GroupVersionResource{Group: "authentication.k8s.io", Version: "v1", Resource: "tokenreviews"},
 		Kind: "TokenReview",

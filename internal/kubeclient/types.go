@@ -9,7 +9,7 @@ import (
 // kinds the hub reads and writes, under the JSON names of k8s.io/api's.
 // That module's core/v1 package registers its ~80 types with protobuf when
 // the binary starts, which keeps every one of them, with their codecs,
-// in the hub (some 3 MB) for the five it uses. A kind the hub updates
+// in the hub (some 3 MB) for the six it uses. A kind the hub updates
 // (ConfigMap) has all of its fields, so an update keeps what others wrote.
 
 // ConfigMap is a core/v1 ConfigMap, whole.
@@ -111,4 +111,24 @@ type UserInfo struct {
 	UID      string              `json:"uid,omitempty"`
 	Groups   []string            `json:"groups,omitempty"`
 	Extra    map[string][]string `json:"extra,omitempty"`
+}
+
+// Lease is a coordination.k8s.io/v1 Lease, whole (it is updated): the lock
+// of the replicas' leader election.
+type Lease struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec LeaseSpec `json:"spec,omitempty"`
+}
+
+// LeaseSpec is a Lease's spec, under the JSON names of k8s.io/api's.
+type LeaseSpec struct {
+	HolderIdentity       *string           `json:"holderIdentity,omitempty"`
+	LeaseDurationSeconds *int32            `json:"leaseDurationSeconds,omitempty"`
+	AcquireTime          *metav1.MicroTime `json:"acquireTime,omitempty"`
+	RenewTime            *metav1.MicroTime `json:"renewTime,omitempty"`
+	LeaseTransitions     *int32            `json:"leaseTransitions,omitempty"`
+	Strategy             *string           `json:"strategy,omitempty"`
+	PreferredHolder      *string           `json:"preferredHolder,omitempty"`
 }

@@ -133,8 +133,24 @@ func launchHub(t *testing.T, kubeconfig string, args ...string) hubProc {
 
 func runHub(t *testing.T, wait hubtest.Readiness, kubeconfig string, args ...string) hubProc {
 	t.Helper()
+	cfg := ""
+	if !slices.Contains(args, "--config") {
+		cfg = electionConfig(ns, "")
+	}
 	return hubProc{hubtest.StartHub(t, hubtest.HubOptions{Bin: hubBin, LogLevel: "info", Wait: wait, Timeout: 30 * time.Second,
-		Args: append([]string{"--kubeconfig", kubeconfig, "--namespaces", ns}, args...)})}
+		Config: cfg, Args: append([]string{"--kubeconfig", kubeconfig, "--namespaces", ns}, args...)})}
+}
+
+// chartLease is the Lease the chart's RBAC grants, rendered as release
+// "hub" (renderChartIn).
+const chartLease = "hub-mcp-hub"
+
+// electionConfig is a hub config whose status writer stands for the
+// chart's Lease in namespace, where applyChartAccess granted it (the
+// hub's own namespace, the kubeconfig context's, is "default" here), with
+// extra leaderElection fields (YAML flow members, "" for none).
+func electionConfig(namespace, extra string) string {
+	return fmt.Sprintf("kubernetes:\n  leaderElection: {leaseName: %s, namespace: %s%s}\n", chartLease, namespace, extra)
 }
 
 // freshNamespace creates base, or base-2, base-3, ... when a namespace of an

@@ -169,5 +169,26 @@ modified in place.
 {{- /* One instance id for every replica (README "Registration loops"): the hub's own Service URL, registered on it, may land on another replica and is still the hub. */}}
 {{- $instance := dict "instanceId" (printf "%s/%s" .Release.Namespace (include "mcp-hub.fullname" .)) }}
 {{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $instance) }}
+{{- /* One Lease per release (README "Status: one writer"): two releases in one namespace must not elect one writer between them. */}}
+{{- if include "mcp-hub.leaderElection" . }}
+{{- $kube := get $config "kubernetes" | default dict }}
+{{- $election := merge (get $kube "leaderElection" | default dict) (dict "leaseName" (include "mcp-hub.leaseName" .)) }}
+{{- $_ := set $kube "leaderElection" $election }}
+{{- $_ := set $config "kubernetes" $kube }}
+{{- end }}
 {{- toYaml $config }}
+{{- end }}
+
+{{/*
+Whether the replicas elect a status writer: config.kubernetes.leaderElection.enabled, true unless false.
+*/}}
+{{- define "mcp-hub.leaderElection" -}}
+{{- if ne (((.Values.config).kubernetes).leaderElection).enabled false }}true{{ end }}
+{{- end }}
+
+{{/*
+The leader election's Lease: config.kubernetes.leaderElection.leaseName, else the release's full name.
+*/}}
+{{- define "mcp-hub.leaseName" -}}
+{{- (((.Values.config).kubernetes).leaderElection).leaseName | default (include "mcp-hub.fullname" .) }}
 {{- end }}

@@ -56,6 +56,9 @@ type Options struct {
 	// of every Secret of a namespace. A Secret not listed is refused, and
 	// a listed one needs config.UpstreamCredentialLabel too.
 	SecretNames []string
+	// Election, when set, makes status and Events the work of the one
+	// replica holding its Lease; nil: this replica always writes.
+	Election *Election
 }
 
 // Source watches one cluster.
@@ -97,7 +100,7 @@ func New(cfg *rest.Config, opts Options, log zerolog.Logger) (*Source, error) {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
 	log = log.With().Str("source", SourceName).Logger()
-	return &Source{opts: opts, discovery: disc, dyn: dyn, log: log, status: newStatusWriter(dyn, log)}, nil
+	return &Source{opts: opts, discovery: disc, dyn: dyn, log: log, status: newStatusWriter(dyn, opts.Election, log)}, nil
 }
 
 // Name implements discovery.Source.
