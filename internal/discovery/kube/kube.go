@@ -187,6 +187,9 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 		default:
 			return // ctx ended, or the watch could not start
 		}
+		if ctx.Err() != nil {
+			return
+		}
 	}
 }
 
