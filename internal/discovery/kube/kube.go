@@ -68,6 +68,9 @@ type Options struct {
 // let go) within it.
 const crdPoll = 10 * time.Second
 
+// crdQuestion bounds one question of the poll.
+const crdQuestion = 10 * time.Second
+
 // Source watches one cluster.
 type Source struct {
 	opts      Options
@@ -214,14 +217,18 @@ func (s *Source) pollCRDs(ctx context.Context, now crds) (crds, bool) {
 }
 
 // crdsServed asks discovery which CRDs are served; false when the API
-// server did not answer.
+// server did not answer. The question is bounded by crdQuestion: a server
+// that takes the connection and never answers (a partition) is as
+// unreachable as one that refuses it.
 func (s *Source) crdsServed(ctx context.Context) (crds, bool) {
 	asked := time.Now()
+	qctx, cancel := context.WithTimeout(ctx, crdQuestion)
+	defer cancel()
 	var now crds
 	var err error
-	now.mcpServers, err = s.discovery.Serves(ctx, MCPServerGVR)
+	now.mcpServers, err = s.discovery.Serves(qctx, MCPServerGVR)
 	if err == nil {
-		now.agents, err = s.discovery.Serves(ctx, AgentGVR)
+		now.agents, err = s.discovery.Serves(qctx, AgentGVR)
 	}
 	if err != nil {
 		if ctx.Err() == nil {
