@@ -6,6 +6,7 @@ package discovery
 
 import (
 	"context"
+	"time"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 )
@@ -42,4 +43,30 @@ func SameServers(a, b []config.ServerSpec) bool {
 		}
 	}
 	return true
+}
+
+// Outage is a source cut off from what it watches (the Kubernetes API
+// server unreachable). Its last snapshot stays in the catalog meanwhile:
+// the servers it named are still running, and dropping them because the
+// control plane blinked would take every replica's tools away at once.
+// So the hub keeps serving and says so (on /readyz and in the console).
+type Outage struct {
+	// Source is the source's name.
+	Source string
+	// What names what cannot be reached, in words ("kubernetes API").
+	What string
+	// Since is when the outage began.
+	Since time.Time
+}
+
+// String is the outage as /readyz and the console show it.
+func (o Outage) String() string {
+	return o.What + " unreachable since " + o.Since.UTC().Format(time.RFC3339)
+}
+
+// OutageReporter is a Source that can tell it is cut off while it keeps
+// its last snapshot.
+type OutageReporter interface {
+	// Outage reports the current outage; false while all is well.
+	Outage() (Outage, bool)
 }

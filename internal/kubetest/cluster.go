@@ -455,6 +455,17 @@ func (c *Cluster) Stop() error {
 	return c.stopErr
 }
 
+// KillAPIServer kills kube-apiserver alone (SIGKILL; etcd keeps running),
+// for tests of what clients do when the API server becomes unreachable:
+// it vanishes as from a crash or a partition, where a graceful stop would
+// first drain its watches for seconds. Stop still stops the rest.
+func (c *Cluster) KillAPIServer() error {
+	if c.apiserver == nil {
+		return nil
+	}
+	return c.apiserver.kill()
+}
+
 // PIDs returns the process ids of kube-apiserver and etcd (0 when not running).
 func (c *Cluster) PIDs() (apiserver, etcd int) {
 	if c.apiserver != nil {

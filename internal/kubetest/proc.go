@@ -83,6 +83,23 @@ func (p *process) stop(grace time.Duration) error {
 	}
 }
 
+// kill SIGKILLs the process group at once and waits for the process to
+// end: the server vanishes as from a crash, without a graceful shutdown.
+func (p *process) kill() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.pid())
+	}
+}
+
 // logTail returns the last n lines of the process log.
 func (p *process) logTail(n int) string { return fileTail(p.logPath, n) }
 

@@ -230,6 +230,9 @@ type Registry struct {
 	routes  *lru.Cache[string, route]
 	// readiness is what the faces ask of start-up (startup.go).
 	readiness
+	// reporters are the sources of Run that can report an outage
+	// (outages.go).
+	reporters atomic.Pointer[[]discovery.OutageReporter]
 
 	dirty chan struct{}
 	// events are the listeners and the log level (events.go).
@@ -291,6 +294,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		unsynced[s.Name()] = true
 	}
 	r.mu.Unlock()
+	r.watchOutages(sources)
 	st := &startup{readiness: &r.readiness, log: r.log, began: time.Now()}
 	defer st.stop()
 	if len(sources) == 0 {

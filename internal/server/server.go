@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -303,6 +304,17 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	}
 	if !s.reg.Tried() {
 		http.Error(w, "upstreams not all tried yet (bounded by upstream.connectTimeout)", http.StatusServiceUnavailable)
+		return
+	}
+	// A source cut off (the Kubernetes API unreachable) keeps its last
+	// catalog: the replica still serves it, so it stays ready (failing
+	// every replica at once would take the fleet out) and says so.
+	if outages := s.reg.Outages(); len(outages) > 0 {
+		words := make([]string, len(outages))
+		for i, o := range outages {
+			words[i] = o.String()
+		}
+		_, _ = io.WriteString(w, "ok ("+strings.Join(words, "; ")+": serving the last catalog)\n")
 		return
 	}
 	_, _ = io.WriteString(w, "ok\n")

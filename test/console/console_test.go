@@ -227,6 +227,9 @@ func TestConsoleShowsServersLiveInABrowser(t *testing.T) {
 	}
 	waitPage(t, ctx, "alpha connected with 2 tools", serverRow("alpha", "connected", 2))
 	waitPage(t, ctx, "the event stream live", `document.querySelector('#live').innerText === 'live'`)
+	if shown, err := evaluate[bool](ctx, `!document.querySelector('#health').hidden`); err != nil || shown {
+		t.Fatalf("the health badge of a ready hub is shown (%v)", err)
+	}
 	waitPage(t, ctx, "alpha's tools with their read-only reasons",
 		`[...document.querySelectorAll('#tools tr[data-tool]')].filter(r => r.dataset.tool.startsWith('alpha_') && r.cells[3].innerText.trim() !== '').length === 2`)
 
@@ -437,4 +440,29 @@ func TestConsoleAsksForATokenAndKeepsItInTheTab(t *testing.T) {
 	if page, err := evaluate[string](ctx, `document.body.innerText`); err != nil || strings.Contains(page, email) {
 		t.Fatalf("the page shows what the filter found (%v):\n%s", err, page)
 	}
+}
+
+// TestConsoleShowsWhatReadyzSays: the badge in the top bar shows /readyz
+// when it says more than "ok" (the Kubernetes API unreachable: the hub
+// serves its last catalog), or why the hub is not ready: here a hub whose
+// Kubernetes API never answered.
+func TestConsoleShowsWhatReadyzSays(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://"+nobody+"', insecure-skip-tls-verify: true}}]\n"+
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u, namespace: default}}]\ncurrent-context: c\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hub := hubtest.StartHub(t, hubtest.HubOptions{Wait: hubtest.Listening, Args: []string{"--kubeconfig", kubeconfig}})
+	ctx := browser(t)
+	if err := within(ctx, 30*time.Second, chromedp.Navigate(hub.Base+"/")); err != nil {
+		t.Fatalf("open the console: %v", err)
+	}
+	waitPage(t, ctx, "the badge saying why the hub is not ready",
+		`(() => { const p = document.querySelector('#health'); return !p.hidden && p.innerText === 'not ready: discovery sources not synced yet'; })()`)
 }

@@ -1,5 +1,5 @@
-// mcp-hub console: reads /api/mcp/tools, /api/mcp/calls and the event
-// stream /api/events, and sends the add/remove/approve requests. A token,
+// mcp-hub console: reads /api/mcp/tools, /api/mcp/calls, the event
+// stream /api/events and /readyz, and sends the add/remove/approve requests. A token,
 // when the hub needs one, lives in sessionStorage and goes in the
 // Authorization header of every request (never a cookie).
 "use strict";
@@ -205,6 +205,27 @@
     if (res.ok) addCalls((await res.json()).calls || []);
   }
 
+  // --- health: what /readyz says when it is more than "ok" (a source cut
+  // off, the Kubernetes API unreachable: the hub serves its last catalog),
+  // or why the hub is not ready. Nothing changes in the catalog then, so
+  // no event says it: the console asks every HEALTH_MS.
+
+  const HEALTH_MS = 10000;
+
+  async function health() {
+    const p = $("#health");
+    try {
+      const res = await fetch("/readyz", { cache: "no-store", credentials: "omit" });
+      const text = (await res.text()).trim();
+      const m = /^ok \((.*)\)$/.exec(text);
+      p.textContent = res.ok ? (m ? m[1] : "") : "not ready: " + text;
+    } catch (e) {
+      p.textContent = "";
+    }
+    p.hidden = p.textContent === "";
+    setTimeout(health, HEALTH_MS);
+  }
+
   // --- event stream: fetch + ReadableStream, so the token goes in a header.
 
   function setLive(on) {
@@ -316,5 +337,6 @@
     renderCalls();
     refresh();
     stream();
+    health();
   });
 })();

@@ -2,8 +2,10 @@
 // MCPServer resources (purko.io/v1alpha1), the "connect by URL" ConfigMap
 // mcp-servers, and the Secrets both refer to for bearer tokens (only those
 // labelled config.UpstreamCredentialLabel). It watches
-// with informers over the dynamic client (never polls), sends a full snapshot after every
-// change, and writes the hub's view back to each MCPServer's status.
+// with informers over the dynamic client (it polls only discovery, for the
+// CRDs installed or deleted while it runs), sends a full snapshot after
+// every change, writes the hub's view back to each MCPServer's status, and
+// says when the API server is unreachable (health.go).
 package kube
 
 import (
@@ -59,7 +61,18 @@ type Options struct {
 	// Election, when set, makes status and Events the work of the one
 	// replica holding its Lease; nil: this replica always writes.
 	Election *Election
+	// CRDPoll is how often discovery is asked again whether the MCPServer
+	// and Agent CRDs are served; 0 is crdPoll. Tests lower it.
+	CRDPoll time.Duration
 }
+
+// crdPoll is how often the source asks whether the CRDs it watches are
+// served: a CRD installed (or deleted) while the hub runs is watched (or
+// let go) within it.
+const crdPoll = 10 * time.Second
+
+// crdQuestion bounds one question of the poll.
+const crdQuestion = 10 * time.Second
 
 // Source watches one cluster.
 type Source struct {
@@ -69,6 +82,8 @@ type Source struct {
 	log       zerolog.Logger
 
 	status *statusWriter
+	// api is whether the API server answers (health.go).
+	api *apiState
 }
 
 // New returns a source for the cluster behind cfg.
@@ -99,9 +114,17 @@ func New(cfg *rest.Config, opts Options, log zerolog.Logger) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
+	if opts.CRDPoll <= 0 {
+		opts.CRDPoll = crdPoll
+	}
 	log = log.With().Str("source", SourceName).Logger()
-	return &Source{opts: opts, discovery: disc, dyn: dyn, log: log, status: newStatusWriter(dyn, opts.Election, log)}, nil
+	return &Source{opts: opts, discovery: disc, dyn: dyn, log: log, status: newStatusWriter(dyn, opts.Election, log), api: &apiState{log: log}}, nil
 }
+
+// Outage implements discovery.OutageReporter: the API server unreachable,
+// since when. The informers keep their caches meanwhile, so the catalog
+// stays as it was.
+func (s *Source) Outage() (discovery.Outage, bool) { return s.api.outage() }
 
 // Name implements discovery.Source.
 func (s *Source) Name() string { return SourceName }
@@ -134,8 +157,122 @@ func (n namedSecrets) GetByKey(key string) (any, bool, error) {
 	return nil, false, nil
 }
 
-// Run implements discovery.Source.
+// crds are the CRDs the cluster serves, of those the source watches.
+type crds struct{ mcpServers, agents bool }
+
+// Run implements discovery.Source. The informers are built for the CRDs
+// served at start; a poll of discovery (every Options.CRDPoll) notices a
+// CRD installed or deleted later, and the informers are built again for
+// the new set. Discovery needs no RBAC (a watch of the
+// CustomResourceDefinitions themselves would need a cluster-wide read,
+// even for a hub confined to one namespace).
 func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	served, ok := s.crdsServed(ctx)
+	switch {
+	case ok:
+		s.logCRDs(served, served, true)
+	case ctx.Err() == nil:
+		s.log.Warn().Dur("every", s.opts.CRDPoll).Msg("cannot ask the API server which CRDs it serves; asking again")
+	}
+	var sent *discovery.Snapshot // the last snapshot sent, over every watch
+	for {
+		watchCtx, stop := context.WithCancel(ctx)
+		next := make(chan crds, 1)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if c, changed := s.pollCRDs(watchCtx, served); changed {
+				next <- c
+				stop()
+			}
+		})
+		s.watch(watchCtx, served, out, &sent)
+		stop()
+		wg.Wait()
+		select {
+		case served = <-next:
+		default:
+			return // ctx ended, or the watch could not start
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// pollCRDs asks discovery every Options.CRDPoll whether the CRDs are
+// served, until the answer differs from now (true) or ctx ends. A failed
+// question (the API server unreachable) changes nothing: the informers
+// keep their caches and retry on their own.
+func (s *Source) pollCRDs(ctx context.Context, now crds) (crds, bool) {
+	t := time.NewTicker(s.opts.CRDPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return now, false
+		case <-t.C:
+		}
+		if c, ok := s.crdsServed(ctx); ok && c != now {
+			s.logCRDs(now, c, false)
+			return c, true
+		}
+	}
+}
+
+// crdsServed asks discovery which CRDs are served; false when the API
+// server did not answer. The question is bounded by crdQuestion: a server
+// that takes the connection and never answers (a partition) is as
+// unreachable as one that refuses it.
+func (s *Source) crdsServed(ctx context.Context) (crds, bool) {
+	asked := time.Now()
+	qctx, cancel := context.WithTimeout(ctx, crdQuestion)
+	defer cancel()
+	var now crds
+	var err error
+	now.mcpServers, err = s.discovery.Serves(qctx, MCPServerGVR)
+	if err == nil {
+		now.agents, err = s.discovery.Serves(qctx, AgentGVR)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.api.failed(time.Now(), err)
+			s.log.Debug().Err(err).Msg("cannot ask the API server which CRDs it serves")
+		}
+		return crds{}, false
+	}
+	s.api.answered(asked)
+	return now, true
+}
+
+// logCRDs says what changed between two answers of crdsServed; at start
+// (first), what is not there. Without the MCPServer CRD the ConfigMap
+// still works, and without the Agent CRD there are no agent api tools.
+func (s *Source) logCRDs(before, now crds, first bool) {
+	for _, c := range []struct {
+		kind, resource string
+		before, now    bool
+	}{
+		{kindMCPServer, MCPServerGVR.GroupResource().String(), before.mcpServers, now.mcpServers},
+		{"Agent", AgentGVR.GroupResource().String(), before.agents, now.agents},
+	} {
+		switch {
+		case first && !c.now:
+			s.log.Warn().Str("resource", c.resource).Msgf("the %s CRD is not installed; watching for it", c.kind)
+		case first:
+		case c.now && !c.before:
+			s.log.Info().Str("resource", c.resource).Msgf("the %s CRD appeared; watching it", c.kind)
+		case c.before && !c.now:
+			s.log.Info().Str("resource", c.resource).Msgf("the %s CRD disappeared; its objects leave the catalog", c.kind)
+		}
+	}
+}
+
+// watch runs the informers of the CRDs served until ctx ends, sending a
+// snapshot once they synced and after every change that matters. sent is
+// the last snapshot sent by any watch: a watch that starts again sends its
+// first one only if it differs, and only once its caches synced, so the
+// servers of the ConfigMap never leave the catalog in between.
+func (s *Source) watch(ctx context.Context, served crds, out chan<- discovery.Snapshot, sent **discovery.Snapshot) {
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -149,9 +286,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 		DeleteFunc: func(any) { poke() },
 	}
 
-	haveCRD := s.crdInstalled(ctx, MCPServerGVR)
-	haveAgents := s.crdInstalled(ctx, AgentGVR)
-	all, informed, err := s.informers(haveCRD, haveAgents)
+	all, informed, err := s.informers(served.mcpServers, served.agents)
 	if err != nil {
 		s.log.Error().Err(err).Msg("cannot watch the cluster")
 		return
@@ -161,13 +296,16 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 		if _, err := inf.AddEventHandler(handler); err != nil {
 			s.log.Error().Err(err).Msg("add event handler")
 		}
+		if err := inf.SetWatchErrorHandlerWithContext(s.api.watchErrors); err != nil {
+			s.log.Error().Err(err).Msg("set watch error handler")
+		}
 		synced = append(synced, inf.HasSynced)
 	}
 	defer kubeclient.Start(ctx, informed...)()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
-	s.log.Info().Strs("namespaces", s.opts.Namespaces).Strs("secretNames", s.opts.SecretNames).Bool("mcpservers", haveCRD).Bool("agents", haveAgents).Msg("kubernetes caches synced")
+	s.log.Info().Strs("namespaces", s.opts.Namespaces).Strs("secretNames", s.opts.SecretNames).Bool("mcpservers", served.mcpServers).Bool("agents", served.agents).Msg("kubernetes caches synced")
 
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -177,17 +315,15 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 	}()
 	defer wg.Wait()
 
-	var last discovery.Snapshot
-	first := true
 	for {
 		snap := discovery.Snapshot{Source: SourceName, Servers: s.build(all), AgentTools: s.agentTools(all)}
-		if first || !discovery.SameServers(last.Servers, snap.Servers) || !reflect.DeepEqual(last.AgentTools, snap.AgentTools) {
+		if last := *sent; last == nil || !discovery.SameServers(last.Servers, snap.Servers) || !reflect.DeepEqual(last.AgentTools, snap.AgentTools) {
 			select {
 			case out <- snap:
 			case <-ctx.Done():
 				return
 			}
-			last, first = snap, false
+			*sent = &snap
 		}
 		select {
 		case <-ctx.Done():
@@ -262,23 +398,6 @@ func (s *Source) informers(haveCRD, haveAgents bool) ([]listers, []cache.SharedI
 // ReportStatus hands the hub's current view of its upstreams to the status
 // writer; only MCPServer origins are written. It never blocks.
 func (s *Source) ReportStatus(reports []Status) { s.status.report(reports) }
-
-// crdInstalled asks discovery once whether the cluster serves a resource.
-// Without the MCPServer CRD the ConfigMap still works, and without the
-// Agent CRD there are no agent api tools; installing a CRD later needs a
-// restart of the hub (or a rollout), which the Helm chart's CRD avoids.
-func (s *Source) crdInstalled(ctx context.Context, gvr schema.GroupVersionResource) bool {
-	served, err := s.discovery.Serves(ctx, gvr)
-	switch {
-	case served:
-		return true
-	case err != nil:
-		s.log.Warn().Err(err).Str("resource", gvr.Resource).Msg("cannot ask the API server for the resource; not watching it")
-	default:
-		s.log.Warn().Str("resource", gvr.Resource+"."+gvr.Group).Msg("the CRD is not installed; not watching it")
-	}
-	return false
-}
 
 // agentTools collects the api tools of every cached Agent.
 func (s *Source) agentTools(all []listers) []config.AgentTool {
