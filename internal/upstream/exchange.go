@@ -41,9 +41,7 @@ func newExchanger(spec config.ServerSpec, base http.RoundTripper, timeout time.D
 	if timeout <= 0 {
 		timeout = 15 * time.Second
 	}
-	// The token endpoint gets callers' tokens and the client secret: a
-	// redirect to another origin is refused.
-	hc := &http.Client{Transport: base, Timeout: timeout, CheckRedirect: secrets.RefuseCrossOrigin}
+	hc := oauthclient.TokenClient(base, timeout)
 	var endpoint func(context.Context) (string, error)
 	if x.TokenURL == "" {
 		endpoint = tokenexchange.Endpoint(hc, x.Issuer)

@@ -95,9 +95,7 @@ func New(spec config.ServerSpec, base http.RoundTripper, timeout, early time.Dur
 	if timeout <= 0 {
 		timeout = defaultTokenTimeout
 	}
-	// The token endpoint gets the client secret: a redirect to another
-	// origin is refused, as for the upstream itself.
-	hc := &http.Client{Transport: base, Timeout: timeout, CheckRedirect: secrets.RefuseCrossOrigin}
+	hc := TokenClient(base, timeout)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Source{
 		server:   spec.Name,
@@ -311,4 +309,31 @@ func WithoutCallToken(ctx context.Context) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, callTokenKey{}, (*callToken)(nil))
+}
+
+// TokenClient is the HTTP client of a token endpoint, for the hub's own
+// tokens and for token exchanges. The endpoint gets the client secret (and
+// callers' tokens): a redirect to another origin is refused. A token
+// request is safe to send twice (each answer is a fresh token, nothing adds
+// up on the token service), so it is marked replayable: net/http then
+// repeats it on a new connection when the token service closed a
+// kept-alive one under it (a restart, an idle timeout) instead of failing
+// the caller's call with EOF.
+func TokenClient(base http.RoundTripper, timeout time.Duration) *http.Client {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: replayable{base}, Timeout: timeout, CheckRedirect: secrets.RefuseCrossOrigin}
+}
+
+// replayable marks every request as safe to repeat.
+type replayable struct{ next http.RoundTripper }
+
+func (t replayable) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Header["Idempotency-Key"]; !ok {
+		req = req.Clone(req.Context())
+		// The key with no value marks the request and is not sent.
+		req.Header["Idempotency-Key"] = nil
+	}
+	return t.next.RoundTrip(req)
 }

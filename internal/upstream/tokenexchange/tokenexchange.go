@@ -64,7 +64,9 @@ type Options struct {
 	// Exchange is the server's setting, client secret resolved.
 	Exchange config.TokenExchange
 	// HTTPClient reaches the token endpoint; it must bound each request
-	// (Timeout) and refuse redirects to another origin.
+	// (Timeout), refuse redirects to another origin and repeat an exchange
+	// on a kept-alive connection the token service closed
+	// (oauthclient.TokenClient does all three).
 	HTTPClient *http.Client
 	// TokenURL finds the token endpoint when Exchange has none (the
 	// issuer's metadata); nil: Exchange.TokenURL.
@@ -283,12 +285,6 @@ func (x *Exchanger) request(ctx context.Context, subj Subject) (*entry, error) {
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	// An exchange is safe to send twice: each answer is a fresh token and
-	// nothing on the token service adds up. Marked so (the key with no
-	// value is not sent), net/http repeats it on a new connection when the
-	// token service closed a kept-alive one under it (a restart, an idle
-	// timeout), instead of failing the caller's call with EOF.
-	req.Header["Idempotency-Key"] = nil
 	if xc.AuthStyle != config.OAuthAuthPost {
 		// RFC 6749 section 2.3.1: both parts form-encoded first.
 		req.SetBasicAuth(url.QueryEscape(xc.ClientID), url.QueryEscape(secret))
