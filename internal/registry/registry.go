@@ -567,6 +567,8 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
+	// First: a tool that points at its app's UI names the UI as published.
+	cat.Features = buildFeatures(clients, r.opts.Naming)
 	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
@@ -600,7 +602,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 				sv.Hidden[t.Name] = hidden[k]
 				continue
 			}
-			def := t
+			def := withAppURI(t, spec.Name, &cat.Features)
 			def.Name = name
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
@@ -638,7 +640,6 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, t := range cat.Tools {
 		cat.index[t.Name] = i
 	}
-	cat.Features = buildFeatures(clients, r.opts.Naming)
 	for _, e := range entries {
 		if e.status.State == upstream.StateConnected {
 			cat.upstreams = append(cat.upstreams, e.c)
