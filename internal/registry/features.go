@@ -127,6 +127,17 @@ const (
 	metaUILegacyURI   = "ui/resourceUri"
 )
 
+// hasUI reports whether t belongs to an MCP App: it names a UI or says
+// who may see it.
+func hasUI(t mcp.Tool) bool {
+	if t.Meta == nil {
+		return false
+	}
+	_, ui := t.Meta.AdditionalFields[metaUI].(map[string]any)
+	_, legacy := t.Meta.AdditionalFields[metaUILegacyURI].(string)
+	return ui || legacy
+}
+
 // AppOnly reports whether t is meant for its app alone: its
 // _meta.ui.visibility lists who may see it, and the model is not among
 // them. The hub lists such a tool (its host keeps it from the model and

@@ -172,26 +172,32 @@ func TestWithAppURI(t *testing.T) {
 	}
 }
 
+// Which tools belong to an app (hasUI) and which are for the app alone.
 func TestAppOnly(t *testing.T) {
 	cases := []struct {
-		meta map[string]any
-		want bool
+		meta           map[string]any
+		appOnly, hasUI bool
 	}{
-		{nil, false},
-		{map[string]any{"ui": map[string]any{"resourceUri": "ui://v/app.html"}}, false},
-		{map[string]any{"ui": map[string]any{"visibility": []any{"model", "app"}}}, false},
-		{map[string]any{"ui": map[string]any{"visibility": []any{"model"}}}, false},
-		{map[string]any{"ui": map[string]any{"visibility": []any{"app"}}}, true},
-		{map[string]any{"ui": map[string]any{"visibility": []any{}}}, true},
-		{map[string]any{"ui": "not an object"}, false},
+		{nil, false, false},
+		{map[string]any{"other": 1}, false, false},
+		{map[string]any{"ui": map[string]any{"resourceUri": "ui://v/app.html"}}, false, true},
+		{map[string]any{"ui/resourceUri": "ui://v/app.html"}, false, true},
+		{map[string]any{"ui": map[string]any{"visibility": []any{"model", "app"}}}, false, true},
+		{map[string]any{"ui": map[string]any{"visibility": []any{"model"}}}, false, true},
+		{map[string]any{"ui": map[string]any{"visibility": []any{"app"}}}, true, true},
+		{map[string]any{"ui": map[string]any{"visibility": []any{}}}, true, true},
+		{map[string]any{"ui": "not an object"}, false, false},
 	}
 	for _, tc := range cases {
 		tool := mcp.NewTool("t")
 		if tc.meta != nil {
 			tool.Meta = mcp.NewMetaFromMap(tc.meta)
 		}
-		if got := AppOnly(tool); got != tc.want {
-			t.Errorf("AppOnly(_meta %v) = %v, want %v", tc.meta, got, tc.want)
+		if got := AppOnly(tool); got != tc.appOnly {
+			t.Errorf("AppOnly(_meta %v) = %v, want %v", tc.meta, got, tc.appOnly)
+		}
+		if got := hasUI(tool); got != tc.hasUI {
+			t.Errorf("hasUI(_meta %v) = %v, want %v", tc.meta, got, tc.hasUI)
 		}
 	}
 }

@@ -36,7 +36,9 @@ import (
 // HTML, the app-only tool listed with its visibility), and a host page in
 // chromium renders the app from the hub's resources/read in an iframe and
 // relays the app's tools/call (a postMessage) to the hub: a click on the
-// app's button shows the time the example server answered.
+// app's button shows the time the example server answered. Under naming
+// prefix always the tool is renamed too, and the app's call by the
+// server's own name still reaches it.
 
 // appMIME is the MIME type of an MCP App's HTML (ext-apps RESOURCE_MIME_TYPE).
 const appMIME = "text/html;profile=mcp-app"
@@ -139,15 +141,31 @@ func readText(t *testing.T, ctx context.Context, c *client.Client, uri string) m
 	return text
 }
 
+// TestMCPAppThroughHubInABrowser runs under the default naming, where only
+// the shared ui:// URI is renamed, and under prefix always, where the tools
+// are renamed too and the app still calls get-time by its own name.
 func TestMCPAppThroughHubInABrowser(t *testing.T) {
 	script := exampleServer(t)
+	for _, tc := range []struct {
+		prefix, tool, appOnly string
+	}{
+		{"on-conflict", "get-time", appOnlyTool},
+		{"always", "basic__get-time", "other__" + appOnlyTool},
+	} {
+		t.Run(tc.prefix, func(t *testing.T) { testAppThroughHub(t, script, tc.prefix, tc.tool, tc.appOnly) })
+	}
+}
+
+// testAppThroughHub is the test under naming prefix, where the example's
+// tool is published as tool and the other server's app-only one as appOnly.
+func testAppThroughHub(t *testing.T, script, prefix, tool, appOnly string) {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", server.NewStreamableHTTPServer(otherServer()))
 	other := httptest.NewServer(mux)
 	t.Cleanup(other.Close)
 	hub := hubtest.StartHub(t, hubtest.HubOptions{
-		Config: fmt.Sprintf("servers:\n  - name: basic\n    command: node\n    args: [%q, \"--stdio\"]\n  - name: other\n    url: %s/mcp\n",
-			script, other.URL),
+		Config: fmt.Sprintf("naming:\n  prefix: %s\nservers:\n  - name: basic\n    command: node\n    args: [%q, \"--stdio\"]\n  - name: other\n    url: %s/mcp\n",
+			prefix, script, other.URL),
 		Wait: hubtest.Connected,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -167,11 +185,11 @@ func TestMCPAppThroughHubInABrowser(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), appURI, published)), &want); err != nil {
 		t.Fatal(err)
 	}
-	if got := hubMeta["get-time"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("get-time's _meta through the hub = %v\nwant the server's with the published URI: %v", got, want)
+	if got := hubMeta[tool]; !reflect.DeepEqual(got, want) {
+		t.Errorf("%s's _meta through the hub = %v\nwant the server's with the published URI: %v", tool, got, want)
 	}
 	wantOther := map[string]any{"ui": map[string]any{"resourceUri": "ui://other+get-time/mcp-app.html", "visibility": []any{"app"}}}
-	if got, listed := hubMeta[appOnlyTool]; !listed || !reflect.DeepEqual(got, wantOther) {
+	if got, listed := hubMeta[appOnly]; !listed || !reflect.DeepEqual(got, wantOther) {
 		t.Errorf("the app-only tool through the hub: listed %v, _meta %v; want listed with %v", listed, got, wantOther)
 	}
 
@@ -197,7 +215,7 @@ func TestMCPAppThroughHubInABrowser(t *testing.T) {
 	page.Handle("/mcp", proxy)
 	page.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(hostPage))
+		_, _ = w.Write([]byte(strings.Replace(hostPage, "TOOL_NAME", tool, 1)))
 	})
 	hostSrv := httptest.NewServer(page)
 	t.Cleanup(hostSrv.Close)
@@ -242,22 +260,31 @@ func hostValue(ctx context.Context, expr string, v any) error {
 }
 
 // waitHost waits until cond holds on the host page, failing t with the
-// host's state when it does not within 30s.
+// host's state when it does not within a minute (a loaded machine) or the
+// host failed (host.errors) first.
 func waitHost(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(pctx, chromedp.Poll[bool](`(() => { try { return !!(`+cond+`); } catch (e) { return false; } })()`,
-		chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+	_, err := chromedp.Run(pctx, chromedp.Poll[bool](`(() => { try { return host.errors.length > 0 || !!(`+cond+`); } catch (e) { return false; } })()`,
+		chromedp.WithPollingInterval(100*time.Millisecond)))
+	if err == nil {
+		var failed []string
+		if err = hostValue(ctx, "host.errors", &failed); err == nil && len(failed) > 0 {
+			err = fmt.Errorf("the host failed: %s", strings.Join(failed, "; "))
+		}
+	}
+	if err != nil {
 		state, _ := evaluate[string](ctx, `JSON.stringify(window.host)`)
 		t.Fatalf("the host page does not show %s: %v\n--- host: %s", what, err, state)
 	}
 }
 
-// hostPage is a minimal MCP Apps host: it finds the get-time tool through
-// the hub, reads the UI its _meta.ui.resourceUri names, renders it in an
-// iframe and answers the app's messages: ui/initialize, and tools/call,
-// which it relays to the hub. Its state is window.host.
+// hostPage is a minimal MCP Apps host: it finds the tool TOOL_NAME (the
+// published get-time) through the hub, reads the UI its
+// _meta.ui.resourceUri names, renders it in an iframe and answers the
+// app's messages: ui/initialize, and tools/call, which it relays to the
+// hub. Its state is window.host.
 const hostPage = `<!doctype html>
 <html><head><meta charset="utf-8"><title>MCP Apps host</title></head>
 <body><p id="status">starting</p>
@@ -301,7 +328,7 @@ async function rpc(method, params) {
       clientInfo: {name: "apps-test-host", version: "0"}});
     version = init.protocolVersion;
     await post({jsonrpc: "2.0", method: "notifications/initialized"});
-    const tool = (await rpc("tools/list", {})).tools.find(t => t.name === "get-time");
+    const tool = (await rpc("tools/list", {})).tools.find(t => t.name === "TOOL_NAME");
     const uri = tool._meta.ui.resourceUri;
     if (!uri.startsWith("ui://")) throw new Error("not a ui:// resource: " + uri);
     const content = (await rpc("resources/read", {uri})).contents[0];
