@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -316,7 +315,8 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		ts := make([]server.ServerResourceTemplate, len(now.Templates))
 		for i, t := range now.Templates {
 			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return f.read(ctx, t.Prefix, strings.TrimPrefix(req.Params.URI, t.Prefix), t.Client, req)
+				uri, _ := registry.UpstreamURI(t.Prefix, req.Params.URI) // the template matched: it carries the prefix
+				return f.read(ctx, t.Prefix, uri, t.Client, req)
 			}}
 		}
 		f.mcp.SetResourceTemplates(ts...)
@@ -338,7 +338,7 @@ func (f *Features) Publish(cat *registry.Catalog) {
 }
 
 // read reads the upstream's uri and gives the contents the caller's URIs
-// (prefix in front of each, when the naming policy added one).
+// (prefix added to each, when the naming policy added one).
 func (f *Features) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	if !featuresAllowed(callers.From(ctx)) {
 		return nil, errManual
@@ -351,10 +351,10 @@ func (f *Features) read(ctx context.Context, prefix, uri string, c registry.Upst
 		for i, rc := range res.Contents {
 			switch v := rc.(type) {
 			case mcp.TextResourceContents:
-				v.URI = prefix + v.URI
+				v.URI = registry.PublishedURI(prefix, v.URI)
 				res.Contents[i] = v
 			case mcp.BlobResourceContents:
-				v.URI = prefix + v.URI
+				v.URI = registry.PublishedURI(prefix, v.URI)
 				res.Contents[i] = v
 			}
 		}
@@ -384,7 +384,9 @@ func (f *Features) resolveURI(uri string) (c registry.Upstream, server, original
 	}
 	for _, t := range cat.Templates {
 		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			return t.Client, t.Server, strings.TrimPrefix(uri, t.Prefix), true
+			if original, ok := registry.UpstreamURI(t.Prefix, uri); ok {
+				return t.Client, t.Server, original, true
+			}
 		}
 	}
 	return nil, "", "", false

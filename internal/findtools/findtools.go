@@ -194,12 +194,13 @@ func (f *Finder) Forget(session string) {
 	f.found.Remove(session)
 }
 
-// search ranks caller's visible tools for query.
+// search ranks caller's visible tools for query. A tool meant for its MCP
+// App alone is not offered: find_tools answers the model.
 func (f *Finder) search(cat *registry.Catalog, caller callers.Caller, query string, limit int) []registry.Tool {
 	fi := f.current(cat)
 	hits := fi.ix.Search(query, limit, func(d int) bool {
 		t := fi.cat.Tools[d]
-		return t.Name != Name && pipeline.Visible(caller, t)
+		return t.Name != Name && pipeline.Visible(caller, t) && !registry.AppOnly(t.Def)
 	})
 	out := make([]registry.Tool, len(hits))
 	for i, h := range hits {

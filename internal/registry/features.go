@@ -2,6 +2,8 @@ package registry
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,14 +17,15 @@ import (
 // the same naming policy, so one upstream keeps its own names and two that
 // collide are told apart. A prompt is prefixed like a tool
 // ("server__prompt"). A URI or URI template gets the server in front of its
-// scheme ("server+file:///x"), which keeps it a valid URI and template. The
+// scheme ("server+file:///x"), which keeps it a valid URI and template,
+// except an MCP App's ui:// URI, which keeps its scheme (PublishedURI). The
 // catalog maps every published name back to the exact original.
 
 // Resource is one published resource.
 type Resource struct {
 	URI      string // published URI
 	Original string // URI at the upstream
-	Prefix   string // what publishing put in front of Original ("" or "server+")
+	Prefix   string // what publishing added to Original ("" or "server+", see PublishedURI)
 	Server   string
 	Def      mcp.Resource // URI set to the published one
 	Client   Upstream
@@ -32,7 +35,7 @@ type Resource struct {
 type Template struct {
 	URITemplate string // published template
 	Original    string // template at the upstream
-	Prefix      string // what publishing put in front of Original
+	Prefix      string // what publishing added to Original (see PublishedURI)
 	Server      string
 	Def         mcp.ResourceTemplate
 	Client      Upstream
@@ -63,6 +66,8 @@ type Features struct {
 	resourceIndex map[string]int
 	templateIndex map[string]int
 	promptIndex   map[string]int
+	// originIndex maps a server's own resource URI to its published one.
+	originIndex map[toolKey]string
 }
 
 // Resource returns the published resource with that URI.
@@ -90,6 +95,102 @@ func (f *Features) Prompt(name string) (Prompt, bool) {
 		return Prompt{}, false
 	}
 	return f.Prompts[i], true
+}
+
+// publishedURI is the URI under which the hub serves server's own URI
+// original: its listed resource, else what one of its templates matches;
+// false when the hub serves it under no name.
+func (f *Features) publishedURI(server, original string) (string, bool) {
+	if pub, ok := f.originIndex[toolKey{Server: server, Original: original}]; ok {
+		return pub, true
+	}
+	for _, t := range f.Templates {
+		if t.Server != server || t.Def.URITemplate == nil {
+			continue
+		}
+		if pub := PublishedURI(t.Prefix, original); t.Def.URITemplate.Regexp().MatchString(pub) {
+			return pub, true
+		}
+	}
+	return "", false
+}
+
+// MCP Apps (@modelcontextprotocol/ext-apps): a tool names its UI, a ui://
+// resource of the same server, in _meta.ui.resourceUri (and, from older
+// servers, in _meta["ui/resourceUri"]). The host reads that URI from the
+// hub, so when publishing renamed the resource the pointer must be renamed
+// the same way; the rest of _meta (_meta.ui.visibility above all) is the
+// server's and stays as it is.
+const (
+	metaUI            = "ui"
+	metaUIResourceURI = "resourceUri"
+	metaUILegacyURI   = "ui/resourceUri"
+)
+
+// hasUI reports whether t belongs to an MCP App: it names a UI or says
+// who may see it.
+func hasUI(t mcp.Tool) bool {
+	if t.Meta == nil {
+		return false
+	}
+	_, ui := t.Meta.AdditionalFields[metaUI].(map[string]any)
+	_, legacy := t.Meta.AdditionalFields[metaUILegacyURI].(string)
+	return ui || legacy
+}
+
+// AppOnly reports whether t is meant for its app alone: its
+// _meta.ui.visibility lists who may see it, and the model is not among
+// them. The hub lists such a tool (its host keeps it from the model and
+// lets the app call it) but never offers it to the model itself.
+func AppOnly(t mcp.Tool) bool {
+	if t.Meta == nil {
+		return false
+	}
+	ui, _ := t.Meta.AdditionalFields[metaUI].(map[string]any)
+	vis, ok := ui["visibility"].([]any)
+	return ok && !slices.Contains(vis, any("model"))
+}
+
+// withAppURI returns t with its UI pointers renamed as publishing renamed
+// the resources they name. t's own _meta is the upstream's and shared, so
+// a changed one is a copy.
+func withAppURI(t mcp.Tool, server string, f *Features) mcp.Tool {
+	if t.Meta == nil || len(t.Meta.AdditionalFields) == 0 {
+		return t
+	}
+	fields := t.Meta.AdditionalFields
+	var out map[string]any
+	renamed := func(v any) (string, bool) {
+		uri, ok := v.(string)
+		if !ok {
+			return "", false
+		}
+		pub, ok := f.publishedURI(server, uri)
+		return pub, ok && pub != uri
+	}
+	set := func(key string, v any) {
+		if out == nil {
+			out = maps.Clone(fields)
+		}
+		out[key] = v
+	}
+	if ui, ok := fields[metaUI].(map[string]any); ok {
+		if pub, ok := renamed(ui[metaUIResourceURI]); ok {
+			ui = maps.Clone(ui)
+			ui[metaUIResourceURI] = pub
+			set(metaUI, ui)
+		}
+	}
+	if pub, ok := renamed(fields[metaUILegacyURI]); ok {
+		set(metaUILegacyURI, pub)
+	}
+	if out == nil {
+		return t
+	}
+	meta := *t.Meta
+	meta.AdditionalFields = out
+	t.Meta = &meta
+	return t
 }
 
 // buildFeatures publishes the features of the connected upstreams.
@@ -138,7 +239,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 			}
 			def := r
 			def.URI = pub
-			f.Resources = append(f.Resources, Resource{URI: pub, Original: r.URI, Prefix: strings.TrimSuffix(pub, r.URI), Server: name, Def: def, Client: s.c.Extras()})
+			f.Resources = append(f.Resources, Resource{URI: pub, Original: r.URI, Prefix: prefixOf(name, pub, r.URI), Server: name, Def: def, Client: s.c.Extras()})
 		}
 		for _, t := range s.f.Templates {
 			if t.URITemplate == nil {
@@ -158,7 +259,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 				}
 				def.URITemplate = tmpl
 			}
-			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Prefix: strings.TrimSuffix(pub, orig), Server: name, Def: def, Client: s.c.Extras()})
+			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Prefix: prefixOf(name, pub, orig), Server: name, Def: def, Client: s.c.Extras()})
 		}
 		for _, p := range s.f.Prompts {
 			pub, ok := prompts[toolKey{Server: name, Original: p.Name}]
@@ -174,8 +275,10 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 	sort.Slice(f.Templates, func(i, j int) bool { return f.Templates[i].URITemplate < f.Templates[j].URITemplate })
 	sort.Slice(f.Prompts, func(i, j int) bool { return f.Prompts[i].Name < f.Prompts[j].Name })
 	f.resourceIndex = make(map[string]int, len(f.Resources))
+	f.originIndex = make(map[toolKey]string, len(f.Resources))
 	for i, r := range f.Resources {
 		f.resourceIndex[r.URI] = i
+		f.originIndex[toolKey{Server: r.Server, Original: r.Original}] = r.URI
 	}
 	f.templateIndex = make(map[string]int, len(f.Templates))
 	for i, t := range f.Templates {
@@ -213,7 +316,7 @@ func publishURIs(keys []toolKey, naming config.Naming) (names map[toolKey]string
 	for _, k := range sorted {
 		name := k.Original
 		if naming.Prefix == config.PrefixAlways || naming.Prefix == config.PrefixOnConflict && len(offered[k.Original]) > 1 {
-			name = schemePrefix(k.Server) + "+" + k.Original
+			name = PublishedURI(uriPrefix(k.Server), k.Original)
 		}
 		if prev, taken := owner[name]; taken && prev != k.Server {
 			hidden[k] = prev
@@ -223,6 +326,51 @@ func publishURIs(keys []toolKey, naming config.Naming) (names map[toolKey]string
 		names[k] = name
 	}
 	return names, hidden
+}
+
+// uriPrefix is what publishing adds to a URI of server when it prefixes.
+func uriPrefix(server string) string { return schemePrefix(server) + "+" }
+
+// prefixOf is what publishing added to server's original URI to make pub.
+func prefixOf(server, pub, original string) string {
+	if pub == original {
+		return ""
+	}
+	return uriPrefix(server)
+}
+
+// appScheme is the scheme of an MCP App's UI resource. Hosts take a tool's
+// _meta.ui.resourceUri only when it starts with it (ext-apps'
+// getToolUiResourceUri throws on anything else).
+const appScheme = "ui://"
+
+// PublishedURI is uri with prefix ("" or "server+") added: in front of its
+// scheme ("docs+file:///x"), or, for a ui:// URI, right after "ui://"
+// ("ui://docs+view/app.html"), so that an app's UI stays a ui:// resource
+// its host will load.
+func PublishedURI(prefix, uri string) string {
+	if prefix == "" {
+		return uri
+	}
+	if rest, ok := strings.CutPrefix(uri, appScheme); ok {
+		return appScheme + prefix + rest
+	}
+	return prefix + uri
+}
+
+// UpstreamURI undoes PublishedURI: the upstream's own URI of pub, false
+// when pub does not carry prefix.
+func UpstreamURI(prefix, pub string) (string, bool) {
+	if prefix == "" {
+		return pub, true
+	}
+	if rest, ok := strings.CutPrefix(pub, appScheme+prefix); ok {
+		return appScheme + rest, true
+	}
+	if rest, ok := strings.CutPrefix(pub, prefix); ok && !strings.HasPrefix(rest, appScheme) {
+		return rest, true
+	}
+	return "", false
 }
 
 // schemePrefix turns a server name into characters a URI scheme may hold.

@@ -90,6 +90,9 @@ type Catalog struct {
 	// servers.
 	Features  Features
 	upstreams []*upstream.Client // connected, by name
+	// appServers are the connected servers with an MCP App: a tool of
+	// theirs names a UI or says who may see it (_meta.ui).
+	appServers map[string]bool
 }
 
 // Upstreams returns the connected upstreams, sorted by name.
@@ -567,6 +570,8 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
+	// First: a tool that points at its app's UI names the UI as published.
+	cat.Features = buildFeatures(clients, r.opts.Naming)
 	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
@@ -600,7 +605,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 				sv.Hidden[t.Name] = hidden[k]
 				continue
 			}
-			def := t
+			def := withAppURI(t, spec.Name, &cat.Features)
 			def.Name = name
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
@@ -623,6 +628,12 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 			sv.Tools = append(sv.Tools, pt)
 			if e.status.State == upstream.StateConnected {
 				cat.Tools = append(cat.Tools, pt)
+				if hasUI(t) {
+					if cat.appServers == nil {
+						cat.appServers = map[string]bool{}
+					}
+					cat.appServers[spec.Name] = true
+				}
 			}
 		}
 		if len(sv.Hidden) > 0 {
@@ -638,7 +649,6 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, t := range cat.Tools {
 		cat.index[t.Name] = i
 	}
-	cat.Features = buildFeatures(clients, r.opts.Naming)
 	for _, e := range entries {
 		if e.status.State == upstream.StateConnected {
 			cat.upstreams = append(cat.upstreams, e.c)
@@ -767,5 +777,29 @@ func (r *Registry) Lookup(name string) (Route, error) {
 			}
 		}
 	}
+	if published, ok := cat.appTool(name); ok {
+		return r.Lookup(published)
+	}
 	return Route{}, &UnknownToolError{Name: name}
+}
+
+// appTool is the published name of the tool an MCP App calls by name: an
+// app calls its server's tools by the server's own names (its HTML holds
+// them), and the host relays the call as it is. A name the catalog does not
+// publish is the server's own name of exactly one published tool of a
+// server with an app; when two such servers have it, it is unknown.
+func (c *Catalog) appTool(name string) (string, bool) {
+	if len(c.appServers) == 0 {
+		return "", false
+	}
+	found := ""
+	for i := range c.Tools {
+		if t := &c.Tools[i]; t.Original == name && c.appServers[t.Server] {
+			if found != "" {
+				return "", false
+			}
+			found = t.Name
+		}
+	}
+	return found, found != ""
 }

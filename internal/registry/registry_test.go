@@ -63,6 +63,34 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// An MCP App calls its server's tools by the server's own names: one that
+// is not published reaches the one tool of that name on a server with an
+// app; on two such servers, or on a server without an app, it is unknown.
+func TestLookupAppCallsByOwnName(t *testing.T) {
+	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
+	cat := catalogOf(1, server("basic", StateConnected, "get-time", "poll"), server("chart", StateConnected, "poll"),
+		server("plain", StateConnected, "x", "get-time-plain"))
+	cat.appServers = map[string]bool{"basic": true, "chart": true}
+	r.catalog.Store(cat)
+	cases := []struct{ name, server, original string }{
+		{"get-time", "basic", "get-time"},
+		{"basic__get-time", "basic", "get-time"},
+		{"poll", "", ""},
+		{"x", "", ""},
+		{"get-time-plain", "", ""},
+	}
+	for _, tc := range cases {
+		rt, err := r.Lookup(tc.name)
+		var unknown *UnknownToolError
+		switch {
+		case tc.server == "" && !errors.As(err, &unknown):
+			t.Errorf("Lookup(%q) = %s %v; want an unknown tool", tc.name, rt.Server(), err)
+		case tc.server != "" && (err != nil || rt.Server() != tc.server || rt.Original != tc.original):
+			t.Errorf("Lookup(%q) = %s/%s, %v; want %s/%s", tc.name, rt.Server(), rt.Original, err, tc.server, tc.original)
+		}
+	}
+}
+
 func TestLookupHitAllocatesNothing(t *testing.T) {
 	r := New(Options{RouteCacheSize: 8}, zerolog.Nop())
 	r.catalog.Store(catalogOf(1, server("a", StateConnected, "x")))

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
@@ -272,4 +273,32 @@ func TestFindToolsModernCaller(t *testing.T) {
 	mustf(t, slices.Equal(found, []string{"list_issues"}), "found %v", found)
 	text, isErr := call(t, s.c, "list_issues", nil)
 	mustf(t, !isErr && text == "ran list_issues", "list_issues = %q", text)
+}
+
+// TestFindToolsLeavesAppOnlyTools: find_tools answers the model, so a tool
+// meant for its MCP App alone (_meta.ui.visibility without "model") is
+// never found; the app still calls it by name.
+func TestFindToolsLeavesAppOnlyTools(t *testing.T) {
+	s := mcpserver.NewMCPServer("charts", "1")
+	for name, vis := range map[string][]any{"show_chart": {"model", "app"}, "refresh_chart": {"app"}, "export_chart": nil} {
+		tool := mcp.NewTool(name, mcp.WithDescription("chart "+name))
+		if vis != nil {
+			tool.Meta = mcp.NewMetaFromMap(map[string]any{"ui": map[string]any{"resourceUri": "ui://charts/app.html", "visibility": vis}})
+		}
+		s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ran " + name), nil
+		})
+	}
+	spec := config.ServerSpec{Name: "charts", URL: serveOn(t, mcpserver.NewStreamableHTTPServer(s)) + "/mcp", Transport: config.TransportStreamableHTTP}
+	h := newTestHubOpts(t, []config.ServerSpec{spec}, Options{FindToolsAbove: 1})
+	h.waitConnected("charts")
+	e := &executor{t: t, url: h.url("/mcp")}
+	_, res := e.post("tools/call", map[string]any{"name": findtools.Name, "arguments": map[string]any{"query": "chart", "limit": 50}})
+	r, _ := res["result"].(map[string]any)
+	mustf(t, r != nil && r["isError"] != true, "find_tools: %v", res)
+	found := structuredNames(t, r["structuredContent"])
+	slices.Sort(found)
+	mustf(t, slices.Equal(found, []string{"export_chart", "show_chart"}), "find_tools found %v, want every chart tool but the app-only refresh_chart", found)
+	got, isErr := e.call("refresh_chart", false)
+	mustf(t, !isErr && got == "ran refresh_chart", "the app's call of refresh_chart: %q", got)
 }
