@@ -272,10 +272,15 @@ var levelRank = map[mcp.LoggingLevel]int{
 
 func moreVerbose(a, b mcp.LoggingLevel) bool { return levelRank[a] < levelRank[b] }
 
-// Admits reports whether the session id wants a log message at msg: the
-// level it set, if it set one here, admits it.
-func (f *Features) Admits(id string, msg mcp.LoggingLevel) bool {
-	st := f.session(id)
+// Admits reports whether the caller of the request in ctx wants a log
+// message at msg. A 2026-07-28 request names its level in its _meta, and
+// names none when it wants no log message; an older session is admitted
+// what the level it set, if it set one here, admits.
+func (f *Features) Admits(ctx context.Context, msg mcp.LoggingLevel) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel != "" && admits(info.LogLevel, msg)
+	}
+	st := f.session(sessionID(ctx))
 	return st == nil || admits(st.logLevel(), msg)
 }
 

@@ -38,6 +38,21 @@ type richUpstream struct {
 
 func newRichUpstream(t *testing.T, name string) *richUpstream {
 	t.Helper()
+	u, s := newRichServer(name)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	u.url = "http://" + ln.Addr().String() + "/mcp"
+	return u
+}
+
+// newRichServer is the server of a richUpstream, for a test that serves it
+// its own way (the revision matrix).
+func newRichServer(name string) (*richUpstream, *mcpserver.MCPServer) {
 	u := &richUpstream{name: name, canceled: make(chan struct{})}
 	readme := "docs://" + name + "/readme"
 	// mcp-go leaves the fan-out of resources/updated to the server: record
@@ -202,15 +217,7 @@ func newRichUpstream(t *testing.T, name string) *richUpstream {
 			return nil, ctx.Err()
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcpserver.NewStreamableHTTPServer(s)}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close() })
-	u.url = "http://" + ln.Addr().String() + "/mcp"
-	return u
+	return u, s
 }
 
 func (u *richUpstream) spec(protocol string) config.ServerSpec {

@@ -101,11 +101,7 @@ func drain(ch <-chan struct{}) {
 
 func waitNotified(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no tools/list_changed after %s", what)
-	}
+	waitRecv(t, ch, "tools/list_changed after "+what)
 }
 
 func TestKilledUpstreamIsolatedAndReconnects(t *testing.T) {

@@ -20,7 +20,7 @@ func (s *Server) relayFor(ctx context.Context) registry.Relay { return &relay{s:
 func (r *relay) Notify(method string, params map[string]any) {
 	if method == string(mcp.MethodNotificationMessage) {
 		lvl, _ := params["level"].(string)
-		if !r.s.feat.Admits(sessionID(r.ctx), mcp.LoggingLevel(lvl)) {
+		if !r.s.feat.Admits(r.ctx, mcp.LoggingLevel(lvl)) {
 			return
 		}
 	}

@@ -72,7 +72,11 @@ func (o *out) wire(relayed bool) wire {
 func (cn *conn) newOut(tools []mcp.Tool) *out {
 	c := cn.c
 	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
-	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: headerTransport(c.spec.Transport)}
+	// Only Streamable HTTP ends a request with its stream: an HTTP+SSE
+	// POST is answered 202 at once and the result comes on the shared
+	// stream, so, as on stdio and WebSocket, notifications/cancelled is the
+	// only way to cancel there.
+	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: c.spec.Transport == config.TransportStreamableHTTP}
 	if o.modern {
 		o.meta = modernMeta(c.opts.ClientInfo, cn.protocol)
 	}
@@ -250,8 +254,14 @@ func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (js
 			// and log messages at the level asked of the server. A call
 			// without a relay declares the caller's own capabilities
 			// (params) and asks for no log messages: none would reach
-			// the caller.
-			own = map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: hubCapabilities}
+			// the caller. A caller that takes input requests answers them
+			// itself (TakesInput), also when the relay carries its
+			// progress or log messages: its own capabilities stand, and
+			// the input requests pass through to it as they are.
+			own = map[string]json.RawMessage{}
+			if !call.TakesInput() {
+				own[mcp.MetaKeyClientCapabilities] = hubCapabilities
+			}
 			if lvl := cn.level.Load(); lvl != nil {
 				own[mcp.MetaKeyLogLevel] = mustJSON(*lvl)
 			}
@@ -261,7 +271,7 @@ func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (js
 	for round := 1; ; round++ {
 		p := o.params(call, own)
 		res, err := w.Request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
-		if err != nil || r == nil || !o.modern {
+		if err != nil || r == nil || !o.modern || call.TakesInput() {
 			return res, err
 		}
 		var more struct {

@@ -162,10 +162,12 @@ func Run(t testing.TB, url string) map[string]Result {
 }
 
 // RunSuite is Run for a named suite of the CLI: "active" (the default),
-// "pending" (scenarios not yet in the active suite) or "all".
-func RunSuite(t testing.TB, url, suite string) map[string]Result {
+// "pending" (scenarios not yet in the active suite) or "all". More CLI
+// arguments follow, e.g. "--spec-version", "2025-06-18" (the scenarios
+// ScenariosFor names).
+func RunSuite(t testing.TB, url, suite string, more ...string) map[string]Result {
 	t.Helper()
-	return run(t, url, "--suite", suite)
+	return run(t, url, append([]string{"--suite", suite}, more...)...)
 }
 
 // RunScenario runs one scenario (a name from Scenarios) against url.
@@ -184,12 +186,27 @@ func RunScenario(t testing.TB, url, scenario string) Result {
 // RunSuite(..., "all" or "pending") runs.
 func Scenarios(t testing.TB) []string {
 	t.Helper()
+	return list(t)
+}
+
+// ScenariosFor lists the server scenarios the suite tags with revision
+// (`list --server --spec-version`, cumulative: a scenario of an older
+// revision that still applies is named too).
+func ScenariosFor(t testing.TB, revision string) []string {
+	t.Helper()
+	return list(t, "--spec-version", revision)
+}
+
+// list runs `list --server args...` and returns the scenario names.
+func list(t testing.TB, args ...string) []string {
+	t.Helper()
 	node, script := suite(t)
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, node, script, "list", "--server").CombinedOutput()
+	argv := append([]string{script, "list", "--server"}, args...)
+	out, err := exec.CommandContext(ctx, node, argv...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("conformance: list --server: %v\n%s", err, tail(out))
+		t.Fatalf("conformance: list --server %v: %v\n%s", args, err, tail(out))
 	}
 	// "  - tools-call-sampling [2025-06-18,2025-11-25]"
 	re := regexp.MustCompile(`(?m)^\s+- (\S+)`)
