@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -277,4 +278,25 @@ func (x *Extras) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 		return nil, nil
 	})
 	return err
+}
+
+// Request sends one request the hub routes by its own reading of params
+// (tasks/get, tasks/result, tasks/cancel, tasks/list: params already name
+// the upstream's own task) and returns the result's bytes, redacted of the
+// server's credentials like a tool's result.
+func (x *Extras) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ctx, b, err := onBehalf(ctx, x.c.exchange)
+	if err != nil {
+		return nil, err
+	}
+	res, err := x.c.call(ctx, method, func(ctx context.Context, cn *conn) (any, error) {
+		o := cn.out.Load()
+		res, err := o.wire(false).Request(ctx, mcp.MCPMethod(method), params, o.headers(mcp.MCPMethod(method), "", params))
+		return res, b.failed(x.c.spec.Name, err)
+	})
+	if err != nil {
+		return nil, b.errWithoutToken(err)
+	}
+	out, err := x.c.cred.result(res.(json.RawMessage))
+	return b.result(out), err
 }
