@@ -482,3 +482,33 @@ func (p *Peers) Forward(r *http.Request, body []byte) (status int, contentType s
 	}
 	return 0, "", nil, false
 }
+
+// ForwardAll sends a client's request (r, whose body was read into body)
+// to every peer at once, with the client's own credentials, and returns
+// the bodies of the answers 200 OK: each peer's own part of an answer
+// that no replica has whole (tasks/list). A request a peer forwarded is
+// not forwarded again.
+func (p *Peers) ForwardAll(r *http.Request, body []byte) [][]byte {
+	if p == nil || PassedOn(r) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), passOnTimeout)
+	defer cancel()
+	targets := p.targets(ctx)
+	answers := make([][]byte, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			resp, err := p.do(ctx, p.client, t, r, body)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			if b, err := p.readAll(resp); err == nil && resp.StatusCode == http.StatusOK {
+				answers[i] = b
+			}
+		})
+	}
+	wg.Wait()
+	return answers
+}

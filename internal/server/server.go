@@ -148,6 +148,7 @@ type Server struct {
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
 	tasks      *taskhandle.Codec    // task handles (tasks.go)
+	taskList   taskIndex            // the tasks made here, for tasks/list (tasklist.go)
 }
 
 // New builds the server and subscribes it to catalog changes. Call before

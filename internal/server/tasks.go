@@ -25,6 +25,7 @@ import (
 // them and go to the server it names; nothing is stored. tasks/result goes
 // through the pipeline's steps for results (pipeline.RunResult). A
 // task outlives any request limit: the call returns the handle at once.
+// tasks/list: tasklist.go.
 
 // relatedTaskMeta is the _meta member that ties a message to its task.
 const relatedTaskMeta = "io.modelcontextprotocol/related-task"
@@ -44,7 +45,9 @@ func (s *Server) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	caller := callers.From(r.Context())
 	out := s.pipe.Run(s.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
 	if out.Error == nil && out.Server != "" {
-		out.Result = s.sealTask(caller, taskhandle.Task{Replica: s.peers.Self(), Server: out.Server, Tool: call.Name}, out.Result)
+		task := taskhandle.Task{Replica: s.peers.Self(), Server: out.Server, Tool: call.Name}
+		s.remember(caller, task, out.Result)
+		out.Result = s.sealTask(caller, task, out.Result)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(callReply(msg.ID, out))
@@ -61,10 +64,7 @@ func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 	switch {
 	case err != nil:
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
-		// Tasks are not kept anywhere, and an upstream lists the tasks
-		// of the hub's one session with it, every caller's: none can be
-		// told to be this caller's.
-		res = json.RawMessage(`{"tasks":[]}`)
+		res = s.listTasks(r, msg, body) // tasklist.go
 	case task.Replica != s.peers.Self() && peers.PassedOn(r):
 		w.WriteHeader(peers.NotMine) // another peer's: it answers
 		return

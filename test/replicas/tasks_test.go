@@ -156,6 +156,23 @@ servers:
 			t.Fatalf("tasks/get after cancel: status %q", s)
 		}
 	})
+	t.Run("list", func(t *testing.T) {
+		// Each lands on another replica: the list is every replica's.
+		for i := range replicaCount {
+			res, err := alice.call("tasks/list", `{}`)
+			var got struct{ Tasks []struct{ TaskID, Status string } }
+			if err != nil || json.Unmarshal(res, &got) != nil {
+				t.Fatalf("tasks/list %d: %s %v", i, res, err)
+			}
+			if len(got.Tasks) != 2 || !slices.ContainsFunc(got.Tasks, func(x struct{ TaskID, Status string }) bool { return x.TaskID == handle }) {
+				t.Fatalf("tasks/list %d = %s; want alice's two tasks with their handles", i, res)
+			}
+		}
+		res, err := bob.call("tasks/list", `{}`)
+		if err != nil || string(res) != `{"tasks":[]}` {
+			t.Fatalf("bob's tasks/list = %s %v; want none", res, err)
+		}
+	})
 	for i, n := range lb.spread() {
 		if n == 0 {
 			t.Errorf("replica %d got no request: %v", i, lb.spread())
