@@ -246,6 +246,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.feat.ResourceUpdated)
+	reg.OnTaskStatus(s.taskStatus)
 	return s
 }
 

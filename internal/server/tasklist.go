@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
@@ -43,11 +46,13 @@ type taskIndex struct {
 
 type listedTask struct {
 	task    taskhandle.Task
+	session string // the session that made it, "" for none
 	expires time.Time
 }
 
-// add keeps task of caller until ttl (milliseconds; 0: defaultTaskTTL).
-func (x *taskIndex) add(caller string, task taskhandle.Task, ttl int64, now time.Time) {
+// add keeps task of caller, made in session, until ttl (milliseconds; 0:
+// defaultTaskTTL).
+func (x *taskIndex) add(caller, session string, task taskhandle.Task, ttl int64, now time.Time) {
 	d := defaultTaskTTL
 	if ttl > 0 {
 		d = time.Duration(ttl) * time.Millisecond
@@ -63,7 +68,7 @@ func (x *taskIndex) add(caller string, task taskhandle.Task, ttl int64, now time
 			return // listed by no one; it still runs, and its handle works
 		}
 	}
-	l := append(x.by[caller], listedTask{task, now.Add(d)})
+	l := append(x.by[caller], listedTask{task, session, now.Add(d)})
 	if len(l) > maxListedPerCaller {
 		l = slices.Delete(l, 0, len(l)-maxListedPerCaller)
 	}
@@ -87,6 +92,22 @@ func (x *taskIndex) of(caller string, now time.Time) []taskhandle.Task {
 	return out
 }
 
+// owner finds the caller and session of the upstream's task id of server,
+// among the tasks that have not expired. It looks through every caller's:
+// a status notice is rare next to the calls, and the index is bounded.
+func (x *taskIndex) owner(server, id string, now time.Time) (caller, session string, task taskhandle.Task, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for k, l := range x.by {
+		for _, t := range l {
+			if t.task.Server == server && t.task.ID == id && !now.After(t.expires) {
+				return k, t.session, t.task, true
+			}
+		}
+	}
+	return "", "", taskhandle.Task{}, false
+}
+
 // drop forgets a task its upstream no longer knows.
 func (x *taskIndex) drop(caller string, task taskhandle.Task) {
 	x.mu.Lock()
@@ -107,7 +128,7 @@ func (x *taskIndex) sweep(now time.Time) {
 
 // remember keeps the task a task-augmented call made (res, the upstream's
 // CreateTaskResult, before its id is sealed) for tasks/list.
-func (s *Server) remember(caller callers.Caller, task taskhandle.Task, res json.RawMessage) {
+func (s *Server) remember(caller callers.Caller, session string, task taskhandle.Task, res json.RawMessage) {
 	var created struct {
 		Task struct {
 			TaskID string `json:"taskId"`
@@ -122,7 +143,25 @@ func (s *Server) remember(caller callers.Caller, task taskhandle.Task, res json.
 	if created.Task.TTL != nil {
 		ttl = *created.Task.TTL
 	}
-	s.taskList.add(string(caller.AppendKey(nil)), task, ttl, time.Now())
+	s.taskList.add(string(caller.AppendKey(nil)), session, task, ttl, time.Now())
+}
+
+// taskStatus passes an upstream's notifications/tasks/status on to the
+// session that made the task, with the task's handle: on this replica,
+// which made it and holds the upstream session that sends the notice.
+// A session whose GET stream another replica holds does not get it (a
+// caller that polls with tasks/get misses nothing).
+func (s *Server) taskStatus(server string, params map[string]any) {
+	id, _ := params["taskId"].(string)
+	caller, session, task, ok := s.taskList.owner(server, id, time.Now())
+	if !ok || session == "" {
+		return
+	}
+	out := maps.Clone(params)
+	out["taskId"] = s.tasks.Seal([]byte(caller), task)
+	if err := s.mcp.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationTasksStatus), out); err != nil {
+		s.log.Debug().Err(err).Str("server", server).Msg("deliver notifications/tasks/status")
+	}
 }
 
 // listTasks answers tasks/list: this replica's part (each task as its

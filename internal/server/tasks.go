@@ -46,7 +46,7 @@ func (s *Server) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 	out := s.pipe.Run(s.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
 	if out.Error == nil && out.Server != "" {
 		task := taskhandle.Task{Replica: s.peers.Self(), Server: out.Server, Tool: call.Name}
-		s.remember(caller, task, out.Result)
+		s.remember(caller, r.Header.Get("Mcp-Session-Id"), task, out.Result)
 		out.Result = s.sealTask(caller, task, out.Result)
 	}
 	w.Header().Set("Content-Type", "application/json")

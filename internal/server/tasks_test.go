@@ -52,9 +52,12 @@ func TestTaskIndex(t *testing.T) {
 	var x taskIndex
 	now := time.Now()
 	task := func(id string) taskhandle.Task { return taskhandle.Task{Server: "ev", ID: id} }
-	x.add("alice", task("a1"), 1000, now)
-	x.add("alice", task("a2"), 0, now) // no ttl: defaultTaskTTL
-	x.add("bob", task("b1"), 1000, now)
+	x.add("alice", "s1", task("a1"), 1000, now)
+	x.add("alice", "", task("a2"), 0, now) // no ttl: defaultTaskTTL
+	x.add("bob", "s2", task("b1"), 1000, now)
+	if c, sid, _, ok := x.owner("ev", "b1", now); !ok || c != "bob" || sid != "s2" {
+		t.Fatalf("owner of b1: %q %q %v", c, sid, ok)
+	}
 	if got := x.of("alice", now); len(got) != 2 || got[0].ID != "a1" || got[1].ID != "a2" {
 		t.Fatalf("alice's tasks: %v", got)
 	}
@@ -66,7 +69,7 @@ func TestTaskIndex(t *testing.T) {
 		t.Fatalf("bob's tasks after drop: %v", got)
 	}
 	for i := range maxListedPerCaller + 5 {
-		x.add("carol", task(strings.Repeat("c", i+1)), 0, now)
+		x.add("carol", "", task(strings.Repeat("c", i+1)), 0, now)
 	}
 	if got := x.of("carol", now); len(got) != maxListedPerCaller || got[0].ID != strings.Repeat("c", 6) {
 		t.Fatalf("carol has %d tasks, the first %q; want the newest %d", len(got), got[0].ID, maxListedPerCaller)

@@ -28,6 +28,8 @@ type Features struct {
 // block), and it tells a newly connected server the log level to use.
 type Events interface {
 	ResourceUpdated(server string, params map[string]any)
+	// TaskStatus hears of a task's new status (the upstream's own task id).
+	TaskStatus(server string, params map[string]any)
 	LogLevel() mcp.LoggingLevel
 }
 
@@ -50,6 +52,10 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 	case mcp.MethodNotificationResourceUpdated:
 		if c.opts.Events != nil {
 			c.opts.Events.ResourceUpdated(c.spec.Name, n.Params.AdditionalFields)
+		}
+	case mcp.MethodNotificationTasksStatus:
+		if c.opts.Events != nil {
+			c.opts.Events.TaskStatus(c.spec.Name, c.cred.fields(n.Params.AdditionalFields))
 		}
 	case mcp.MethodNotificationProgress:
 		token := fmt.Sprint(n.Params.AdditionalFields["progressToken"])

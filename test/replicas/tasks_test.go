@@ -1,6 +1,7 @@
 package replicas
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,9 +9,14 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
@@ -160,7 +166,9 @@ servers:
 		// Each lands on another replica: the list is every replica's.
 		for i := range replicaCount {
 			res, err := alice.call("tasks/list", `{}`)
-			var got struct{ Tasks []struct{ TaskID, Status string } }
+			var got struct {
+				Tasks []struct{ TaskID, Status string }
+			}
 			if err != nil || json.Unmarshal(res, &got) != nil {
 				t.Fatalf("tasks/list %d: %s %v", i, res, err)
 			}
@@ -231,4 +239,67 @@ func (c *taskClient) status(handle string) string {
 	var got struct{ Status string }
 	_ = json.Unmarshal(res, &got)
 	return got.Status
+}
+
+// TestTaskStatusNotifications: the reference server's
+// notifications/tasks/status reach the session that made the task, with
+// the hub's handle in place of the upstream's task id.
+func TestTaskStatusNotifications(t *testing.T) {
+	script, err := hubtest.EverythingScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, upPort := hubtest.StartServer(t, "server-everything", 0, func(port int) *exec.Cmd {
+		return hubtest.EverythingCommand(script, "streamableHttp", port)
+	})
+	cfg := fmt.Sprintf(`builtins: {staticAnalysis: {enabled: false}}
+servers:
+  - {name: ev, transport: streamable-http, url: "http://127.0.0.1:%d/mcp"}
+`, upPort)
+	h := hubtest.StartHub(t, hubtest.HubOptions{Bin: hubtest.HubBinary(t), Config: cfg, LogLevel: "warn", Wait: hubtest.Connected})
+	var notes []mcp.JSONRPCNotification
+	var mu sync.Mutex
+	tr, err := transport.NewStreamableHTTP(h.MCPURL(), transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, n)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	var handle string
+	hubtest.Eventually(t, 60*time.Second, 200*time.Millisecond, "a task made", func() error {
+		params, _ := json.Marshal(map[string]any{"name": "simulate-research-query", "arguments": map[string]any{"topic": "hubs"}, "task": map[string]any{"ttl": 60000}})
+		resp, err := tr.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: "2.0", ID: mcp.NewRequestId(int64(1)), Method: "tools/call", Params: json.RawMessage(params)})
+		if err != nil {
+			return err
+		}
+		var created struct{ Task struct{ TaskID string } }
+		if resp.Error != nil || json.Unmarshal(resp.Result, &created) != nil || created.Task.TaskID == "" {
+			return fmt.Errorf("tools/call with task: %s %+v", resp.Result, resp.Error)
+		}
+		handle = created.Task.TaskID
+		return nil
+	})
+	hubtest.Eventually(t, 60*time.Second, 200*time.Millisecond, "notifications/tasks/status with the handle", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range notes {
+			if n.Method == string(mcp.MethodNotificationTasksStatus) && n.Params.AdditionalFields["taskId"] == handle {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d notifications, none of task %s", len(notes), handle)
+	})
 }
