@@ -79,6 +79,9 @@ servers:
 	alice := taskClient{t: t, url: lb.url, token: "alice-token-1"}
 	bob := taskClient{t: t, url: lb.url, token: "bob-token-1"}
 
+	// The call returns the task as soon as the upstream made it, while it
+	// works (four stages of a second): a task of minutes is the same to
+	// the hub, whatever a caller's request limit.
 	start := func() string {
 		res, rpcErr := alice.call("tools/call", `{"name":"simulate-research-query","arguments":{"topic":"hubs"},"task":{"ttl":60000}}`)
 		if rpcErr != nil {
@@ -87,16 +90,12 @@ servers:
 		var created struct {
 			Task struct{ TaskID, Status string }
 		}
-		if err := json.Unmarshal(res, &created); err != nil || !strings.HasPrefix(created.Task.TaskID, "mht1.") {
-			t.Fatalf("tools/call with task = %s; want a task whose id is a hub handle", res)
+		if err := json.Unmarshal(res, &created); err != nil || !strings.HasPrefix(created.Task.TaskID, "mht1.") || created.Task.Status != "working" {
+			t.Fatalf("tools/call with task = %s; want a working task whose id is a hub handle", res)
 		}
 		return created.Task.TaskID
 	}
-	began := time.Now()
 	handle := start()
-	if d := time.Since(began); d > 3*time.Second {
-		t.Errorf("the task-augmented call took %s; it returns at once, before the 4 s task ends", d)
-	}
 
 	t.Run("forged or another caller's handle", func(t *testing.T) {
 		_, err := bob.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, handle))
