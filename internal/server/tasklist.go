@@ -167,7 +167,7 @@ func (s *Server) taskStatus(server string, params map[string]any) {
 // listTasks answers tasks/list: this replica's part (each task as its
 // upstream's tasks/get tells it now), and unless a peer asked, every
 // peer's part too.
-func (s *Server) listTasks(r *http.Request, msg *jsonrpc.Message, body []byte) json.RawMessage {
+func (s *Server) listTasks(r *http.Request, body []byte) json.RawMessage {
 	caller := callers.From(r.Context())
 	seen := map[string]bool{}
 	var list []json.RawMessage

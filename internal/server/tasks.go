@@ -20,9 +20,11 @@ import (
 // like any call (decided, limited, audited) and the upstream answers at
 // once with the task it made; the caller gets that task with its id
 // replaced by a hub handle (package taskhandle) naming the server, the
-// tool and the upstream's id, sealed for this caller. tasks/get,
-// tasks/result and tasks/cancel open the handle on whichever replica gets
-// them and go to the server it names; nothing is stored. tasks/result goes
+// tool, the upstream's id and the replica that made it, sealed for this
+// caller. tasks/get, tasks/result and tasks/cancel open the handle on
+// whichever replica gets them; the replica it names (whose upstream
+// session holds the task) sends them to the server it names. No store is
+// needed to route them. tasks/result goes
 // through the pipeline's steps for results (pipeline.RunResult). A
 // task outlives any request limit: the call returns the handle at once.
 // tasks/list: tasklist.go.
@@ -64,7 +66,7 @@ func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 	switch {
 	case err != nil:
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
-		res = s.listTasks(r, msg, body) // tasklist.go
+		res = s.listTasks(r, body) // tasklist.go
 	case task.Replica != s.peers.Self() && peers.PassedOn(r):
 		w.WriteHeader(peers.NotMine) // another peer's: it answers
 		return

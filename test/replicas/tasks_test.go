@@ -96,6 +96,22 @@ servers:
 		return created.Task.TaskID
 	}
 	handle := start()
+	// The hub tells a session it takes tasks once a tool may run as one.
+	res, rpcErr := alice.call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	var init struct {
+		Capabilities struct {
+			Tasks *struct {
+				List, Cancel json.RawMessage
+				Requests     struct {
+					Tools struct{ Call json.RawMessage }
+				}
+			}
+		}
+	}
+	if rpcErr != nil || json.Unmarshal(res, &init) != nil || init.Capabilities.Tasks == nil ||
+		init.Capabilities.Tasks.List == nil || init.Capabilities.Tasks.Cancel == nil || init.Capabilities.Tasks.Requests.Tools.Call == nil {
+		t.Errorf("initialize = %s %v; want the tasks capability (list, cancel, tools/call)", res, rpcErr)
+	}
 
 	t.Run("forged or another caller's handle", func(t *testing.T) {
 		_, err := bob.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, handle))
