@@ -653,10 +653,18 @@ watch: {namespaces: [purko, team-a]}
 			if tokensVolume != tc.tokensSecret {
 				t.Errorf("tokens volume from Secret %q, want %q", tokensVolume, tc.tokensSecret)
 			}
-			if got := len(m.byKind["Secret"]) == 1; got != tc.createsSecret {
+			// Besides the tokens Secret, the chart makes the replicas'
+			// task handle key when more than one pod may run.
+			var tokenSecrets []object
+			for _, s := range m.byKind["Secret"] {
+				if !strings.HasSuffix(s.Metadata.Name, "-replicas") {
+					tokenSecrets = append(tokenSecrets, s)
+				}
+			}
+			if got := len(tokenSecrets) == 1; got != tc.createsSecret {
 				t.Errorf("tokens Secret created: %v, want %v", got, tc.createsSecret)
 			} else if got {
-				s := m.one(t, "Secret")
+				s := tokenSecrets[0]
 				var sd dataObject
 				s.decode(t, &sd)
 				if s.Metadata.Name != tc.tokensSecret || len(sd.Data) == 0 {
@@ -932,9 +940,13 @@ func checkConfig(t *testing.T, m manifests, servers int) *config.Config {
 	if err := yaml.Unmarshal([]byte(data), &refs); err != nil {
 		t.Fatalf("config.yaml: %v", err)
 	}
-	var secret dataObject
-	if s := m.byKind["Secret"]; len(s) == 1 {
-		s[0].decode(t, &secret)
+	var secret, replicasSecret dataObject
+	for _, s := range m.byKind["Secret"] {
+		if strings.HasSuffix(s.Metadata.Name, "-replicas") {
+			s.decode(t, &replicasSecret)
+		} else {
+			s.decode(t, &secret)
+		}
 	}
 	tokens := t.TempDir()
 	for _, srv := range refs.Servers {
@@ -950,6 +962,18 @@ func checkConfig(t *testing.T, m manifests, servers int) *config.Config {
 		}
 	}
 	data = strings.ReplaceAll(data, tokensMountPath+"/", tokens+"/")
+	// The task handle key the chart makes (README "Tasks"): its Secret
+	// has it, and the hub reads it from the environment; a file here.
+	if strings.Contains(data, "env: MCP_HUB_REPLICAS_SECRET") {
+		if replicasSecret.Data["secret"] == "" {
+			t.Errorf("config reads replicas.secret from MCP_HUB_REPLICAS_SECRET, no Secret -replicas has it")
+		}
+		key := filepath.Join(tokens, "replicas-secret")
+		if err := os.WriteFile(key, []byte("dummy"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		data = strings.ReplaceAll(data, "env: MCP_HUB_REPLICAS_SECRET", "file: "+key)
+	}
 	cfg, err := config.Parse("config.yaml", []byte(data))
 	if err != nil {
 		t.Fatalf("the hub rejects the rendered config: %v\n%s", err, data)

@@ -229,6 +229,14 @@ type ReplicaSettings struct {
 	// one deployment share it (the chart sets <namespace>/<release>).
 	// Empty: a random id per process.
 	InstanceID string `json:"instanceId,omitempty"`
+	// Secret is the key every replica seals task handles with (MCP Tasks:
+	// a task's follow-up requests may reach any replica, and its handle
+	// carries its route, authenticated by this key). Unset: a random key
+	// per process, right for one replica.
+	Secret *TokenRef `json:"secret,omitempty"`
+
+	// SecretValue is the resolved Secret.
+	SecretValue Secret `json:"-"`
 }
 
 // PeerList returns the peers' host:port entries.
@@ -649,6 +657,13 @@ func Parse(name string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("config %s: builtins.triggerWorkflow.token: %w", name, err)
 		}
 		tr.TokenValue = v
+	}
+	if r := &c.Replicas; r.Secret != nil {
+		v, err := r.Secret.read()
+		if err != nil {
+			return nil, fmt.Errorf("config %s: replicas.secret: %w", name, err)
+		}
+		r.SecretValue = v
 	}
 	for i := range c.Auth.Tokens {
 		t := &c.Auth.Tokens[i]

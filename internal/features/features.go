@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -81,6 +82,9 @@ type Features struct {
 	// session (by id) or a 2026-07-28 listen stream, each with the way to
 	// reach it.
 	subs map[subKey]map[string]deliverFunc
+	// tasks: a published tool may run as a task, so sessions are told
+	// of the tasks capability.
+	tasks atomic.Bool
 }
 
 // deliverFunc sends a notifications/resources/updated to one subscriber.
@@ -170,6 +174,29 @@ func (f *Features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities
 	if !have.Logging {
 		caps.Logging = nil
 	}
+	if f.tasks.Load() {
+		caps.Tasks = taskCapability()
+	}
+}
+
+// taskCapability is what the hub routes of MCP Tasks (on /mcp: the
+// server package): task-augmented tools/call, tasks/list, tasks/cancel.
+func taskCapability() *mcp.TasksCapability {
+	c := &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &mcp.TaskRequestsCapability{}}
+	c.Requests.Tools = &struct {
+		Call *struct{} `json:"call,omitempty"`
+	}{Call: &struct{}{}}
+	return c
+}
+
+// runsTasks reports whether a tool of cat may run as a task.
+func runsTasks(cat *registry.Catalog) bool {
+	for _, t := range cat.Tools {
+		if e := t.Def.Execution; e != nil && (e.TaskSupport == mcp.TaskSupportOptional || e.TaskSupport == mcp.TaskSupportRequired) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *Features) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
@@ -296,6 +323,7 @@ func admits(level, msg mcp.LoggingLevel) bool {
 // Publish hands the catalog's resources, templates and prompts to
 // mcp-go when they changed (mcp-go then sends list_changed).
 func (f *Features) Publish(cat *registry.Catalog) {
+	f.tasks.Store(runsTasks(cat))
 	now := cat.Features
 	f.mu.Lock()
 	old := f.published

@@ -143,6 +143,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
 		Auth:         auth,
 		Peers:        cfg.Replicas.PeerList(),
+		TaskKey:      []byte(cfg.Replicas.SecretValue),
 
 		MaxBodyBytes:         cfg.HTTP.MaxBodyBytes,
 		AllowedOrigins:       cfg.HTTP.AllowedOrigins,

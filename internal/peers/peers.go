@@ -257,9 +257,20 @@ func (p *Peers) PassOn(r *http.Request, body []byte) bool {
 // post passes the answer to one peer with the client's own credentials and
 // session headers.
 func (p *Peers) post(ctx context.Context, target string, r *http.Request, body []byte) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+target+r.URL.Path, bytes.NewReader(body))
+	resp, err := p.do(ctx, p.client, target, r, body)
 	if err != nil {
 		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusAccepted
+}
+
+// do sends a client's POST to one peer with the client's own credentials
+// and session headers, marked as passed on.
+func (p *Peers) do(ctx context.Context, client *http.Client, target string, r *http.Request, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+target+r.URL.Path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	for _, h := range []string{"Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "X-Autonomy-Level"} {
 		if v := r.Header.Get(h); v != "" {
@@ -268,12 +279,7 @@ func (p *Peers) post(ctx context.Context, target string, r *http.Request, body [
 	}
 	req.Header.Set(forwardedHeader, "1")
 	req.Header.Set(forwardedForHeader, r.RemoteAddr)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusAccepted
+	return client.Do(req)
 }
 
 // request is a server request one replica asks another to send.
@@ -419,3 +425,90 @@ func (p *Peers) ServeRuns(heard func(run string)) http.HandlerFunc {
 
 // maxRunNote bounds a run note: a caller's key and a trace id.
 const maxRunNote = 4 << 10
+
+// Self names this replica to its peers ("" without peers): a task's handle
+// carries it, so a request of the task reaches the replica that holds it.
+func (p *Peers) Self() string {
+	if p == nil {
+		return ""
+	}
+	return p.self
+}
+
+// NotMine is the status a replica answers a forwarded request with that
+// belongs to another replica (Forward).
+const NotMine = http.StatusMisdirectedRequest
+
+// Forward sends a client's request (r, whose body was read into body) that
+// belongs to another replica to every peer at once, with the client's own
+// credentials, and returns the answer of the one that took it (any status
+// but NotMine): its status, Content-Type and body. ok is false when none
+// did. A request a peer forwarded is not forwarded again. Only the
+// client's request bounds the wait: a tasks/result waits for its task.
+func (p *Peers) Forward(r *http.Request, body []byte) (status int, contentType string, answer []byte, ok bool) {
+	if p == nil || PassedOn(r) {
+		return 0, "", nil, false
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	type reply struct {
+		status int
+		ct     string
+		body   []byte
+	}
+	targets := p.targets(ctx)
+	got := make(chan reply, len(targets))
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Go(func() {
+			resp, err := p.do(ctx, p.streamClient, t, r, body)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode == NotMine {
+				return
+			}
+			b, err := p.readAll(resp)
+			if err == nil {
+				got <- reply{resp.StatusCode, resp.Header.Get("Content-Type"), b}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(got) }()
+	for rep := range got {
+		cancel() // the others need not finish
+		return rep.status, rep.ct, rep.body, true
+	}
+	return 0, "", nil, false
+}
+
+// ForwardAll sends a client's request (r, whose body was read into body)
+// to every peer at once, with the client's own credentials, and returns
+// the bodies of the answers 200 OK: each peer's own part of an answer
+// that no replica has whole (tasks/list). A request a peer forwarded is
+// not forwarded again.
+func (p *Peers) ForwardAll(r *http.Request, body []byte) [][]byte {
+	if p == nil || PassedOn(r) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), passOnTimeout)
+	defer cancel()
+	targets := p.targets(ctx)
+	answers := make([][]byte, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			resp, err := p.do(ctx, p.client, t, r, body)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			if b, err := p.readAll(resp); err == nil && resp.StatusCode == http.StatusOK {
+				answers[i] = b
+			}
+		})
+	}
+	wg.Wait()
+	return answers
+}

@@ -260,3 +260,59 @@ func TestWatchReplicas(t *testing.T) {
 		t.Fatal("the watch outlived its context")
 	}
 }
+
+// TestForward: a request of another replica's task reaches the peer whose
+// it is (the others answer NotMine), with the client's credentials;
+// ForwardAll gathers every peer's part; neither passes a request a peer
+// passed on again.
+func TestForward(t *testing.T) {
+	var asked atomic.Int32
+	peer := func(name string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			asked.Add(1)
+			b, _ := io.ReadAll(r.Body)
+			if r.Header.Get("Authorization") != "Bearer t" || !PassedOn(r) {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			if string(b) != "list" && string(b) != name {
+				w.WriteHeader(NotMine)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`"` + name + `"`))
+		}))
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	p := New([]string{peer("a"), peer("b")}, maxBody)
+	req := func(forwarded bool) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer t")
+		if forwarded {
+			r.Header.Set(forwardedHeader, "1")
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		body   string
+		want   string
+		wantOK bool
+	}{{"a", `"a"`, true}, {"b", `"b"`, true}, {"gone", "", false}} {
+		status, ct, answer, ok := p.Forward(req(false), []byte(tc.body))
+		if ok != tc.wantOK || string(answer) != tc.want || (ok && (status != http.StatusOK || ct != "application/json")) {
+			t.Errorf("Forward(%s) = %d %q %q %v; want %q %v", tc.body, status, ct, answer, ok, tc.want, tc.wantOK)
+		}
+	}
+	all := p.ForwardAll(req(false), []byte("list"))
+	if len(all) != 2 || string(all[0])+string(all[1]) != `"a""b"` {
+		t.Errorf("ForwardAll = %q; want both peers' parts", all)
+	}
+	asked.Store(0)
+	if _, _, _, ok := p.Forward(req(true), []byte("a")); ok || p.ForwardAll(req(true), []byte("list")) != nil || asked.Load() != 0 {
+		t.Errorf("a request a peer passed on was passed on again (%d peers asked)", asked.Load())
+	}
+	if _, _, _, ok := (*Peers)(nil).Forward(req(false), []byte("a")); ok {
+		t.Error("a hub without peers forwarded a request")
+	}
+}

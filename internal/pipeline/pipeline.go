@@ -142,12 +142,34 @@ type Result struct {
 	Result  json.RawMessage
 	Outcome Outcome
 	Error   *jsonrpc.Error
+	// Server is the server that ran the call, "" when none did (a task's
+	// handle names it).
+	Server string
 }
 
 // Run runs one tools/call of caller. session is the MCP session's id (""
 // for none); relay, when not nil, brings what the upstream sends during
 // the call to the caller.
 func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay) Result {
+	return p.run(ctx, caller, session, call, relay, nil)
+}
+
+// Fetch stands in for the backend call when a call's result comes later:
+// tasks/result fetches a task's result from the upstream that runs it (rt
+// is the route of the tool the task runs).
+type Fetch func(ctx context.Context, rt registry.Route) (json.RawMessage, error)
+
+// RunResult is Run for the result of a task-augmented tools/call of
+// call.Name (MCP Tasks), fetched by fetch. The decision (autonomy, tool
+// list, argument filters, the run's budget) was made when the tool was
+// called; the result takes every step a direct result takes: the caller's
+// and the server's limits, the content filters, the cap, the record.
+func (p *Pipeline) RunResult(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, fetch Fetch) Result {
+	return p.run(ctx, caller, session, call, nil, fetch)
+}
+
+// run is Run, with fetch in place of the backend call when it is not nil.
+func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session string, call jsonrpc.ToolCall, relay registry.Relay, fetch Fetch) Result {
 	p.calls.start()
 	defer p.calls.done()
 	start := time.Now()
@@ -166,6 +188,9 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 	rt, err := p.route(caller, session, call.Name)
 	if err != nil {
 		return p.lookupFailed(ctx, span, session, caller, call.Name, start, err)
+	}
+	if fetch != nil {
+		return p.runResult(ctx, span, session, caller, call.Name, rt, start, fetch)
 	}
 	if denial := decide(caller, call.Name, rt); denial != "" {
 		p.recordDenial(span, session, caller, call.Name, rt, denial, "")
@@ -203,10 +228,29 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 		ctx, seen = tokenexchange.WithSeen(ctx)
 	}
 	result, err := rt.Backend.Call(ctx, bc)
-	guard := guarded.Summary()
+	return p.finish(ctx, span, session, caller, call.Name, rt, start, result, err, guarded.Summary(), seen)
+}
+
+// runResult is the rest of run for a task's result (RunResult): the
+// server's limits, the fetch, and the steps of every result.
+func (p *Pipeline) runResult(ctx context.Context, span trace.Span, session string, caller callers.Caller, name string, rt registry.Route, start time.Time, fetch Fetch) Result {
+	if policy := p.limits.policy.Load(); policy != nil {
+		release, refused := p.limits.acquireUpstream(policy, rt.Server())
+		if refused != nil {
+			return Result{Outcome: RateLimited, Error: p.refuseCall(span, session, caller, name, rt.Server(), refused)}
+		}
+		defer release()
+	}
+	result, err := fetch(ctx, rt)
+	return p.finish(ctx, span, session, caller, name, rt, start, result, err, "", nil)
+}
+
+// finish takes a backend's result through the caller's content filters
+// and the cap, and records the call.
+func (p *Pipeline) finish(ctx context.Context, span trace.Span, session string, caller callers.Caller, name string, rt registry.Route, start time.Time, result json.RawMessage, err error, guard string, seen *tokenexchange.Seen) Result {
 	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {
 		var res *Result
-		if result, guard, res = p.guardResult(ctx, span, session, caller, call.Name, rt, result, guard); res != nil {
+		if result, guard, res = p.guardResult(ctx, span, session, caller, name, rt, result, guard); res != nil {
 			return *res
 		}
 	}
@@ -214,9 +258,9 @@ func (p *Pipeline) Run(ctx context.Context, caller callers.Caller, session strin
 	if err == nil {
 		result, cut, err = p.capResult(rt, result)
 	}
-	outcome := p.record(ctx, span, session, caller, call.Name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut, guard, seen)
+	outcome := p.record(ctx, span, session, caller, name, rt.Server(), start, err == nil && p.isErrorResult(result), err, cut, guard, seen)
 	if err == nil {
-		return Result{Result: result, Outcome: outcome}
+		return Result{Result: result, Outcome: outcome, Server: rt.Server()}
 	}
 	return failed(err, outcome)
 }

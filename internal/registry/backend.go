@@ -134,6 +134,9 @@ type Upstream interface {
 	Subscribe(ctx context.Context, uri string) error
 	Unsubscribe(ctx context.Context, uri string) error
 	SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error
+	// Request sends a request whose params name the upstream's own
+	// objects (a task's id) and returns the result's bytes.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 var _ Upstream = (*upstream.Extras)(nil)

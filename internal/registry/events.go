@@ -17,6 +17,7 @@ type events struct {
 	catalog    []func(*Catalog)
 	quarantine []func(QuarantineEvent)
 	updated    []func(server string, params map[string]any)
+	tasks      []func(server string, params map[string]any)
 	logLevel   atomic.Value // mcp.LoggingLevel every upstream should log at
 }
 
@@ -37,6 +38,13 @@ func (e *events) OnResourceUpdated(fn func(server string, params map[string]any)
 	e.updated = append(e.updated, fn)
 }
 
+// OnTaskStatus registers fn to receive every upstream's
+// notifications/tasks/status (params as sent, the upstream's own task id).
+// Register before Run; fn must not block.
+func (e *events) OnTaskStatus(fn func(server string, params map[string]any)) {
+	e.tasks = append(e.tasks, fn)
+}
+
 // SetLogLevel records the logging level upstreams should log at; servers
 // that connect later are set to it when they connect.
 func (e *events) SetLogLevel(level mcp.LoggingLevel) { e.logLevel.Store(level) }
@@ -50,6 +58,13 @@ func (e *events) LogLevel() mcp.LoggingLevel {
 // ResourceUpdated implements upstream.Events.
 func (e *events) ResourceUpdated(server string, params map[string]any) {
 	for _, fn := range e.updated {
+		fn(server, params)
+	}
+}
+
+// TaskStatus implements upstream.Events.
+func (e *events) TaskStatus(server string, params map[string]any) {
+	for _, fn := range e.tasks {
 		fn(server, params)
 	}
 }

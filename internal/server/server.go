@@ -47,6 +47,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/taskhandle"
 )
 
 // Options configure a Server.
@@ -57,6 +58,9 @@ type Options struct {
 	Instructions string
 	// Auth admits callers; nil admits everyone with full autonomy (tests).
 	Auth *callers.Auth
+	// TaskKey seals task handles (replicas.secret; package taskhandle):
+	// the same on every replica. Empty: a random key of this process.
+	TaskKey []byte
 	// Peers are the other replicas (host:port), to which a client's answer
 	// to a server request is passed when another replica asked
 	// (internal/peers).
@@ -143,12 +147,15 @@ type Server struct {
 	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
+	tasks      *taskhandle.Codec    // task handles (tasks.go)
+	taskList   taskIndex            // the tasks made here, for tasks/list (tasklist.go)
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New(),
+		tasks: taskhandle.New(opts.TaskKey)}
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
@@ -239,6 +246,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.feat.ResourceUpdated)
+	reg.OnTaskStatus(s.taskStatus)
 	return s
 }
 

@@ -71,6 +71,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case msg.Kind() == jsonrpc.KindResponse && msg.HasID():
 		s.deliverAnswer(w, r, msg, body)
 		return
+	case call != nil && call.Task != nil && s.plainHTTP(r):
+		s.taskCall(w, r, msg, call)
+		return
+	case isTaskMethod(msg.Method) && s.plainHTTP(r):
+		s.serveTask(w, r, msg, body)
+		return
 	case call != nil && s.fastCall(w, r, msg, call):
 		return
 	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.fastList(w, r, msg):

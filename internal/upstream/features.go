@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -27,6 +28,8 @@ type Features struct {
 // block), and it tells a newly connected server the log level to use.
 type Events interface {
 	ResourceUpdated(server string, params map[string]any)
+	// TaskStatus hears of a task's new status (the upstream's own task id).
+	TaskStatus(server string, params map[string]any)
 	LogLevel() mcp.LoggingLevel
 }
 
@@ -49,6 +52,10 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 	case mcp.MethodNotificationResourceUpdated:
 		if c.opts.Events != nil {
 			c.opts.Events.ResourceUpdated(c.spec.Name, n.Params.AdditionalFields)
+		}
+	case mcp.MethodNotificationTasksStatus:
+		if c.opts.Events != nil {
+			c.opts.Events.TaskStatus(c.spec.Name, c.cred.fields(n.Params.AdditionalFields))
 		}
 	case mcp.MethodNotificationProgress:
 		token := fmt.Sprint(n.Params.AdditionalFields["progressToken"])
@@ -277,4 +284,25 @@ func (x *Extras) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 		return nil, nil
 	})
 	return err
+}
+
+// Request sends one request the hub routes by its own reading of params
+// (tasks/get, tasks/result, tasks/cancel, tasks/list: params already name
+// the upstream's own task) and returns the result's bytes, redacted of the
+// server's credentials like a tool's result.
+func (x *Extras) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ctx, b, err := onBehalf(ctx, x.c.exchange)
+	if err != nil {
+		return nil, err
+	}
+	res, err := x.c.call(ctx, method, func(ctx context.Context, cn *conn) (any, error) {
+		o := cn.out.Load()
+		res, err := o.wire(false).Request(ctx, mcp.MCPMethod(method), params, o.headers(mcp.MCPMethod(method), "", params))
+		return res, b.failed(x.c.spec.Name, err)
+	})
+	if err != nil {
+		return nil, b.errWithoutToken(err)
+	}
+	out, err := x.c.cred.result(res.(json.RawMessage))
+	return b.result(out), err
 }

@@ -146,8 +146,9 @@ var hubCapabilities = json.RawMessage(`{"elicitation":{},"roots":{"listChanged":
 // alone: its name, its arguments as bytes, the caller's _meta minus the
 // downstream hop's protocol members (with the hub's own on a 2026-07-28
 // connection, own's last), and a 2026-07-28 caller's answers to input
-// requests. No member of the caller's params that the hub did not read is
-// sent.
+// requests, and a task-augmented call's task (the upstream answers with
+// the task it made, which the hub hands back as a handle). No member of
+// the caller's params that the hub did not read is sent.
 func (o *out) params(call jsonrpc.ToolCall, own map[string]json.RawMessage) json.RawMessage {
 	meta := forwardedMeta(call.Meta)
 	if o.modern {
@@ -177,6 +178,10 @@ func (o *out) params(call jsonrpc.ToolCall, own map[string]json.RawMessage) json
 	if len(meta) > 0 {
 		b = append(b, `,"_meta":`...)
 		b = append(b, mustJSON(meta)...)
+	}
+	if call.Task != nil {
+		b = append(b, `,"task":`...)
+		b = append(b, call.Task...)
 	}
 	if call.InputResponses != nil {
 		b = append(b, `,"inputResponses":`...)

@@ -137,6 +137,18 @@ only: no list, no watch).
 {{- if or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1) }}true{{ end }}
 {{- end }}
 
+{{/*
+The Secret holding replicas.secret, the key every replica seals task handles
+with (README "Tasks"), when the chart makes it: more than one pod may run and
+config.replicas.secret is not set. Empty otherwise.
+*/}}
+{{- define "mcp-hub.replicasSecret" -}}
+{{- $replicas := (.Values.config | default dict).replicas | default dict }}
+{{- if and (include "mcp-hub.multiReplica" .) (not $replicas.secret) }}
+{{- printf "%s-replicas" (include "mcp-hub.fullname" .) }}
+{{- end }}
+{{- end }}
+
 {{/* "true" when a PodDisruptionBudget makes sense: at least two pods at all times (replicaCount, or autoscaling.minReplicas with an HPA). */}}
 {{- define "mcp-hub.pdb" -}}
 {{- if .Values.podDisruptionBudget.enabled }}
@@ -156,14 +168,17 @@ only: no list, no watch).
 {{- end }}
 
 {{/*
-The hub config file: .Values.config, plus replicas.peers when more than one pod
-may run, and replicas.instanceId. What the user set under config.replicas wins; config is copied, never
+The hub config file: .Values.config, plus replicas.peers (and replicas.secret
+from the chart's Secret, unless set) when more than one pod may run, and replicas.instanceId. What the user set under config.replicas wins; config is copied, never
 modified in place.
 */}}
 {{- define "mcp-hub.config" -}}
 {{- $config := deepCopy (.Values.config | default dict) }}
 {{- if include "mcp-hub.multiReplica" . }}
 {{- $replicas := dict "peers" (include "mcp-hub.peersAddress" .) }}
+{{- if include "mcp-hub.replicasSecret" . }}
+{{- $_ := set $replicas "secret" (dict "env" "MCP_HUB_REPLICAS_SECRET") }}
+{{- end }}
 {{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $replicas) }}
 {{- end }}
 {{- /* One instance id for every replica (README "Registration loops"): the hub's own Service URL, registered on it, may land on another replica and is still the hub. */}}

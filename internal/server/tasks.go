@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/peers"
+	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/taskhandle"
+)
+
+// MCP Tasks on /mcp. A task-augmented tools/call runs through the pipeline
+// like any call (decided, limited, audited) and the upstream answers at
+// once with the task it made; the caller gets that task with its id
+// replaced by a hub handle (package taskhandle) naming the server, the
+// tool, the upstream's id and the replica that made it, sealed for this
+// caller. tasks/get, tasks/result and tasks/cancel open the handle on
+// whichever replica gets them; the replica it names (whose upstream
+// session holds the task) sends them to the server it names. No store is
+// needed to route them. tasks/result goes
+// through the pipeline's steps for results (pipeline.RunResult). A
+// task outlives any request limit: the call returns the handle at once.
+// tasks/list: tasklist.go.
+
+// relatedTaskMeta is the _meta member that ties a message to its task.
+const relatedTaskMeta = "io.modelcontextprotocol/related-task"
+
+// isTaskMethod reports whether method is one the hub routes by a handle.
+func isTaskMethod(method string) bool {
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList:
+		return true
+	}
+	return false
+}
+
+// taskCall answers a task-augmented tools/call: the pipeline's result,
+// with the upstream's task id sealed into a handle.
+func (s *Server) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
+	caller := callers.From(r.Context())
+	out := s.pipe.Run(s.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
+	if out.Error == nil && out.Server != "" {
+		task := taskhandle.Task{Replica: s.peers.Self(), Server: out.Server, Tool: call.Name}
+		s.remember(caller, r.Header.Get("Mcp-Session-Id"), task, out.Result)
+		out.Result = s.sealTask(caller, task, out.Result)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(callReply(msg.ID, out))
+}
+
+// serveTask answers tasks/get, tasks/result, tasks/cancel and tasks/list
+// (msg, read from body). A task lives in the upstream session of the
+// replica that made it: a request of another replica's task is passed on
+// to the peers, and the one whose handle it is answers.
+func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
+	caller := callers.From(r.Context())
+	task, err := s.openTask(caller, msg)
+	var res json.RawMessage
+	switch {
+	case err != nil:
+	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
+		res = s.listTasks(r, body) // tasklist.go
+	case task.Replica != s.peers.Self() && peers.PassedOn(r):
+		w.WriteHeader(peers.NotMine) // another peer's: it answers
+		return
+	case task.Replica != s.peers.Self():
+		if status, ct, answer, ok := s.peers.Forward(r, body); ok {
+			w.Header().Set("Content-Type", ct)
+			w.WriteHeader(status)
+			_, _ = w.Write(answer)
+			return
+		}
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
+	default:
+		res, err = s.taskRequest(s.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(jsonrpc.Reply(msg.ID, res, err))
+}
+
+// openTask reads the handle of a task request; tasks/list names none.
+func (s *Server) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhandle.Task, error) {
+	if mcp.MCPMethod(msg.Method) == mcp.MethodTasksList {
+		return taskhandle.Task{Replica: s.peers.Self()}, nil
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(msg.Params, &p); err != nil || p.TaskID == "" {
+		return taskhandle.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + msg.Method + " needs a taskId"}
+	}
+	task, err := s.tasks.Open(caller.AppendKey(nil), p.TaskID)
+	if err != nil {
+		// A forged handle, another caller's, or none of the hub's: the
+		// answer to a task id the server never issued.
+		return task, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: unknown task %q", msg.Method, p.TaskID)}
+	}
+	return task, nil
+}
+
+// taskRequest sends method of task to its server; tasks/result goes
+// through the pipeline's steps for results.
+func (s *Server) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
+	params, _ := json.Marshal(map[string]string{"taskId": task.ID})
+	if mcp.MCPMethod(method) != mcp.MethodTasksResult {
+		res, err := s.forwardTask(ctx, task, method, params)
+		if err != nil {
+			return nil, err
+		}
+		return s.sealTask(caller, task, res), nil
+	}
+	out := s.pipe.RunResult(ctx, caller, session, jsonrpc.ToolCall{Name: task.Tool},
+		func(ctx context.Context, rt registry.Route) (json.RawMessage, error) {
+			if rt.Server() != task.Server {
+				return nil, fmt.Errorf("tasks/result: tool %s is no longer served by %s", task.Tool, task.Server)
+			}
+			return s.forwardTask(ctx, task, method, params)
+		})
+	if out.Error != nil {
+		return nil, out.Error
+	}
+	return s.sealTask(caller, task, out.Result), nil
+}
+
+// forwardTask sends method with params to the server that runs task.
+func (s *Server) forwardTask(ctx context.Context, task taskhandle.Task, method string, params json.RawMessage) (json.RawMessage, error) {
+	up, ok := s.reg.Catalog().Upstream(task.Server)
+	if !ok {
+		return nil, &registry.UnavailableError{Server: task.Server, Reason: "not connected"}
+	}
+	res, err := up.Request(ctx, method, params)
+	var rpcErr *jsonrpc.Error
+	if err != nil && !errors.As(err, &rpcErr) {
+		return nil, fmt.Errorf("%s on %s: %w", method, task.Server, err)
+	}
+	return res, err
+}
+
+// sealTask replaces the upstream's task id in res with the caller's handle
+// wherever a task result carries it: a CreateTaskResult's task, a Task
+// (tasks/get, tasks/cancel), a result's related-task _meta. task.ID is
+// taken from res when it is empty (a new task). A result that names no
+// task passes unchanged.
+func (s *Server) sealTask(caller callers.Caller, task taskhandle.Task, res json.RawMessage) json.RawMessage {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil {
+		return res
+	}
+	key := caller.AppendKey(nil)
+	seal := func(obj json.RawMessage) (json.RawMessage, bool) {
+		var m map[string]json.RawMessage
+		var id string
+		if json.Unmarshal(obj, &m) != nil || json.Unmarshal(m["taskId"], &id) != nil || id == "" {
+			return obj, false
+		}
+		if task.ID == "" {
+			task.ID = id
+		}
+		if id != task.ID {
+			return obj, false
+		}
+		m["taskId"] = mustMarshal(s.tasks.Seal(key, task))
+		return mustMarshal(m), true
+	}
+	if _, ok := top["taskId"]; ok { // a Task: tasks/get, tasks/cancel
+		b, _ := seal(res)
+		return b
+	}
+	changed := false
+	if t, ok := top["task"]; ok { // a CreateTaskResult
+		top["task"], changed = seal(t)
+	}
+	if meta, ok := top["_meta"]; ok {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(meta, &m) == nil {
+			if rt, ok := m[relatedTaskMeta]; ok {
+				if b, c := seal(rt); c {
+					m[relatedTaskMeta], changed = b, true
+					top["_meta"] = mustMarshal(m)
+				}
+			}
+		}
+	}
+	if !changed {
+		return res
+	}
+	return mustMarshal(top)
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
