@@ -107,7 +107,7 @@ func New(reg *registry.Registry, log zerolog.Logger, relayFor func(context.Conte
 func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterInitialize(f.afterInitialize)
 	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
-		f.advertise(callers.From(ctx), &res.Capabilities)
+		f.advertise(ctx, &res.Capabilities)
 	})
 	hooks.AddAfterSetLevel(f.afterSetLevel)
 	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
@@ -162,7 +162,8 @@ var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts
 // manual caller's stay empty. Subscribe, completions and logging are
 // requests the caller makes, so they are declared only when an upstream
 // offers them now.
-func (f *Features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities) {
+func (f *Features) advertise(ctx context.Context, caps *mcp.ServerCapabilities) {
+	caller := callers.From(ctx)
 	have := f.reg.Catalog().Features.Caps
 	allowed := featuresAllowed(caller)
 	if caps.Resources != nil && (!have.Subscribe || !allowed) {
@@ -174,7 +175,7 @@ func (f *Features) advertise(caller callers.Caller, caps *mcp.ServerCapabilities
 	if !have.Logging {
 		caps.Logging = nil
 	}
-	if f.tasks.Load() {
+	if f.tasks.Load() && ctx.Value(noTasksKey{}) == nil {
 		caps.Tasks = taskCapability()
 	}
 }
@@ -200,7 +201,18 @@ func runsTasks(cat *registry.Catalog) bool {
 }
 
 func (f *Features) afterInitialize(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-	f.advertise(callers.From(ctx), &res.Capabilities)
+	f.advertise(ctx, &res.Capabilities)
+}
+
+// noTasksKey marks the requests of a face that does not route tasks.
+type noTasksKey struct{}
+
+// WithoutTasks marks ctx as a request of a face that does not route MCP
+// Tasks (/sse, /ws, stdio: only /mcp does), so its sessions are not told
+// of the tasks capability and never send a task-augmented call that would
+// be answered as a plain one.
+func WithoutTasks(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noTasksKey{}, true)
 }
 
 // TakesServerRequests reports whether a client declared a capability that

@@ -255,9 +255,9 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	g := s.edge
 	mux.Handle("/mcp", g.MCPFace(s.requireCaller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(s.sse))), true))
-	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.spans.traceHeaders(s.gateMessages(s.sse))), false))
-	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.ws)), false))
+	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(withoutTasks(s.sse)))), true))
+	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.spans.traceHeaders(s.gateMessages(withoutTasks(s.sse)))), false))
+	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, withoutTasks(s.ws))), false))
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
 	mux.HandleFunc("POST "+peers.RunPath, s.peers.ServeRuns(s.runs.Heard))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
@@ -418,9 +418,17 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 	}
 	caller := callers.Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
-	ss.SetContextFunc(func(ctx context.Context) context.Context { return callers.With(ctx, caller) })
+	ss.SetContextFunc(func(ctx context.Context) context.Context { return features.WithoutTasks(callers.With(ctx, caller)) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	in, out = gateStdio(ctx, in, out, maxRequestBytes, s.marks.fix)
 	return ss.Listen(callers.With(ctx, caller), in, out)
+}
+
+// withoutTasks serves next as a face that does not route MCP Tasks (only
+// /mcp does): its sessions are not told of the tasks capability.
+func withoutTasks(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(features.WithoutTasks(r.Context())))
+	})
 }

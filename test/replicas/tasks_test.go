@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -112,6 +113,47 @@ servers:
 		init.Capabilities.Tasks.List == nil || init.Capabilities.Tasks.Cancel == nil || init.Capabilities.Tasks.Requests.Tools.Call == nil {
 		t.Errorf("initialize = %s %v; want the tasks capability (list, cancel, tools/call)", res, rpcErr)
 	}
+	// Only /mcp routes tasks: a session of /sse or /ws is not told of them.
+	t.Run("other faces", func(t *testing.T) {
+		base := strings.TrimSuffix(backends[0], "/mcp")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		auth := map[string]string{"Authorization": "Bearer alice-token-1"}
+		sse, err := client.NewSSEMCPClient(base+"/sse", transport.WithHeaders(auth))
+		if err == nil {
+			err = sse.Start(ctx)
+		}
+		if err != nil {
+			t.Fatalf("/sse: %v", err)
+		}
+		defer sse.Close()
+		got, err := sse.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2024-11-05",
+			ClientInfo: mcp.Implementation{Name: "t", Version: "1"}}})
+		if err != nil || got.Capabilities.Tasks != nil {
+			t.Errorf("initialize over /sse: %v, tasks capability %+v; want none", err, got)
+		}
+		ws, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws", http.Header{"Authorization": {"Bearer alice-token-1"}})
+		if err != nil {
+			t.Fatalf("dial /ws: %v (%v)", err, resp)
+		}
+		defer ws.Close()
+		if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)); err != nil {
+			t.Fatal(err)
+		}
+		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, msg, err := ws.ReadMessage()
+		var answer struct {
+			Result *struct {
+				Capabilities map[string]json.RawMessage
+			}
+		}
+		if err != nil || json.Unmarshal(msg, &answer) != nil || answer.Result == nil {
+			t.Fatalf("initialize over /ws: %v %s", err, msg)
+		}
+		if _, told := answer.Result.Capabilities["tasks"]; told {
+			t.Errorf("initialize over /ws told of tasks: %s", msg)
+		}
+	})
 
 	t.Run("forged or another caller's handle", func(t *testing.T) {
 		_, err := bob.call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, handle))
