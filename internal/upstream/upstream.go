@@ -541,8 +541,12 @@ func (c *Client) newMCPClient(tr transport.Interface, legacy bool) *client.Clien
 	}
 	// The hub answers sampling, elicitation and roots requests for the
 	// caller whose call caused them (see features.go).
+	// Both elicitation modes are declared: a server offers URL-mode flows
+	// (sign-ins, payments) only to clients that declare url, and the hub
+	// passes them to the caller like a form.
 	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
-	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
+	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h),
+		client.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}}))
 	return client.NewClient(tr, opts...)
 }
 

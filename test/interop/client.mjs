@@ -14,6 +14,13 @@
 //   until-gone <tool>         list, print {"ready":true} on stdout, then wait
 //                             for notifications/tools/list_changed and list
 //                             again until <tool> is no longer listed
+//   call-elicit <tool> <json-args>
+//                             tools/call from a client that declares both
+//                             elicitation modes (form and url); every
+//                             elicitation/create it gets is answered
+//                             "accept" after a short wait (so that calls of
+//                             several clients overlap) and listed in the
+//                             entry's "elicitations"
 //
 // After every OP has run, one JSON line goes to stdout:
 //
@@ -22,18 +29,19 @@
 // where a list entry is {"tools":["name",...]}, an until-gone entry is
 // {"tools":[...last list...],"notifications":N}, and a call entry is the
 // CallToolResult as the SDK returned it (call-progress adds
-// "progressNotifications":N), or {"error":{"code","message"}} when
-// the hub answered with a JSON-RPC error. Any other failure (connect,
+// "progressNotifications":N, call-elicit "elicitations":[params...]), or
+// {"error":{"code","message","data"}} when the hub answered with a JSON-RPC
+// error. Any other failure (connect,
 // transport, timeout) prints the error on stderr and exits 1. The ws mode needs the global
 // WebSocket, i.e. Node >= 22 or `node --experimental-websocket`.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { WebSocketClientTransport } from "@modelcontextprotocol/sdk/client/websocket.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 function usage(msg) {
-  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs <http|sse|ws> <url> (list | call <tool> <json-args> | call-progress <tool> <json-args> | until-gone <tool>)...\n`);
+  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs <http|sse|ws> <url> (list | call <tool> <json-args> | call-progress <tool> <json-args> | call-elicit <tool> <json-args> | until-gone <tool>)...\n`);
   process.exit(2);
 }
 
@@ -46,6 +54,7 @@ function parseOps(argv) {
         i += 1;
         break;
       case "call":
+      case "call-elicit":
       case "call-progress": {
         if (i + 2 >= argv.length) usage(`${argv[i]} needs <tool> <json-args>`);
         let args;
@@ -92,8 +101,22 @@ async function main() {
   const [kind, url, ...rest] = process.argv.slice(2);
   if (!kind || !url) usage("missing transport or url");
   const ops = parseOps(rest);
-  const client = new Client({ name: "mcp-hub-interop", version: "1.0.0" });
+  const elicits = ops.some((op) => op.op === "call-elicit");
+  const client = new Client(
+    { name: "mcp-hub-interop", version: "1.0.0" },
+    elicits ? { capabilities: { elicitation: { form: {}, url: {} } } } : undefined,
+  );
   const timeout = 30_000;
+
+  // elicitation/create: recorded for the call in flight, then accepted.
+  let elicited = [];
+  if (elicits) {
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      elicited.push(req.params);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return { action: "accept" };
+    });
+  }
 
   // list_changed notifications: a counter and the waiters for the next one.
   let changes = 0;
@@ -155,6 +178,10 @@ async function main() {
             };
             const res = await client.callTool({ name: op.name, arguments: op.args }, undefined, { timeout, onprogress });
             results.push({ ...res, progressNotifications: n });
+          } else if (op.op === "call-elicit") {
+            elicited = [];
+            const res = await client.callTool({ name: op.name, arguments: op.args }, undefined, { timeout });
+            results.push({ ...res, elicitations: elicited });
           } else {
             results.push(await client.callTool({ name: op.name, arguments: op.args }, undefined, { timeout }));
           }
@@ -162,7 +189,7 @@ async function main() {
           // A JSON-RPC error answer (unknown tool, ...) is a result the test
           // asserts on; a broken transport still ends the run below.
           if (typeof err?.code !== "number") throw err;
-          results.push({ error: { code: err.code, message: err.message } });
+          results.push({ error: { code: err.code, message: err.message, data: err.data } });
         }
       }
     }

@@ -762,9 +762,12 @@ type callResult struct {
 	Structured map[string]any `json:"structuredContent"`
 	IsError    bool           `json:"isError"`
 	Progress   int            `json:"progressNotifications"`
-	Error      *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+	// Elicitations are the elicitation/create params a call-elicit op got.
+	Elicitations []elicitParams `json:"elicitations"`
+	Error        *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 	raw json.RawMessage
 }
