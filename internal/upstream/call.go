@@ -26,7 +26,8 @@ type RPCError = jsonrpc.Error
 // result passed through as bytes.
 //
 // With a tracer in the options the call gets a CLIENT span, whose context
-// the upstream receives in place of any the caller sent (tracing.go).
+// the upstream receives in place of any the caller sent; without one the
+// caller's trace context passes on unchanged (tracing.go).
 func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	if c.opts.Tracer != nil {
 		var span trace.Span
@@ -37,6 +38,7 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 		endCall(span, err)
 		return res, err
 	}
+	ctx, call = carriedCall(ctx, call, headerTransport(c.spec.Transport))
 	return c.callOnce(ctx, call)
 }
 

@@ -227,9 +227,9 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	}
 	loops := loopcheck.New(opts.Chain, spec.URL)
 	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.Wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
-	if opts.Tracer != nil {
-		opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
-	}
+	// The hub's span, or with tracing off the caller's trace context,
+	// goes upstream in headers (tracing.HeaderClient).
+	opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
 	static := credentialValues(spec)
 	exchange, endpoint := newExchanger(spec, base, opts.ConnectTimeout)
 	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static, endpoint)
