@@ -21,6 +21,10 @@
 //                             "accept" after a short wait (so that calls of
 //                             several clients overlap) and listed in the
 //                             entry's "elicitations"
+//   wait-complete <id>        print {"waiting":<id>} on stdout, then wait for
+//                             notifications/elicitation/complete of
+//                             elicitation <id>; the entry is {"completes":
+//                             [every elicitationId completed so far]}
 //
 // After every OP has run, one JSON line goes to stdout:
 //
@@ -38,10 +42,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { WebSocketClientTransport } from "@modelcontextprotocol/sdk/client/websocket.js";
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 function usage(msg) {
-  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs <http|sse|ws> <url> (list | call <tool> <json-args> | call-progress <tool> <json-args> | call-elicit <tool> <json-args> | until-gone <tool>)...\n`);
+  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs <http|sse|ws> <url> (list | call <tool> <json-args> | call-progress <tool> <json-args> | call-elicit <tool> <json-args> | wait-complete <id> | until-gone <tool>)...\n`);
   process.exit(2);
 }
 
@@ -67,6 +75,11 @@ function parseOps(argv) {
         i += 3;
         break;
       }
+      case "wait-complete":
+        if (i + 1 >= argv.length) usage("wait-complete needs <id>");
+        ops.push({ op: "wait-complete", id: argv[i + 1] });
+        i += 2;
+        break;
       case "until-gone":
         if (i + 1 >= argv.length) usage("until-gone needs <tool>");
         ops.push({ op: "until-gone", name: argv[i + 1] });
@@ -101,7 +114,7 @@ async function main() {
   const [kind, url, ...rest] = process.argv.slice(2);
   if (!kind || !url) usage("missing transport or url");
   const ops = parseOps(rest);
-  const elicits = ops.some((op) => op.op === "call-elicit");
+  const elicits = ops.some((op) => op.op === "call-elicit" || op.op === "wait-complete");
   const client = new Client(
     { name: "mcp-hub-interop", version: "1.0.0" },
     elicits ? { capabilities: { elicitation: { form: {}, url: {} } } } : undefined,
@@ -110,7 +123,14 @@ async function main() {
 
   // elicitation/create: recorded for the call in flight, then accepted.
   let elicited = [];
+  // notifications/elicitation/complete: the ids, and the waiters for more.
+  const completes = [];
+  let completeWaiters = [];
   if (elicits) {
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+      completes.push(n.params.elicitationId);
+      for (const w of completeWaiters.splice(0)) w();
+    });
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
       elicited.push(req.params);
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -152,6 +172,20 @@ async function main() {
     for (const op of ops) {
       if (op.op === "list") {
         results.push({ tools: await listAll() });
+      } else if (op.op === "wait-complete") {
+        process.stdout.write(JSON.stringify({ waiting: op.id }) + "\n");
+        const deadline = Date.now() + timeout;
+        while (!completes.includes(op.id)) {
+          if (Date.now() > deadline) throw new Error(`no notifications/elicitation/complete of ${op.id} within ${timeout} ms (got ${JSON.stringify(completes)})`);
+          await new Promise((resolve) => {
+            const timer = setTimeout(resolve, 1000);
+            completeWaiters.push(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
+        }
+        results.push({ completes: [...completes] });
       } else if (op.op === "until-gone") {
         const first = changes;
         let ready = false;

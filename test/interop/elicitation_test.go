@@ -1,14 +1,21 @@
 package interop
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/purko-io/mcp-hub/internal/hubtest"
+	"github.com/purko-io/mcp-hub/internal/mcpws"
 )
 
 // TestURLElicitation: the reference server's trigger-url-elicitation behind
@@ -124,4 +131,106 @@ func opCallElicit(tool string, args map[string]any) []string {
 	op := opCall(tool, args)
 	op[0] = "call-elicit"
 	return op
+}
+
+// consentUpstream is an MCP server (mcp-go over the hub's WebSocket
+// handler, in this process) whose tool consent fails with -32042 (URL
+// elicitation required) naming the elicitation of its "id" argument, and
+// that sends notifications/elicitation/complete for an id when the test
+// says so, after the call has ended, as a server does when the user's
+// out-of-band flow is over.
+type consentUpstream struct {
+	url     string
+	srv     *server.MCPServer
+	mu      sync.Mutex
+	session server.ClientSession // the hub's one session
+}
+
+func startConsentUpstream(t *testing.T) *consentUpstream {
+	t.Helper()
+	u := &consentUpstream{srv: server.NewMCPServer("consent", "1", server.WithElicitation())}
+	u.srv.AddTool(mcp.NewTool("consent", mcp.WithString("id")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		u.mu.Lock()
+		u.session = server.ClientSessionFromContext(ctx)
+		u.mu.Unlock()
+		id := r.GetString("id", "")
+		return nil, mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{{
+			Mode: mcp.ElicitationModeURL, ElicitationID: id, URL: "https://example.com/consent/" + id, Message: "consent first",
+		}}}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcpws.NewHandler(u.srv)}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = hs.Serve(ln) })
+	t.Cleanup(func() { _ = hs.Close(); wg.Wait() })
+	u.url = "ws://" + ln.Addr().String() + "/ws"
+	return u
+}
+
+// complete sends notifications/elicitation/complete of id to the hub.
+func (u *consentUpstream) complete(t *testing.T, id string) {
+	t.Helper()
+	u.mu.Lock()
+	session := u.session
+	u.mu.Unlock()
+	if err := u.srv.SendElicitationComplete(context.Background(), session, id); err != nil {
+		t.Fatalf("complete %s: %v", id, err)
+	}
+}
+
+// TestURLElicitationComplete: two SDK clients (over /mcp and /ws) each
+// get a -32042 naming an elicitation of their own; when the server later
+// sends notifications/elicitation/complete for them, with no call in
+// flight (so nothing but the elicitationId can tell where it goes), each
+// client gets the completion of its own elicitation and none of the
+// other's.
+func TestURLElicitationComplete(t *testing.T) {
+	e := newEnv(t)
+	up := startConsentUpstream(t)
+	// Pinned to 2025-11-25, where -32042 is a JSON-RPC error.
+	e.servers = append(e.servers, serverCfg{Name: "consent", Transport: "websocket", URL: up.url, ProtocolVersion: "2025-11-25"})
+	e.startHub(t)
+	e.waitConnected(t, "consent")
+
+	kinds := []string{"http", "ws"}
+	runs := make([]*clientRun, len(kinds))
+	ids := make([]string, len(kinds))
+	for i, kind := range kinds {
+		tr := hubTransports[slices.IndexFunc(hubTransports, func(tr hubTransport) bool { return tr.kind == kind })]
+		ids[i] = fmt.Sprintf("consent-of-caller-%d", i)
+		runs[i] = startClient(t, tr.kind, tr.url(e.base),
+			opCallElicit("consent", map[string]any{"id": ids[i]}),
+			[]string{"wait-complete", ids[i]})
+	}
+	for _, run := range runs {
+		run.waitWaiting(t)
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		up.complete(t, ids[i])
+	}
+	for i, run := range runs {
+		out := run.wait(t)
+		r := out.call(t, 0)
+		if r.Error == nil || r.Error.Code != -32042 || !strings.Contains(string(r.Error.Data), ids[i]) {
+			t.Errorf("caller %d: result %s; want -32042 naming %s", i, r, ids[i])
+		}
+		var done struct {
+			Completes []string `json:"completes"`
+		}
+		if err := json.Unmarshal(out.Results[1], &done); err != nil || !slices.Equal(done.Completes, []string{ids[i]}) {
+			t.Errorf("caller %d got completions %s (%v); want only %s", i, out.Results[1], err, ids[i])
+		}
+	}
+}
+
+// waitWaiting waits until the client printed {"waiting":...}: its calls
+// have answered and wait-complete listens.
+func (r *clientRun) waitWaiting(t *testing.T) {
+	t.Helper()
+	if _, err := r.p.WaitLine(context.Background(), func(l string) bool { return strings.HasPrefix(l, `{"waiting":`) }); err != nil {
+		t.Fatalf("%s ended before it waited: %v\noutput: %s", r.desc, err, r.p.Output())
+	}
 }

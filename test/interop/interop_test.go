@@ -425,6 +425,8 @@ type serverCfg struct {
 	Command   string            `json:"command,omitempty"`
 	Args      []string          `json:"args,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
+	// ProtocolVersion pins the revision the hub speaks to the server.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 type upstreamProc struct {
