@@ -24,7 +24,15 @@ func (r *relay) Notify(method string, params map[string]any) {
 			return
 		}
 	}
-	if err := r.s.mcp.SendNotificationToClient(r.ctx, method, params); err != nil {
+	ctx := r.ctx
+	if ctx.Err() != nil {
+		// The call has ended (a notifications/elicitation/complete comes
+		// when the user's flow is over): its reply stream is gone, so the
+		// notification goes on the session's GET stream, where the session
+		// is the hub's (mcpsession); a WebSocket session keeps its own.
+		ctx = r.s.sessions.WithSession(context.WithoutCancel(ctx), sessionID(ctx))
+	}
+	if err := r.s.mcp.SendNotificationToClient(ctx, method, params); err != nil {
 		r.s.log.Debug().Err(err).Str("method", method).Msg("relay notification")
 	}
 }

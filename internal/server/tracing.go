@@ -25,10 +25,17 @@ import (
 // With tracing off the tracer is nil and none of this runs.
 
 // traceHeaders puts the caller's traceparent header, when it sends one, in
-// the request's context, where the pipeline and the hooks find it.
+// the request's context, where the pipeline and the hooks find it. With
+// tracing off it is carried as it came (tracing.CarryHeader), for the
+// upstream.
 func (m *methodSpans) traceHeaders(next http.Handler) http.Handler {
 	if m.tracer == nil {
-		return next
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ctx := tracing.CarryHeader(r.Context(), r.Header); ctx != r.Context() {
+				r = r.WithContext(ctx)
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctx := tracing.FromHeader(r.Context(), r.Header); ctx != r.Context() {

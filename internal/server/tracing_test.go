@@ -230,20 +230,23 @@ func TestTracingOnEveryFace(t *testing.T) {
 	}
 }
 
-// TestTracingOffMakesNoSpans: without a tracer the same calls leave no
-// trace anywhere: the upstream gets no traceparent from the hub, and a
-// caller's header does not pass through.
+// TestTracingOffMakesNoSpans: without a tracer the hub makes no span of
+// its own: the upstream gets the caller's traceparent as it came (issue 26:
+// a proxy that does not trace passes the context on), not a hub span, and
+// a call without one reaches the upstream without one.
 func TestTracingOffMakesNoSpans(t *testing.T) {
 	u := newTracedUpstream(t, "A", "get_me")
 	h := newTestHub(t, []config.ServerSpec{u.spec})
 	h.waitConnected("A")
+	const callerParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	hdr := http.Header{}
-	hdr.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	hdr.Set("traceparent", callerParent)
 	postMCP(t, h.url("/mcp"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_me"}}`, hdr)
+	postMCP(t, h.url("/mcp"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_me"}}`, http.Header{})
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if len(u.seen) != 1 || u.seen[0] != "" {
-		t.Fatalf("upstream saw traceparent %q, want one call without", u.seen)
+	if len(u.seen) != 2 || u.seen[0] != callerParent || u.seen[1] != "" {
+		t.Fatalf("upstream saw traceparent %q, want the caller's %s unchanged, then none", u.seen, callerParent)
 	}
 }
 

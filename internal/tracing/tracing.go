@@ -269,8 +269,9 @@ func RequestIDText(id json.RawMessage) string {
 }
 
 // tracingTransport sets the traceparent and tracestate headers of every
-// request whose context holds a span, the one way the hub's HTTP clients
-// of upstreams (its own POST, mcp-go's streamable HTTP and SSE) pass it on.
+// request whose context holds a span, or a caller's carried trace context
+// (Carry), the one way the hub's HTTP clients of upstreams (its own POST,
+// mcp-go's streamable HTTP and SSE) pass it on.
 type tracingTransport struct{ base http.RoundTripper }
 
 func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -278,13 +279,19 @@ func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if !trace.SpanContextFromContext(req.Context()).IsValid() {
-		return base.RoundTrip(req)
+	ctx := req.Context()
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		// A RoundTripper must not modify the request it was given.
+		out := req.Clone(ctx)
+		InjectHeader(ctx, out.Header)
+		return base.RoundTrip(out)
 	}
-	// A RoundTripper must not modify the request it was given.
-	out := req.Clone(req.Context())
-	InjectHeader(req.Context(), out.Header)
-	return base.RoundTrip(out)
+	if c, ok := carried(ctx); ok {
+		out := req.Clone(ctx)
+		c.setHeader(out.Header)
+		return base.RoundTrip(out)
+	}
+	return base.RoundTrip(req)
 }
 
 // CloseIdleConnections passes http.Client.CloseIdleConnections on to the
@@ -296,8 +303,8 @@ func (t tracingTransport) CloseIdleConnections() {
 }
 
 // HeaderClient returns a copy of hc whose requests carry the trace context
-// of their own context in headers (InjectHeader), leaving the request
-// they were given alone.
+// of their own context in headers (InjectHeader, or a caller's carried
+// context as it came: Carry), leaving the request they were given alone.
 func HeaderClient(hc *http.Client) *http.Client {
 	out := *hc
 	out.Transport = tracingTransport{base: hc.Transport}

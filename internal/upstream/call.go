@@ -3,10 +3,14 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
 // RPCError is a JSON-RPC error an upstream answered with. It is passed to
@@ -22,7 +26,8 @@ type RPCError = jsonrpc.Error
 // result passed through as bytes.
 //
 // With a tracer in the options the call gets a CLIENT span, whose context
-// the upstream receives in place of any the caller sent (tracing.go).
+// the upstream receives in place of any the caller sent; without one the
+// caller's trace context passes on unchanged (tracing.go).
 func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
 	if c.opts.Tracer != nil {
 		var span trace.Span
@@ -33,6 +38,7 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 		endCall(span, err)
 		return res, err
 	}
+	ctx, call = carriedCall(ctx, call, headerTransport(c.spec.Transport))
 	return c.callOnce(ctx, call)
 }
 
@@ -47,8 +53,32 @@ func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawM
 		return res, b.failed(c.spec.Name, err)
 	})
 	if err != nil {
+		c.elicitationsRequired(ctx, err)
 		return nil, b.errWithoutToken(err)
 	}
 	out, err := c.cred.result(res.(json.RawMessage))
 	return b.result(out), err
+}
+
+// elicitationsRequired remembers the URL-mode elicitations of a -32042
+// (URL elicitation required) error with the caller's relay, so that their
+// notifications/elicitation/complete, which come after the call has
+// failed, reach this caller. The error itself passes on unchanged.
+func (c *Client) elicitationsRequired(ctx context.Context, err error) {
+	r := relay.From(ctx)
+	var rpcErr *RPCError
+	if r == nil || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.URL_ELICITATION_REQUIRED {
+		return
+	}
+	var data struct {
+		Elicitations []struct {
+			ElicitationID string `json:"elicitationId"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(rpcErr.Data, &data) != nil {
+		return
+	}
+	for _, e := range data.Elicitations {
+		c.relays.Elicited(e.ElicitationID, r)
+	}
 }

@@ -34,7 +34,8 @@ type Events interface {
 }
 
 // notification handles what the upstream's session delivers outside of a
-// response: list changes, resource updates, progress and log messages.
+// response: list changes, resource updates, progress, log messages and the
+// end of a URL-mode elicitation.
 func (c *Client) notification(n mcp.JSONRPCNotification) {
 	switch mcp.MCPMethod(n.Method) {
 	case mcp.MethodNotificationToolsListChanged,
@@ -70,6 +71,19 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 		params = c.cred.fields(params)
 		params["progressToken"] = callerToken
 		r.Notify(n.Method, params)
+	case mcp.MethodNotificationElicitationComplete:
+		// The caller the elicitation went to, else the one caller in
+		// flight; never a caller it may not belong to.
+		id, _ := n.Params.AdditionalFields["elicitationId"].(string)
+		r, ok := c.relays.Completed(id)
+		if !ok {
+			r = c.relays.Only()
+		}
+		if r == nil {
+			c.log.Debug().Msg("upstream notifications/elicitation/complete for an elicitation no caller is known for")
+			return
+		}
+		r.Notify(n.Method, c.cred.fields(n.Params.AdditionalFields))
 	case mcp.MethodNotificationMessage:
 		if r := c.relays.Only(); r != nil {
 			r.Notify(n.Method, c.cred.fields(n.Params.AdditionalFields))

@@ -21,7 +21,8 @@ import (
 // transports (streamable HTTP, SSE; set by tracing.HeaderClient on every
 // request that carries a span), in params._meta on stdio and WebSocket. A
 // caller's own trace members in _meta never travel on: the hub's span
-// replaces them. With Options.Tracer nil none of this runs.
+// replaces them. With Options.Tracer nil the hub records no spans and
+// passes the caller's trace context on as it came (carriedCall).
 
 // startCall starts the CLIENT span of a tools/call of tool on server, an
 // upstream reached by transport tr.
@@ -81,15 +82,38 @@ func tracedCall(ctx context.Context, call jsonrpc.ToolCall, headers bool) jsonrp
 	if hub == nil && !stale {
 		return call
 	}
-	meta := make(map[string]json.RawMessage, len(call.Meta)+len(hub))
-	for k, v := range call.Meta {
+	call.Meta = withTraceMeta(call.Meta, hub)
+	return call
+}
+
+// withTraceMeta is a copy of meta with trace as its only trace members.
+func withTraceMeta(meta, trace map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(meta)+len(trace))
+	for k, v := range meta {
 		if !tracing.IsMetaKey(k) {
-			meta[k] = v
+			out[k] = v
 		}
 	}
-	for k, v := range hub {
-		meta[k] = v
+	for k, v := range trace {
+		out[k] = v
 	}
-	call.Meta = meta
-	return call
+	return out
+}
+
+// carriedCall is ctx and call with the caller's trace context passed on
+// unchanged, for a hub that does not trace: ctx carries it (from the
+// caller's traceparent header, put there by the server, else from call's
+// _meta), the HTTP transports (headers true) send it in headers
+// (tracing.HeaderClient), and the others get it in _meta, replacing any
+// trace members the caller put there (the header comes first, as when
+// tracing is on). call itself is not modified.
+func carriedCall(ctx context.Context, call jsonrpc.ToolCall, headers bool) (context.Context, jsonrpc.ToolCall) {
+	ctx = tracing.CarryMeta(ctx, call.Meta)
+	if headers {
+		return ctx, call
+	}
+	if carried := tracing.CarriedMeta(ctx); carried != nil {
+		call.Meta = withTraceMeta(call.Meta, carried)
+	}
+	return ctx, call
 }

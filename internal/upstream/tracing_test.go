@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
 const callerParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -86,4 +89,68 @@ func TestTracedCallReplacesTheCallersTraceContext(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With tracing off the caller's trace context goes on as it came: in
+// _meta to an upstream without headers (from the caller's header or its
+// _meta, the header first), and in ctx for the HTTP transports' headers,
+// the call's _meta left as the caller sent it.
+func TestCarriedCallPassesTheCallersTraceContext(t *testing.T) {
+	const (
+		parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03" // flags OpenTelemetry does not know
+		other  = "00-11111111111111111111111111111111-2222222222222222-01"
+		state  = "vendor=a1, other=b2"
+	)
+	str := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+	fromHeader := tracing.CarryHeader(context.Background(), http.Header{"Traceparent": {parent}, "Tracestate": {state}})
+	callerMeta := map[string]json.RawMessage{"traceparent": str(parent), "tracestate": str(state), "progressToken": json.RawMessage(`7`)}
+	for _, tc := range []struct {
+		name       string
+		transport  config.Transport
+		ctx        context.Context
+		meta       map[string]json.RawMessage
+		wantMeta   map[string]json.RawMessage
+		wantHeader bool // ctx carries parent/state for the HTTP client
+	}{
+		{name: "stdio: header to _meta", transport: config.TransportStdio, ctx: fromHeader,
+			meta:     map[string]json.RawMessage{"progressToken": json.RawMessage(`7`)},
+			wantMeta: callerMeta},
+		{name: "websocket: header replaces the caller's _meta members", transport: config.TransportWebSocket, ctx: fromHeader,
+			meta:     map[string]json.RawMessage{"traceparent": str(other), "progressToken": json.RawMessage(`7`)},
+			wantMeta: callerMeta},
+		{name: "stdio: _meta as it came", transport: config.TransportStdio, ctx: context.Background(), meta: callerMeta, wantMeta: callerMeta},
+		{name: "streamable HTTP: header, _meta untouched", transport: config.TransportStreamableHTTP, ctx: fromHeader,
+			meta: map[string]json.RawMessage{"progressToken": json.RawMessage(`7`)}, wantMeta: map[string]json.RawMessage{"progressToken": json.RawMessage(`7`)}, wantHeader: true},
+		{name: "SSE: _meta to header", transport: config.TransportSSE, ctx: context.Background(), meta: callerMeta, wantMeta: callerMeta, wantHeader: true},
+		{name: "nothing to carry", transport: config.TransportStdio, ctx: context.Background(), meta: nil, wantMeta: nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := jsonrpc.ToolCall{Name: "get_me", Meta: tc.meta}
+			before, _ := json.Marshal(in.Meta)
+			ctx, out := carriedCall(tc.ctx, in, headerTransport(tc.transport))
+			if after, _ := json.Marshal(in.Meta); string(after) != string(before) {
+				t.Fatalf("the caller's call was modified: %s -> %s", before, after)
+			}
+			got, _ := json.Marshal(out.Meta)
+			want, _ := json.Marshal(tc.wantMeta)
+			if string(got) != string(want) {
+				t.Errorf("meta %s, want %s", got, want)
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/", nil)
+			var rec roundTripRecorder
+			_, _ = tracing.HeaderClient(&http.Client{Transport: &rec}).Do(req)
+			h := rec.header
+			if tc.wantHeader && (h.Get("traceparent") != parent || h.Get("tracestate") != state) {
+				t.Errorf("headers %v, want traceparent %s and tracestate %s", h, parent, state)
+			}
+		})
+	}
+}
+
+// roundTripRecorder keeps the headers of the request it gets and fails it.
+type roundTripRecorder struct{ header http.Header }
+
+func (r *roundTripRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.header = req.Header
+	return nil, errors.New("recorded")
 }

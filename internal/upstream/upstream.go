@@ -227,9 +227,9 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	}
 	loops := loopcheck.New(opts.Chain, spec.URL)
 	opts.HTTPClient = httpbound.Limit(secrets.WithPolicy(loops.Wrap(opts.HTTPClient), secrets.RefuseCrossOrigin), spec.Name, opts.maxResponseBytes())
-	if opts.Tracer != nil {
-		opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
-	}
+	// The hub's span, or with tracing off the caller's trace context,
+	// goes upstream in headers (tracing.HeaderClient).
+	opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
 	static := credentialValues(spec)
 	exchange, endpoint := newExchanger(spec, base, opts.ConnectTimeout)
 	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static, endpoint)
@@ -541,8 +541,12 @@ func (c *Client) newMCPClient(tr transport.Interface, legacy bool) *client.Clien
 	}
 	// The hub answers sampling, elicitation and roots requests for the
 	// caller whose call caused them (see features.go).
+	// Both elicitation modes are declared: a server offers URL-mode flows
+	// (sign-ins, payments) only to clients that declare url, and the hub
+	// passes them to the caller like a form.
 	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
-	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h))
+	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h),
+		client.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}}))
 	return client.NewClient(tr, opts...)
 }
 

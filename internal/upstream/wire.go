@@ -140,7 +140,7 @@ func paramHeaderTools(tools []mcp.Tool) map[string]*mcp.Tool {
 // hubCapabilities are what the hub declares on a 2026-07-28 request whose
 // caller's relay takes the upstream's input requests: the hub fulfils them
 // through the relay (package relay).
-var hubCapabilities = json.RawMessage(`{"elicitation":{},"roots":{"listChanged":true},"sampling":{}}`)
+var hubCapabilities = json.RawMessage(`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`)
 
 // params builds the upstream's tools/call params from the decided call
 // alone: its name, its arguments as bytes, the caller's _meta minus the

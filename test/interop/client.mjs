@@ -14,6 +14,17 @@
 //   until-gone <tool>         list, print {"ready":true} on stdout, then wait
 //                             for notifications/tools/list_changed and list
 //                             again until <tool> is no longer listed
+//   call-elicit <tool> <json-args>
+//                             tools/call from a client that declares both
+//                             elicitation modes (form and url); every
+//                             elicitation/create it gets is answered
+//                             "accept" after a short wait (so that calls of
+//                             several clients overlap) and listed in the
+//                             entry's "elicitations"
+//   wait-complete <id>        print {"waiting":<id>} on stdout, then wait for
+//                             notifications/elicitation/complete of
+//                             elicitation <id>; the entry is {"completes":
+//                             [every elicitationId completed so far]}
 //
 // After every OP has run, one JSON line goes to stdout:
 //
@@ -22,18 +33,23 @@
 // where a list entry is {"tools":["name",...]}, an until-gone entry is
 // {"tools":[...last list...],"notifications":N}, and a call entry is the
 // CallToolResult as the SDK returned it (call-progress adds
-// "progressNotifications":N), or {"error":{"code","message"}} when
-// the hub answered with a JSON-RPC error. Any other failure (connect,
+// "progressNotifications":N, call-elicit "elicitations":[params...]), or
+// {"error":{"code","message","data"}} when the hub answered with a JSON-RPC
+// error. Any other failure (connect,
 // transport, timeout) prints the error on stderr and exits 1. The ws mode needs the global
 // WebSocket, i.e. Node >= 22 or `node --experimental-websocket`.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { WebSocketClientTransport } from "@modelcontextprotocol/sdk/client/websocket.js";
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitationCompleteNotificationSchema,
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 function usage(msg) {
-  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs <http|sse|ws> <url> (list | call <tool> <json-args> | call-progress <tool> <json-args> | until-gone <tool>)...\n`);
+  process.stderr.write(`client.mjs: ${msg}\nusage: node client.mjs <http|sse|ws> <url> (list | call <tool> <json-args> | call-progress <tool> <json-args> | call-elicit <tool> <json-args> | wait-complete <id> | until-gone <tool>)...\n`);
   process.exit(2);
 }
 
@@ -46,6 +62,7 @@ function parseOps(argv) {
         i += 1;
         break;
       case "call":
+      case "call-elicit":
       case "call-progress": {
         if (i + 2 >= argv.length) usage(`${argv[i]} needs <tool> <json-args>`);
         let args;
@@ -58,6 +75,11 @@ function parseOps(argv) {
         i += 3;
         break;
       }
+      case "wait-complete":
+        if (i + 1 >= argv.length) usage("wait-complete needs <id>");
+        ops.push({ op: "wait-complete", id: argv[i + 1] });
+        i += 2;
+        break;
       case "until-gone":
         if (i + 1 >= argv.length) usage("until-gone needs <tool>");
         ops.push({ op: "until-gone", name: argv[i + 1] });
@@ -92,8 +114,29 @@ async function main() {
   const [kind, url, ...rest] = process.argv.slice(2);
   if (!kind || !url) usage("missing transport or url");
   const ops = parseOps(rest);
-  const client = new Client({ name: "mcp-hub-interop", version: "1.0.0" });
+  const elicits = ops.some((op) => op.op === "call-elicit" || op.op === "wait-complete");
+  const client = new Client(
+    { name: "mcp-hub-interop", version: "1.0.0" },
+    elicits ? { capabilities: { elicitation: { form: {}, url: {} } } } : undefined,
+  );
   const timeout = 30_000;
+
+  // elicitation/create: recorded for the call in flight, then accepted.
+  let elicited = [];
+  // notifications/elicitation/complete: the ids, and the waiters for more.
+  const completes = [];
+  let completeWaiters = [];
+  if (elicits) {
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+      completes.push(n.params.elicitationId);
+      for (const w of completeWaiters.splice(0)) w();
+    });
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      elicited.push(req.params);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return { action: "accept" };
+    });
+  }
 
   // list_changed notifications: a counter and the waiters for the next one.
   let changes = 0;
@@ -129,6 +172,20 @@ async function main() {
     for (const op of ops) {
       if (op.op === "list") {
         results.push({ tools: await listAll() });
+      } else if (op.op === "wait-complete") {
+        process.stdout.write(JSON.stringify({ waiting: op.id }) + "\n");
+        const deadline = Date.now() + timeout;
+        while (!completes.includes(op.id)) {
+          if (Date.now() > deadline) throw new Error(`no notifications/elicitation/complete of ${op.id} within ${timeout} ms (got ${JSON.stringify(completes)})`);
+          await new Promise((resolve) => {
+            const timer = setTimeout(resolve, 1000);
+            completeWaiters.push(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
+        }
+        results.push({ completes: [...completes] });
       } else if (op.op === "until-gone") {
         const first = changes;
         let ready = false;
@@ -155,6 +212,10 @@ async function main() {
             };
             const res = await client.callTool({ name: op.name, arguments: op.args }, undefined, { timeout, onprogress });
             results.push({ ...res, progressNotifications: n });
+          } else if (op.op === "call-elicit") {
+            elicited = [];
+            const res = await client.callTool({ name: op.name, arguments: op.args }, undefined, { timeout });
+            results.push({ ...res, elicitations: elicited });
           } else {
             results.push(await client.callTool({ name: op.name, arguments: op.args }, undefined, { timeout }));
           }
@@ -162,7 +223,7 @@ async function main() {
           // A JSON-RPC error answer (unknown tool, ...) is a result the test
           // asserts on; a broken transport still ends the run below.
           if (typeof err?.code !== "number") throw err;
-          results.push({ error: { code: err.code, message: err.message } });
+          results.push({ error: { code: err.code, message: err.message, data: err.data } });
         }
       }
     }

@@ -425,6 +425,8 @@ type serverCfg struct {
 	Command   string            `json:"command,omitempty"`
 	Args      []string          `json:"args,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
+	// ProtocolVersion pins the revision the hub speaks to the server.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 type upstreamProc struct {
@@ -762,9 +764,12 @@ type callResult struct {
 	Structured map[string]any `json:"structuredContent"`
 	IsError    bool           `json:"isError"`
 	Progress   int            `json:"progressNotifications"`
-	Error      *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+	// Elicitations are the elicitation/create params a call-elicit op got.
+	Elicitations []elicitParams `json:"elicitations"`
+	Error        *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 	raw json.RawMessage
 }

@@ -255,11 +255,20 @@ func only(t *testing.T, spans []jaegerSpan, service, kind string) jaegerSpan {
 func postCall(t *testing.T, url, token, traceparent string, id int, tool string) string {
 	t.Helper()
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q}}`, id, tool)
+	return postMCP(t, url, token, http.Header{"Traceparent": {traceparent}}, body)
+}
+
+// postMCP posts one JSON-RPC message to /mcp as the caller of token, with
+// the trace headers of trace, and returns the answer.
+func postMCP(t *testing.T, url, token string, trace http.Header, body string) string {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("traceparent", traceparent)
+	for k, v := range trace {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

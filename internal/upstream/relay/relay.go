@@ -14,7 +14,12 @@
 //     call's stream, so the handler finds the caller's Relay there;
 //   - log messages carry no request id: they go to the caller whose call is
 //     in flight on this upstream when there is exactly one, else to the
-//     hub's own log (never to a caller they may not belong to).
+//     hub's own log (never to a caller they may not belong to);
+//   - notifications/elicitation/complete names the URL-mode elicitation it
+//     ends by its elicitationId, which the Tracker remembers with the
+//     caller it was relayed to (the request's elicitation/create, or the
+//     elicitations of a -32042 error), so it reaches that caller even after
+//     the call that asked has ended.
 //
 // It knows of MCP messages only; the upstream client owns the session and
 // keeps a Tracker per upstream.
@@ -23,6 +28,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,6 +69,51 @@ type Tracker struct {
 	relayed  map[*Call]struct{}
 	progress sync.Map // hub token -> *Call
 	next     atomic.Uint64
+
+	elicitMu sync.Mutex
+	elicited map[string]Relay // URL-mode elicitationId -> its caller
+	order    []string         // elicited's keys, oldest first
+}
+
+// maxElicited bounds the URL-mode elicitations a Tracker remembers: a
+// server that never sends notifications/elicitation/complete must not grow
+// the hub's memory; the oldest are forgotten first.
+const maxElicited = 1024
+
+// Elicited remembers that the URL-mode elicitation id went to r, for its
+// notifications/elicitation/complete. An empty id is ignored.
+func (rs *Tracker) Elicited(id string, r Relay) {
+	if id == "" || r == nil {
+		return
+	}
+	rs.elicitMu.Lock()
+	defer rs.elicitMu.Unlock()
+	if rs.elicited == nil {
+		rs.elicited = map[string]Relay{}
+	}
+	if _, ok := rs.elicited[id]; !ok {
+		rs.order = append(rs.order, id)
+	}
+	rs.elicited[id] = r
+	for len(rs.order) > maxElicited {
+		delete(rs.elicited, rs.order[0])
+		rs.order = rs.order[1:]
+	}
+}
+
+// Completed returns the caller the URL-mode elicitation id went to and
+// forgets it: its notifications/elicitation/complete arrived. ok is false
+// for an id the Tracker does not know (never relayed, or forgotten).
+func (rs *Tracker) Completed(id string) (r Relay, ok bool) {
+	rs.elicitMu.Lock()
+	defer rs.elicitMu.Unlock()
+	r, ok = rs.elicited[id]
+	if ok {
+		delete(rs.elicited, id)
+		i := slices.Index(rs.order, id)
+		rs.order = slices.Delete(rs.order, i, i+1)
+	}
+	return r, ok
 }
 
 // Call is one request in flight that carries a relay, or a progress token
@@ -173,6 +224,9 @@ func (h Handlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.
 	r, err := h.relay(ctx, string(mcp.MethodElicitationCreate))
 	if err != nil {
 		return nil, err
+	}
+	if req.Params.Mode == mcp.ElicitationModeURL {
+		h.Tracker.Elicited(req.Params.ElicitationID, r)
 	}
 	return r.Elicit(ctx, req)
 }

@@ -1,6 +1,12 @@
 package relay
 
-import "testing"
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
 
 // stub is a Relay told apart by its name; these tests never call it.
 type stub struct {
@@ -50,4 +56,66 @@ func TestTrackerOnlyRoutesAnUnambiguousMessage(t *testing.T) {
 	if _, _, ok := rs.Progress(hub); ok {
 		t.Fatal("token mapping outlived the call")
 	}
+}
+
+// elicitStub answers every elicitation, accepting it.
+type elicitStub struct {
+	stub
+}
+
+func (elicitStub) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}}, nil
+}
+
+// A URL-mode elicitation is remembered with the caller it went to, so that
+// its notifications/elicitation/complete reaches that caller alone, once; a
+// form is not (it has no completion), and the memory is bounded.
+func TestTrackerRoutesElicitationComplete(t *testing.T) {
+	a, b := elicitStub{stub{name: "a"}}, elicitStub{stub{name: "b"}}
+	for _, tc := range []struct {
+		name string
+		mode string
+		id   string
+		want bool // Completed finds the caller
+	}{
+		{name: "url mode", mode: mcp.ElicitationModeURL, id: "e-1", want: true},
+		{name: "form mode", mode: mcp.ElicitationModeForm, id: "e-2", want: false},
+		{name: "url mode without id", mode: mcp.ElicitationModeURL, id: "", want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rs Tracker
+			h := Handlers{Server: "srv", Tracker: &rs}
+			req := mcp.ElicitationRequest{Params: mcp.ElicitationParams{Mode: tc.mode, ElicitationID: tc.id}}
+			if _, err := h.Elicit(With(context.Background(), a), req); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = h.Elicit(With(context.Background(), b), mcp.ElicitationRequest{Params: mcp.ElicitationParams{Mode: mcp.ElicitationModeURL, ElicitationID: "of-b"}})
+			r, ok := rs.Completed(tc.id)
+			if ok != tc.want || (ok && r != Relay(a)) {
+				t.Fatalf("Completed(%q) = %v, %v; want a: %v", tc.id, r, ok, tc.want)
+			}
+			if _, again := rs.Completed(tc.id); again {
+				t.Errorf("Completed(%q) found a caller twice", tc.id)
+			}
+			if r, ok := rs.Completed("of-b"); !ok || r != Relay(b) {
+				t.Errorf("Completed(of-b) = %v, %v; want b", r, ok)
+			}
+		})
+	}
+
+	t.Run("bounded", func(t *testing.T) {
+		var rs Tracker
+		for i := range maxElicited + 1 {
+			rs.Elicited(strconv.Itoa(i), a)
+		}
+		if _, ok := rs.Completed("0"); ok {
+			t.Error("the oldest of maxElicited+1 elicitations was not forgotten")
+		}
+		if _, ok := rs.Completed(strconv.Itoa(maxElicited)); !ok {
+			t.Error("the newest elicitation was forgotten")
+		}
+		if len(rs.elicited) != len(rs.order) || len(rs.elicited) != maxElicited-1 {
+			t.Errorf("%d remembered, %d in order; want %d", len(rs.elicited), len(rs.order), maxElicited-1)
+		}
+	})
 }
