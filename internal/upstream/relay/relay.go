@@ -28,11 +28,11 @@ package relay
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -70,15 +70,23 @@ type Tracker struct {
 	progress sync.Map // hub token -> *Call
 	next     atomic.Uint64
 
-	elicitMu sync.Mutex
-	elicited map[string]Relay // URL-mode elicitationId -> its caller
-	order    []string         // elicited's keys, oldest first
+	elicitOnce sync.Once
+	elicited   *lru.Cache[string, Relay] // URL-mode elicitationId -> its caller
 }
 
 // maxElicited bounds the URL-mode elicitations a Tracker remembers: a
 // server that never sends notifications/elicitation/complete must not grow
-// the hub's memory; the oldest are forgotten first.
+// the hub's memory; the least recently relayed are forgotten first.
 const maxElicited = 1024
+
+// elicitations is the memory of URL-mode elicitations, made on first use
+// so that a Tracker's zero value works.
+func (rs *Tracker) elicitations() *lru.Cache[string, Relay] {
+	rs.elicitOnce.Do(func() {
+		rs.elicited, _ = lru.New[string, Relay](maxElicited) // fails only for a size below 1
+	})
+	return rs.elicited
+}
 
 // Elicited remembers that the URL-mode elicitation id went to r, for its
 // notifications/elicitation/complete. An empty id is ignored.
@@ -86,34 +94,20 @@ func (rs *Tracker) Elicited(id string, r Relay) {
 	if id == "" || r == nil {
 		return
 	}
-	rs.elicitMu.Lock()
-	defer rs.elicitMu.Unlock()
-	if rs.elicited == nil {
-		rs.elicited = map[string]Relay{}
-	}
-	if _, ok := rs.elicited[id]; !ok {
-		rs.order = append(rs.order, id)
-	}
-	rs.elicited[id] = r
-	for len(rs.order) > maxElicited {
-		delete(rs.elicited, rs.order[0])
-		rs.order = rs.order[1:]
-	}
+	rs.elicitations().Add(id, r)
 }
 
 // Completed returns the caller the URL-mode elicitation id went to and
 // forgets it: its notifications/elicitation/complete arrived. ok is false
-// for an id the Tracker does not know (never relayed, or forgotten).
+// for an id the Tracker does not know (never relayed, or forgotten), and
+// for all but one of completions racing for the same id.
 func (rs *Tracker) Completed(id string) (r Relay, ok bool) {
-	rs.elicitMu.Lock()
-	defer rs.elicitMu.Unlock()
-	r, ok = rs.elicited[id]
-	if ok {
-		delete(rs.elicited, id)
-		i := slices.Index(rs.order, id)
-		rs.order = slices.Delete(rs.order, i, i+1)
+	c := rs.elicitations()
+	r, ok = c.Peek(id)
+	if !ok || !c.Remove(id) {
+		return nil, false
 	}
-	return r, ok
+	return r, true
 }
 
 // Call is one request in flight that carries a relay, or a progress token
