@@ -147,15 +147,13 @@ type Server struct {
 	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
-	tasks      *taskhandle.Codec    // task handles (tasks.go)
-	taskList   taskIndex            // the tasks made here, for tasks/list (tasklist.go)
+	tasks      *taskRoutes          // MCP Tasks on /mcp (tasks.go)
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
 // the registry runs, so the first catalog reaches it.
 func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New(),
-		tasks: taskhandle.New(opts.TaskKey)}
+	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
@@ -246,7 +244,8 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.feat.ResourceUpdated)
-	reg.OnTaskStatus(s.taskStatus)
+	s.tasks = &taskRoutes{codec: taskhandle.New(opts.TaskKey), pipe: s.pipe, reg: reg, mcp: s.mcp, peers: s.peers, log: s.log}
+	reg.OnTaskStatus(s.tasks.taskStatus)
 	return s
 }
 

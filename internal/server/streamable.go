@@ -72,10 +72,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.deliverAnswer(w, r, msg, body)
 		return
 	case call != nil && call.Task != nil && s.plainHTTP(r):
-		s.taskCall(w, r, msg, call)
+		s.tasks.taskCall(w, r, msg, call)
 		return
 	case isTaskMethod(msg.Method) && s.plainHTTP(r):
-		s.serveTask(w, r, msg, body)
+		s.tasks.serveTask(w, r, msg, body)
 		return
 	case call != nil && s.fastCall(w, r, msg, call):
 		return

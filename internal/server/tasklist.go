@@ -128,7 +128,7 @@ func (x *taskIndex) sweep(now time.Time) {
 
 // remember keeps the task a task-augmented call made (res, the upstream's
 // CreateTaskResult, before its id is sealed) for tasks/list.
-func (s *Server) remember(caller callers.Caller, session string, task taskhandle.Task, res json.RawMessage) {
+func (t *taskRoutes) remember(caller callers.Caller, session string, task taskhandle.Task, res json.RawMessage) {
 	var created struct {
 		Task struct {
 			TaskID string `json:"taskId"`
@@ -143,7 +143,7 @@ func (s *Server) remember(caller callers.Caller, session string, task taskhandle
 	if created.Task.TTL != nil {
 		ttl = *created.Task.TTL
 	}
-	s.taskList.add(string(caller.AppendKey(nil)), session, task, ttl, time.Now())
+	t.list.add(string(caller.AppendKey(nil)), session, task, ttl, time.Now())
 }
 
 // taskStatus passes an upstream's notifications/tasks/status on to the
@@ -151,23 +151,23 @@ func (s *Server) remember(caller callers.Caller, session string, task taskhandle
 // which made it and holds the upstream session that sends the notice.
 // A session whose GET stream another replica holds does not get it (a
 // caller that polls with tasks/get misses nothing).
-func (s *Server) taskStatus(server string, params map[string]any) {
+func (t *taskRoutes) taskStatus(server string, params map[string]any) {
 	id, _ := params["taskId"].(string)
-	caller, session, task, ok := s.taskList.owner(server, id, time.Now())
+	caller, session, task, ok := t.list.owner(server, id, time.Now())
 	if !ok || session == "" {
 		return
 	}
 	out := maps.Clone(params)
-	out["taskId"] = s.tasks.Seal([]byte(caller), task)
-	if err := s.mcp.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationTasksStatus), out); err != nil {
-		s.log.Debug().Err(err).Str("server", server).Msg("deliver notifications/tasks/status")
+	out["taskId"] = t.codec.Seal([]byte(caller), task)
+	if err := t.mcp.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationTasksStatus), out); err != nil {
+		t.log.Debug().Err(err).Str("server", server).Msg("deliver notifications/tasks/status")
 	}
 }
 
 // listTasks answers tasks/list: this replica's part (each task as its
 // upstream's tasks/get tells it now), and unless a peer asked, every
 // peer's part too.
-func (s *Server) listTasks(r *http.Request, body []byte) json.RawMessage {
+func (t *taskRoutes) listTasks(r *http.Request, body []byte) json.RawMessage {
 	caller := callers.From(r.Context())
 	seen := map[string]bool{}
 	var list []json.RawMessage
@@ -182,9 +182,9 @@ func (s *Server) listTasks(r *http.Request, body []byte) json.RawMessage {
 			}
 		}
 	}
-	add(s.ownTasks(r.Context(), caller))
+	add(t.ownTasks(r.Context(), caller))
 	if !peers.PassedOn(r) {
-		for _, b := range s.peers.ForwardAll(r, body) {
+		for _, b := range t.peers.ForwardAll(r, body) {
 			var reply struct {
 				Result struct {
 					Tasks []json.RawMessage `json:"tasks"`
@@ -203,20 +203,20 @@ func (s *Server) listTasks(r *http.Request, body []byte) json.RawMessage {
 
 // ownTasks are caller's tasks made on this replica, as their upstreams
 // tell them now; one an upstream no longer knows is forgotten.
-func (s *Server) ownTasks(ctx context.Context, caller callers.Caller) []json.RawMessage {
+func (t *taskRoutes) ownTasks(ctx context.Context, caller callers.Caller) []json.RawMessage {
 	key := string(caller.AppendKey(nil))
 	var out []json.RawMessage
-	for _, task := range s.taskList.of(key, time.Now()) {
+	for _, task := range t.list.of(key, time.Now()) {
 		params, _ := json.Marshal(map[string]string{"taskId": task.ID})
-		res, err := s.forwardTask(ctx, task, "tasks/get", params)
+		res, err := t.forwardTask(ctx, task, "tasks/get", params)
 		if err != nil {
 			var rpcErr *jsonrpc.Error
 			if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams {
-				s.taskList.drop(key, task) // the upstream's "task not found"
+				t.list.drop(key, task) // the upstream's "task not found"
 			}
 			continue
 		}
-		out = append(out, s.sealTask(caller, task, res))
+		out = append(out, t.sealTask(caller, task, res))
 	}
 	return out
 }

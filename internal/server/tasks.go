@@ -8,10 +8,13 @@ import (
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/peers"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 )
@@ -29,6 +32,18 @@ import (
 // task outlives any request limit: the call returns the handle at once.
 // tasks/list: tasklist.go.
 
+// taskRoutes routes MCP Tasks: a job of its own beside the server's faces,
+// which hand it task-augmented calls and tasks/* requests of /mcp.
+type taskRoutes struct {
+	codec *taskhandle.Codec // task handles
+	list  taskIndex         // the tasks made here, for tasks/list (tasklist.go)
+	pipe  *pipeline.Pipeline
+	reg   *registry.Registry
+	mcp   *server.MCPServer // notifications/tasks/status to sessions
+	peers *peers.Peers
+	log   zerolog.Logger
+}
+
 // relatedTaskMeta is the _meta member that ties a message to its task.
 const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 
@@ -43,13 +58,13 @@ func isTaskMethod(method string) bool {
 
 // taskCall answers a task-augmented tools/call: the pipeline's result,
 // with the upstream's task id sealed into a handle.
-func (s *Server) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
+func (t *taskRoutes) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
 	caller := callers.From(r.Context())
-	out := s.pipe.Run(s.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
+	out := t.pipe.Run(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
 	if out.Error == nil && out.Server != "" {
-		task := taskhandle.Task{Replica: s.peers.Self(), Server: out.Server, Tool: call.Name}
-		s.remember(caller, r.Header.Get("Mcp-Session-Id"), task, out.Result)
-		out.Result = s.sealTask(caller, task, out.Result)
+		task := taskhandle.Task{Replica: t.peers.Self(), Server: out.Server, Tool: call.Name}
+		t.remember(caller, r.Header.Get("Mcp-Session-Id"), task, out.Result)
+		out.Result = t.sealTask(caller, task, out.Result)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(callReply(msg.ID, out))
@@ -59,19 +74,19 @@ func (s *Server) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 // (msg, read from body). A task lives in the upstream session of the
 // replica that made it: a request of another replica's task is passed on
 // to the peers, and the one whose handle it is answers.
-func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
+func (t *taskRoutes) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
 	caller := callers.From(r.Context())
-	task, err := s.openTask(caller, msg)
+	task, err := t.openTask(caller, msg)
 	var res json.RawMessage
 	switch {
 	case err != nil:
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
-		res = s.listTasks(r, body) // tasklist.go
-	case task.Replica != s.peers.Self() && peers.PassedOn(r):
+		res = t.listTasks(r, body) // tasklist.go
+	case task.Replica != t.peers.Self() && peers.PassedOn(r):
 		w.WriteHeader(peers.NotMine) // another peer's: it answers
 		return
-	case task.Replica != s.peers.Self():
-		if status, ct, answer, ok := s.peers.Forward(r, body); ok {
+	case task.Replica != t.peers.Self():
+		if status, ct, answer, ok := t.peers.Forward(r, body); ok {
 			w.Header().Set("Content-Type", ct)
 			w.WriteHeader(status)
 			_, _ = w.Write(answer)
@@ -79,16 +94,16 @@ func (s *Server) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.
 		}
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
 	default:
-		res, err = s.taskRequest(s.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
+		res, err = t.taskRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(jsonrpc.Reply(msg.ID, res, err))
 }
 
 // openTask reads the handle of a task request; tasks/list names none.
-func (s *Server) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhandle.Task, error) {
+func (t *taskRoutes) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhandle.Task, error) {
 	if mcp.MCPMethod(msg.Method) == mcp.MethodTasksList {
-		return taskhandle.Task{Replica: s.peers.Self()}, nil
+		return taskhandle.Task{Replica: t.peers.Self()}, nil
 	}
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -96,7 +111,7 @@ func (s *Server) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhand
 	if err := json.Unmarshal(msg.Params, &p); err != nil || p.TaskID == "" {
 		return taskhandle.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + msg.Method + " needs a taskId"}
 	}
-	task, err := s.tasks.Open(caller.AppendKey(nil), p.TaskID)
+	task, err := t.codec.Open(caller.AppendKey(nil), p.TaskID)
 	if err != nil {
 		// A forged handle, another caller's, or none of the hub's: the
 		// answer to a task id the server never issued.
@@ -107,31 +122,31 @@ func (s *Server) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhand
 
 // taskRequest sends method of task to its server; tasks/result goes
 // through the pipeline's steps for results.
-func (s *Server) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
+func (t *taskRoutes) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
 	params, _ := json.Marshal(map[string]string{"taskId": task.ID})
 	if mcp.MCPMethod(method) != mcp.MethodTasksResult {
-		res, err := s.forwardTask(ctx, task, method, params)
+		res, err := t.forwardTask(ctx, task, method, params)
 		if err != nil {
 			return nil, err
 		}
-		return s.sealTask(caller, task, res), nil
+		return t.sealTask(caller, task, res), nil
 	}
-	out := s.pipe.RunResult(ctx, caller, session, jsonrpc.ToolCall{Name: task.Tool},
+	out := t.pipe.RunResult(ctx, caller, session, jsonrpc.ToolCall{Name: task.Tool},
 		func(ctx context.Context, rt registry.Route) (json.RawMessage, error) {
 			if rt.Server() != task.Server {
 				return nil, fmt.Errorf("tasks/result: tool %s is no longer served by %s", task.Tool, task.Server)
 			}
-			return s.forwardTask(ctx, task, method, params)
+			return t.forwardTask(ctx, task, method, params)
 		})
 	if out.Error != nil {
 		return nil, out.Error
 	}
-	return s.sealTask(caller, task, out.Result), nil
+	return t.sealTask(caller, task, out.Result), nil
 }
 
 // forwardTask sends method with params to the server that runs task.
-func (s *Server) forwardTask(ctx context.Context, task taskhandle.Task, method string, params json.RawMessage) (json.RawMessage, error) {
-	up, ok := s.reg.Catalog().Upstream(task.Server)
+func (t *taskRoutes) forwardTask(ctx context.Context, task taskhandle.Task, method string, params json.RawMessage) (json.RawMessage, error) {
+	up, ok := t.reg.Catalog().Upstream(task.Server)
 	if !ok {
 		return nil, &registry.UnavailableError{Server: task.Server, Reason: "not connected"}
 	}
@@ -148,7 +163,7 @@ func (s *Server) forwardTask(ctx context.Context, task taskhandle.Task, method s
 // (tasks/get, tasks/cancel), a result's related-task _meta. task.ID is
 // taken from res when it is empty (a new task). A result that names no
 // task passes unchanged.
-func (s *Server) sealTask(caller callers.Caller, task taskhandle.Task, res json.RawMessage) json.RawMessage {
+func (t *taskRoutes) sealTask(caller callers.Caller, task taskhandle.Task, res json.RawMessage) json.RawMessage {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(res, &top) != nil {
 		return res
@@ -166,7 +181,7 @@ func (s *Server) sealTask(caller callers.Caller, task taskhandle.Task, res json.
 		if id != task.ID {
 			return obj, false
 		}
-		m["taskId"] = mustMarshal(s.tasks.Seal(key, task))
+		m["taskId"] = mustMarshal(t.codec.Seal(key, task))
 		return mustMarshal(m), true
 	}
 	if _, ok := top["taskId"]; ok { // a Task: tasks/get, tasks/cancel

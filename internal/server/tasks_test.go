@@ -15,10 +15,10 @@ import (
 // reads the handle instead; a result that names another task, or none,
 // passes unchanged.
 func TestSealTask(t *testing.T) {
-	s := &Server{tasks: taskhandle.New([]byte("k"))}
+	s := &taskRoutes{codec: taskhandle.New([]byte("k"))}
 	caller := callers.Caller{Name: "alice", Level: autonomy.Full}
 	task := taskhandle.Task{Replica: "r", Server: "ev", Tool: "research", ID: "up-1"}
-	h := s.tasks.Seal(caller.AppendKey(nil), task)
+	h := s.codec.Seal(caller.AppendKey(nil), task)
 	for _, tc := range []struct {
 		name, res string
 		task      taskhandle.Task
