@@ -1,7 +1,7 @@
 // Command mcp-hub puts many MCP servers behind one MCP endpoint.
 //
 //	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format json|console]
-//	mcp-hub stdio   [--config FILE] [--log-level LEVEL] [--log-format json|console]
+//	mcp-hub stdio   [--config FILE] [--server NAME] [--log-level LEVEL] [--log-format json|console]
 //	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
 //	mcp-hub tools list [--autonomy L] | call NAME [JSON] [--url URL] [-o json]
 //	mcp-hub servers list|add|rm [NAME] [--url URL] [-o table|json]
@@ -42,8 +42,8 @@ func main() {
 const usage = `mcp-hub puts many MCP servers behind one MCP endpoint.
 
 Usage:
-  mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws) and the JSON listing
-  mcp-hub stdio [flags]     serve the same catalog over stdin/stdout
+  mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws; /servers/NAME/mcp for one server or virtual server) and the JSON listing
+  mcp-hub stdio [flags]     serve the same catalog over stdin/stdout (--server NAME: one server's or virtual server's part)
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
   mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
   mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
@@ -65,6 +65,9 @@ type options struct {
 	config              string
 	logLevel            string
 	logFormat           string
+	// endpoint is stdio's --server: one server's or virtual server's part
+	// of the catalog, "" the whole.
+	endpoint string
 	// tracer is from the OTEL_* environment (internal/tracing), nil when
 	// tracing is off.
 	tracer trace.Tracer
@@ -103,6 +106,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == "serve" {
 		fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve HTTP on")
 		fs.StringVar(&o.pprof, "pprof", "", "serve Go profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty")
+	} else {
+		fs.StringVar(&o.endpoint, "server", "", "serve only this server's or virtual server's tools, as /servers/NAME/mcp does (default: the whole catalog)")
 	}
 	fs.StringVar(&o.config, "config", "", "YAML config file (default: the embedded default config)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -266,7 +271,7 @@ func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.
 		return err
 	}
 	defer h.Close()
-	return h.ServeStdio(ctx, os.Stdin, os.Stdout, level)
+	return h.ServeStdio(ctx, os.Stdin, os.Stdout, level, o.endpoint)
 }
 
 // serveProfiles serves net/http/pprof on its own listener, apart from the

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/registrations"
@@ -28,6 +29,22 @@ const registerTimeout = 30 * time.Second
 // server of its catalog.
 type serversListing struct {
 	Servers []serverItem `json:"servers"`
+	// VirtualServers are the hub's named endpoints that publish a chosen
+	// set of servers and tools (config virtualServers, annotated Agents).
+	VirtualServers []virtualItem `json:"virtualServers"`
+}
+
+// virtualItem is one virtual server: its definition, where it is served,
+// and how many tools it publishes.
+type virtualItem struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Servers     []string `json:"servers,omitempty"`
+	Tools       []string `json:"tools,omitempty"`
+	Source      string   `json:"source"`
+	// Endpoint is its Streamable HTTP path; /sse and /ws sit beside it.
+	Endpoint  string `json:"endpoint"`
+	ToolCount int    `json:"toolCount"`
 }
 
 type serverItem struct {
@@ -39,6 +56,9 @@ type serverItem struct {
 	// Registered says the server came through this API, so DELETE may
 	// remove it; others are edited where they are declared.
 	Registered bool `json:"registered"`
+	// Endpoint is the path of the server's own Streamable HTTP endpoint,
+	// which publishes only its tools.
+	Endpoint string `json:"endpoint"`
 }
 
 type itemMeta struct {
@@ -69,9 +89,11 @@ type itemStatus struct {
 // handleServers lists every server of the catalog in Purko's shape.
 func (a *API) handleServers(w http.ResponseWriter, r *http.Request) {
 	admin := a.isAdmin(r)
-	out := serversListing{Servers: []serverItem{}}
-	for _, sv := range a.reg.Catalog().Servers {
+	cat := a.reg.Catalog()
+	out := serversListing{Servers: []serverItem{}, VirtualServers: []virtualItem{}}
+	for _, sv := range cat.Servers {
 		it := serverItem{
+			Endpoint: "/servers/" + sv.Name + "/mcp",
 			Metadata: itemMeta{Name: sv.Name},
 			Spec:     itemSpec{URL: sv.URL, Transport: string(sv.Transport), Auth: sv.Auth},
 			Status:   itemStatus{Phase: string(sv.Status.State), ToolCount: len(sv.Tools), Message: sv.Status.Error},
@@ -90,6 +112,22 @@ func (a *API) handleServers(w http.ResponseWriter, r *http.Request) {
 			it.Registered = a.registered.Owns(sv.Source, sv.Origin)
 		}
 		out.Servers = append(out.Servers, it)
+	}
+	for _, v := range cat.Virtual {
+		// What it publishes to a caller that may see everything, as the
+		// servers' toolCount counts.
+		ep, _ := cat.Endpoint(v.Name)
+		scoped := callers.Caller{Level: autonomy.Full, Scope: ep.Scope}
+		n := 0
+		for _, t := range cat.Tools {
+			if a.visible(scoped, t) {
+				n++
+			}
+		}
+		out.VirtualServers = append(out.VirtualServers, virtualItem{
+			Name: v.Name, Description: v.Description, Servers: v.Servers, Tools: v.Tools, Source: v.Source,
+			Endpoint: "/servers/" + v.Name + "/mcp", ToolCount: n,
+		})
 	}
 	httpjson.Write(w, http.StatusOK, out)
 }

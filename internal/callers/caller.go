@@ -39,6 +39,10 @@ type Caller struct {
 	Ceiling, Level autonomy.Level
 	// Allow, when not nil, limits the tools the caller may see and run.
 	Allow *autonomy.Allowlist
+	// Scope, when not nil, is the endpoint the caller came through
+	// (/servers/NAME/...): only its server's or virtual server's tools,
+	// on top of everything else that limits the caller.
+	Scope *autonomy.Scope
 	// Agent, Workflow and Step are the trusted context api tools may bind
 	// into requests: the agent from the caller's identity (or the
 	// X-Purko-Agent header), workflow and step from the executor's headers.
@@ -90,10 +94,14 @@ func (c Caller) Limits() *ratelimit.Limits { return c.limits }
 // console's feed keeps it to show an anonymous caller only its own calls.
 func (c Caller) Address() string { return c.anonymousAt }
 
-// AuditFace adds the caller's face to an audit line that has one.
+// AuditFace adds the caller's face to an audit line that has one, and
+// the endpoint (/servers/NAME) it came through, if any.
 func (c Caller) AuditFace(ev *zerolog.Event) {
 	if c.Face != "" {
 		ev.Str("face", c.Face)
+	}
+	if c.Scope != nil {
+		ev.Str("endpoint", c.Scope.Name())
 	}
 }
 

@@ -98,6 +98,10 @@ type Config struct {
 	// Registrations say which credentials servers registered through the
 	// REST API may name.
 	Registrations RegistrationSettings `json:"registrations"`
+	// VirtualServers are named endpoints (/servers/NAME/mcp) that publish
+	// a chosen set of servers and tools; every server has one of its own
+	// besides.
+	VirtualServers []toolspec.VirtualServer `json:"virtualServers,omitempty"`
 }
 
 // Pinning modes (pinning.mode).
@@ -847,6 +851,18 @@ func (c *Config) validate() error {
 			return fmt.Errorf("servers[%d].name: %q is already used by servers[%d]", i, s.Name, j)
 		}
 		seen[s.Name] = i
+	}
+	virtual := make(map[string]int, len(c.VirtualServers))
+	for i := range c.VirtualServers {
+		v := &c.VirtualServers[i]
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("virtualServers[%d]%s.%w", i, nameHint(v.Name), err)
+		}
+		if j, dup := virtual[v.Name]; dup {
+			return fmt.Errorf("virtualServers[%d].name: %q is already used by virtualServers[%d]", i, v.Name, j)
+		}
+		virtual[v.Name] = i
+		v.Source = "config"
 	}
 	return c.validateRegistrations()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // Snapshot is the complete set of servers one source knows right now.
@@ -20,6 +21,9 @@ type Snapshot struct {
 	Servers []config.ServerSpec
 	// AgentTools are api tools of Purko Agents (Kubernetes source only).
 	AgentTools []config.AgentTool
+	// Virtual are the virtual servers the source defines (the config
+	// file's virtualServers, annotated Agents), validated.
+	Virtual []toolspec.VirtualServer
 }
 
 // Source finds upstream servers.

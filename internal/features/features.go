@@ -122,19 +122,22 @@ func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddBeforeSubscriptionsListen(f.listen)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { f.dropSession(cs.SessionID()) })
 	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-		if !featuresAllowed(callers.From(ctx)) {
-			res.Resources = []mcp.Resource{}
-		}
+		cat := &f.reg.Catalog().Features
+		res.Resources = keepAllowed(ctx, res.Resources, func(r mcp.Resource) string { x, _ := cat.Resource(r.URI); return x.Server })
 	})
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-		if !featuresAllowed(callers.From(ctx)) {
-			res.ResourceTemplates = []mcp.ResourceTemplate{}
-		}
+		cat := &f.reg.Catalog().Features
+		res.ResourceTemplates = keepAllowed(ctx, res.ResourceTemplates, func(t mcp.ResourceTemplate) string {
+			if t.URITemplate == nil {
+				return ""
+			}
+			x, _ := cat.Template(t.URITemplate.Raw())
+			return x.Server
+		})
 	})
 	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
-		if !featuresAllowed(callers.From(ctx)) {
-			res.Prompts = []mcp.Prompt{}
-		}
+		cat := &f.reg.Catalog().Features
+		res.Prompts = keepAllowed(ctx, res.Prompts, func(p mcp.Prompt) string { x, _ := cat.Prompt(p.Name); return x.Server })
 	})
 	return []server.ServerOption{
 		server.WithResourceCapabilities(true, true),
@@ -148,7 +151,50 @@ func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 
 func featuresAllowed(c callers.Caller) bool { return c.Level != autonomy.Manual }
 
+// allowedFrom reports whether the caller may use what server offers
+// besides tools: not at manual, and only on an endpoint that publishes
+// the server whole (/servers/NAME, autonomy.Scope.PermitsServer).
+func allowedFrom(c callers.Caller, server string) bool {
+	return featuresAllowed(c) && c.Scope.PermitsServer(server)
+}
+
+// keepAllowed keeps the items of a list whose server (serverOf; "" for
+// one the catalog no longer has) the caller may use, in place; never nil,
+// so an empty list encodes as [].
+func keepAllowed[T any](ctx context.Context, items []T, serverOf func(T) string) []T {
+	c := callers.From(ctx)
+	if !featuresAllowed(c) {
+		return []T{}
+	}
+	if c.Scope == nil {
+		return items
+	}
+	out := items[:0]
+	for _, it := range items {
+		if c.Scope.PermitsServer(serverOf(it)) {
+			out = append(out, it)
+		}
+	}
+	if out == nil {
+		return []T{}
+	}
+	return out
+}
+
 var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts allowed")
+
+// refusal is why the caller may not use what server offers besides tools,
+// nil when it may.
+func refusal(ctx context.Context, server string) error {
+	c := callers.From(ctx)
+	switch {
+	case !featuresAllowed(c):
+		return errManual
+	case !c.Scope.PermitsServer(server):
+		return fmt.Errorf("BLOCKED: the endpoint /servers/%s does not publish the resources and prompts of server %s", c.Scope.Name(), server)
+	}
+	return nil
+}
 
 // advertise pares the capabilities down to what the connected upstreams
 // offer and the caller may use.
@@ -347,7 +393,7 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		rs := make([]server.ServerResource, len(now.Resources))
 		for i, r := range now.Resources {
 			rs[i] = server.ServerResource{Resource: r.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return f.read(ctx, r.Prefix, r.Original, r.Client, req)
+				return f.read(ctx, r.Server, r.Prefix, r.Original, r.Client, req)
 			}}
 		}
 		f.mcp.SetResources(rs...)
@@ -361,7 +407,7 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		for i, t := range now.Templates {
 			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				uri, _ := registry.UpstreamURI(t.Prefix, req.Params.URI) // the template matched: it carries the prefix
-				return f.read(ctx, t.Prefix, uri, t.Client, req)
+				return f.read(ctx, t.Server, t.Prefix, uri, t.Client, req)
 			}}
 		}
 		f.mcp.SetResourceTemplates(ts...)
@@ -372,8 +418,8 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		ps := make([]server.ServerPrompt, len(now.Prompts))
 		for i, p := range now.Prompts {
 			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				if !featuresAllowed(callers.From(ctx)) {
-					return nil, errManual
+				if err := refusal(ctx, p.Server); err != nil {
+					return nil, err
 				}
 				return p.Client.GetPrompt(registry.WithRelay(onBehalf(ctx), f.relayFor(ctx)), p.Original, req)
 			}}
@@ -384,9 +430,9 @@ func (f *Features) Publish(cat *registry.Catalog) {
 
 // read reads the upstream's uri and gives the contents the caller's URIs
 // (prefix added to each, when the naming policy added one).
-func (f *Features) read(ctx context.Context, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	if !featuresAllowed(callers.From(ctx)) {
-		return nil, errManual
+func (f *Features) read(ctx context.Context, server, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	if err := refusal(ctx, server); err != nil {
+		return nil, err
 	}
 	res, err := c.ReadResource(registry.WithRelay(onBehalf(ctx), f.relayFor(ctx)), uri, req)
 	if err != nil {
@@ -441,7 +487,7 @@ func (f *Features) resolveURI(uri string) (c registry.Upstream, server, original
 // or removes it (deliver nil); the upstream is subscribed while anyone is.
 func (f *Features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
 	c, srv, original, ok := f.resolveURI(uri)
-	if !ok || subscriber == "" || !featuresAllowed(callers.From(ctx)) {
+	if !ok || subscriber == "" || !allowedFrom(callers.From(ctx), srv) {
 		f.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
 		return
 	}
@@ -542,12 +588,12 @@ func onBehalf(ctx context.Context) context.Context {
 type completer struct{ f *Features }
 
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	if !featuresAllowed(callers.From(ctx)) {
-		return nil, errManual
-	}
 	p, ok := c.f.reg.Catalog().Features.Prompt(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown prompt %q: no server in the catalog offers it", name)
+	}
+	if err := refusal(ctx, p.Server); err != nil {
+		return nil, err
 	}
 	return p.Client.Complete(onBehalf(ctx), mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
 }
@@ -558,9 +604,15 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 	}
 	f := &c.f.reg.Catalog().Features
 	if t, ok := f.Template(uri); ok {
+		if err := refusal(ctx, t.Server); err != nil {
+			return nil, err
+		}
 		return t.Client.Complete(onBehalf(ctx), mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
 	}
 	if r, ok := f.Resource(uri); ok {
+		if err := refusal(ctx, r.Server); err != nil {
+			return nil, err
+		}
 		return r.Client.Complete(onBehalf(ctx), mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
 	}
 	return nil, fmt.Errorf("unknown resource or template %q: no server in the catalog offers it", uri)

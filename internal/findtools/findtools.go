@@ -123,7 +123,7 @@ func (f *Finder) current(cat *registry.Catalog) *findIndex {
 // whose tool list leaves find_tools out lists everything it may run). A
 // nil Finder (tool search off) never applies.
 func (f *Finder) Applies(caller callers.Caller, viewSize int) bool {
-	return f != nil && viewSize > f.above && pipeline.Decide(caller, Name, Name, findClass, "", nil) == ""
+	return f != nil && viewSize > f.above && pipeline.Decide(caller, "", Name, Name, findClass, "", nil) == ""
 }
 
 // ListTools is the short list of caller in session: find_tools, then the

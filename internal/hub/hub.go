@@ -212,9 +212,10 @@ func (h *Hub) Serve(ctx context.Context, ln net.Listener) error {
 
 // ServeStdio serves the stdio face on in and out, as the local user with
 // autonomy level, until ctx ends or in does; the upstreams run meanwhile
-// and are stopped when it returns, nil for either end.
-func (h *Hub) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level) error {
-	err := h.run(ctx, func() error { return h.srv.ServeStdio(ctx, in, out, level) })
+// and are stopped when it returns, nil for either end. endpoint, when set,
+// narrows it to that server's or virtual server's tools.
+func (h *Hub) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level, endpoint string) error {
+	err := h.run(ctx, func() error { return h.srv.ServeStdio(ctx, in, out, level, endpoint) })
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

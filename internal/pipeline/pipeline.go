@@ -333,16 +333,16 @@ func (p *Pipeline) isErrorResult(raw json.RawMessage) bool {
 // decide is the decision of a call: Purko's BLOCKED text when caller may
 // not run the tool, or "".
 func decide(caller callers.Caller, published string, rt registry.Route) string {
-	return Decide(caller, published, rt.Original, rt.Class, rt.Agent, rt.Exchange)
+	return Decide(caller, rt.ScopeServer(), published, rt.Original, rt.Class, rt.Agent, rt.Exchange)
 }
 
 // Decide is the one decision for listing and calling: it returns Purko's
-// BLOCKED text when caller may not run the tool published under published
-// (original is its upstream's name, class its classification, agent the
+// BLOCKED text when caller may not run the tool of server published under
+// published (original is its upstream's name, class its classification, agent the
 // agent owning it, "" for none, exch its server's token exchange, nil for
 // none), or "". Run decides calls with it, and tools/list (Visible) and
 // find_tools list with it, so a caller is shown exactly what it may run.
-func Decide(caller callers.Caller, published, original string, class autonomy.Class, agent string, exch *tokenexchange.Exchanger) string {
+func Decide(caller callers.Caller, server, published, original string, class autonomy.Class, agent string, exch *tokenexchange.Exchanger) string {
 	if agent != "" && agent != caller.VerifiedAgent() {
 		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
 	}
@@ -352,6 +352,9 @@ func Decide(caller callers.Caller, published, original string, class autonomy.Cl
 	// An agent's own api tool is in its tool list by definition.
 	if agent == "" && caller.Allow != nil && !caller.Allow.Permits(published, original) {
 		return fmt.Sprintf("BLOCKED: tool '%s' is not in the tool list of %s.", published, caller.Name)
+	}
+	if !caller.Scope.Permits(server, published, original) {
+		return fmt.Sprintf("BLOCKED: tool '%s' is not published by the endpoint /servers/%s.", published, caller.Scope.Name())
 	}
 	// A server reached as each caller takes only the callers whose token
 	// it can exchange; the others would only ever get its refusal.
@@ -365,7 +368,7 @@ func Decide(caller callers.Caller, published, original string, class autonomy.Cl
 
 // Visible reports whether caller's tools/list shows t (Decide).
 func Visible(caller callers.Caller, t registry.Tool) bool {
-	return Decide(caller, t.Name, t.Original, t.Class, t.Agent, t.Exchange) == ""
+	return Decide(caller, t.Server, t.Name, t.Original, t.Class, t.Agent, t.Exchange) == ""
 }
 
 func outcomeOf(ctx context.Context, toolError bool, err error) Outcome {

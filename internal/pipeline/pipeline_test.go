@@ -20,6 +20,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
@@ -270,6 +271,8 @@ func TestDecide(t *testing.T) {
 	oauthCaller.Subject = tokenexchange.OAuthSubject("tok", "https://idp.example", time.Now().Add(time.Hour))
 	foreign := fullCaller
 	foreign.Subject = tokenexchange.OAuthSubject("tok", "https://other.example", time.Now().Add(time.Hour))
+	scoped := func(c callers.Caller, s *autonomy.Scope) callers.Caller { c.Scope = s; return c }
+	restricted := callers.Caller{Name: "r", Level: autonomy.Restricted}
 	tests := []struct {
 		name   string
 		caller callers.Caller
@@ -286,14 +289,19 @@ func TestDecide(t *testing.T) {
 		{"token exchange, a caller without a token", fullCaller, read, "", exch,
 			"BLOCKED: tool 't': upstream notes is reached with each caller's own identity (token exchange), and this caller has no token to exchange"},
 		{"token exchange, another issuer's caller", foreign, read, "", exch, "BLOCKED: tool 't': upstream notes exchanges tokens of https://idp.example"},
+		{"its server's endpoint", scoped(fullCaller, autonomy.ServerScope("notes")), write, "", nil, ""},
+		{"another server's endpoint", scoped(fullCaller, autonomy.ServerScope("wiki")), read, "", nil, "BLOCKED: tool 't' is not published by the endpoint /servers/wiki."},
+		{"a virtual server naming the tool", scoped(fullCaller, autonomy.VirtualScope(toolspec.VirtualServer{Name: "v", Tools: []string{"T"}})), write, "", nil, ""},
+		{"a virtual server naming others", scoped(fullCaller, autonomy.VirtualScope(toolspec.VirtualServer{Name: "v", Servers: []string{"wiki"}, Tools: []string{"t?*"}})), read, "", nil, "BLOCKED: tool 't' is not published by the endpoint /servers/v."},
+		{"an endpoint never widens the level", scoped(restricted, autonomy.ServerScope("notes")), write, "", nil, "BLOCKED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Decide(tt.caller, "t", "t", tt.class, tt.agent, tt.exch)
+			got := Decide(tt.caller, "notes", "t", "t", tt.class, tt.agent, tt.exch)
 			if (tt.want == "") != (got == "") || !strings.HasPrefix(got, tt.want) {
 				t.Fatalf("Decide = %q, want %q", got, tt.want)
 			}
-			if v := Visible(tt.caller, registry.Tool{Name: "t", Original: "t", Class: tt.class, Agent: tt.agent, Exchange: tt.exch}); v != (got == "") {
+			if v := Visible(tt.caller, registry.Tool{Name: "t", Original: "t", Server: "notes", Class: tt.class, Agent: tt.agent, Exchange: tt.exch}); v != (got == "") {
 				t.Fatalf("Visible = %v, Decide = %q: they disagree", v, got)
 			}
 		})

@@ -181,7 +181,8 @@ func (b localBackend) Call(ctx context.Context, call Call) (json.RawMessage, err
 
 // HubRoute is the route of a tool the server runs itself because it needs
 // the caller and session (find_tools): the decision and the audit line are
-// the same as for every other tool.
+// the same as for every other tool. It belongs to no endpoint's scope: it
+// is in every one (autonomy.Scope), showing only what the scope lets it.
 func HubRoute(b Backend, name string, class autonomy.Class) Route {
-	return Route{Backend: b, Original: name, Class: class, server: ServerBuiltin}
+	return Route{Backend: b, Original: name, Class: class, server: ServerBuiltin, everyScope: true}
 }

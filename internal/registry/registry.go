@@ -27,6 +27,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
@@ -93,6 +94,10 @@ type Catalog struct {
 	// appServers are the connected servers with an MCP App: a tool of
 	// theirs names a UI or says who may see it (_meta.ui).
 	appServers map[string]bool
+	// Virtual are the virtual servers, sorted by name (virtual.go), and
+	// virtualScopes their scopes, in the same order.
+	Virtual       []toolspec.VirtualServer
+	virtualScopes []*autonomy.Scope
 }
 
 // Upstreams returns the connected upstreams, sorted by name.
@@ -191,6 +196,8 @@ type Route struct {
 	Quarantine *Quarantine
 	// server names the owner for metrics and audit lines.
 	server string
+	// everyScope marks the hub's view helpers (find_tools, HubRoute).
+	everyScope bool
 }
 
 // ResultCap is the most characters of text a tool's result may hold (0:
@@ -202,6 +209,16 @@ type ResultCap struct {
 
 // Server names the route's owner for metrics and audit lines.
 func (r Route) Server() string { return r.server }
+
+// ScopeServer is the server an endpoint's scope (autonomy.Scope) judges
+// the route by: its owner, or "" for the hub's view helpers, which are in
+// every scope.
+func (r Route) ScopeServer() string {
+	if r.everyScope {
+		return ""
+	}
+	return r.server
+}
 
 type route struct {
 	gen uint64
@@ -226,8 +243,10 @@ type Registry struct {
 	clients    map[string]*upstream.Client
 	agentSpecs map[string][]config.AgentTool // agent api tools of each source
 	agentTools []LocalTool                   // built from agentSpecs
-	gen        uint64
-	stops      sync.WaitGroup // clients being stopped
+	// virtualSpecs are the virtual servers of each source (virtual.go).
+	virtualSpecs map[string][]toolspec.VirtualServer
+	gen          uint64
+	stops        sync.WaitGroup // clients being stopped
 
 	catalog atomic.Pointer[Catalog]
 	routes  *lru.Cache[string, route]
@@ -263,16 +282,17 @@ func New(opts Options, log zerolog.Logger) *Registry {
 	}
 	routes, _ := lru.New[string, route](size) // only fails for size <= 0
 	r := &Registry{
-		opts:       opts,
-		log:        log.With().Str("component", "registry").Logger(),
-		sources:    map[string][]config.ServerSpec{},
-		clients:    map[string]*upstream.Client{},
-		agentSpecs: map[string][]config.AgentTool{},
-		routes:     routes,
-		dirty:      make(chan struct{}, 1),
-		rebuilt:    make(chan struct{}),
-		contacted:  map[*upstream.Client]bool{},
-		readiness:  newReadiness(),
+		opts:         opts,
+		log:          log.With().Str("component", "registry").Logger(),
+		sources:      map[string][]config.ServerSpec{},
+		clients:      map[string]*upstream.Client{},
+		agentSpecs:   map[string][]config.AgentTool{},
+		virtualSpecs: map[string][]toolspec.VirtualServer{},
+		routes:       routes,
+		dirty:        make(chan struct{}, 1),
+		rebuilt:      make(chan struct{}),
+		contacted:    map[*upstream.Client]bool{},
+		readiness:    newReadiness(),
 	}
 	r.claims = newClaims(opts.Names, opts.Naming, r.log)
 	r.pins = newPinChecks(opts.Pins, r.log)
@@ -400,8 +420,12 @@ func (r *Registry) apply(ctx context.Context, snap discovery.Snapshot) {
 	// A snapshot that changes nothing (a new source with no servers, say)
 	// leaves the catalog alone: a rebuild would hold the next real change
 	// back by the notify debounce.
+	virtualChanged := r.applyVirtual(snap)
 	if discovery.SameServers(r.sources[snap.Source], snap.Servers) && reflect.DeepEqual(r.agentSpecs[snap.Source], snap.AgentTools) {
 		r.sources[snap.Source] = snap.Servers
+		if virtualChanged {
+			r.markDirty()
+		}
 		return
 	}
 	r.sources[snap.Source] = snap.Servers
@@ -570,6 +594,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
+	cat.Virtual, cat.virtualScopes = r.virtualServers()
 	// First: a tool that points at its app's UI names the UI as published.
 	cat.Features = buildFeatures(clients, r.opts.Naming)
 	builtins, apis := localViews(local, classifier)

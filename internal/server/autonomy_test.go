@@ -319,7 +319,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run(lvl.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if pipeline.Decide(caller, "get_issue", rt.Original, rt.Class, rt.Agent, rt.Exchange) != "" {
+				if pipeline.Decide(caller, rt.ScopeServer(), "get_issue", rt.Original, rt.Class, rt.Agent, rt.Exchange) != "" {
 					b.Fatal("denied")
 				}
 			}

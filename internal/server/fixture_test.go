@@ -22,6 +22,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -142,20 +143,27 @@ func (f *fakeUpstream) spec() config.ServerSpec {
 }
 
 // chanSource lets a test push snapshots.
-type chanSource struct{ ch chan []config.ServerSpec }
+type chanSource struct {
+	ch chan []config.ServerSpec
+	// virtual, when not nil, sets the source's virtual servers.
+	virtual chan []toolspec.VirtualServer
+}
 
 func (s chanSource) Name() string { return "test" }
 func (s chanSource) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	var snap discovery.Snapshot
+	snap.Source = "test"
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case specs := <-s.ch:
-			select {
-			case out <- discovery.Snapshot{Source: "test", Servers: specs}:
-			case <-ctx.Done():
-				return
-			}
+		case snap.Servers = <-s.ch:
+		case snap.Virtual = <-s.virtual:
+		}
+		select {
+		case out <- snap:
+		case <-ctx.Done():
+			return
 		}
 	}
 }
@@ -217,7 +225,7 @@ func newTestHubLog(t *testing.T, specs []config.ServerSpec, so Options, audit io
 	reg := registry.New(ro, log)
 	so.Name, so.Version = "mcp-hub", "test"
 	srv := New(reg, so, log)
-	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec)}}
+	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec), virtual: make(chan []toolspec.VirtualServer)}}
 	ctx, cancel := context.WithCancel(context.Background())
 	regDone := make(chan struct{})
 	go func() { defer close(regDone); reg.Run(ctx, h.src) }()
@@ -241,6 +249,9 @@ func newTestHubLog(t *testing.T, specs []config.ServerSpec, so Options, audit io
 }
 
 func (h *testHub) set(specs ...config.ServerSpec) { h.src.ch <- specs }
+
+// setVirtual replaces the test source's virtual servers.
+func (h *testHub) setVirtual(v ...toolspec.VirtualServer) { h.src.virtual <- v }
 
 func (h *testHub) url(path string) string { return "http://" + h.addr + path }
 

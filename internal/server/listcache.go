@@ -34,6 +34,7 @@ const maxViews = 256
 type viewKey struct {
 	level autonomy.Level
 	allow string // the allow-list's content (Allowlist.Key), not its pointer
+	scope string // the endpoint's (Scope.Key)
 	agent string
 	// subject and issuer are what a server with token exchange asks of
 	// the caller's own token (tokenexchange.Exchanger.Accepts).
@@ -87,7 +88,7 @@ func (s *Server) toolsView(cat *registry.Catalog, caller callers.Caller) (*listV
 		views, _ := lru.New[viewKey, *listView](maxViews)
 		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
 	}
-	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), agent: caller.VerifiedAgent(),
+	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), scope: caller.Scope.Key(), agent: caller.VerifiedAgent(),
 		subject: caller.Subject.Kind(), issuer: caller.Subject.Issuer()}
 	if v, ok := lc.views.Get(key); ok {
 		return v, nil

@@ -263,7 +263,7 @@ func (h *testHub) stdioFace(ctx context.Context, t *testing.T) func(*testing.T, 
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, autonomy.Full) }()
+	go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, autonomy.Full, "") }()
 	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
 	lines := bufio.NewScanner(outR)
 	lines.Buffer(make([]byte, 1<<20), 1<<20)

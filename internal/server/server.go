@@ -230,6 +230,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithSSEEndpoint("/sse"),
 		server.WithMessageEndpoint("/messages"),
 		server.WithUseFullURLForMessageEndpoint(false),
+		server.WithDynamicBasePath(sseBase),
 		server.WithKeepAliveInterval(25*time.Second),
 	)
 	s.ws = mcpws.NewHandler(s.mcp,
@@ -253,10 +254,19 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	g := s.edge
-	mux.Handle("/mcp", g.MCPFace(s.requireCaller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-	mux.Handle("/sse", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, s.marks.handler(withoutTasks(s.sse)))), true))
-	mux.Handle("/messages", g.MCPFace(s.requireCaller(s.spans.traceHeaders(s.gateMessages(withoutTasks(s.sse)))), false))
-	mux.Handle("/ws", g.MCPFace(s.requireCaller(g.LimitSessions(edge.FaceStream, withoutTasks(s.ws))), false))
+	// The MCP faces: the whole catalog at /mcp, /sse, /messages and /ws,
+	// and the same faces of each server and virtual server under
+	// /servers/NAME (endpoint.go), narrowed to its tools.
+	for _, base := range []string{"", endpointBase} {
+		caller := s.requireCaller
+		if base != "" {
+			caller = func(h http.Handler) http.Handler { return s.requireCaller(s.scoped(h)) }
+		}
+		mux.Handle(base+"/mcp", g.MCPFace(caller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
+		mux.Handle(base+"/sse", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, s.marks.handler(withoutTasks(s.sse.SSEHandler())))), true))
+		mux.Handle(base+"/messages", g.MCPFace(caller(s.spans.traceHeaders(s.gateMessages(withoutTasks(s.sse.MessageHandler())))), false))
+		mux.Handle(base+"/ws", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.ws))), false))
+	}
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
 	mux.HandleFunc("POST "+peers.RunPath, s.peers.ServeRuns(s.runs.Heard))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
@@ -411,13 +421,21 @@ func (s *Server) forgetSession(id string) {
 // starts the hub and at once sends initialize and tools/list, and many
 // never list again, so the first answer must already hold the whole
 // catalog.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level) error {
+//
+// endpoint, when set, serves only that server's or virtual server's part of
+// the catalog, as /servers/NAME/mcp does.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, level autonomy.Level, endpoint string) error {
 	if err := s.reg.WaitTried(ctx); err != nil {
 		return fmt.Errorf("serve stdio: %w", err)
 	}
+	if _, ok := s.reg.Catalog().Endpoint(endpoint); endpoint != "" && !ok {
+		return fmt.Errorf("serve stdio: --server %s: no server or virtual server of that name", quoteName(endpoint))
+	}
 	caller := callers.Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
-	ss.SetContextFunc(func(ctx context.Context) context.Context { return features.WithoutTasks(callers.With(ctx, caller)) })
+	ss.SetContextFunc(func(ctx context.Context) context.Context {
+		return features.WithoutTasks(s.stdioScope(callers.With(ctx, caller), endpoint))
+	})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	in, out = gateStdio(ctx, in, out, maxRequestBytes, s.marks.fix)

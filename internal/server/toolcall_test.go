@@ -213,7 +213,7 @@ func TestSmuggledToolNameOnSSEWebSocketAndStdio(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan error, 1)
-		go func() { done <- h.srv.ServeStdio(ctx, inR, outW, autonomy.Restricted) }()
+		go func() { done <- h.srv.ServeStdio(ctx, inR, outW, autonomy.Restricted, "") }()
 		lines := bufio.NewScanner(outR)
 		lines.Buffer(make([]byte, 1<<20), 1<<20)
 		send := func(s string) {

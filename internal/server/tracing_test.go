@@ -419,7 +419,7 @@ func startStdio(ctx context.Context, t *testing.T, h *testHub, level autonomy.Le
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan struct{})
-	go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, level) }()
+	go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, level, "") }()
 	t.Cleanup(func() { inW.Close(); <-done; outW.Close() })
 	lines := bufio.NewScanner(outR)
 	lines.Buffer(make([]byte, 1<<20), 1<<20)

@@ -109,6 +109,10 @@ func writeConfig(t *testing.T, path string, servers map[string]string, order ...
 	for _, name := range order {
 		fmt.Fprintf(&b, "  - name: %s\n    url: %s\n", name, servers[name])
 	}
+	if len(order) > 1 {
+		// A virtual server: every server's lookup tool at one endpoint.
+		b.WriteString("virtualServers:\n  - name: lookups\n    tools: ['*_lookup']\n")
+	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
@@ -255,6 +259,9 @@ func TestConsoleShowsServersLiveInABrowser(t *testing.T) {
 	writeConfig(t, cfg, urls, "alpha", "beta")
 	waitPage(t, ctx, "beta, added to the config file, connected without a reload",
 		serverRow("beta", "connected", 2)+` && window.consoleTestMark === 42`)
+	waitPage(t, ctx, "the virtual server added with beta, with its two lookup tools",
+		`(() => { const r = document.querySelector('#virtual tr[data-virtual="lookups"]');
+		  return !!r && !document.querySelector('#virtual-card').hidden && r.innerText.includes('/servers/lookups/mcp') && r.cells[2].innerText.trim() === '2'; })()`)
 
 	c, err := client.NewStreamableHttpClient(hub.MCPURL())
 	if err != nil {

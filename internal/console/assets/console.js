@@ -88,6 +88,21 @@
     $("#summary").textContent = servers.length ? up + " of " + servers.length + " connected · " + listing.totalTools + " tools" : "";
   }
 
+  // Virtual servers: named endpoints publishing chosen servers and tools.
+  function renderVirtual(list) {
+    const body = $("#virtual tbody");
+    body.replaceChildren();
+    for (const v of list) {
+      const what = [(v.servers || []).join(", "), (v.tools || []).join(", ")].filter(Boolean).join(" · ");
+      body.append(el("tr", { "data-virtual": v.name },
+        el("td", { "data-label": "Name" }, el("span", {}, el("span", { class: "name", text: v.name }), el("span", { class: "url", text: v.endpoint }))),
+        el("td", { "data-label": "Publishes" }, el("span", { text: what })),
+        el("td", { "data-label": "Tools", class: "num" }, el("span", { text: String(v.toolCount) })),
+        el("td", { "data-label": "Source" }, el("span", { text: v.source }))));
+    }
+    $("#virtual-card").hidden = list.length === 0;
+  }
+
   function renderQuarantine(listing) {
     const box = $("#quarantine");
     box.replaceChildren();
@@ -150,6 +165,8 @@
       const listing = await res.json();
       renderServers(listing);
       renderQuarantine(listing);
+      const r3 = await api("/api/mcp/servers");
+      renderVirtual(r3.ok ? ((await r3.json()).virtualServers || []) : []);
       const view = $("#autonomy").value;
       if (view) {
         const r2 = await api("/api/mcp/tools?autonomy=" + encodeURIComponent(view));

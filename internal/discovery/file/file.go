@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -116,7 +117,7 @@ func (s *Source) Run(ctx context.Context, out chan<- discovery.Snapshot) {
 				continue
 			}
 			rejected = ""
-			if discovery.SameServers(last.Servers, cfg.Servers) {
+			if discovery.SameServers(last.Servers, cfg.Servers) && reflect.DeepEqual(last.VirtualServers, cfg.VirtualServers) {
 				continue
 			}
 			last = cfg
@@ -187,7 +188,7 @@ func (s *Source) watchDirs(cfg *config.Config) map[string]bool {
 
 func send(ctx context.Context, out chan<- discovery.Snapshot, cfg *config.Config) bool {
 	select {
-	case out <- discovery.Snapshot{Source: SourceName, Servers: cfg.Servers}:
+	case out <- discovery.Snapshot{Source: SourceName, Servers: cfg.Servers, Virtual: cfg.VirtualServers}:
 		return true
 	case <-ctx.Done():
 		return false

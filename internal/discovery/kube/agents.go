@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -102,4 +103,51 @@ func sortAgentTools(tools []config.AgentTool) {
 		}
 		return tools[i].Spec.Name < tools[j].Spec.Name
 	})
+}
+
+// Annotations that make an Agent a virtual server: its spec.tools (names
+// and patterns) published at /servers/NAME/mcp, so a platform team hands
+// the tools it gave an agent to whatever else should have exactly those.
+const (
+	// AnnotationVirtualServer is the virtual server's name, or "true" for
+	// the Agent's own name.
+	AnnotationVirtualServer = annotationPrefix + "virtual-server"
+	// AnnotationVirtualServers lists servers (comma-separated) the virtual
+	// server publishes whole, besides the Agent's tools.
+	AnnotationVirtualServers = annotationPrefix + "virtual-server-servers"
+)
+
+// virtualFromAgent reads an annotated Agent as a virtual server; ok is
+// false for an Agent without the annotation. Its tools are the names of
+// spec.tools (plain names, or entries' name).
+func virtualFromAgent(u *unstructured.Unstructured) (v toolspec.VirtualServer, ok bool, err error) {
+	name, ok := u.GetAnnotations()[AnnotationVirtualServer]
+	if !ok {
+		return v, false, nil
+	}
+	if name = strings.TrimSpace(name); name == "true" {
+		name = u.GetName()
+	}
+	v = toolspec.VirtualServer{Name: name, Source: "Agent " + u.GetNamespace() + "/" + u.GetName()}
+	v.Description, _, _ = unstructured.NestedString(u.Object, "spec", "description")
+	for _, s := range strings.Split(u.GetAnnotations()[AnnotationVirtualServers], ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			v.Servers = append(v.Servers, s)
+		}
+	}
+	items, _, _ := unstructured.NestedSlice(u.Object, "spec", "tools")
+	for _, item := range items {
+		switch t := item.(type) {
+		case string:
+			v.Tools = append(v.Tools, strings.TrimSpace(t))
+		case map[string]any:
+			if n, _ := t["name"].(string); n != "" {
+				v.Tools = append(v.Tools, strings.TrimSpace(n))
+			}
+		}
+	}
+	if err := v.Validate(); err != nil {
+		return v, true, fmt.Errorf("%s (annotation %s): %w", v.Source, AnnotationVirtualServer, err)
+	}
+	return v, true, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/credential"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/kubeclient"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // SourceName is the name of this source in snapshots and listings.
@@ -316,8 +317,9 @@ func (s *Source) watch(ctx context.Context, served crds, out chan<- discovery.Sn
 	defer wg.Wait()
 
 	for {
-		snap := discovery.Snapshot{Source: SourceName, Servers: s.build(all), AgentTools: s.agentTools(all)}
-		if last := *sent; last == nil || !discovery.SameServers(last.Servers, snap.Servers) || !reflect.DeepEqual(last.AgentTools, snap.AgentTools) {
+		tools, virtual := s.agentTools(all)
+		snap := discovery.Snapshot{Source: SourceName, Servers: s.build(all), AgentTools: tools, Virtual: virtual}
+		if last := *sent; last == nil || !discovery.SameServers(last.Servers, snap.Servers) || !reflect.DeepEqual(last.AgentTools, snap.AgentTools) || !reflect.DeepEqual(last.Virtual, snap.Virtual) {
 			select {
 			case out <- snap:
 			case <-ctx.Done():
@@ -400,8 +402,9 @@ func (s *Source) informers(haveCRD, haveAgents bool) ([]listers, []cache.SharedI
 func (s *Source) ReportStatus(reports []Status) { s.status.report(reports) }
 
 // agentTools collects the api tools of every cached Agent.
-func (s *Source) agentTools(all []listers) []config.AgentTool {
+func (s *Source) agentTools(all []listers) ([]config.AgentTool, []toolspec.VirtualServer) {
 	var out []config.AgentTool
+	var virtual []toolspec.VirtualServer
 	for _, l := range all {
 		if l.agents == nil {
 			continue
@@ -420,10 +423,17 @@ func (s *Source) agentTools(all []listers) []config.AgentTool {
 				s.log.Error().Err(err).Msg("ignoring agent api tool")
 			}
 			out = append(out, tools...)
+			switch v, ok, err := virtualFromAgent(u); {
+			case err != nil:
+				s.log.Error().Err(err).Msg("ignoring virtual server")
+			case ok:
+				virtual = append(virtual, v)
+			}
 		}
 	}
 	sortAgentTools(out)
-	return out
+	sort.Slice(virtual, func(i, j int) bool { return virtual[i].Source < virtual[j].Source })
+	return out, virtual
 }
 
 // build makes the snapshot from the caches.
