@@ -64,6 +64,9 @@ type remoteSpec struct {
 	URL       string               `json:"url"`
 	Headers   []inputSpec          `json:"headers"`
 	Variables map[string]inputSpec `json:"variables"`
+	// TransportType is the type's name before the 2025-09-29 schema,
+	// read only to say so.
+	TransportType string `json:"transport_type"`
 }
 
 // inputSpec is a server.json Input: what a client must (or may) supply;
@@ -556,7 +559,10 @@ func planServer(d serverDoc, o importOptions) importResult {
 	for i, raw := range d.Remotes {
 		var rs remoteSpec
 		_ = json.Unmarshal(raw, &rs)
-		if rs.Type != "streamable-http" && rs.Type != "sse" {
+		switch {
+		case rs.Type == "" && rs.TransportType != "":
+			skips.add(i, "transport_type is the server.json of before the 2025-09-29 schema; this reads type (streamable-http, sse)")
+		case rs.Type != "streamable-http" && rs.Type != "sse":
 			skips.add(i, fmt.Sprintf("type %q: the hub connects streamable-http and sse remotes", rs.Type))
 		}
 	}
@@ -719,6 +725,9 @@ func registerAll(ctx context.Context, c hubClient, results []importResult) error
 		status, b, err := c.send(ctx, http.MethodPost, "/api/mcp/server", body, nil)
 		switch {
 		case err != nil:
+			if ue := (*url.Error)(nil); errors.As(err, &ue) {
+				err = ue.Err // its URL is the hub's, which the user gave
+			}
 			r.Status, r.Reason = statusFailed, "POST /api/mcp/server: "+err.Error()
 		case status == http.StatusOK:
 			r.Status = statusRegistered

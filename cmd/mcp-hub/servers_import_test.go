@@ -114,6 +114,8 @@ func TestPlanServer(t *testing.T) {
 			status: statusFailed, inReason: "remotes[1]: its Authorization header is required"},
 		{name: "unknown remote type", doc: remoteDoc("a/b", `[{"type":"websocket","url":"wss://b.example/ws"}]`, `[]`),
 			status: statusSkipped, inReason: `remotes[0]: type "websocket": the hub connects streamable-http and sse remotes`},
+		{name: "the format of before 2025-09-29", doc: remoteDoc("a/b", `[{"transport_type":"sse","url":"https://b.example/sse"}]`, `[]`),
+			status: statusSkipped, inReason: "remotes[0]: transport_type is the server.json of before the 2025-09-29 schema"},
 		{name: "packages only", doc: remoteDoc("a/b", `[]`, `[{"registryType":"npm","identifier":"@a/b","version":"1.0.0"},{"registryType":"pypi","identifier":"b","version":"2"}]`),
 			status: statusSkipped, inReason: "packages run on the client, the hub connects remotes: npm @a/b 1.0.0, pypi b 2"},
 		{name: "oci package", doc: remoteDoc("a/b", `[]`, `[{"registryType":"oci","identifier":"ghcr.io/a/b","version":"1.0.0"}]`),
