@@ -94,6 +94,10 @@ func TestPlanServer(t *testing.T) {
 			o: importOptions{secretRef: "B_TOKEN"}, status: statusReady, url: "https://b.example/mcp"},
 		{name: "optional Authorization takes --secret-ref", doc: remoteDoc("a/b", `[{"type":"streamable-http","url":"https://b.example/mcp","headers":[{"name":"authorization"}]}]`, `[]`),
 			o: importOptions{secretRef: "B_TOKEN"}, status: statusReady, url: "https://b.example/mcp", secret: "B_TOKEN"},
+		{name: "another mcp-hub's registry API", doc: remoteDoc("local.mcp-hub/b", `[{"type":"streamable-http","url":"https://hub.example/servers/b/mcp",`+
+			`"headers":[{"name":"Authorization","isRequired":true,"isSecret":true,"value":"Bearer {token}","variables":{"token":{"isRequired":true,"isSecret":true}}}]},`+
+			`{"type":"sse","url":"https://hub.example/servers/b/sse"}]`, `[]`),
+			o: importOptions{secretRef: "HUB_TOKEN"}, status: statusReady, url: "https://hub.example/servers/b/mcp", secret: "HUB_TOKEN"},
 		{name: "Authorization not bearer", doc: remoteDoc("a/b", `[{"type":"streamable-http","url":"https://b.example/mcp","headers":[{"name":"Authorization","value":"Basic {creds}"}]}]`, `[]`),
 			o: importOptions{secretRef: "B_TOKEN"}, status: statusSkipped, inReason: "not a bearer token"},
 		{name: "another required header", doc: remoteDoc("a/b", `[{"type":"streamable-http","url":"https://b.example/mcp","headers":[{"name":"X-Api-Key","isRequired":true,"isSecret":true}]}]`, `[]`),
