@@ -5,6 +5,7 @@
 //	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
 //	mcp-hub tools list [--autonomy L] | call NAME [JSON] [--url URL] [-o json]
 //	mcp-hub servers list|add|rm [NAME] [--url URL] [-o table|json]
+//	mcp-hub servers import FILE|REGISTRY_URL [--secret-ref REF] [--var K=V] [--hub URL] [--dry-run]
 //	mcp-hub version
 package main
 
@@ -46,7 +47,7 @@ Usage:
   mcp-hub stdio [flags]     serve the same catalog over stdin/stdout (--server NAME: one server's or virtual server's part)
   mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
   mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
-  mcp-hub servers list|add|rm  list, register or remove the servers of a running hub
+  mcp-hub servers list|add|rm|import  list, register, remove or import (server.json) the servers of a running hub
   mcp-hub validate --config FILE  check a config file (and every token and file it names) without starting
   mcp-hub version           print the version, commit and build date
 

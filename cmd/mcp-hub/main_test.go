@@ -113,6 +113,8 @@ func TestVersionAndUsage(t *testing.T) {
 		{[]string{"pins", "list", "-h"}, 0, "-url"},
 		{[]string{"tools", "call", "--help"}, 0, "-o"},
 		{[]string{"servers", "add", "--help"}, 0, "servers add"},
+		{[]string{"servers", "import", "--help"}, 0, "servers import SOURCE"},
+		{[]string{"servers", "import"}, 2, "servers import SOURCE"},
 		{[]string{"--no-such-flag"}, 2, "flag provided but not defined"},
 		{[]string{"pins", "list", "--no-such-flag"}, 2, "flag provided but not defined"},
 	} {

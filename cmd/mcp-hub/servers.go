@@ -20,6 +20,7 @@ Usage:
   mcp-hub servers add NAME --url SERVER_URL [--auth bearer --secret-ref REF] [--category C] [--icon I] [--hub URL]
   mcp-hub servers add NAME --image IMAGE [--port N] [--auth bearer --secret-ref SECRET] [--hub URL]
   mcp-hub servers rm NAME [--url URL]
+  mcp-hub servers import SOURCE [--secret-ref REF] [--var KEY=VALUE]... [--name NAME] [--hub URL] [--dry-run]
 
 add and rm need an admin caller: the token in MCP_HUB_TOKEN must be an
 auth.tokens entry with admin: true (a hub without auth on loopback needs
@@ -28,14 +29,18 @@ mcp-hub.purko.io/upstream-credential: "true" in Kubernetes, an environment
 variable of the hub listed in its registrations.credentialRefs on a laptop;
 the token itself is never sent, and any other name is refused (400). The hub's
 address is --url for list and rm, --hub for add (where --url is the
-server's).
+server's) and import. import registers the remote servers of an MCP Registry
+server.json file or registry URL (mcp-hub servers import --help).
 
 Flags:
 `
 
 // runServers is `mcp-hub servers`: a client of the hub's /api/mcp/servers.
 func runServers(args []string, stdout, stderr io.Writer) int {
-	sub, args, fs, ok := subcommand("servers", serversUsage, []string{"list", "add", "rm"}, args, stderr)
+	if len(args) > 0 && args[0] == "import" {
+		return runServersImport(args[1:], stdout, stderr)
+	}
+	sub, args, fs, ok := subcommand("servers", serversUsage, []string{"list", "add", "rm", "import"}, args, stderr)
 	if !ok {
 		return 2
 	}
