@@ -41,63 +41,14 @@ func serveOn(t *testing.T, h http.Handler) string {
 // It fails if find_tools saves less than 90%: that is its reason to be.
 func TestFindToolsTokens(t *testing.T) {
 	const nUp, nTools, above = 10, 100, 100
-	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
-	encs := map[string]*tiktoken.Tiktoken{}
-	for _, name := range []string{"o200k_base", "cl100k_base"} {
-		enc, err := tiktoken.GetEncoding(name)
-		if err != nil {
-			t.Fatalf("tokenizer %s: %v", name, err)
-		}
-		encs[name] = enc
-	}
-
-	upURL := serveOn(t, manyHandler(nUp, nTools))
-	dir := t.TempDir()
-	servers := "servers:\n"
-	for i := range nUp {
-		servers += fmt.Sprintf("- {name: %s, url: \"%s/u%d/mcp\", transport: %s, trustAnnotations: true}\n",
-			upstreamName(i), upURL, i, config.TransportStreamableHTTP)
-	}
+	encs := tokenizers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Two hubs wired as mcp-hub serve wires one, over the same upstreams:
 	// one lists every tool, the other only find_tools.
-	startHub := func(name, extra string) (*hub.Hub, string) {
-		t.Helper()
-		path := filepath.Join(dir, name+".yaml")
-		body := servers + "builtins: {staticAnalysis: {enabled: false}}\n" +
-			"upstream: {timeout: 10s, connectTimeout: 5s}\n" +
-			"catalog: {routeCacheSize: 4096, notifyDebounce: 20ms" + extra + "}\n" +
-			"pinning: {stateFile: " + filepath.Join(dir, name+".pins.json") + "}\nshutdownGrace: 1s\n"
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := hub.New(ctx, cfg, hub.Options{ConfigPath: path, Listen: "127.0.0.1:0", Version: "tokens"}, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { defer close(done); _ = h.Serve(ctx, ln) }()
-		t.Cleanup(func() { cancel(); <-done; h.Close() })
-		return h, "http://" + ln.Addr().String() + "/mcp"
-	}
-	full, fullURL := startHub("full", "")
-	find, findURL := startHub("find", fmt.Sprintf(", findTools: {above: %d}", above))
-	for _, h := range []*hub.Hub{full, find} {
-		for deadline := time.Now().Add(time.Minute); len(h.Catalog().Tools) < nUp*nTools; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("catalog holds %d tools, want %d", len(h.Catalog().Tools), nUp*nTools)
-			}
-		}
-	}
+	startHub := tokenHubs(ctx, t, nUp, nTools)
+	_, fullURL := startHub("full", "", "")
+	_, findURL := startHub("find", fmt.Sprintf(", findTools: {above: %d}", above), "")
 
 	hc := &http.Client{Timeout: 30 * time.Second}
 	list := func(url string) (*rawSession, json.RawMessage) {
@@ -174,5 +125,69 @@ func TestFindToolsTokens(t *testing.T) {
 		if with*10 > without {
 			t.Errorf("%s: with find_tools %d tokens, without %d: less than 90%% saved", name, with, without)
 		}
+	}
+}
+
+// tokenizers are tiktoken's o200k_base and cl100k_base vocabularies,
+// embedded (offline).
+func tokenizers(t *testing.T) map[string]*tiktoken.Tiktoken {
+	t.Helper()
+	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
+	encs := map[string]*tiktoken.Tiktoken{}
+	for _, name := range []string{"o200k_base", "cl100k_base"} {
+		enc, err := tiktoken.GetEncoding(name)
+		if err != nil {
+			t.Fatalf("tokenizer %s: %v", name, err)
+		}
+		encs[name] = enc
+	}
+	return encs
+}
+
+// tokenHubs serves nUp upstreams of nTools tools each (the scale
+// benchmark's generator) and returns a starter of hubs over them, wired as
+// mcp-hub serve wires one: name names its files, catalog is added to its
+// catalog settings, extra to its config; it returns the hub and its /mcp
+// URL, and waits for every upstream tool in its catalog.
+func tokenHubs(ctx context.Context, t *testing.T, nUp, nTools int) func(name, catalog, extra string) (*hub.Hub, string) {
+	upURL := serveOn(t, manyHandler(nUp, nTools))
+	dir := t.TempDir()
+	servers := "servers:\n"
+	for i := range nUp {
+		servers += fmt.Sprintf("- {name: %s, url: \"%s/u%d/mcp\", transport: %s, trustAnnotations: true}\n",
+			upstreamName(i), upURL, i, config.TransportStreamableHTTP)
+	}
+	return func(name, catalog, extra string) (*hub.Hub, string) {
+		t.Helper()
+		path := filepath.Join(dir, name+".yaml")
+		body := servers + extra + "builtins: {staticAnalysis: {enabled: false}}\n" +
+			"upstream: {timeout: 10s, connectTimeout: 5s}\n" +
+			"catalog: {routeCacheSize: 4096, notifyDebounce: 20ms" + catalog + "}\n" +
+			"pinning: {stateFile: " + filepath.Join(dir, name+".pins.json") + "}\nshutdownGrace: 1s\n"
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := hub.New(ctx, cfg, hub.Options{ConfigPath: path, Listen: "127.0.0.1:0", Version: "tokens"}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = h.Serve(hctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done; h.Close() })
+		for deadline := time.Now().Add(time.Minute); len(h.Catalog().Tools) < nUp*nTools; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("catalog holds %d tools, want %d", len(h.Catalog().Tools), nUp*nTools)
+			}
+		}
+		return h, "http://" + ln.Addr().String() + "/mcp"
 	}
 }
