@@ -98,6 +98,8 @@ type Config struct {
 	// Registrations say which credentials servers registered through the
 	// REST API may name.
 	Registrations RegistrationSettings `json:"registrations"`
+	// RegistryAPI shapes the MCP Registry API (/v0.1/servers).
+	RegistryAPI RegistryAPISettings `json:"registryAPI"`
 }
 
 // Pinning modes (pinning.mode).
@@ -727,6 +729,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Pinning.Mode, PinningEnforce)
 	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
+	c.RegistryAPI.applyDefaults()
 }
 
 func setDefault[T comparable](p *T, v T) {
@@ -749,6 +752,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("naming.separator: %q must be 1-8 characters of a-z A-Z 0-9 _ - (published tool names allow nothing else)", c.Naming.Separator)
 	}
 	if err := c.HTTP.validate(); err != nil {
+		return err
+	}
+	if err := c.RegistryAPI.validate(); err != nil {
 		return err
 	}
 	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {
