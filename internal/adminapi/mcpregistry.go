@@ -54,6 +54,9 @@ type RegistryOptions struct {
 	// BaseURL is the hub as clients reach it, the start of every remote
 	// URL; empty, the scheme and Host of each request.
 	BaseURL string
+	// HubVersion is the hub's own version, published as the version of
+	// its own tools (the groups "hub" and "api").
+	HubVersion string
 }
 
 // registryEntry is one server the registry API publishes. It holds only
@@ -69,12 +72,15 @@ type registryEntry struct {
 
 // registryEntries is what the registry API publishes: every server of the
 // catalog, upstreams and the hub's own groups (builtins "hub", api tools
-// "api") alike, each of which has its /servers/NAME/ endpoints. Named
-// virtual servers join the list here.
-func registryEntries(cat *registry.Catalog) []registryEntry {
+// "api", at hubVersion) alike, each of which has its /servers/NAME/
+// endpoints. Named virtual servers join the list here.
+func registryEntries(cat *registry.Catalog, hubVersion string) []registryEntry {
 	out := make([]registryEntry, 0, len(cat.Servers))
 	for _, sv := range cat.Servers {
 		info := sv.Status.Info
+		if title, description, own := ownGroup(sv.Name); own {
+			info.Version, info.Title, info.Description = strings.TrimPrefix(hubVersion, "v"), title, description
+		}
 		e := registryEntry{
 			Name:        sv.Name,
 			Title:       registryText(info.Title),
@@ -82,22 +88,23 @@ func registryEntries(cat *registry.Catalog) []registryEntry {
 			Version:     registryVersion(info.Version),
 		}
 		if e.Description == "" {
-			e.Description = registryText(describeServer(sv))
+			e.Description = registryText("MCP server " + sv.Name + " through mcp-hub")
 		}
 		out = append(out, e)
 	}
 	return out
 }
 
-// describeServer is the description of a server that announced none.
-func describeServer(sv registry.ServerView) string {
-	switch sv.Name {
+// ownGroup says whether name is one of the hub's own groups of tools, and
+// its title and description.
+func ownGroup(name string) (title, description string, own bool) {
+	switch name {
 	case registry.ServerBuiltin:
-		return "mcp-hub's own tools"
+		return "mcp-hub builtins", "mcp-hub's own tools", true
 	case registry.ServerAPI:
-		return "HTTP API tools of mcp-hub"
+		return "mcp-hub API tools", "HTTP API tools of mcp-hub", true
 	}
-	return "MCP server " + sv.Name + " through mcp-hub"
+	return "", "", false
 }
 
 // registryText is s as server.json takes a title or description: one line
@@ -143,7 +150,7 @@ type mcpRegistry struct {
 func newMCPRegistry(reg *registry.Registry, auth *callers.Auth, o RegistryOptions) *mcpRegistry {
 	m := &mcpRegistry{namespace: o.Namespace, baseURL: strings.TrimRight(o.BaseURL, "/"), now: time.Now,
 		stamps:  stamps{seen: map[string]stamp{}},
-		entries: func() []registryEntry { return registryEntries(reg.Catalog()) }}
+		entries: func() []registryEntry { return registryEntries(reg.Catalog(), o.HubVersion) }}
 	if m.namespace == "" {
 		m.namespace = config.DefaultRegistryNamespace
 	}

@@ -143,11 +143,11 @@ func TestRegistryEntries(t *testing.T) {
 		{Name: "hub", Transport: "builtin", Source: "hub", Status: registry.Status{State: registry.StateConnected}},
 		{Name: "ranged", URL: upstreamURL, Status: registry.Status{State: registry.StateError, Error: "down", Info: upstream.Info{Version: "^2"}}},
 	}}
-	got := registryEntries(cat)
+	got := registryEntries(cat, "v0.4.1-dev+1a2b3c4")
 	want := []registryEntry{
-		{Name: "api", Description: "HTTP API tools of mcp-hub", Version: unknownVersion},
+		{Name: "api", Title: "mcp-hub API tools", Description: "HTTP API tools of mcp-hub", Version: "0.4.1-dev+1a2b3c4"},
 		{Name: "github", Title: "GitHub", Description: "Issues, pull requests", Version: "0.9.1"},
-		{Name: "hub", Description: "mcp-hub's own tools", Version: unknownVersion},
+		{Name: "hub", Title: "mcp-hub builtins", Description: "mcp-hub's own tools", Version: "0.4.1-dev+1a2b3c4"},
 		{Name: "ranged", Description: "MCP server ranged through mcp-hub", Version: unknownVersion},
 	}
 	if !slices.Equal(got, want) {

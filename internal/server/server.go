@@ -192,6 +192,9 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	})
 	s.registered = opts.Registrations
 	s.registryAPI = opts.RegistryAPI
+	if s.registryAPI.HubVersion == "" {
+		s.registryAPI.HubVersion = opts.Version
+	}
 	s.chain = opts.Chain
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
