@@ -283,15 +283,15 @@ func (s *stamps) observe(names []string, entries []registryEntry, now time.Time)
 	return out
 }
 
-// published is one document with its name, ready to be answered.
+// published is one entry as published now: its full name and stamps.
 type published struct {
-	name string
-	resp serverResponse
+	name  string
+	entry registryEntry
+	stamp stamp
 }
 
-// documents are the registry's documents of the catalog now, sorted by
-// name, with the remote URLs of r's base.
-func (m *mcpRegistry) documents(r *http.Request) []published {
+// published are the registry's entries of the catalog now, sorted by name.
+func (m *mcpRegistry) published() []published {
 	entries := m.entries()
 	slices.SortFunc(entries, func(a, b registryEntry) int { return strings.Compare(a.Name, b.Name) })
 	names := make([]string, len(entries))
@@ -299,26 +299,31 @@ func (m *mcpRegistry) documents(r *http.Request) []published {
 		names[i] = m.namespace + "/" + e.Name
 	}
 	stamps := m.stamps.observe(names, entries, m.now().UTC())
-	base := m.base(r)
 	out := make([]published, len(entries))
 	for i, e := range entries {
-		var headers []*remoteHeader
-		if m.header != nil {
-			headers = []*remoteHeader{m.header}
-		}
-		endpoint := base + "/servers/" + e.Name
-		doc := serverJSON{
-			Schema: serverSchemaURL, Name: names[i], Title: e.Title, Description: e.Description, Version: e.Version,
+		out[i] = published{name: names[i], entry: e, stamp: stamps[i]}
+	}
+	return out
+}
+
+// document is p's server.json in the registry's ServerResponse, with the
+// remote URLs of base.
+func (m *mcpRegistry) document(p published, base string) serverResponse {
+	var headers []*remoteHeader
+	if m.header != nil {
+		headers = []*remoteHeader{m.header}
+	}
+	endpoint := base + "/servers/" + p.entry.Name
+	return serverResponse{
+		Server: serverJSON{
+			Schema: serverSchemaURL, Name: p.name, Title: p.entry.Title, Description: p.entry.Description, Version: p.entry.Version,
 			Remotes: []remote{
 				{Type: "streamable-http", URL: endpoint + "/mcp", Headers: headers},
 				{Type: "sse", URL: endpoint + "/sse", Headers: headers},
 			},
-		}
-		out[i] = published{name: names[i], resp: serverResponse{Server: doc, Meta: responseMeta{Official: officialMeta{
-			Status: "active", PublishedAt: stamps[i].published, UpdatedAt: stamps[i].updated, IsLatest: true,
-		}}}}
+		},
+		Meta: responseMeta{Official: officialMeta{Status: "active", PublishedAt: p.stamp.published, UpdatedAt: p.stamp.updated, IsLatest: true}},
 	}
-	return out
 }
 
 // base is the hub's URL as r's client reaches it: the configured one, else
@@ -367,12 +372,13 @@ func (m *mcpRegistry) handleList(w http.ResponseWriter, r *http.Request) {
 	search := strings.ToLower(q.Get("search"))
 	version := q.Get("version")
 	out := serverList{Servers: []serverResponse{}}
-	for _, p := range m.documents(r) {
+	base := m.base(r)
+	for _, p := range m.published() {
 		switch {
 		case after != "" && p.name <= after,
 			search != "" && !strings.Contains(strings.ToLower(p.name), search),
-			version != "" && version != latestVersion && version != p.resp.Server.Version,
-			!since.IsZero() && !p.resp.Meta.Official.UpdatedAt.After(since):
+			version != "" && version != latestVersion && version != p.entry.Version,
+			!since.IsZero() && !p.stamp.updated.After(since):
 			continue
 		}
 		if len(out.Servers) == limit {
@@ -380,7 +386,7 @@ func (m *mcpRegistry) handleList(w http.ResponseWriter, r *http.Request) {
 			out.Metadata.NextCursor = last.Name + ":" + last.Version
 			break
 		}
-		out.Servers = append(out.Servers, p.resp)
+		out.Servers = append(out.Servers, m.document(p, base))
 	}
 	out.Metadata.Count = len(out.Servers)
 	httpjson.Write(w, http.StatusOK, out)
@@ -389,9 +395,9 @@ func (m *mcpRegistry) handleList(w http.ResponseWriter, r *http.Request) {
 // find is the document named by r's serverName, or answers 404.
 func (m *mcpRegistry) find(w http.ResponseWriter, r *http.Request) (serverResponse, bool) {
 	name := r.PathValue("serverName")
-	for _, p := range m.documents(r) {
+	for _, p := range m.published() {
 		if p.name == name {
-			return p.resp, true
+			return m.document(p, m.base(r)), true
 		}
 	}
 	registryError(w, http.StatusNotFound, "server %q not found", name)
