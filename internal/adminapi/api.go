@@ -3,7 +3,8 @@
 // /api/mcp/tools), the servers in Purko's shape and their registration
 // (GET /api/mcp/servers, POST /api/mcp/server, DELETE
 // /api/mcp/server/{name}), tool pins and their approval (GET
-// /api/mcp/pins, POST /api/mcp/pins/approve), and /api/openapi.json.
+// /api/mcp/pins, POST /api/mcp/pins/approve), /api/openapi.json, and the
+// catalog as an MCP Registry (GET /v0.1/servers..., mcpregistry.go).
 // Listings are open to everyone; every write needs an admin caller, behind
 // the same guards as the MCP faces (Options.Guard). It reads the
 // registry's catalog and writes only through the registry (pins) and the
@@ -40,6 +41,8 @@ type Options struct {
 	Registrations registrations.Writer
 	// Log gets the audit lines of writes and refusals.
 	Log zerolog.Logger
+	// RegistryAPI shapes the MCP Registry API's documents (/v0.1/servers).
+	RegistryAPI RegistryOptions
 }
 
 // API serves the REST API's routes.
@@ -50,11 +53,13 @@ type API struct {
 	guard      func(http.Handler) http.Handler
 	registered registrations.Writer // nil: no registrations
 	log        zerolog.Logger
+	mcpReg     *mcpRegistry
 }
 
 // New returns the API over o.
 func New(o Options) *API {
-	return &API{reg: o.Registry, auth: o.Auth, visible: o.Visible, guard: o.Guard, registered: o.Registrations, log: o.Log}
+	return &API{reg: o.Registry, auth: o.Auth, visible: o.Visible, guard: o.Guard, registered: o.Registrations, log: o.Log,
+		mcpReg: newMCPRegistry(o.Registry, o.Auth, o.RegistryAPI)}
 }
 
 // Mount registers the API's routes on mux.
@@ -63,6 +68,8 @@ func (a *API) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/mcp/pins", a.handlePins)
 	mux.HandleFunc("GET /api/mcp/servers", a.handleServers)
 	mux.HandleFunc("GET /api/openapi.json", handleOpenAPI)
+	// The MCP Registry API (mcpregistry.go), open like the listings.
+	a.mcpReg.mount(mux)
 	// Writes: the caller's token (a header, never a cookie), the Origin
 	// and Content-Type checks of the MCP faces, and an admin caller.
 	mux.Handle("POST /api/mcp/pins/approve", a.adminWrite("approving tool definitions", a.handleApprove))

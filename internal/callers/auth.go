@@ -122,6 +122,15 @@ func (a *Auth) WithOAuth(v *oauth.Verifier) *Auth {
 	return a
 }
 
+// Bearer says what a client must know about the hub's bearer tokens to
+// reach it, for the MCP Registry API's remotes: whether the hub takes any
+// at all, and whether a request without one is refused (no anonymous
+// access).
+func (a *Auth) Bearer() (accepted, required bool) {
+	accepted = len(a.tokens) > 0 || a.reviewer != nil || a.oauth != nil
+	return accepted, a.anonymous == nil
+}
+
 // OAuth returns the verifier of access tokens, nil when not configured.
 func (a *Auth) OAuth() *oauth.Verifier { return a.oauth }
 

@@ -102,6 +102,8 @@ type Config struct {
 	// a chosen set of servers and tools; every server has one of its own
 	// besides.
 	VirtualServers []toolspec.VirtualServer `json:"virtualServers,omitempty"`
+	// RegistryAPI shapes the MCP Registry API (/v0.1/servers).
+	RegistryAPI RegistryAPISettings `json:"registryAPI"`
 }
 
 // Pinning modes (pinning.mode).
@@ -731,6 +733,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Pinning.Mode, PinningEnforce)
 	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
+	c.RegistryAPI.applyDefaults()
 }
 
 func setDefault[T comparable](p *T, v T) {
@@ -753,6 +756,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("naming.separator: %q must be 1-8 characters of a-z A-Z 0-9 _ - (published tool names allow nothing else)", c.Naming.Separator)
 	}
 	if err := c.HTTP.validate(); err != nil {
+		return err
+	}
+	if err := c.RegistryAPI.validate(); err != nil {
 		return err
 	}
 	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {

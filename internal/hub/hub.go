@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/adminapi"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
@@ -160,6 +161,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		FindToolsAbove: cfg.Catalog.FindTools.Above,
 		Registrations:  registered,
 		Chain:          chain,
+		RegistryAPI:    adminapi.RegistryOptions{Namespace: cfg.RegistryAPI.Namespace, BaseURL: cfg.RegistryBaseURL()},
 	}, log)
 	var sources []discovery.Source
 	if o.ConfigPath != "" {

@@ -78,6 +78,9 @@ type Status struct {
 	Error    string    // last error, when State is error; for everyone
 	Protocol string    // negotiated MCP revision
 	ListedAt time.Time // last successful tools/list
+	// Info is what the server announced of itself (serverInfo): its
+	// version, title and description, published by the MCP Registry API.
+	Info upstream.Info
 	// Detail is what the upstream answered that Error does not show: the
 	// start of its body, redacted. Only admins and the log see it.
 	Detail string
@@ -85,7 +88,7 @@ type Status struct {
 
 // statusOf is the catalog's view of a connection's status.
 func statusOf(s upstream.Status) Status {
-	return Status{State: State(s.State), Error: s.Error, Protocol: s.Protocol, ListedAt: s.ListedAt, Detail: s.Detail}
+	return Status{State: State(s.State), Error: s.Error, Protocol: s.Protocol, ListedAt: s.ListedAt, Detail: s.Detail, Info: s.Info}
 }
 
 // UnavailableError says a tool's server cannot take calls now, and why:

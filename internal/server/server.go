@@ -106,6 +106,9 @@ type Options struct {
 	// Registrations stores the servers registered through POST
 	// /api/mcp/server (internal/adminapi); nil, the write endpoints answer 501.
 	Registrations registrations.Writer
+	// RegistryAPI shapes the MCP Registry API (/v0.1/servers): the
+	// namespace of its names, the base of its remote URLs.
+	RegistryAPI adminapi.RegistryOptions
 	// Chain is presented on every answer (instance.go), so a hub that
 	// reaches this one through its upstreams can tell; nil presents none.
 	Chain *hubchain.Chain
@@ -148,6 +151,9 @@ type Server struct {
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
 	tasks      *taskRoutes          // MCP Tasks on /mcp (tasks.go)
+
+	// registryAPI shapes the MCP Registry API's documents.
+	registryAPI adminapi.RegistryOptions
 }
 
 // New builds the server and subscribes it to catalog changes. Call before
@@ -185,6 +191,10 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		Guard: guardrails.New(guardrails.Options{Metrics: s.metrics.reg, Runs: s.runs}),
 	})
 	s.registered = opts.Registrations
+	s.registryAPI = opts.RegistryAPI
+	if s.registryAPI.HubVersion == "" {
+		s.registryAPI.HubVersion = opts.Version
+	}
 	s.chain = opts.Chain
 	s.spans.tracer = opts.Tracer
 	hooks := &server.Hooks{}
@@ -272,7 +282,7 @@ func (s *Server) Handler() http.Handler {
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{
-		Registry: s.reg, Auth: s.auth, Visible: pipeline.Visible, Registrations: s.registered, Log: s.log,
+		Registry: s.reg, Auth: s.auth, Visible: pipeline.Visible, Registrations: s.registered, Log: s.log, RegistryAPI: s.registryAPI,
 		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireCaller(h), false) },
 	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.

@@ -59,12 +59,22 @@ type Status struct {
 	State    State
 	Error    string // last error, when State is error
 	Protocol string // negotiated MCP revision
+	// Info is what the server said of itself at initialize (serverInfo),
+	// kept while it is disconnected: the hub's MCP Registry API publishes
+	// its version, title and description.
+	Info     Info
 	Since    time.Time
 	ListedAt time.Time // last successful tools/list
 
 	// Detail is what the upstream answered that Error does not show: the
 	// start of its body, redacted. Only admins and the log see it.
 	Detail string
+}
+
+// Info is the part of a server's serverInfo the hub passes on. It is the
+// server's own word: free text, never used for a decision.
+type Info struct {
+	Version, Title, Description string
 }
 
 // Options are the connection settings shared by all upstreams.
@@ -195,6 +205,7 @@ type conn struct {
 	ctx      context.Context // ends when the session is over
 	cancel   context.CancelCauseFunc
 	protocol string
+	info     Info     // its serverInfo
 	features Features // as listed when the session was made
 	// out is how the hub sends the requests it builds (wire.go); it is
 	// replaced when the tool list changes.
@@ -373,7 +384,7 @@ func (c *Client) run(ctx context.Context) {
 		// the breaker is over. The fresh breaker is in place before the
 		// status lets calls through.
 		c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
-		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Since: time.Now()}, cn, tools)
+		c.setStatus(Status{State: StateConnected, Protocol: cn.protocol, Info: cn.info, Since: time.Now()}, cn, tools)
 		c.extras.resubscribe(cn)
 		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
 		err = c.serve(ctx, cn)
@@ -484,7 +495,7 @@ func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
 	c.answers.SetConnected(cn != nil)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
-		s.Protocol = c.status.Protocol
+		s.Protocol, s.Info = c.status.Protocol, c.status.Info
 	}
 	changed := c.status.State != s.State || c.status.Error != s.Error || c.conn != cn
 	if cn != nil {
@@ -656,6 +667,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		return fail("initialize", err)
 	}
 	cn.protocol = res.ProtocolVersion
+	cn.info = Info{Version: res.ServerInfo.Version, Title: res.ServerInfo.Title, Description: res.ServerInfo.Description}
 	if cn.protocol == "" {
 		cn.protocol = mc.ProtocolVersion()
 	}
