@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -440,5 +441,35 @@ upstream: {dial: {private: false}}
 	phases := listed()
 	if _, ok := phases["secure"]; phases["weather"] != "connected" || phases["private"] != "error" || phases["echo-server"] != "connected" || ok {
 		t.Fatalf("after the import the hub lists %v", phases)
+	}
+}
+
+// TestServersImportFromAnotherHub: one hub's MCP Registry API is a
+// registry another imports from: the virtual server a hub publishes at
+// /v0.1/servers is registered on the second hub by the URL of its
+// endpoint there, connects, and brings exactly that endpoint's tools.
+func TestServersImportFromAnotherHub(t *testing.T) {
+	dir := t.TempDir()
+	up, _ := startUpstream(t)
+	first := filepath.Join(dir, "first.yaml")
+	if err := os.WriteFile(first, []byte("servers:\n- {name: weather, url: \""+up+"\"}\nvirtualServers:\n- {name: lookups, servers: [weather]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(dir, "second.yaml")
+	if err := os.WriteFile(second, []byte("servers: []\nauth:\n  tokens:\n  - {name: ops, token: {env: OPS_TOKEN}, maxLevel: full, admin: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startHub(t, nil, "--config", first)
+	waitStatus(t, a, "weather", "connected")
+	b := startHub(t, []string{"OPS_TOKEN=ops-secret"}, "--config", second)
+
+	src := a.Base + "/v0.1/servers/" + url.PathEscape("local.mcp-hub/lookups") + "/versions/latest"
+	out, errOut, code := serversCLI(t, "ops-secret", "import", src, "--name", "team-lookups", "--hub", b.Base, "--wait", "15s")
+	if code != 0 || !regexpLine(out, "local.mcp-hub/lookups", "team-lookups", "connected", a.Base+"/servers/lookups/mcp") {
+		t.Fatalf("import %s: exit %d\n%s%s", src, code, out, errOut)
+	}
+	got := waitStatus(t, b, "team-lookups", "connected")
+	if got.ToolCount != 1 {
+		t.Fatalf("the imported virtual server brings %d tools, want weather's 1: %+v", got.ToolCount, got)
 	}
 }
