@@ -180,6 +180,8 @@ func TestConfigRejected(t *testing.T) {
 		{"bad oauth auth style", "config: {servers: [{name: a, url: 'https://a/mcp', oauth: {tokenURL: 'https://as/token', clientID: hub, authStyle: jwt}}]}\n", "/config/servers/0/oauth/authStyle"},
 		{"bad binding source", "config: {apiTools: [{name: t, url: 'https://x/', bindings: [{from: user, header: X-User}]}]}\n", "/config/apiTools/0/bindings/0/from"},
 		{"negative limit", "config: {limits: {perCaller: {rate: -1}}}\n", "/config/limits/perCaller/rate"},
+		{"bad tool override name", "config: {servers: [{name: a, url: 'http://a:8000/mcp', tools: {overrides: {x: {name: 'a b'}}}}]}\n", "/config/servers/0/tools/overrides/x/name"},
+		{"unknown tool override field", "config: {servers: [{name: a, url: 'http://a:8000/mcp', tools: {overrides: {x: {nmae: y}}}}]}\n", "'nmae' not allowed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package autonomy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"strings"
 
@@ -65,6 +66,13 @@ type Overrides struct {
 	// Write are the tools the operator declares writes; they win over
 	// ReadOnly so that a broad read pattern can carry exceptions.
 	Write []string
+	// Hinted are tools (exact original names) whose readOnlyHint the
+	// operator set in the server's tool overrides: true declares the tool
+	// read-only, false a write, as the two lists do. It is the operator's
+	// statement about the tool, not the server's about itself, so it
+	// counts whether or not the server is trusted. A write still wins:
+	// a Write pattern beats a readOnlyHint true.
+	Hinted map[string]bool
 }
 
 // Config is everything the classifier depends on besides the tool itself.
@@ -125,6 +133,7 @@ func newOverrideSource(label string, m map[string]Overrides) overrideSource {
 		src.byServer[server] = Overrides{
 			ReadOnly: append([]string(nil), o.ReadOnly...),
 			Write:    append([]string(nil), o.Write...),
+			Hinted:   maps.Clone(o.Hinted),
 		}
 		for _, p := range o.Write {
 			if validatePattern(p) != nil {
@@ -208,6 +217,9 @@ func (s *overrideSource) match(server, name string) (Class, bool) {
 		if ok, _ := path.Match(p, name); ok {
 			return Class{Reason: fmt.Sprintf("operator override (%s): pattern %q", s.label, p)}, true
 		}
+	}
+	if ro, ok := o.Hinted[name]; ok {
+		return Class{ReadOnly: ro, Reason: fmt.Sprintf("operator override (%s): tools.overrides readOnlyHint %t", s.label, ro)}, true
 	}
 	for _, p := range o.ReadOnly {
 		if ok, _ := path.Match(p, name); ok {

@@ -1,6 +1,7 @@
 package autonomy
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,16 +15,22 @@ func TestClassifyRules(t *testing.T) {
 			"github": {ReadOnly: []string{"get_*", "push_files", "frobnicate"}, Write: []string{"get_secret*"}},
 			"both":   {ReadOnly: []string{"x_*"}, Write: []string{"x_*"}},
 			"split":  {Write: []string{"dump_*"}},
+			"curated": {Write: []string{"drop_*"}, ReadOnly: []string{"list_*"},
+				Hinted: map[string]bool{"create_issue": true, "list_keys": false, "drop_all": true, "get_x*": true}},
 		},
 		AnnotationOverrides: map[string]Overrides{
 			"github": {ReadOnly: []string{"create_issue"}, Write: []string{"frobnicate", "list_*"}},
 			"split":  {ReadOnly: []string{"dump_*", "zap"}},
 			"kube":   {ReadOnly: []string{"kubectl_*"}},
+			"akube":  {Hinted: map[string]bool{"get_pods": false}},
 		},
 		TrustedServers: []string{"trusted", "kube"},
 	})
 	hub := func(p string) string { return `operator override (hub config): pattern "` + p + `"` }
 	ann := func(p string) string { return `operator override (MCPServer annotation): pattern "` + p + `"` }
+	hinted := func(src string, ro bool) string {
+		return fmt.Sprintf("operator override (%s): tools.overrides readOnlyHint %t", src, ro)
+	}
 	tests := []struct {
 		name string
 		tool Tool
@@ -43,6 +50,11 @@ func TestClassifyRules(t *testing.T) {
 		{"override beats trusted hints", Tool{Server: "kube", Name: "kubectl_delete", DestructiveHint: ptr(true)}, true, ann("kubectl_*")},
 		{"overrides are per server", Tool{Server: "gitlab", Name: "zap"}, false, "unknown: treated as write"},
 		{"overrides match the original name exactly", Tool{Server: "github", Name: "GET_ISSUE"}, true, `read verb "get"`},
+		{"override readOnlyHint true beats a write verb", Tool{Server: "curated", Name: "create_issue"}, true, hinted("hub config", true)},
+		{"override readOnlyHint false beats a read pattern", Tool{Server: "curated", Name: "list_keys"}, false, hinted("hub config", false)},
+		{"write pattern beats override readOnlyHint true", Tool{Server: "curated", Name: "drop_all"}, false, hub("drop_*")},
+		{"override readOnlyHint is by exact name", Tool{Server: "curated", Name: "get_xy"}, true, `read verb "get"`},
+		{"override readOnlyHint false from an annotation", Tool{Server: "akube", Name: "get_pods"}, false, hinted("MCPServer annotation", false)},
 		{"override applies to API tools", Tool{Server: "github", Name: "get_x", Kind: API, Method: "POST"}, true, hub("get_*")},
 
 		// Rule 2: Purko's write list.

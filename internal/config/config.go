@@ -544,6 +544,10 @@ type ServerSpec struct {
 	// decide when no operator rule does; off by default, since a server
 	// describes itself.
 	TrustAnnotations bool `json:"trustAnnotations,omitempty"`
+	// Tools, when set, choose which of the server's tools are published
+	// and how (allow, deny, overrides): the operator's curation of a
+	// server the hub does not control.
+	Tools *ToolCuration `json:"tools,omitempty"`
 	// Limits, when set, replace limits.perUpstream for this server.
 	Limits *Limits `json:"limits,omitempty"`
 	// MaxResultChars overrides upstream.maxResultChars for this server's
@@ -981,6 +985,9 @@ func (s *ServerSpec) Normalize() error {
 				return fmt.Errorf("toolPolicy.%s: %w", field, err)
 			}
 		}
+	}
+	if err := s.Tools.Validate(); err != nil {
+		return fmt.Errorf("tools.%w", err)
 	}
 	return nil
 }

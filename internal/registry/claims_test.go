@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,18 +82,34 @@ func runHub(t *testing.T, path string) (r *Registry, src liveSource, stop func()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = New(Options{
-		Naming:         config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"},
-		NotifyDebounce: time.Millisecond,
-		Names:          store,
+	return runRegistry(t, Options{
+		Names: store,
 		Upstream: upstream.Options{Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, PingInterval: 100 * time.Millisecond,
 			BackoffMin: 50 * time.Millisecond, BackoffMax: 100 * time.Millisecond, BreakerOpenFor: 100 * time.Millisecond},
-	}, zerolog.New(zerolog.NewTestWriter(t)))
+	})
+}
+
+// runRegistry runs a registry of opts (prefix on-conflict with "__" and
+// a 1ms notify debounce unless set, the test's upstream timings when
+// opts has none) until the test ends or stop is called; the source takes
+// the server snapshots.
+func runRegistry(t *testing.T, opts Options) (r *Registry, src liveSource, stop func()) {
+	t.Helper()
+	if opts.Naming == (config.Naming{}) {
+		opts.Naming = config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}
+	}
+	if opts.NotifyDebounce == 0 {
+		opts.NotifyDebounce = time.Millisecond
+	}
+	if opts.Upstream.Timeout == 0 {
+		opts.Upstream = upstream.Options{Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 100 * time.Millisecond}
+	}
+	r = New(opts, zerolog.New(zerolog.NewTestWriter(t)))
 	src = make(liveSource, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx, src) }()
-	stop = func() { cancel(); <-done }
+	stop = sync.OnceFunc(func() { cancel(); <-done })
 	t.Cleanup(stop)
 	return r, src, stop
 }

@@ -10,7 +10,7 @@ import (
 
 // MaxToolNameLen is the longest published tool name: Claude, Cursor and the
 // OpenAI API refuse longer ones.
-const MaxToolNameLen = 64
+const MaxToolNameLen = config.MaxToolNameLen
 
 // hashLen is the number of hex digits that keep a shortened name unique.
 const hashLen = 8
@@ -207,9 +207,7 @@ func sanitize(s string) string {
 	return string(b)
 }
 
-func validByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
+func validByte(c byte) bool { return config.ToolNameByte(c) }
 
 // withHash makes a name unique and at most MaxToolNameLen long: it keeps the
 // start (the readable part) and appends a hash of the tool's full identity

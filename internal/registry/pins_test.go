@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
-	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 func quarantinedServer(name, tool, sum string) ServerView {
@@ -77,18 +75,7 @@ func TestRemovedServerPinsAreDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := New(Options{
-		Naming:         config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"},
-		NotifyDebounce: time.Millisecond,
-		Names:          names,
-		Pins:           pinning.New(pinning.Enforce, pins, nil),
-		Upstream:       upstream.Options{Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 100 * time.Millisecond},
-	}, zerolog.New(zerolog.NewTestWriter(t)))
-	src := make(liveSource, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx, src) }()
-	t.Cleanup(func() { cancel(); <-done })
+	r, src, _ := runRegistry(t, Options{Names: names, Pins: pinning.New(pinning.Enforce, pins, nil)})
 
 	// held reads the servers of the pins and claims files as a restart
 	// would.

@@ -559,7 +559,11 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	type entry struct {
 		c      *upstream.Client
 		status upstream.Status
-		tools  []mcp.Tool
+		tools  []mcp.Tool // the server's own list: pinning and screening read it
+		// curated are the tools its curation publishes; shadowed the
+		// ones a rename took the name of.
+		curated  []curatedTool
+		shadowed map[string]string
 	}
 	entries := make([]entry, len(clients))
 	var keys []toolKey
@@ -568,6 +572,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, c := range clients {
 		servers[i] = c.Name()
 		e := entry{c: c, status: c.Status(), tools: c.Tools()}
+		e.curated, e.shadowed = curate(c.Spec(), e.tools)
 		entries[i] = e
 		if e.status.State != upstream.StateConnecting || len(e.tools) > 0 {
 			r.contacted[c] = true
@@ -576,8 +581,8 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		if e.status.State == upstream.StateConnecting {
 			pending = append(pending, c.Name())
 		}
-		for _, t := range e.tools {
-			keys = append(keys, toolKey{Server: c.Name(), Original: t.Name})
+		for _, ct := range e.curated {
+			keys = append(keys, ct.key)
 		}
 	}
 	local := r.local()
@@ -620,20 +625,32 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		}
 		changes := r.pins.check(e.c, e.tools)
 		held := r.screens.check(e.c, e.tools)
-		for _, t := range e.tools {
-			k := toolKey{Server: spec.Name, Original: t.Name}
-			name, ok := names[k]
+		for orig := range e.shadowed {
+			if sv.Hidden == nil {
+				sv.Hidden = map[string]string{}
+			}
+			sv.Hidden[orig] = spec.Name
+		}
+		if len(e.shadowed) > 0 {
+			r.log.Warn().Str("server", spec.Name).Interface("renamedOver", e.shadowed).Msg("tools not published: an override renamed another of the server's tools to their name")
+		}
+		for _, ct := range e.curated {
+			t := *ct.up
+			name, ok := names[ct.key]
 			if !ok {
 				if sv.Hidden == nil {
 					sv.Hidden = map[string]string{}
 				}
-				sv.Hidden[t.Name] = hidden[k]
+				sv.Hidden[t.Name] = hidden[ct.key]
 				continue
 			}
-			def := withAppURI(t, spec.Name, &cat.Features)
-			def.Name = name
+			def := ct.published(withAppURI(t, spec.Name, &cat.Features), name)
+			// Classified by the server's name of it (what toolPolicy's
+			// patterns are written against) and the published
+			// annotations: an override's readOnlyHint is the operator's
+			// (classifierFor), the rest counts for trusted servers only.
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
-				ReadOnlyHint: t.Annotations.ReadOnlyHint, DestructiveHint: t.Annotations.DestructiveHint})
+				ReadOnlyHint: def.Annotations.ReadOnlyHint, DestructiveHint: def.Annotations.DestructiveHint})
 			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: e.c.Exchange(), client: e.c}
 			var ch *pinning.Change
 			if c, changed := changes[t.Name]; changed {
@@ -724,14 +741,19 @@ func localViews(local []LocalTool, classifier *autonomy.Classifier) (builtins, a
 }
 
 // classifierFor builds the read-only classifier from the servers' specs:
-// operator rules from the hub config and from MCPServer annotations, and the
-// servers whose own annotations are trusted.
+// operator rules from the hub config and from MCPServer annotations (a
+// tool override's readOnlyHint among them), and the servers whose own
+// annotations are trusted.
 func classifierFor(clients []*upstream.Client) *autonomy.Classifier {
 	cfg := autonomy.Config{ConfigOverrides: map[string]autonomy.Overrides{}, AnnotationOverrides: map[string]autonomy.Overrides{}}
 	for _, c := range clients {
 		spec := c.Spec()
-		if p := spec.ToolPolicy; p != nil {
-			o := autonomy.Overrides{ReadOnly: p.ReadOnly, Write: p.Write}
+		hinted := hintedTools(spec)
+		if p := spec.ToolPolicy; p != nil || hinted != nil {
+			o := autonomy.Overrides{Hinted: hinted}
+			if p != nil {
+				o.ReadOnly, o.Write = p.ReadOnly, p.Write
+			}
 			if spec.Origin != nil {
 				cfg.AnnotationOverrides[spec.Name] = o
 			} else {

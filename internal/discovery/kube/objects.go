@@ -52,6 +52,15 @@ const (
 	// AnnotationMaxResultChars overrides upstream.maxResultChars for the
 	// server's tools ("0": no cap).
 	AnnotationMaxResultChars = annotationPrefix + "max-result-chars"
+	// AnnotationToolsAllow lists the only tools published (comma-separated
+	// names or globs): the server's tools.allow.
+	AnnotationToolsAllow = annotationPrefix + "tools-allow"
+	// AnnotationToolsDeny lists tools never published: tools.deny.
+	AnnotationToolsDeny = annotationPrefix + "tools-deny"
+	// AnnotationToolOverrides is a YAML or JSON map of tool overrides by
+	// the server's tool name (name, description, annotations):
+	// tools.overrides.
+	AnnotationToolOverrides = annotationPrefix + "tool-overrides"
 )
 
 // defaultPort is the MCPServer spec.port default of Purko's CRD.
@@ -142,7 +151,38 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 	if spec.Problem == "" {
 		spec.Problem = problem
 	}
+	tools, problem := curationOf(ann)
+	spec.Tools = tools
+	if spec.Problem == "" {
+		spec.Problem = problem
+	}
 	return spec, nil
+}
+
+// curationOf reads the curation annotations; nil when there are none. A
+// bad one is the server's problem, not an error: the server is listed as
+// error with the reason, publishing none of its tools rather than the ones
+// the operator meant to leave out, and the others are not affected.
+func curationOf(ann map[string]string) (*config.ToolCuration, string) {
+	allow, deny, overrides := ann[AnnotationToolsAllow], ann[AnnotationToolsDeny], ann[AnnotationToolOverrides]
+	if allow == "" && deny == "" && overrides == "" {
+		return nil, ""
+	}
+	cur := &config.ToolCuration{Allow: config.SplitList(allow), Deny: config.SplitList(deny)}
+	if overrides != "" {
+		if err := yaml.UnmarshalStrict([]byte(overrides), &cur.Overrides); err != nil {
+			return nil, fmt.Sprintf("annotation %s: %v", AnnotationToolOverrides, err)
+		}
+	}
+	if err := cur.Validate(); err != nil {
+		field, _, _ := strings.Cut(err.Error(), ":")
+		where := map[string]string{"allow": AnnotationToolsAllow, "deny": AnnotationToolsDeny}[field]
+		if where == "" {
+			where = AnnotationToolOverrides
+		}
+		return nil, fmt.Sprintf("annotation %s: %v", where, err)
+	}
+	return cur, ""
 }
 
 // limitsOf reads the limit annotations; nil when there are none.

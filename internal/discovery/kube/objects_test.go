@@ -84,6 +84,40 @@ func TestFromMCPServer(t *testing.T) {
 					t.Errorf("maxResultChars %v, want 0", s.MaxResultChars)
 				}
 			}},
+		{name: "curation", obj: mcpServer("gh", nil, map[string]string{
+			AnnotationToolsAllow: "get_*, search_*", AnnotationToolsDeny: "get_secret",
+			AnnotationToolOverrides: "search_code:\n  name: code_search\n  annotations: {readOnlyHint: true}\n"}),
+			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
+				o, ok := s.Tools.Override("search_code")
+				if !s.Tools.Publishes("get_issue") || s.Tools.Publishes("get_secret") || s.Tools.Publishes("delete_repo") ||
+					!ok || o.Name != "code_search" || o.Annotations == nil || !*o.Annotations.ReadOnlyHint {
+					t.Errorf("tools %+v", s.Tools)
+				}
+			}},
+		{name: "curation as JSON", obj: mcpServer("gh", nil, map[string]string{AnnotationToolOverrides: `{"x": {"description": "X"}}`}),
+			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
+				if o, _ := s.Tools.Override("x"); o.Description != "X" || !s.Tools.Publishes("y") {
+					t.Errorf("tools %+v", s.Tools)
+				}
+			}},
+		{name: "no curation", obj: mcpServer("gh", nil, nil), url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
+			if s.Tools != nil {
+				t.Errorf("tools %+v without annotations", s.Tools)
+			}
+		}},
+		{name: "bad allow pattern", obj: mcpServer("gh", nil, map[string]string{AnnotationToolsAllow: "get_["}),
+			url: "http://gh.purko.svc:8000/mcp", problem: AnnotationToolsAllow + `: allow: "get_[" is not a valid tool pattern`},
+		{name: "bad deny pattern", obj: mcpServer("gh", nil, map[string]string{AnnotationToolsDeny: "x, ["}),
+			url: "http://gh.purko.svc:8000/mcp", problem: AnnotationToolsDeny},
+		{name: "overrides not a map", obj: mcpServer("gh", nil, map[string]string{AnnotationToolOverrides: "[search_code]"}),
+			url: "http://gh.purko.svc:8000/mcp", problem: AnnotationToolOverrides + ": "},
+		{name: "unknown override field", obj: mcpServer("gh", nil, map[string]string{AnnotationToolOverrides: "x: {nmae: y}"}),
+			url: "http://gh.purko.svc:8000/mcp", problem: `unknown field "nmae"`},
+		{name: "bad override name", obj: mcpServer("gh", nil, map[string]string{AnnotationToolOverrides: "x: {name: 'a b'}"}),
+			url: "http://gh.purko.svc:8000/mcp", problem: AnnotationToolOverrides + `: overrides.x.name: "a b" holds " "`},
+		{name: "override of a denied tool", obj: mcpServer("gh", map[string]any{"auth": "bearer", "secretRef": "gh-token"}, map[string]string{
+			AnnotationToolsDeny: "x*", AnnotationToolOverrides: "x: {description: X}"}),
+			url: "http://gh.purko.svc:8000/mcp", token: "ghp_x", problem: AnnotationToolOverrides + `: overrides.x: tool "x" is not published`},
 		{name: "tool policy and timeout", obj: mcpServer("gh", nil, map[string]string{
 			AnnotationReadOnlyTools: "get_*, list_issues", AnnotationWriteTools: "run_query", AnnotationTimeout: "30s"}),
 			url: "http://gh.purko.svc:8000/mcp", check: func(t *testing.T, s config.ServerSpec) {
