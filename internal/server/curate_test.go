@@ -27,15 +27,22 @@ import (
 // has one stdio session at a time (mcp-go's is always called "stdio").
 func (h *testHub) stdioClient(t *testing.T, level autonomy.Level) (*client.Client, func()) {
 	t.Helper()
+	tr, end := h.stdioTransport(level, "")
+	c, _ := dialFace(t, tr)
+	stop := sync.OnceFunc(func() { _ = c.Close(); end() })
+	t.Cleanup(stop)
+	return c, stop
+}
+
+// stdioTransport is a client transport of the hub's stdio face, served at
+// level for endpoint ("" the whole catalog), and what ends the face.
+func (h *testHub) stdioTransport(level autonomy.Level, endpoint string) (transport.Interface, func()) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, level) }()
-	c, _ := dialFace(t, transport.NewIO(outR, inW, nil))
-	stop := sync.OnceFunc(func() { _ = c.Close(); cancel(); inW.Close(); outR.Close(); <-done })
-	t.Cleanup(stop)
-	return c, stop
+	go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, level, endpoint) }()
+	return transport.NewIO(outR, inW, nil), func() { cancel(); inW.Close(); outR.Close(); <-done }
 }
 
 // wideTools are the tools of a wide upstream: n of them, a third each

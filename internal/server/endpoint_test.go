@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,13 +92,9 @@ func TestEndpointsOnEveryFace(t *testing.T) {
 			return mcpws.NewClientTransport(strings.Replace(h.url("/servers/"+ep+"/ws"), "http://", "ws://", 1), nil)
 		}},
 		{"stdio", func(t *testing.T, ep string) transport.Interface {
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { defer close(done); _ = h.srv.ServeStdio(ctx, inR, outW, autonomy.Full, ep) }()
-			t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
-			return transport.NewIO(outR, inW, nil)
+			tr, end := h.stdioTransport(autonomy.Full, ep)
+			t.Cleanup(end)
+			return tr
 		}},
 	}
 	endpoints := []struct {
