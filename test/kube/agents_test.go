@@ -86,6 +86,16 @@ func TestServiceAccountCallers(t *testing.T) {
 		// the run's calls (decided calls only: a denial is no call).
 		map[string]any{"contentFilters": []any{"pii"}, "maxIterations": int64(3), "costLimitUSD": 2.5})
 	newAgent("other", "full", nil, nil)
+	// An Agent read as a virtual server: its spec.tools and a whole server.
+	view := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "purko.io/v1alpha1", "kind": "Agent",
+		"metadata": map[string]any{"name": "coding-view", "annotations": map[string]any{
+			"mcp-hub.purko.io/virtual-server": "true", "mcp-hub.purko.io/virtual-server-servers": "writer"}},
+		"spec": map[string]any{"autonomyLevel": "full", "tools": []any{"issue_read"}},
+	}}
+	if err := kubetest.Retry(ctx, 10*time.Second, func() error { _, err := agents.Create(ctx, view, metav1.CreateOptions{}); return err }); err != nil {
+		t.Fatal(err)
+	}
 	other, err := kc.CoreV1().Pods(agentsNS).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "run-2-step-1", Labels: map[string]string{"purko.io/agent": "other"}},
 		Spec:       corev1.PodSpec{ServiceAccountName: "executor", Containers: []corev1.Container{{Name: "executor", Image: "example/executor:1"}}},
@@ -207,6 +217,20 @@ func TestServiceAccountCallers(t *testing.T) {
 	})
 	if _, err := callText(oc, "lookup_ticket", map[string]any{"id": "T-7"}); err == nil || !strings.Contains(err.Error(), "belongs to agent "+agentsNS+"/reviewer") {
 		t.Fatalf("lookup_ticket by another agent: %v", err)
+	}
+	// The annotated Agent's endpoint: its tools for a caller that may see
+	// everything, and only narrower for the restricted reviewer (no write
+	// tool, none of its own api tools: the endpoint does not publish them).
+	for _, tc := range []struct {
+		who, token, want string
+	}{{"the other agent", otherToken, "create_issue,issue_read"}, {"the reviewer", reviewerToken, "issue_read"}} {
+		vc, _ := dialHubWith(t, hub.Base+"/servers/coding-view", tc.token)
+		hubtest.Eventually(t, 10*time.Second, poll, tc.who+" at /servers/coding-view", func() error {
+			if tools := strings.Join(toolNamesOf(t, vc), ","); tools != tc.want {
+				return fmt.Errorf("%s lists %s at /servers/coding-view/mcp, want %s", tc.who, tools, tc.want)
+			}
+			return nil
+		})
 	}
 	// Only the admin ServiceAccount's pod passes the write endpoints' admin
 	// check (the body is then refused for its missing url, so nothing is
