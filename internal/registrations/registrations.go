@@ -62,11 +62,26 @@ type Entry struct {
 // IsImage reports whether the entry deploys a container image.
 func (e Entry) IsImage() bool { return e.Image != "" }
 
+// reserved reports whether name is one the catalog gives the hub's own
+// tools (registry.ServerBuiltin and ServerAPI): a registration by such a
+// name (an import of another hub's registry API, which publishes its own)
+// would stand beside them in every listing and at /servers/NAME.
+func reserved(name string) bool {
+	switch strings.ToLower(name) {
+	case "hub", "api":
+		return true
+	}
+	return false
+}
+
 // Validate checks an entry with the rules of the config's servers
 // (config.ServerSpec.Normalize) and returns an error that starts with the
 // name of the offending field, so the caller can be told what to fix.
 func (e *Entry) Validate() error {
 	e.Auth = strings.ToLower(strings.TrimSpace(e.Auth))
+	if reserved(e.Name) {
+		return fmt.Errorf("name: %q is the hub's own group of tools (registry.ServerBuiltin, registry.ServerAPI); choose another name", e.Name)
+	}
 	switch {
 	case e.URL != "" && e.Image != "":
 		return fmt.Errorf("url: set either url (connect a running server) or image (deploy one), not both")

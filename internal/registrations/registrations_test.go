@@ -26,6 +26,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"image entry", Entry{Name: "img", Image: "ghcr.io/a/b:1", Port: 9000}, ""},
 		{"no name", Entry{URL: "http://h/mcp"}, "name: is required"},
 		{"bad name", Entry{Name: "a/b", URL: "http://h/mcp"}, "name: "},
+		{"the hub's own group", Entry{Name: "Hub", URL: "http://h/mcp"}, `name: "Hub" is the hub's own group of tools`},
+		{"the api tools' group", Entry{Name: "api", URL: "http://h/mcp"}, `name: "api" is the hub's own group of tools`},
 		{"no name nor url", Entry{}, "name: is required"},
 		{"neither url nor image", Entry{Name: "x"}, "url: one of url"},
 		{"both", Entry{Name: "x", URL: "http://h/mcp", Image: "i"}, "url: set either"},
