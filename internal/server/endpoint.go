@@ -7,6 +7,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
@@ -23,10 +24,10 @@ func endpointPath(name string) string { return "/servers/" + name }
 // every request against the current catalog: a virtual server redefined or
 // removed takes effect on the next request of a session already open.
 // Call behind requireCaller.
-func (s *Server) scoped(next http.Handler) http.Handler {
+func scoped(reg *registry.Registry, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		ep, ok := s.reg.Catalog().Endpoint(name)
+		ep, ok := reg.Catalog().Endpoint(name)
 		if !ok {
 			jsonrpc.Refuse(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, nil,
 				"no server or virtual server named "+quoteName(name)+" (GET /api/mcp/servers lists them)")
@@ -41,12 +42,12 @@ func (s *Server) scoped(next http.Handler) http.Handler {
 // stdioScope is the scope of the stdio face serving the endpoint called
 // name ("" the whole hub), resolved on every message like scoped. An
 // endpoint that is gone publishes nothing until it is back.
-func (s *Server) stdioScope(ctx context.Context, name string) context.Context {
+func stdioScope(ctx context.Context, reg *registry.Registry, name string) context.Context {
 	if name == "" {
 		return ctx
 	}
 	c := callers.From(ctx)
-	if ep, ok := s.reg.Catalog().Endpoint(name); ok {
+	if ep, ok := reg.Catalog().Endpoint(name); ok {
 		c.Scope = ep.Scope
 	} else {
 		c.Scope = autonomy.VirtualScope(toolspec.VirtualServer{Name: name})

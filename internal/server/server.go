@@ -270,7 +270,7 @@ func (s *Server) Handler() http.Handler {
 	for _, base := range []string{"", endpointBase} {
 		caller := s.requireCaller
 		if base != "" {
-			caller = func(h http.Handler) http.Handler { return s.requireCaller(s.scoped(h)) }
+			caller = func(h http.Handler) http.Handler { return s.requireCaller(scoped(s.reg, h)) }
 		}
 		mux.Handle(base+"/mcp", g.MCPFace(caller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
 		mux.Handle(base+"/sse", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, s.marks.handler(withoutTasks(s.sse.SSEHandler())))), true))
@@ -444,7 +444,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 	caller := callers.Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetContextFunc(func(ctx context.Context) context.Context {
-		return features.WithoutTasks(s.stdioScope(callers.With(ctx, caller), endpoint))
+		return features.WithoutTasks(stdioScope(callers.With(ctx, caller), s.reg, endpoint))
 	})
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
