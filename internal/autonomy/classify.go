@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/toolspec"
@@ -213,18 +212,14 @@ func (s *overrideSource) match(server, name string) (Class, bool) {
 	if p, bad := s.badWrite[server]; bad {
 		return Class{Reason: fmt.Sprintf("operator override (%s): invalid write pattern %q: treated as write", s.label, p)}, true
 	}
-	for _, p := range o.Write {
-		if ok, _ := path.Match(p, name); ok {
-			return Class{Reason: fmt.Sprintf("operator override (%s): pattern %q", s.label, p)}, true
-		}
+	if p, ok := toolspec.Match(o.Write, name); ok {
+		return Class{Reason: fmt.Sprintf("operator override (%s): pattern %q", s.label, p)}, true
 	}
 	if ro, ok := o.Hinted[name]; ok {
 		return Class{ReadOnly: ro, Reason: fmt.Sprintf("operator override (%s): tools.overrides readOnlyHint %t", s.label, ro)}, true
 	}
-	for _, p := range o.ReadOnly {
-		if ok, _ := path.Match(p, name); ok {
-			return Class{ReadOnly: true, Reason: fmt.Sprintf("operator override (%s): pattern %q", s.label, p)}, true
-		}
+	if p, ok := toolspec.Match(o.ReadOnly, name); ok {
+		return Class{ReadOnly: true, Reason: fmt.Sprintf("operator override (%s): pattern %q", s.label, p)}, true
 	}
 	return Class{}, false
 }

@@ -1,7 +1,6 @@
 package autonomy
 
 import (
-	"path"
 	"slices"
 	"strings"
 
@@ -74,11 +73,8 @@ func (s *Scope) Permits(server, published, original string) bool {
 		return true
 	}
 	for _, name := range [2]string{published, original} {
-		n := Normalize(name)
-		for _, p := range s.tools {
-			if ok, _ := path.Match(p, n); ok {
-				return true
-			}
+		if _, ok := toolspec.Match(s.tools, Normalize(name)); ok {
+			return true
 		}
 	}
 	return false

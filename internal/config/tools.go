@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"sort"
 
@@ -77,12 +76,8 @@ func (c *ToolCuration) Override(name string) (ToolOverride, bool) {
 }
 
 func matchAny(patterns []string, name string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
+	_, ok := toolspec.Match(patterns, name)
+	return ok
 }
 
 // Validate checks the curation; the error starts with the field's path

@@ -94,10 +94,10 @@ type Catalog struct {
 	// appServers are the connected servers with an MCP App: a tool of
 	// theirs names a UI or says who may see it (_meta.ui).
 	appServers map[string]bool
-	// Virtual are the virtual servers, sorted by name (virtual.go), and
-	// virtualScopes their scopes, in the same order.
-	Virtual       []toolspec.VirtualServer
-	virtualScopes []*autonomy.Scope
+	// Virtual are the virtual servers, sorted by name (virtual.go).
+	Virtual []toolspec.VirtualServer
+	// endpoints are what /servers/NAME publishes, by NAME (virtual.go).
+	endpoints map[string]Endpoint
 }
 
 // Upstreams returns the connected upstreams, sorted by name.
@@ -599,7 +599,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
-	cat.Virtual, cat.virtualScopes = r.virtualServers()
+	cat.Virtual = r.virtualServers()
 	// First: a tool that points at its app's UI names the UI as published.
 	cat.Features = buildFeatures(clients, r.opts.Naming)
 	builtins, apis := localViews(local, classifier)
@@ -691,6 +691,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, t := range cat.Tools {
 		cat.index[t.Name] = i
 	}
+	cat.endpoints = endpoints(cat.Servers, cat.Virtual)
 	for _, e := range entries {
 		if e.status.State == upstream.StateConnected {
 			cat.upstreams = append(cat.upstreams, e.c)

@@ -3,7 +3,6 @@ package registry
 import (
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
@@ -23,18 +22,24 @@ type Endpoint struct {
 
 // Endpoint finds the endpoint called name: a virtual server of that name,
 // else a server of the catalog (connected or not: its endpoint exists and
-// lists what it has, nothing while it is down).
+// lists what it has, nothing while it is down). A lookup: the endpoints
+// are built with the catalog (endpoints).
 func (c *Catalog) Endpoint(name string) (Endpoint, bool) {
-	i := sort.Search(len(c.Virtual), func(i int) bool { return c.Virtual[i].Name >= name })
-	if i < len(c.Virtual) && c.Virtual[i].Name == name {
-		return Endpoint{Scope: c.virtualScopes[i], Virtual: &c.Virtual[i]}, true
+	ep, ok := c.endpoints[name]
+	return ep, ok
+}
+
+// endpoints are the endpoints of a catalog's servers and virtual servers,
+// by name; a virtual server takes the place of a server of its name.
+func endpoints(servers []ServerView, virtual []toolspec.VirtualServer) map[string]Endpoint {
+	out := make(map[string]Endpoint, len(servers)+len(virtual))
+	for _, sv := range servers {
+		out[sv.Name] = Endpoint{Scope: autonomy.ServerScope(sv.Name)}
 	}
-	for _, sv := range c.Servers {
-		if sv.Name == name {
-			return Endpoint{Scope: autonomy.ServerScope(name)}, true
-		}
+	for i := range virtual {
+		out[virtual[i].Name] = Endpoint{Scope: autonomy.VirtualScope(virtual[i]), Virtual: &virtual[i]}
 	}
-	return Endpoint{}, false
+	return out
 }
 
 // applyVirtual keeps a snapshot's virtual servers; it reports whether they
@@ -49,7 +54,7 @@ func (r *Registry) applyVirtual(snap discovery.Snapshot) bool {
 
 // virtualServers are the virtual servers of every source, by name; the
 // first source in priority order wins a name, as it does a server's.
-func (r *Registry) virtualServers() ([]toolspec.VirtualServer, []*autonomy.Scope) {
+func (r *Registry) virtualServers() []toolspec.VirtualServer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[string]string{}
@@ -66,9 +71,5 @@ func (r *Registry) virtualServers() ([]toolspec.VirtualServer, []*autonomy.Scope
 		}
 	}
 	slices.SortFunc(out, func(a, b toolspec.VirtualServer) int { return strings.Compare(a.Name, b.Name) })
-	scopes := make([]*autonomy.Scope, len(out))
-	for i, v := range out {
-		scopes[i] = autonomy.VirtualScope(v)
-	}
-	return out, scopes
+	return out
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
@@ -64,11 +65,11 @@ func sseBase(r *http.Request, _ string) string {
 	return ""
 }
 
-// quoteName quotes a name from a path for a message, cut short: it is
-// what the caller sent.
+// quoteName quotes a name from a path for a message (strconv.Quote,
+// so whatever the caller sent prints as one Go string), cut short.
 func quoteName(name string) string {
 	if len(name) > 64 {
 		name = name[:64] + "..."
 	}
-	return `"` + name + `"`
+	return strconv.Quote(name)
 }

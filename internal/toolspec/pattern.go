@@ -36,3 +36,15 @@ func ValidatePattern(p string) error {
 	}
 	return nil
 }
+
+// Match returns the first of patterns (path.Match globs, checked by
+// ValidatePatterns) that matches name: the one way a tool-name pattern is
+// applied, by tool policies, curation and virtual servers alike.
+func Match(patterns []string, name string) (pattern string, ok bool) {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
