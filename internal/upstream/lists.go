@@ -12,6 +12,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/streambound"
 )
 
 // What an upstream lists is bounded. An upstream decides how many pages
@@ -102,7 +103,7 @@ func (l *listing) over(method, what, setting string) *listBoundError {
 }
 
 func (l *listing) overBytes(method string) *listBoundError {
-	return l.over(method, "its lists take more than "+httpbound.Size(l.bounds.bytes), "upstream.maxListBytes")
+	return l.over(method, "its lists take more than "+streambound.Size(l.bounds.bytes), "upstream.maxListBytes")
 }
 
 // page is one page of a list: its items, the cursor of the next one ("" at

@@ -11,6 +11,10 @@
 // It wraps an http.Client and knows nothing of MCP sessions: the errors a
 // cut answer fails with are the caller's (Page.TooLarge, Page.TooMany),
 // except TooLargeError, the limit of every answer.
+//
+// An answer that is a stream of messages without end, a GET event stream
+// or the reply to a POST that opens one (WithStream), is no answer to
+// bound in total: Streams bounds it per message (package streambound).
 package httpbound
 
 import (
@@ -20,6 +24,8 @@ import (
 	"mime"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/purko-io/mcp-hub/internal/upstream/streambound"
 )
 
 // TooLargeError is an upstream answer larger than the hub reads.
@@ -29,16 +35,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("upstream %s answered more than %d bytes (%s, upstream.maxResponseBytes): ask the tool for less", e.Server, e.Limit, Size(e.Limit))
-}
-
-// Size says n bytes in MiB, or KiB when it is no whole number of MiB, for
-// messages that name a bound.
-func Size(n int64) string {
-	if n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
+	return fmt.Sprintf("upstream %s answered more than %d bytes (%s, upstream.maxResponseBytes): ask the tool for less", e.Server, e.Limit, streambound.Size(e.Limit))
 }
 
 // Limit returns a copy of hc whose answers to POST requests fail with
@@ -46,12 +43,23 @@ func Size(n int64) string {
 // request's context, if any. Streams (an SSE GET) carry many messages and
 // are the transport's to bound per message.
 func Limit(hc *http.Client, server string, limit int64) *http.Client {
-	c := *hc
+	return wrap(hc, func(next http.RoundTripper) http.RoundTripper {
+		return limitedTransport{next: next, err: &TooLargeError{Server: server, Limit: limit}}
+	})
+}
+
+// wrap returns a copy of hc (a zero client when nil) whose transport is
+// the one with made of hc's (Go's default when nil).
+func wrap(hc *http.Client, with func(next http.RoundTripper) http.RoundTripper) *http.Client {
+	var c http.Client
+	if hc != nil {
+		c = *hc
+	}
 	next := c.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	c.Transport = limitedTransport{next: next, err: &TooLargeError{Server: server, Limit: limit}}
+	c.Transport = with(next)
 	return &c
 }
 
@@ -62,7 +70,7 @@ type limitedTransport struct {
 
 func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost {
+	if err != nil || req.Method != http.MethodPost || opensStream(req, resp) {
 		return resp, err
 	}
 	body := &limitedBody{ReadCloser: resp.Body, left: t.err.Limit, err: t.err}
