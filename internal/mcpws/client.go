@@ -1,6 +1,7 @@
 package mcpws
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +87,7 @@ func NewClientTransport(url string, header http.Header, opts ...ClientOption) *C
 	return &ClientTransport{
 		url:            url,
 		header:         header.Clone(),
-		readLimit:      clientReadLimit,
+		readLimit:      cmp.Or(max(o.readLimit, 0), clientReadLimit),
 		keepalive:      defaultKeepalive(),
 		dialOpts:       o,
 		pending:        make(map[string]chan *transport.JSONRPCResponse),
@@ -207,6 +208,7 @@ type clientOptions struct {
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	proxy       func(*http.Request) (*url.URL, error)
 	checkAnswer func(http.Header) error
+	readLimit   int64
 }
 
 // WithDialContext makes the TCP connection (to the server, or to the proxy)
@@ -218,6 +220,15 @@ func WithDialContext(dial func(ctx context.Context, network, addr string) (net.C
 // WithProxy replaces the proxy function (http.ProxyFromEnvironment).
 func WithProxy(proxy func(*http.Request) (*url.URL, error)) ClientOption {
 	return func(o *clientOptions) { o.proxy = proxy }
+}
+
+// WithMessageLimit sets the largest message, in bytes, the server may
+// send (16 MiB by default; non-positive values keep it). The limit is met
+// at a frame's header, before its payload is read: a larger message ends
+// the connection with an error wrapping websocket.ErrReadLimit, which lets
+// the hub bound every upstream's messages with one setting.
+func WithMessageLimit(limit int64) ClientOption {
+	return func(o *clientOptions) { o.readLimit = limit }
 }
 
 // WithAnswerCheck has check look at the headers of the handshake's answer,

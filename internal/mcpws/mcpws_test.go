@@ -822,3 +822,56 @@ func TestReadLimit(t *testing.T) {
 	}
 	waitFor(t, f.unregistered, "session to be unregistered")
 }
+
+// TestClientMessageLimit: a server's message within WithMessageLimit
+// arrives; a larger one ends the connection with an error wrapping
+// websocket.ErrReadLimit; a non-positive limit keeps the default.
+func TestClientMessageLimit(t *testing.T) {
+	note := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"pad":%q}}`, strings.Repeat("x", 2048))
+	up := websocket.Upgrader{Subprotocols: []string{subprotocol}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(note))
+		_, _, _ = ws.ReadMessage() // until the client goes
+	}))
+	defer ts.Close()
+	url := "ws" + strings.TrimPrefix(ts.URL, "http")
+	cases := []struct {
+		name     string
+		limit    int64
+		wantLost bool
+	}{
+		{"within", int64(len(note)), false},
+		{"over", int64(len(note)) - 1, true},
+		{"non-positive keeps the default", -1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewClientTransport(url, nil, WithMessageLimit(tc.limit))
+			got := make(chan string, 1)
+			lost := make(chan error, 1)
+			tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) { got <- n.Method })
+			tr.SetConnectionLostHandler(func(err error) { lost <- err })
+			if err := tr.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			select {
+			case m := <-got:
+				if tc.wantLost {
+					t.Fatalf("got %s; want the connection lost", m)
+				}
+			case err := <-lost:
+				if !tc.wantLost || !errors.Is(err, websocket.ErrReadLimit) {
+					t.Fatalf("connection lost: %v", err)
+				}
+			case <-time.After(testTimeout):
+				t.Fatal("neither the message nor the loss arrived")
+			}
+		})
+	}
+}
