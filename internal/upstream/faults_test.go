@@ -42,6 +42,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if mark := os.Getenv(floodStdioEnv); mark != "" {
+		if err := serveFloodStdio(mark); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		if tok := os.Getenv(stdioTokenEnv); tok != "" {
 			// A careless server printing the credential it was given.

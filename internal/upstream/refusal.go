@@ -21,6 +21,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
+	"github.com/purko-io/mcp-hub/internal/upstream/streambound"
 )
 
 // What an upstream answers is the upstream's, not the hub's to publish. A
@@ -215,10 +216,11 @@ func hubSide(err error) bool {
 		ue       *url.Error
 		oe       *net.OpError
 		tooLarge *httpbound.TooLargeError
+		streamed *streambound.TooLargeError
 		te       *oauthclient.TokenError
 		over     *listBoundError
 	)
-	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &te) || errors.As(err, &over) || errors.Is(err, client.ErrRepeatedListCursor) ||
+	return errors.As(err, &ue) || errors.As(err, &oe) || errors.As(err, &tooLarge) || errors.As(err, &streamed) || errors.As(err, &te) || errors.As(err, &over) || errors.Is(err, client.ErrRepeatedListCursor) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 

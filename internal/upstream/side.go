@@ -73,7 +73,7 @@ func (s *sideClient) get(ctx context.Context, cn *conn) *client.Client {
 // is remembered: reconnects do not ask again.
 func (s *sideClient) dial(ctx context.Context, cn *conn) (*client.Client, error) {
 	c := cn.c
-	tr, err := c.newTransport(false)
+	tr, err := c.newTransport(false, cn.cancel)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,8 @@
 //
 // The mechanisms a client is made of, each a job of its own, are
 // subpackages it imports (they import nothing from here): httpbound (the
-// limits of what is read of an answer), streamhttp (the hub's own POST,
+// limits of what is read of an answer), streambound (of each message of a
+// stream), streamhttp (the hub's own POST,
 // the fast path of a plain tools/call), relay (what an upstream sends
 // during one caller's request, back to that caller), oauthclient (the
 // hub's own access token for an upstream), loopcheck (an upstream that
@@ -103,6 +104,8 @@ type Options struct {
 	Chain *hubchain.Chain
 	// MaxResponseBytes is the most read of one answer to a request (0:
 	// DefaultMaxResponseBytes); a larger one fails with *httpbound.TooLargeError.
+	// It bounds each message of a stream too; a larger one ends the
+	// connection with *streambound.TooLargeError (limit.go).
 	MaxResponseBytes int64
 	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
 	// (0: config.DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
@@ -388,6 +391,11 @@ func (c *Client) run(ctx context.Context) {
 		c.extras.resubscribe(cn)
 		c.log.Info().Str("protocol", cn.protocol).Int("tools", len(tools)).Msg("connected")
 		err = c.serve(ctx, cn)
+		if over := streamBoundCause(cn.ctx); over != nil {
+			// Whatever the transport, or a health check, made of the
+			// stream it stopped reading.
+			err = fmt.Errorf("connection lost: %w", over)
+		}
 		c.closeConn(cn, err)
 		if ctx.Err() != nil {
 			return
@@ -638,16 +646,19 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			return nil, nil, err
 		}
 	}
-	tr, err := c.newTransport(legacy)
+	sessCtx, cancel := context.WithCancelCause(ctx)
+	tr, err := c.newTransport(legacy, cancel)
 	if err != nil {
+		cancel(err)
 		return nil, nil, err
 	}
 	mc := c.newMCPClient(tr, legacy)
-
-	sessCtx, cancel := context.WithCancelCause(ctx)
 	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}
 	c.answers.Reset() // what an earlier connect was answered is not this one's
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
+		if over := streamBoundCause(sessCtx); over != nil {
+			err = over // whatever the transport made of the stream it stopped reading
+		}
 		err = failures{&c.answers, &c.cred}.failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
 		return nil, nil, err
@@ -706,7 +717,9 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 func (cn *conn) listen(filter mcp.SubscriptionFilter) {
 	c := cn.c
 	go func() {
-		err := cn.mc.Listen(cn.ctx, filter)
+		// The stream's messages are bounded one by one, as a GET stream's
+		// are, not together as the answer to a request.
+		err := cn.mc.Listen(httpbound.WithStream(cn.ctx, "subscriptions/listen stream"), filter)
 		if err != nil && cn.ctx.Err() == nil {
 			c.log.Debug().Err(c.cred.redact(err)).Msg("subscriptions/listen ended")
 		}
