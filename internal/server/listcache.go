@@ -106,42 +106,53 @@ type encodedTools struct {
 	failed map[int]error
 }
 
-// encodeTools encodes the definitions def gives of cat's tools. Each is
-// encoded apart first, so that list is allocated once, at its size. A
-// tool's own MarshalJSON is what json.Marshal would call and then copy
-// (compacted: it already is) into bytes of its own; called directly, each
-// tool's bytes are made once, and its definition is not copied to the
-// heap to be passed as an interface.
+// encodeTools encodes the definitions def gives of cat's tools, as
+// mcp-go does (listencode.go): a first pass counts, so that list is
+// allocated once, at its size, and the second writes into it.
 func encodeTools(cat *registry.Catalog, def func(registry.Tool) mcp.Tool) *encodedTools {
 	e := &encodedTools{at: make([]int, len(cat.Tools)), size: make([]int, len(cat.Tools))}
-	parts := make([][]byte, len(cat.Tools))
-	n := len(listOpen) + len(listClose) + len(jsonrpc.AnswerEnd) - 1 // one comma fewer than tools
+	fail := func(i int, err error) {
+		if e.failed == nil {
+			e.failed = map[int]error{}
+		}
+		e.failed[i] = fmt.Errorf("encode tool %s for tools/list: %w", cat.Tools[i].Name, err)
+		e.size[i] = -1
+	}
+	const frame = len(listOpen) + len(listClose) + len(jsonrpc.AnswerEnd)
+	n := frame - 1 // one comma fewer than tools
+	count := newToolEncoder(nil, true)
 	for i, t := range cat.Tools {
 		d := def(t)
-		b, err := d.MarshalJSON()
-		if err != nil {
-			if e.failed == nil {
-				e.failed = map[int]error{}
-			}
-			e.failed[i] = fmt.Errorf("encode tool %s for tools/list: %w", d.Name, err)
-			e.size[i] = -1
+		count.n = 0
+		if err := count.tool(&d); err != nil {
+			fail(i, err)
 			continue
 		}
-		parts[i] = b
-		n += len(b) + 1 // and its comma
+		n += count.n + 1 // and its comma
 	}
-	e.list = append(make([]byte, 0, max(n, len(listOpen)+len(listClose)+len(jsonrpc.AnswerEnd))), listOpen...)
-	for i, b := range parts {
-		if b == nil {
+	w := newToolEncoder(make([]byte, 0, max(n, frame)), false)
+	w.rawString(listOpen)
+	for i, t := range cat.Tools {
+		if e.size[i] < 0 {
 			continue
 		}
-		if len(e.list) > len(listOpen) {
-			e.list = append(e.list, ',')
+		mark := len(w.buf)
+		if mark > len(listOpen) {
+			w.rawString(",")
 		}
-		e.at[i], e.size[i] = len(e.list), len(b)
-		e.list = append(e.list, b...)
+		d := def(t)
+		at := len(w.buf)
+		if err := w.tool(&d); err != nil {
+			// Not seen counting: a catalog is never changed, so never.
+			w.buf = w.buf[:mark]
+			fail(i, err)
+			continue
+		}
+		e.at[i], e.size[i] = at, len(w.buf)-at
 	}
-	e.list = append(append(e.list, listClose...), jsonrpc.AnswerEnd...)
+	w.rawString(listClose)
+	w.rawString(jsonrpc.AnswerEnd)
+	e.list = w.buf
 	return e
 }
 
