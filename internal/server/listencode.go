@@ -15,8 +15,9 @@ import (
 // GOGC=400, so that garbage is not collected during the build, and pages
 // the runtime had given back to the OS are taken again: the hub's RSS
 // grew by 2.6x the list's size after its first list, where 1.1x is kept
-// (benchmark 3). toolEncoder writes the same bytes straight into the
-// list: the members in the order json.Marshal gives a map's keys (sorted),
+// (benchmark 3; 1.3x with this encoder). toolEncoder writes the same bytes
+// straight into the list: the members in the order json.Marshal gives a
+// map's keys (sorted),
 // each value encoded by encoding/json as the map's value would be. It
 // runs twice over a generation, once counting (so that the list is
 // allocated once, at its size) and once writing; what it allocates is the
