@@ -26,8 +26,22 @@ import (
 // request's envelope (listwire.go), gzipped for clients that take it.
 // Requests it is not sure about (a cursor, a 2026-07-28 request with _meta
 // of its own, no session) go to mcp-go as before.
+//
+// What a generation keeps is bounded by what its lists hold, not by the
+// callers or the lists served (issue 34): the tools are encoded into one
+// buffer of exactly the full list's size, which is itself the result of
+// every view that shows them all, and views that show the same tools (two
+// agents, two allowlists of the same reach) share one result, built at its
+// exact size. A 5 MB catalog listed by one view keeps 5 MB, where each tool
+// kept apart and a result grown by doubling kept 12-17 MB; and building it
+// leaves 4 MB of garbage, not 43 (listencode.go), which matters under the
+// hub's GOGC=400: garbage is collected only once the heap is five times
+// what is live, and until then it takes pages the runtime had given back
+// to the OS (the hub's RSS grew by 9x the list's size over its first
+// lists, benchmark 3; 1.3x now).
 
-// maxViews bounds the views kept per catalog generation.
+// maxViews bounds the views kept per catalog generation, and so the
+// distinct results (sets of tools) they share.
 const maxViews = 256
 
 // viewKey says what a caller sees: the same key, the same list.
@@ -46,8 +60,12 @@ type viewKey struct {
 type listCache struct {
 	mu    sync.Mutex
 	gen   uint64
-	tools [][]byte // encoded cat.Tools[i].Def, nil until first needed
+	tools *encodedTools // every tool of the generation, nil until first needed
 	views *lru.Cache[viewKey, *listView]
+	// byTools are the results by the tools they show (a bitmap of
+	// indices in the catalog, as a string): callers of different keys
+	// that see the same tools share one.
+	byTools *lru.Cache[string, *listView]
 }
 
 // listView is one view's encoded tools/list result and how many tools it
@@ -65,18 +83,112 @@ type listView struct {
 	gz     *gzipSuffix // nil until compressed, and when compressing failed
 }
 
-// newListView keeps res, whose array has room for jsonrpc.AnswerEnd after
-// it or gets it, copied, when not.
-func newListView(res []byte, tools int) *listView {
-	full := append(res, jsonrpc.AnswerEnd...)
-	return &listView{res: full[:len(res):len(res)], suffix: full[1:], tools: tools}
-}
-
 // gzipped is the view's gzip variant: suffix compressed on the first call
 // (listwire.go).
 func (v *listView) gzipped() *gzipSuffix {
 	v.gzOnce.Do(func() { v.gz, _ = compressSuffix(v.suffix) })
 	return v.gz
+}
+
+// The result of a view: `{"tools":[` the tools, comma-separated, `]}`.
+const (
+	listOpen  = `{"tools":[`
+	listClose = `]}`
+)
+
+// encodedTools is every tool of one catalog generation encoded once, in
+// the catalog's order, laid out as the result of a view that shows them
+// all (with jsonrpc.AnswerEnd after it): that view's result is list
+// itself, and any other view copies its tools' bytes from it.
+type encodedTools struct {
+	list []byte
+	at   []int // where tool i's encoding starts in list
+	size []int // its length, -1 when it could not be encoded
+	// failed are the tools that could not be encoded: a view that shows
+	// one answers with the error (and mcp-go with its own).
+	failed map[int]error
+}
+
+// encodeTools encodes the definitions def gives of cat's tools, as
+// mcp-go does (listencode.go): a first pass counts, so that list is
+// allocated once, at its size, and the second writes into it.
+func encodeTools(cat *registry.Catalog, def func(registry.Tool) mcp.Tool) *encodedTools {
+	e := &encodedTools{at: make([]int, len(cat.Tools)), size: make([]int, len(cat.Tools))}
+	fail := func(i int, err error) {
+		if e.failed == nil {
+			e.failed = map[int]error{}
+		}
+		e.failed[i] = fmt.Errorf("encode tool %s for tools/list: %w", cat.Tools[i].Name, err)
+		e.size[i] = -1
+	}
+	const frame = len(listOpen) + len(listClose) + len(jsonrpc.AnswerEnd)
+	n := frame - 1 // one comma fewer than tools
+	count := newToolEncoder(nil, true)
+	for i, t := range cat.Tools {
+		d := def(t)
+		count.n = 0
+		if err := count.tool(&d); err != nil {
+			fail(i, err)
+			continue
+		}
+		n += count.n + 1 // and its comma
+	}
+	w := newToolEncoder(make([]byte, 0, max(n, frame)), false)
+	w.rawString(listOpen)
+	for i, t := range cat.Tools {
+		if e.size[i] < 0 {
+			continue
+		}
+		mark := len(w.buf)
+		if mark > len(listOpen) {
+			w.rawString(",")
+		}
+		d := def(t)
+		at := len(w.buf)
+		if err := w.tool(&d); err != nil {
+			// Not seen counting: a catalog is never changed, so never.
+			w.buf = w.buf[:mark]
+			fail(i, err)
+			continue
+		}
+		e.at[i], e.size[i] = at, len(w.buf)-at
+	}
+	w.rawString(listClose)
+	w.rawString(jsonrpc.AnswerEnd)
+	e.list = w.buf
+	return e
+}
+
+// view returns the result that shows the tools of shown (indices into the
+// catalog), n of them: list itself when that is every tool, else a copy
+// of their bytes at its exact size.
+func (e *encodedTools) view(shown []byte, n int) (*listView, error) {
+	size := len(listOpen) + len(listClose) + len(jsonrpc.AnswerEnd) + max(n-1, 0)
+	for i := range e.at {
+		if shown[i/8]&(1<<(i%8)) == 0 {
+			continue
+		}
+		if err := e.failed[i]; err != nil {
+			return nil, err
+		}
+		size += e.size[i]
+	}
+	full := e.list
+	if n != len(e.at) || len(e.failed) > 0 {
+		full = append(make([]byte, 0, size), listOpen...)
+		for i := range e.at {
+			if shown[i/8]&(1<<(i%8)) == 0 {
+				continue
+			}
+			if len(full) > len(listOpen) {
+				full = append(full, ',')
+			}
+			full = append(full, e.list[e.at[i]:e.at[i]+e.size[i]]...)
+		}
+		full = append(append(full, listClose...), jsonrpc.AnswerEnd...)
+	}
+	res := len(full) - len(jsonrpc.AnswerEnd)
+	return &listView{res: full[:res:res], suffix: full[1:], tools: n}, nil
 }
 
 // toolsView returns caller's view of cat.
@@ -86,32 +198,31 @@ func (s *Server) toolsView(cat *registry.Catalog, caller callers.Caller) (*listV
 	defer lc.mu.Unlock()
 	if lc.views == nil || lc.gen != cat.Gen {
 		views, _ := lru.New[viewKey, *listView](maxViews)
-		lc.gen, lc.tools, lc.views = cat.Gen, make([][]byte, len(cat.Tools)), views
+		byTools, _ := lru.New[string, *listView](maxViews)
+		lc.gen, lc.tools, lc.views, lc.byTools = cat.Gen, nil, views, byTools
 	}
 	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), scope: caller.Scope.Key(), agent: caller.VerifiedAgent(),
 		subject: caller.Subject.Kind(), issuer: caller.Subject.Issuer()}
 	if v, ok := lc.views.Get(key); ok {
 		return v, nil
 	}
-	out := make([]byte, 0, 64*1024)
-	out = append(out, `{"tools":[`...)
+	shown := make([]byte, (len(cat.Tools)+7)/8)
 	n := 0
-	for i, def := range s.view(cat, caller) {
-		if lc.tools[i] == nil {
-			b, err := json.Marshal(def)
-			if err != nil {
-				return nil, fmt.Errorf("encode tool %s for tools/list: %w", def.Name, err)
-			}
-			lc.tools[i] = b
-		}
-		if n > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, lc.tools[i]...)
+	for i := range s.view(cat, caller) {
+		shown[i/8] |= 1 << (i % 8)
 		n++
 	}
-	out = append(out, `]}`...)
-	v := newListView(out, n)
+	v, ok := lc.byTools.Get(string(shown))
+	if !ok {
+		if lc.tools == nil {
+			lc.tools = encodeTools(cat, s.listedDef)
+		}
+		var err error
+		if v, err = lc.tools.view(shown, n); err != nil {
+			return nil, err
+		}
+		lc.byTools.Add(string(shown), v)
+	}
 	lc.views.Add(key, v)
 	return v, nil
 }

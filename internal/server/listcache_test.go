@@ -471,3 +471,74 @@ func TestAcceptsGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestListViewsShareResults: callers whose views show the same tools share
+// one result, kept at its exact size; the view that shows every tool is
+// the generation's encoding itself; a tool that cannot be encoded fails
+// only the views that show it. Every result is the tools encoded as
+// json.Marshal encodes them, in the catalog's order.
+func TestListViewsShareResults(t *testing.T) {
+	tool := func(name string, readOnly bool) registry.Tool {
+		return registry.Tool{Name: name, Original: name, Def: mcp.NewTool(name, mcp.WithDescription("<"+name+"> & co")), Class: autonomy.Class{ReadOnly: readOnly}}
+	}
+	broken := tool("broken", false)
+	broken.Def.RawInputSchema = json.RawMessage(`{"type":"object"}`) // and InputSchema.Type: MarshalJSON refuses both
+	cat := &registry.Catalog{Gen: 1, Tools: []registry.Tool{tool("a", true), tool("b", false), tool("c", true)}}
+	withBroken := &registry.Catalog{Gen: 2, Tools: []registry.Tool{tool("a", true), broken, tool("c", true)}}
+	want := func(names ...string) string {
+		var parts []string
+		for _, n := range names {
+			b, err := json.Marshal(tool(n, false).Def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, string(b))
+		}
+		return `{"tools":[` + strings.Join(parts, ",") + `]}`
+	}
+	full := callers.Caller{Level: autonomy.Full}
+	for _, tc := range []struct {
+		name    string
+		cat     *registry.Catalog
+		a, b    callers.Caller
+		shared  bool   // a and b share one result
+		want    string // a's result; "" when a's list fails
+		isWhole bool   // a's result is the generation's encoding itself
+	}{
+		{"full, and an allow-list of every tool", cat, full, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist([]string{"a", "b", "c"})}, true, want("a", "b", "c"), true},
+		{"restricted, and full allowed the read-only tools", cat, callers.Caller{Level: autonomy.Restricted}, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist([]string{"a", "c"})}, true, want("a", "c"), false},
+		{"restricted and full", cat, callers.Caller{Level: autonomy.Restricted}, full, false, want("a", "c"), false},
+		{"one tool, and none", cat, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist([]string{"b"})}, callers.Caller{Level: autonomy.Manual}, false, want("b"), false},
+		{"nothing", cat, callers.Caller{Level: autonomy.Manual}, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist([]string{"nope"})}, true, `{"tools":[]}`, false},
+		{"a broken tool shown", withBroken, full, callers.Caller{Level: autonomy.Restricted}, false, "", false},
+		{"a broken tool not shown", withBroken, callers.Caller{Level: autonomy.Restricted}, callers.Caller{Level: autonomy.Full, Allow: autonomy.NewAllowlist([]string{"a", "c"})}, true, want("a", "c"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{}
+			va, errA := s.toolsView(tc.cat, tc.a)
+			vb, errB := s.toolsView(tc.cat, tc.b)
+			if tc.want == "" {
+				if errA == nil || !strings.Contains(errA.Error(), "broken") {
+					t.Fatalf("a view showing the broken tool: %v, want its error", errA)
+				}
+				return
+			}
+			if errA != nil || errB != nil {
+				t.Fatal(errA, errB)
+			}
+			if string(va.res) != tc.want {
+				t.Errorf("result\n%s\nwant\n%s", va.res, tc.want)
+			}
+			if string(va.suffix) != tc.want[1:]+jsonrpc.AnswerEnd || cap(va.res) != len(va.res) || len(va.suffix) != cap(va.suffix) {
+				t.Errorf("suffix %q, res cap %d len %d, suffix cap %d len %d: want the result and the answer's end, kept at their size",
+					va.suffix, cap(va.res), len(va.res), cap(va.suffix), len(va.suffix))
+			}
+			if (va == vb) != tc.shared {
+				t.Errorf("shared %v, want %v", va == vb, tc.shared)
+			}
+			if whole := &va.suffix[0] == &s.lists.tools.list[1]; whole != tc.isWhole {
+				t.Errorf("result is the generation's encoding: %v, want %v", whole, tc.isWhole)
+			}
+		})
+	}
+}

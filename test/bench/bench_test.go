@@ -175,6 +175,7 @@ func TestBenchHarness(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("tools/list encodings measured: %v, want %v", got, want)
 		}
+		checkListIssue34(t, l, minRounds)
 	}
 
 	// 4: every idle session opened and held; memory read before and after.
@@ -316,6 +317,13 @@ func TestBenchHarness(t *testing.T) {
 	}
 	wantVerdicts = append(wantVerdicts,
 		"list: hub sends the list gzip-compressed to a client that accepts gzip (1 yes, 0 no)",
+		"list: hub p50 / static server p50, identity, 20 requests each in turn",
+		"list: hub heap in use after GC, after 20 lists, over before the first, in list sizes",
+		"list: hub RSS after 20 lists over before the first, in list sizes",
+		"list: hub heap in use after GC, after 40 lists, over before the first, in list sizes",
+		"list: hub RSS after 40 lists over before the first, in list sizes",
+		"list: hub heap in use after GC, after 100 lists, over before the first, in list sizes",
+		"list: hub RSS after 100 lists over before the first, in list sizes",
 		"idle: Go heap + stacks per idle session",
 		"idle: goroutines per idle session",
 		"idle: RSS of the idle hub on its embedded default, started cold",

@@ -70,6 +70,11 @@ type ListBench struct {
 	// entry per encoding (identity, and gzip when HubGzip).
 	Wire    []WireList `json:"wire"`
 	HubGzip bool       `json:"hubGzip"` // the hub compressed its reply for a client that accepts gzip
+	// Interleaved and Memory are issue 34's checks (listmem.go): the full
+	// list request by request against static servers, and the hub's
+	// memory after many lists.
+	Interleaved *InterleavedList `json:"interleaved"`
+	Memory      *ListMemory      `json:"memory"`
 }
 
 // WireList is the full list of the hub against the static server, in one
@@ -132,12 +137,22 @@ func measureList(ctx context.Context, target string, cfg Config, op listOp, w wi
 	return res, nil
 }
 
-// runList measures benchmark 3; with pprofAddr, it profiles the hub in a
-// run of its own after the wire rounds (runWire).
+// runList measures benchmark 3 on a hub that has not served tools/list
+// yet, whose profiles pprofAddr serves: first the hub's memory over many
+// lists (it must see the hub before its first), and with -profile, a
+// profile of the hub in a run of its own after the wire rounds (runWire).
 func (e *benchEnv) runList(ctx context.Context, s *scaleSetup, hub *hubtest.Hub, pprofAddr string) (*ListBench, *ProfileCapture, error) {
 	hc := newHTTPClient(64)
 	defer hc.CloseIdleConnections()
 	out := &ListBench{Upstreams: s.upstreams, ToolsPerUpstream: s.tools}
+	e.progress("tools/list: the hub's memory before its first list and after %v", listMemoryCheckpoints())
+	ms, err := openRaw(ctx, hc, hub.MCPURL(), "X-Autonomy-Level", "full")
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.Memory, err = runListMemory(ctx, hub, pprofAddr, ms.request(ctx, http.MethodPost, nil).Header); err != nil {
+		return nil, nil, err
+	}
 	e.progress("tools/list: one upstream directly (%d tools)", s.tools)
 	one, err := openRaw(ctx, hc, s.urls[0])
 	if err != nil {
@@ -199,9 +214,9 @@ type hubReply struct {
 var listRequest = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
 
 // runWire measures the full list of the hub against a static server that
-// sends the same bytes, in each encoding the hub speaks; with pprofAddr, it
-// then profiles the hub listing as in the identity rounds, in a run of its
-// own. (Profiled while a raw session listed the full view, the hub idled:
+// sends the same bytes, in each encoding the hub speaks, back to back and
+// request by request (runInterleaved); with -profile, it then profiles the
+// hub listing as in the identity rounds, in a run of its own. (Profiled while a raw session listed the full view, the hub idled:
 // that client decodes each 5 MB list between its requests.)
 func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub, pprofAddr string) (*ProfileCapture, error) {
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
@@ -302,7 +317,20 @@ func (e *benchEnv) runWire(ctx context.Context, out *ListBench, hub *hubtest.Hub
 	for k := range out.Wire {
 		out.Wire[k].summarize()
 	}
-	if pprofAddr == "" {
+	// Request by request, and against a static server that never
+	// compresses (what a client that accepts gzip gets from a server of
+	// the identity bytes).
+	plain, plainURL, err := e.startRole(ctx, "static", staticTypeEnv+"="+reply.contentType, staticBodyEnv+"="+filepath.Join(e.tmp, "tools-list.body"))
+	if err != nil {
+		return nil, fmt.Errorf("start the static server of the identity bytes: %w", err)
+	}
+	defer plain.Kill()
+	gz := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer gz.CloseIdleConnections()
+	if out.Interleaved, err = e.runInterleaved(ctx, raw, gz, hub.MCPURL(), staticURL, plainURL, header, len(reply.body), out.HubGzip); err != nil {
+		return nil, fmt.Errorf("request by request: %w", err)
+	}
+	if e.cfg.ProfileDir == "" {
 		return nil, nil
 	}
 	prof, err := e.newCapture(fmt.Sprintf("tools/list of %d tools, identity, back to back", out.Full.Tools), "hub-list")
@@ -483,7 +511,24 @@ func (l *ListBench) verdicts(rounds int) []Verdict {
 	if l.HubGzip {
 		gz = 1
 	}
-	return append(out, judge("list", "hub sends the list gzip-compressed to a client that accepts gzip (1 yes, 0 no)", gz, ">=", 1, ""))
+	out = append(out, judge("list", "hub sends the list gzip-compressed to a client that accepts gzip (1 yes, 0 no)", gz, ">=", 1, ""))
+	if l.Interleaved != nil {
+		if p := l.Interleaved.pair("identity"); p != nil {
+			v := judge("list", fmt.Sprintf("hub p50 / static server p50, identity, %d requests each in turn", l.Interleaved.Requests), p.P50Ratio, "<=", targetListVsStatic, "x")
+			if rounds < minRounds {
+				v = v.unjudged(fmt.Sprintf("%d rounds, fewer than %d", rounds, minRounds))
+			}
+			out = append(out, v)
+		}
+	}
+	if m := l.Memory; m != nil {
+		for _, p := range m.After {
+			out = append(out,
+				judge("list", fmt.Sprintf("hub heap in use after GC, after %d lists, over before the first, in list sizes", p.Lists), p.HeapGrowth, "<=", targetListMemoryGrowth, "x"),
+				judge("list", fmt.Sprintf("hub RSS after %d lists over before the first, in list sizes", p.Lists), p.RSSGrowth, "<=", targetListMemoryGrowth, "x"))
+		}
+	}
+	return out
 }
 
 func (l *ListBench) writeTable(w io.Writer) {
@@ -505,6 +550,22 @@ func (l *ListBench) writeTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-9s hub/static p50 %.2fx (rounds: %s)\n", wl.Encoding, wl.P50Ratio, strings.Join(per, ", "))
 	}
+	if l.Interleaved != nil {
+		l.Interleaved.writeTable(w, l.identityRatio())
+	}
+	if l.Memory != nil {
+		l.Memory.writeTable(w)
+	}
+}
+
+// identityRatio is the back-to-back hub/static p50 of the identity bytes.
+func (l *ListBench) identityRatio() float64 {
+	for _, w := range l.Wire {
+		if w.Encoding == "identity" {
+			return w.P50Ratio
+		}
+	}
+	return 0
 }
 
 func roundsOf(ws []WireList) int {
@@ -522,6 +583,16 @@ func (l *ListBench) markdownLine() string {
 	}
 	if !l.HubGzip {
 		parts = append(parts, "the hub does not compress")
+	}
+	if il := l.Interleaved; il != nil && il.explain(l.identityRatio()) != "" {
+		parts = append(parts, "request by request, "+il.explain(l.identityRatio()))
+	}
+	if m := l.Memory; m != nil {
+		var grew []string
+		for _, p := range m.After {
+			grew = append(grew, fmt.Sprintf("%d lists %+.2fx heap in use, %+.2fx RSS", p.Lists, p.HeapGrowth, p.RSSGrowth))
+		}
+		parts = append(parts, fmt.Sprintf("hub memory over before its first list, in list sizes: %s", strings.Join(grew, ", ")))
 	}
 	return fmt.Sprintf("list: tools/list of %d upstreams x %d tools, %s", l.Upstreams, l.ToolsPerUpstream, strings.Join(parts, "; "))
 }

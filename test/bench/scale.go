@@ -206,7 +206,8 @@ func (e *benchEnv) runScale(ctx context.Context, rep *Report) error {
 	if e.cfg.selected(3) || e.cfg.selected(5) {
 		args := []string{"--config", s.cfgPath}
 		pprofAddr := ""
-		if e.cfg.ProfileDir != "" && e.cfg.selected(3) {
+		if e.cfg.selected(3) {
+			// Benchmark 3 reads the hub's heap, and with -profile profiles it.
 			if pprofAddr, err = hubtest.FreeAddr(); err != nil {
 				return err
 			}
