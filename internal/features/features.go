@@ -7,7 +7,7 @@ package features
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -22,8 +22,10 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
+	"github.com/purko-io/mcp-hub/internal/resultcap"
 )
 
 // MCP beyond tools, on the caller's side: resources, templates and prompts
@@ -32,7 +34,11 @@ import (
 // elicitation and roots requests to the caller whose call caused them.
 //
 // Resources, prompts and completions are reads: every level but manual
-// may use them (manual is "the agent does nothing on its own").
+// may use them (manual is "the agent does nothing on its own"). Every read,
+// prompt, completion and subscription of a caller's is served by the
+// pipeline (pipeline.Serve): decided by pipeline.DecideRequest, which also
+// filters the lists, limited, screened by the caller's content filters
+// both ways, capped and recorded, as a tool call is.
 
 // maxSessions bounds the per-session state the hub remembers.
 const maxSessions = 1 << 16
@@ -74,6 +80,10 @@ type Features struct {
 	// relayFor brings what an upstream sends during a read or a prompt to
 	// the caller's session.
 	relayFor func(context.Context) registry.Relay
+	// pipe serves every request (Options.Pipeline), mark hands its errors
+	// to mcp-go (Options.Mark).
+	pipe     *pipeline.Pipeline
+	mark     func(*jsonrpc.Error) error
 	sessions *lru.Cache[string, *sessionState]
 
 	mu        sync.Mutex
@@ -93,12 +103,31 @@ type deliverFunc func(params map[string]any) error
 // subKey is one upstream resource subscribed to.
 type subKey struct{ server, uri string }
 
-// New serves the features of reg's catalog; relayFor brings what an
-// upstream sends during a read or a prompt to the caller. Call Attach
-// with the server built from ServerOptions.
-func New(reg *registry.Registry, log zerolog.Logger, relayFor func(context.Context) registry.Relay) *Features {
+// Options are what Features works with.
+type Options struct {
+	// Registry holds the catalog whose features are served.
+	Registry *registry.Registry
+	Log      zerolog.Logger
+	// RelayFor brings what an upstream sends during a read or a prompt to
+	// the caller.
+	RelayFor func(context.Context) registry.Relay
+	// Pipeline serves every read, prompt, completion and subscription.
+	Pipeline *pipeline.Pipeline
+	// Mark turns the pipeline's error into the error a handler of mcp-go
+	// returns, so that the face answers with it as it is; nil, its text.
+	Mark func(*jsonrpc.Error) error
+}
+
+// New serves the features of the catalog. Call Attach with the server
+// built from ServerOptions.
+func New(opts Options) *Features {
 	sessions, _ := lru.New[string, *sessionState](maxSessions)
-	return &Features{reg: reg, log: log, relayFor: relayFor, sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
+	mark := opts.Mark
+	if mark == nil {
+		mark = func(e *jsonrpc.Error) error { return e }
+	}
+	return &Features{reg: opts.Registry, log: opts.Log, relayFor: opts.RelayFor, pipe: opts.Pipeline, mark: mark,
+		sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
 }
 
 // ServerOptions are the mcp-go options for everything besides tools. The
@@ -110,34 +139,34 @@ func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 		f.advertise(ctx, &res.Capabilities)
 	})
 	hooks.AddAfterSetLevel(f.afterSetLevel)
-	hooks.AddBeforeSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest) {
-		id := sessionID(ctx)
-		f.subscribe(ctx, id, req.Params.URI, func(params map[string]any) error {
-			return f.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
-		})
-	})
 	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
-		f.subscribe(ctx, sessionID(ctx), req.Params.URI, nil)
+		_ = f.subscribe(ctx, sessionID(ctx), req.Params.URI, nil)
 	})
 	hooks.AddBeforeSubscriptionsListen(f.listen)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { f.dropSession(cs.SessionID()) })
 	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
 		cat := &f.reg.Catalog().Features
-		res.Resources = keepAllowed(ctx, res.Resources, func(r mcp.Resource) string { x, _ := cat.Resource(r.URI); return x.Server })
+		res.Resources = keepAllowed(ctx, res.Resources, func(r mcp.Resource) (string, string, string) {
+			x, _ := cat.Resource(r.URI)
+			return x.Server, r.URI, x.Original
+		})
 	})
 	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
 		cat := &f.reg.Catalog().Features
-		res.ResourceTemplates = keepAllowed(ctx, res.ResourceTemplates, func(t mcp.ResourceTemplate) string {
+		res.ResourceTemplates = keepAllowed(ctx, res.ResourceTemplates, func(t mcp.ResourceTemplate) (string, string, string) {
 			if t.URITemplate == nil {
-				return ""
+				return "", "", ""
 			}
 			x, _ := cat.Template(t.URITemplate.Raw())
-			return x.Server
+			return x.Server, t.URITemplate.Raw(), x.Original
 		})
 	})
 	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
 		cat := &f.reg.Catalog().Features
-		res.Prompts = keepAllowed(ctx, res.Prompts, func(p mcp.Prompt) string { x, _ := cat.Prompt(p.Name); return x.Server })
+		res.Prompts = keepAllowed(ctx, res.Prompts, func(p mcp.Prompt) (string, string, string) {
+			x, _ := cat.Prompt(p.Name)
+			return x.Server, p.Name, x.Original
+		})
 	})
 	return []server.ServerOption{
 		server.WithResourceCapabilities(true, true),
@@ -151,27 +180,22 @@ func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 
 func featuresAllowed(c callers.Caller) bool { return c.Level != autonomy.Manual }
 
-// allowedFrom reports whether the caller may use what server offers
-// besides tools: not at manual, and only on an endpoint that publishes
-// the server whole (/servers/NAME, autonomy.Scope.PermitsServer).
-func allowedFrom(c callers.Caller, server string) bool {
-	return featuresAllowed(c) && c.Scope.PermitsServer(server)
-}
-
-// keepAllowed keeps the items of a list whose server (serverOf; "" for
-// one the catalog no longer has) the caller may use, in place; never nil,
-// so an empty list encodes as [].
-func keepAllowed[T any](ctx context.Context, items []T, serverOf func(T) string) []T {
+// keepAllowed keeps the items of a list the caller may use
+// (pipeline.DecideRequest, the decision of their use), in place; whatOf
+// says an item's server ("" for one the catalog no longer has), its
+// published name or URI and its server's. Never nil, so an empty list
+// encodes as [].
+func keepAllowed[T any](ctx context.Context, items []T, whatOf func(T) (server, target, original string)) []T {
 	c := callers.From(ctx)
 	if !featuresAllowed(c) {
 		return []T{}
 	}
-	if c.Scope == nil {
+	if c.Scope == nil && c.Allow == nil {
 		return items
 	}
 	out := items[:0]
 	for _, it := range items {
-		if c.Scope.PermitsServer(serverOf(it)) {
+		if srv, target, original := whatOf(it); pipeline.DecideRequest(c, srv, target, original) == "" {
 			out = append(out, it)
 		}
 	}
@@ -179,21 +203,6 @@ func keepAllowed[T any](ctx context.Context, items []T, serverOf func(T) string)
 		return []T{}
 	}
 	return out
-}
-
-var errManual = errors.New("BLOCKED: Manual autonomy — no resources or prompts allowed")
-
-// refusal is why the caller may not use what server offers besides tools,
-// nil when it may.
-func refusal(ctx context.Context, server string) error {
-	c := callers.From(ctx)
-	switch {
-	case !featuresAllowed(c):
-		return errManual
-	case !c.Scope.PermitsServer(server):
-		return fmt.Errorf("BLOCKED: the endpoint /servers/%s does not publish the resources and prompts of server %s", c.Scope.Name(), server)
-	}
-	return nil
 }
 
 // advertise pares the capabilities down to what the connected upstreams
@@ -393,7 +402,7 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		rs := make([]server.ServerResource, len(now.Resources))
 		for i, r := range now.Resources {
 			rs[i] = server.ServerResource{Resource: r.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return f.read(ctx, r.Server, r.Prefix, r.Original, r.Client, req)
+				return f.contents(f.read(ctx, r.Server, r.Prefix, r.Original, r.Client, req))
 			}}
 		}
 		f.mcp.SetResources(rs...)
@@ -407,7 +416,7 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		for i, t := range now.Templates {
 			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				uri, _ := registry.UpstreamURI(t.Prefix, req.Params.URI) // the template matched: it carries the prefix
-				return f.read(ctx, t.Server, t.Prefix, uri, t.Client, req)
+				return f.contents(f.read(ctx, t.Server, t.Prefix, uri, t.Client, req))
 			}}
 		}
 		f.mcp.SetResourceTemplates(ts...)
@@ -418,39 +427,80 @@ func (f *Features) Publish(cat *registry.Catalog) {
 		ps := make([]server.ServerPrompt, len(now.Prompts))
 		for i, p := range now.Prompts {
 			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				if err := refusal(ctx, p.Server); err != nil {
-					return nil, err
+				out := f.getPrompt(ctx, p, req)
+				if out.Error != nil {
+					return nil, f.mark(out.Error)
 				}
-				return p.Client.GetPrompt(registry.WithRelay(onBehalf(ctx), f.relayFor(ctx)), p.Original, req)
+				raw := out.Result
+				return mcp.ParseGetPromptResult(&raw)
 			}}
 		}
 		f.mcp.SetPrompts(ps...)
 	}
 }
 
-// read reads the upstream's uri and gives the contents the caller's URIs
-// (prefix added to each, when the naming policy added one).
-func (f *Features) read(ctx context.Context, server, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	if err := refusal(ctx, server); err != nil {
-		return nil, err
-	}
-	res, err := c.ReadResource(registry.WithRelay(onBehalf(ctx), f.relayFor(ctx)), uri, req)
-	if err != nil {
-		return nil, err
-	}
-	if prefix != "" {
-		for i, rc := range res.Contents {
-			switch v := rc.(type) {
-			case mcp.TextResourceContents:
-				v.URI = registry.PublishedURI(prefix, v.URI)
-				res.Contents[i] = v
-			case mcp.BlobResourceContents:
-				v.URI = registry.PublishedURI(prefix, v.URI)
-				res.Contents[i] = v
+// read serves resources/read of the upstream's uri: the pipeline's
+// result, the contents with the caller's URIs (prefix added to each, when
+// the naming policy added one).
+func (f *Features) read(ctx context.Context, srv, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) pipeline.Result {
+	rq := pipeline.Request{Method: string(mcp.MethodResourcesRead), Target: req.Params.URI, Server: srv, Original: uri,
+		Shape: resultcap.Resource, Cap: f.reg.ResultCap(srv)}
+	return f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		res, err := c.ReadResource(registry.WithRelay(ctx, f.relayFor(ctx)), uri, req)
+		if err != nil {
+			return nil, err
+		}
+		if prefix != "" {
+			for i, rc := range res.Contents {
+				switch v := rc.(type) {
+				case mcp.TextResourceContents:
+					v.URI = registry.PublishedURI(prefix, v.URI)
+					res.Contents[i] = v
+				case mcp.BlobResourceContents:
+					v.URI = registry.PublishedURI(prefix, v.URI)
+					res.Contents[i] = v
+				}
 			}
 		}
+		return json.Marshal(res)
+	})
+}
+
+// contents is what mcp-go's resource handler returns for out.
+func (f *Features) contents(out pipeline.Result) ([]mcp.ResourceContents, error) {
+	if out.Error != nil {
+		return nil, f.mark(out.Error)
+	}
+	raw := out.Result
+	res, err := mcp.ParseReadResourceResult(&raw)
+	if err != nil {
+		return nil, f.mark(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "read the result of resources/read: " + err.Error()})
 	}
 	return res.Contents, nil
+}
+
+// getPrompt serves prompts/get of p: its arguments are what the caller's
+// content filters screen on the way up.
+func (f *Features) getPrompt(ctx context.Context, p registry.Prompt, req mcp.GetPromptRequest) pipeline.Result {
+	var args json.RawMessage
+	if len(req.Params.Arguments) > 0 {
+		args, _ = json.Marshal(req.Params.Arguments)
+	}
+	rq := pipeline.Request{Method: string(mcp.MethodPromptsGet), Target: req.Params.Name, Server: p.Server, Original: p.Original,
+		Params: args, Shape: resultcap.Prompt, Cap: f.reg.ResultCap(p.Server)}
+	return f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		if args != nil {
+			req.Params.Arguments = nil
+			if err := json.Unmarshal(args, &req.Params.Arguments); err != nil {
+				return nil, fmt.Errorf("read the screened arguments: %w", err)
+			}
+		}
+		res, err := p.Client.GetPrompt(registry.WithRelay(ctx, f.relayFor(ctx)), p.Original, req)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	})
 }
 
 // sameList reports whether two lists hold the same items in order.
@@ -483,13 +533,39 @@ func (f *Features) resolveURI(uri string) (c registry.Upstream, server, original
 	return nil, "", "", false
 }
 
+// Subscribe serves resources/subscribe of uri for the session of ctx (its
+// mcp-go session): decided, limited and recorded by the pipeline, and the
+// upstream subscribed to when this is the resource's first subscriber. A
+// URI no upstream offers is the error mcp-go answers a resource it does
+// not have with.
+func (f *Features) Subscribe(ctx context.Context, uri string) pipeline.Result {
+	id := sessionID(ctx)
+	return f.serveSubscription(ctx, string(mcp.MethodResourcesSubscribe), id, uri, func(params map[string]any) error {
+		return f.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
+	})
+}
+
+// serveSubscription subscribes subscriber to uri through the pipeline
+// (method names the request in its record).
+func (f *Features) serveSubscription(ctx context.Context, method, subscriber, uri string, deliver deliverFunc) pipeline.Result {
+	_, srv, original, ok := f.resolveURI(uri)
+	if !ok {
+		return pipeline.Result{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: no server in the catalog offers resource %q", method, uri)}}
+	}
+	rq := pipeline.Request{Method: method, Target: uri, Server: srv, Original: original}
+	return f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{}`), f.subscribe(ctx, subscriber, uri, deliver)
+	})
+}
+
 // subscribe adds subscriber to the subscribers of uri (deliver reaches it),
 // or removes it (deliver nil); the upstream is subscribed while anyone is.
-func (f *Features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) {
+// Adding was decided by the pipeline (serveSubscription).
+func (f *Features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) error {
 	c, srv, original, ok := f.resolveURI(uri)
-	if !ok || subscriber == "" || !allowedFrom(callers.From(ctx), srv) {
+	if !ok || subscriber == "" {
 		f.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
-		return
+		return nil
 	}
 	k := subKey{server: srv, uri: original}
 	if deliver != nil {
@@ -527,10 +603,12 @@ func (f *Features) subscribe(ctx context.Context, subscriber, uri string, delive
 		defer cancel()
 		if err := c.Subscribe(cctx, original); err != nil {
 			f.log.Warn().Err(err).Str("server", srv).Str("uri", original).Msg("subscribe upstream")
+			return fmt.Errorf("subscribe to %s at %s: %w", original, srv, err)
 		}
 	case before > 0 && after == 0:
 		f.unsubscribeUpstream(k)
 	}
+	return nil
 }
 
 // listen subscribes a 2026-07-28 subscriptions/listen stream to the
@@ -542,7 +620,10 @@ func (f *Features) listen(ctx context.Context, id any, req *mcp.SubscriptionsLis
 	}
 	subscriber := fmt.Sprintf("listen-%p", req)
 	for _, uri := range uris {
-		f.subscribe(ctx, subscriber, uri, func(params map[string]any) error {
+		// A stream cannot be refused from here (mcp-go has opened it): a
+		// resource the pipeline refuses is not subscribed, and its refusal
+		// is recorded.
+		f.serveSubscription(ctx, string(mcp.MethodSubscriptionsListen), subscriber, uri, func(params map[string]any) error {
 			return f.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), params)
 		})
 	}
@@ -576,15 +657,8 @@ func (f *Features) ResourceUpdated(srv string, params map[string]any) {
 	}
 }
 
-// onBehalf carries the caller's own token to the upstream: a server with
-// token exchange reads resources, gets prompts and completes for the
-// caller as the caller, as it runs its tools (package tokenexchange).
-func onBehalf(ctx context.Context) context.Context {
-	return tokenexchange.WithSubject(ctx, callers.From(ctx).Subject)
-}
-
 // completer answers completion/complete from the upstream that owns the
-// prompt or template.
+// prompt or template, through the pipeline.
 type completer struct{ f *Features }
 
 func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
@@ -592,28 +666,51 @@ func (c completer) CompletePromptArgument(ctx context.Context, name string, arg 
 	if !ok {
 		return nil, fmt.Errorf("unknown prompt %q: no server in the catalog offers it", name)
 	}
-	if err := refusal(ctx, p.Server); err != nil {
-		return nil, err
-	}
-	return p.Client.Complete(onBehalf(ctx), mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
+	return c.complete(ctx, name, p.Server, p.Original, p.Client, mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
 }
 
 func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	if !featuresAllowed(callers.From(ctx)) {
-		return nil, errManual
-	}
 	f := &c.f.reg.Catalog().Features
 	if t, ok := f.Template(uri); ok {
-		if err := refusal(ctx, t.Server); err != nil {
-			return nil, err
-		}
-		return t.Client.Complete(onBehalf(ctx), mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
+		return c.complete(ctx, uri, t.Server, t.Original, t.Client, mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
 	}
 	if r, ok := f.Resource(uri); ok {
-		if err := refusal(ctx, r.Server); err != nil {
-			return nil, err
-		}
-		return r.Client.Complete(onBehalf(ctx), mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
+		return c.complete(ctx, uri, r.Server, r.Original, r.Client, mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
+	}
+	if !featuresAllowed(callers.From(ctx)) {
+		return nil, c.f.mark(&jsonrpc.Error{Code: pipeline.CodeDenied, Message: pipeline.DecideRequest(callers.From(ctx), "", uri, uri)})
 	}
 	return nil, fmt.Errorf("unknown resource or template %q: no server in the catalog offers it", uri)
+}
+
+// complete serves completion/complete of target (published; original, its
+// server's) at srv: the argument and the context's arguments are what the
+// caller's content filters screen on the way up, the values on the way
+// back.
+func (c completer) complete(ctx context.Context, target, srv, original string, up registry.Upstream, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	type params struct {
+		Argument mcp.CompleteArgument `json:"argument"`
+		Context  mcp.CompleteContext  `json:"context"`
+	}
+	sent, _ := json.Marshal(params{arg, cctx})
+	rq := pipeline.Request{Method: string(mcp.MethodCompletionComplete), Target: target, Server: srv, Original: original, Params: sent}
+	out := c.f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+		var p params
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("read the screened argument: %w", err)
+		}
+		res, err := up.Complete(ctx, ref, p.Argument, p.Context)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	})
+	if out.Error != nil {
+		return nil, c.f.mark(out.Error)
+	}
+	var res mcp.Completion
+	if err := json.Unmarshal(out.Result, &res); err != nil {
+		return nil, fmt.Errorf("read the completion of %s: %w", target, err)
+	}
+	return &res, nil
 }

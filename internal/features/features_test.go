@@ -22,7 +22,7 @@ func (s fakeSession) Initialized() bool                                   { retu
 // above the level in its _meta, none when it names none; and the most
 // verbose level any session asked for is the one forwarded upstream.
 func TestAdmits(t *testing.T) {
-	f := New(nil, zerolog.Nop(), nil)
+	f := New(Options{Log: zerolog.Nop()})
 	f.sessions.Add("warn", &sessionState{level: mcp.LoggingLevelWarning})
 	srv := server.NewMCPServer("t", "1")
 	inSession := func(id string) context.Context {

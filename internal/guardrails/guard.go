@@ -183,7 +183,11 @@ func (r *Report) Summary() string {
 
 // Denial is the BLOCKED text a blocked call answers, naming the tool, the
 // direction and the rules (never what matched).
-func (r Report) Denial(tool string) string {
+func (r Report) Denial(tool string) string { return r.DenialOf("tool '" + tool + "'") }
+
+// DenialOf is Denial for what is not a tool call: what names the request
+// or message ("prompts/get of 'review'", "notifications/message").
+func (r Report) DenialOf(what string) string {
 	filters := make([]string, 0, 2)
 	for _, h := range r.Hits {
 		if !slices.Contains(filters, h.Filter) {
@@ -191,11 +195,11 @@ func (r Report) Denial(tool string) string {
 		}
 	}
 	if r.Direction == Arguments {
-		return fmt.Sprintf("BLOCKED: the arguments of tool '%s' hold what the content filter %s refuses (%s); the call was not sent.",
-			tool, strings.Join(filters, ", "), r.Rules())
+		return fmt.Sprintf("BLOCKED: the arguments of %s hold what the content filter %s refuses (%s); the call was not sent.",
+			what, strings.Join(filters, ", "), r.Rules())
 	}
-	return fmt.Sprintf("BLOCKED: the result of tool '%s' holds what the content filter %s refuses (%s); it was withheld.",
-		tool, strings.Join(filters, ", "), r.Rules())
+	return fmt.Sprintf("BLOCKED: the result of %s holds what the content filter %s refuses (%s); it was withheld.",
+		what, strings.Join(filters, ", "), r.Rules())
 }
 
 // Filter applies spec's content filters to a JSON document (a call's

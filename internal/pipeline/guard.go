@@ -84,6 +84,18 @@ func (p *Pipeline) auditGuard(session string, caller callers.Caller, tool, srv s
 		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
 }
 
+// auditGuardOf is auditGuard for a request other than tools/call, or a
+// message relayed outside one (method names it, target what it names).
+func (p *Pipeline) auditGuardOf(session string, caller callers.Caller, method, target, srv string, rep guardrails.Report) {
+	rules := zerolog.Dict()
+	for _, h := range rep.Hits {
+		rules = rules.Int(h.Rule, h.Count)
+	}
+	p.log.Warn().Str("audit", "guardrail").Str("method", method).Str("session", session).Str("caller", caller.Name).
+		Str("target", target).Str("server", srv).Str("direction", rep.Direction).Str("action", rep.Action()).
+		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
+}
+
 // traceparent is the W3C trace context of a call: its params._meta
 // traceparent (stdio, WebSocket, SSE, or any caller that puts it there),
 // else the request's header (on WebSocket and SSE, the handshake's).

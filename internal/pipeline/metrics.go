@@ -14,6 +14,10 @@ type metrics struct {
 	refused  *prometheus.CounterVec
 	// resultsCut counts results cut to their cap (resultcap).
 	resultsCut *prometheus.CounterVec
+	// requests and requestDuration count every request the pipeline
+	// serves, tools/call included, by method (request.go).
+	requests        *prometheus.CounterVec
+	requestDuration *prometheus.HistogramVec
 }
 
 // newMetrics makes the series and registers them with reg (nil: they are
@@ -37,9 +41,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcphub_tool_results_cut_total",
 			Help: "Tool results cut to the result cap (upstream.maxResultChars), by owning server.",
 		}, []string{"server"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_requests_total",
+			Help: "MCP requests the pipeline served (tools/call, resources/read, prompts/get, completion/complete, subscriptions, tasks, lists) by method, owning server (empty when none) and outcome.",
+		}, []string{"method", "server", "outcome"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcphub_request_duration_seconds",
+			Help:    "Latency through the hub of the MCP requests the pipeline served, by method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"method"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.calls, m.duration, m.refused, m.resultsCut)
+		reg.MustRegister(m.calls, m.duration, m.refused, m.resultsCut, m.requests, m.requestDuration)
 	}
 	return m
 }
@@ -51,4 +64,11 @@ func (m *metrics) observeRefusal(limit, kind, server string) {
 func (m *metrics) observeCall(server, tool string, outcome Outcome, d time.Duration) {
 	m.calls.WithLabelValues(server, tool, outcome).Inc()
 	m.duration.WithLabelValues(server).Observe(d.Seconds())
+	m.observeRequest(methodToolsCall, server, outcome, d)
+}
+
+// observeRequest counts one request of method.
+func (m *metrics) observeRequest(method, server string, outcome Outcome, d time.Duration) {
+	m.requests.WithLabelValues(method, server, outcome).Inc()
+	m.requestDuration.WithLabelValues(method).Observe(d.Seconds())
 }

@@ -806,15 +806,11 @@ func (r *Registry) Lookup(name string) (Route, error) {
 				return Route{}, &UnavailableError{Server: sv.Name, Reason: reason}
 			}
 			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, Exchange: t.Exchange, server: sv.Name,
-				Quarantine: t.Quarantine,
-				ResultCap:  ResultCap{Chars: r.opts.MaxResultChars, Setting: "upstream.maxResultChars"}}
+				Quarantine: t.Quarantine, ResultCap: r.resultCap(t.client)}
 			if t.local != nil {
 				rt.Backend = localBackend{t.local}
 			} else {
 				rt.Backend = upstreamBackend{t.client}
-				if n := t.client.Spec().MaxResultChars; n != nil {
-					rt.ResultCap = ResultCap{Chars: *n, Setting: "maxResultChars of server " + sv.Name}
-				}
 			}
 			r.routes.Add(name, route{gen: cat.Gen, Route: rt})
 			return rt, nil
@@ -829,6 +825,28 @@ func (r *Registry) Lookup(name string) (Route, error) {
 		return r.Lookup(published)
 	}
 	return Route{}, &UnknownToolError{Name: name}
+}
+
+// ResultCap is the cap on what a result of server may hold: its spec's
+// maxResultChars, else upstream.maxResultChars. Resources and prompts are
+// held to it as tool results are.
+func (r *Registry) ResultCap(server string) ResultCap {
+	cat := r.catalog.Load()
+	i := sort.Search(len(cat.upstreams), func(i int) bool { return cat.upstreams[i].Name() >= server })
+	if i < len(cat.upstreams) && cat.upstreams[i].Name() == server {
+		return r.resultCap(cat.upstreams[i])
+	}
+	return r.resultCap(nil)
+}
+
+// resultCap is the cap of c's results (nil: a local tool's).
+func (r *Registry) resultCap(c *upstream.Client) ResultCap {
+	if c != nil {
+		if n := c.Spec().MaxResultChars; n != nil {
+			return ResultCap{Chars: *n, Setting: "maxResultChars of server " + c.Name()}
+		}
+	}
+	return ResultCap{Chars: r.opts.MaxResultChars, Setting: "upstream.maxResultChars"}
 }
 
 // appTool is the published name of the tool an MCP App calls by name: an

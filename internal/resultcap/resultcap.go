@@ -160,6 +160,25 @@ func readPart(p json.RawMessage) (textPart, error) {
 // after it (parts without text are kept), and appends the notice. It
 // returns the new parts and the characters of text kept.
 func cutParts(parts []json.RawMessage, texts []textPart, limit int, noticeFor func(kept int) string) ([]json.RawMessage, int) {
+	keep, kept := plan(texts, limit, noticeFor)
+	out := make([]json.RawMessage, 0, len(parts)+1)
+	for i, p := range parts {
+		switch n := keep[i]; {
+		case n < 0:
+			out = append(out, p)
+		case n > 0:
+			out = append(out, texts[i].withText(prefix(texts[i].text, n)))
+		}
+	}
+	note, _ := json.Marshal(map[string]string{"type": "text", "text": noticeFor(kept)})
+	return append(out, note), kept
+}
+
+// plan decides the cut of texts: for each, -1 to keep it whole (it fits,
+// or holds no text), 0 to drop it, n > 0 to keep its first n characters;
+// and the characters of text kept. What is kept and the notice of the
+// kept count fit limit.
+func plan(texts []textPart, limit int, noticeFor func(kept int) string) ([]int, int) {
 	// The notice names the number kept and the number cut, so its length
 	// depends on what it leaves room for: fewer kept can mean more digits
 	// cut. Start from the room the notice leaves at the full limit and step
@@ -178,28 +197,20 @@ func cutParts(parts []json.RawMessage, texts []textPart, limit int, noticeFor fu
 		budget--
 	}
 	budget = max(budget, 0) // nothing but the notice fits: keep no text
-	out := make([]json.RawMessage, 0, len(parts)+1)
+	keep := make([]int, len(texts))
 	kept := 0
-	for i, p := range parts {
-		tp := texts[i]
-		if tp.kind == "" {
-			out = append(out, p)
-			continue
-		}
+	for i, tp := range texts {
 		left := budget - kept
-		if tp.chars <= left {
-			out = append(out, p)
+		switch {
+		case tp.kind == "" || tp.chars <= left:
+			keep[i] = -1
 			kept += tp.chars
-			continue
+		case left > 0:
+			keep[i] = left
+			kept += left
 		}
-		if left == 0 {
-			continue
-		}
-		out = append(out, tp.withText(prefix(tp.text, left)))
-		kept += left
 	}
-	note, _ := json.Marshal(map[string]string{"type": "text", "text": noticeFor(kept)})
-	return append(out, note), kept
+	return keep, kept
 }
 
 // withText is the part with its text replaced.

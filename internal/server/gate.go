@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
@@ -41,17 +43,32 @@ func admitWith(rd *jsonrpc.Reader, raw []byte) (*jsonrpc.Message, *jsonrpc.ToolC
 // faces call admit themselves first (so the caller hears -32602 rather
 // than mcp-go's -32600); this is the backstop for any way into mcp-go
 // that does not.
-func gateHook(_ context.Context, _ any, message any) error {
+//
+// It also serves resources/subscribe through the pipeline
+// (features.Subscribe): the one moment mcp-go lets the hub refuse one
+// (its own handler only acknowledges).
+func (s *Server) gateHook(ctx context.Context, _ any, message any) error {
 	raw, ok := message.(json.RawMessage)
 	if !ok {
 		return errors.New("mcp-hub: unreadable request")
 	}
-	if _, _, err := admit(raw); err != nil {
+	msg, _, err := admit(raw)
+	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			return errors.New(rpcErr.Message) // mcp-go adds its own code
 		}
 		return err
+	}
+	if msg.Method == string(mcp.MethodResourcesSubscribe) {
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil && p.URI != "" {
+			if out := s.feat.Subscribe(ctx, p.URI); out.Error != nil {
+				return s.marks.mark(out.Error)
+			}
+		}
 	}
 	return nil
 }

@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/guardrails"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -23,6 +27,22 @@ func (r *relay) Notify(method string, params map[string]any) {
 		if !r.s.feat.Admits(r.ctx, mcp.LoggingLevel(lvl)) {
 			return
 		}
+	}
+	if method == string(mcp.MethodNotificationMessage) {
+		// A log message's data is text or any JSON, never base64: the
+		// filters skip a member named data (an image's), so it is
+		// screened under another name.
+		if d, ok := params["data"]; ok {
+			wrapped := map[string]any{"logData": d}
+			if !screen(r, method, guardrails.Result, &wrapped) {
+				return
+			}
+			params = maps.Clone(params)
+			params["data"] = wrapped["logData"]
+		}
+	}
+	if !screen(r, method, guardrails.Result, &params) {
+		return
 	}
 	ctx := r.ctx
 	if ctx.Err() != nil {
@@ -44,13 +64,24 @@ func (r *relay) within(ctx context.Context) (context.Context, context.CancelFunc
 	return out, func() { stop(); cancel() }
 }
 
+// Server requests and their answers cross the caller's content filters:
+// the request on its way to the caller as a result does, the answer on its
+// way to the upstream as arguments do. A message a filter refuses is not
+// passed, and the upstream hears why.
+
 func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
+	if !screen(r, string(mcp.MethodSamplingCreateMessage), guardrails.Result, &req.CreateMessageParams) {
+		return nil, r.refused(mcp.MethodSamplingCreateMessage)
+	}
 	var res *mcp.CreateMessageResult
 	handled, err := r.s.streams.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
 	if !handled {
 		res, err = r.s.mcp.RequestSampling(r.s.sessions.WithSession(ctx, sessionID(ctx)), req)
+	}
+	if err == nil && res != nil && !screen(r, string(mcp.MethodSamplingCreateMessage), guardrails.Arguments, res) {
+		return nil, r.refused(mcp.MethodSamplingCreateMessage)
 	}
 	return res, r.unbridged(mcp.MethodSamplingCreateMessage, err)
 }
@@ -58,7 +89,13 @@ func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest)
 func (r *relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	ctx, cancel := r.within(ctx)
 	defer cancel()
+	if !screen(r, string(mcp.MethodElicitationCreate), guardrails.Result, &req.Params) {
+		return nil, r.refused(mcp.MethodElicitationCreate)
+	}
 	res, err := r.s.mcp.RequestElicitation(ctx, req)
+	if err == nil && res != nil && !screen(r, string(mcp.MethodElicitationCreate), guardrails.Arguments, res) {
+		return nil, r.refused(mcp.MethodElicitationCreate)
+	}
 	return res, r.unbridged(mcp.MethodElicitationCreate, err)
 }
 
@@ -70,7 +107,42 @@ func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.L
 	if !handled {
 		res, err = r.s.mcp.RequestRoots(r.s.sessions.WithSession(ctx, sessionID(ctx)), req)
 	}
+	if err == nil && res != nil && !screen(r, string(mcp.MethodListRoots), guardrails.Arguments, res) {
+		return nil, r.refused(mcp.MethodListRoots)
+	}
 	return res, r.unbridged(mcp.MethodListRoots, err)
+}
+
+// screen passes *v, a message relayed for method in direction, through
+// the caller's content filters (pipeline.Screen), replacing it with what
+// they let pass. It reports false when the message must not pass. A
+// caller without content filters costs a nil check.
+func screen[T any](r *relay, method, direction string, v *T) bool {
+	caller := callers.From(r.ctx)
+	if g := caller.Guardrails; g == nil || len(g.ContentFilters) == 0 {
+		return true
+	}
+	raw, err := json.Marshal(*v)
+	if err != nil {
+		return false
+	}
+	out, denial := r.s.pipe.Screen(r.ctx, caller, sessionID(r.ctx), method, "", direction, raw)
+	if denial != "" {
+		r.s.log.Warn().Str("method", method).Str("direction", direction).Str("caller", caller.Name).Msg("relayed message withheld by a content filter")
+		return false
+	}
+	var screened T
+	if err := json.Unmarshal(out, &screened); err != nil {
+		return false
+	}
+	*v = screened
+	return true
+}
+
+// refused is the error the upstream hears for a server request (or its
+// answer) the caller's content filters withheld.
+func (r *relay) refused(method mcp.MCPMethod) error {
+	return fmt.Errorf("mcp-hub withheld %s: the caller's content filters refuse what it holds", method)
 }
 
 // unbridged explains why a server request could not reach the caller: the

@@ -163,7 +163,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	if s.auth == nil {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
-	s.feat = features.New(reg, s.log, s.relayFor)
 	s.metrics = newMetrics(reg, s.peers.Replicas)
 	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
@@ -190,6 +189,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		Metrics: s.metrics.reg, Feed: s.feed, Log: s.log, Tracer: opts.Tracer,
 		Guard: guardrails.New(guardrails.Options{Metrics: s.metrics.reg, Runs: s.runs}),
 	})
+	s.feat = features.New(features.Options{Registry: reg, Log: s.log, RelayFor: s.relayFor, Pipeline: s.pipe, Mark: s.marks.mark})
 	s.registered = opts.Registrations
 	s.registryAPI = opts.RegistryAPI
 	if s.registryAPI.HubVersion == "" {
@@ -200,7 +200,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
 	s.edge.InstallHooks(hooks)
-	hooks.AddOnRequestInitialization(gateHook)
+	hooks.AddOnRequestInitialization(s.gateHook)
 	// One router (catalog.go): every call to the router, every list from
 	// the catalog.
 	hooks.AddBeforeCallTool(routeCall)

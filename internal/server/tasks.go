@@ -125,11 +125,17 @@ func (t *taskRoutes) openTask(caller callers.Caller, msg *jsonrpc.Message) (task
 func (t *taskRoutes) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
 	params, _ := json.Marshal(map[string]string{"taskId": task.ID})
 	if mcp.MCPMethod(method) != mcp.MethodTasksResult {
-		res, err := t.forwardTask(ctx, task, method, params)
-		if err != nil {
-			return nil, err
+		// tasks/get and tasks/cancel: limited, screened and recorded like
+		// every request; decided when the task's call was (its handle is
+		// sealed for this caller).
+		out := t.pipe.Serve(ctx, caller, session, pipeline.Request{Method: method, Target: task.Tool, Server: task.Server, Decided: true},
+			func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+				return t.forwardTask(ctx, task, method, params)
+			})
+		if out.Error != nil {
+			return nil, out.Error
 		}
-		return t.sealTask(caller, task, res), nil
+		return t.sealTask(caller, task, out.Result), nil
 	}
 	out := t.pipe.RunResult(ctx, caller, session, jsonrpc.ToolCall{Name: task.Tool},
 		func(ctx context.Context, rt registry.Route) (json.RawMessage, error) {
