@@ -39,8 +39,9 @@ func callReply(id json.RawMessage, out pipeline.Result) []byte {
 }
 
 // codeAuthRequired is the JSON-RPC code of a request without a valid
-// caller (auth.go).
-const codeAuthRequired = -32001
+// caller (auth.go): its own, not -32001, which says "session not found"
+// (docs/errors.md holds every code the hub answers, one meaning each).
+const codeAuthRequired = -32004
 
 // maxMarks bounds the marked errors waiting for their answer to go out
 // (the oldest go first): an answer whose client went away is never
