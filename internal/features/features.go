@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -445,6 +446,12 @@ func (f *Features) Publish(cat *registry.Catalog) {
 func (f *Features) read(ctx context.Context, srv, prefix, uri string, c registry.Upstream, req mcp.ReadResourceRequest) pipeline.Result {
 	rq := pipeline.Request{Method: string(mcp.MethodResourcesRead), Target: req.Params.URI, Server: srv, Original: uri,
 		Shape: resultcap.Resource, Cap: f.reg.ResultCap(srv)}
+	if strings.HasPrefix(uri, "ui://") {
+		// An MCP App's page is rendered by the host, never read by a
+		// model: cut, it would not run. It stays bounded by the bytes of
+		// an upstream's answer.
+		rq.Cap = registry.ResultCap{}
+	}
 	return f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 		res, err := c.ReadResource(registry.WithRelay(ctx, f.relayFor(ctx)), uri, req)
 		if err != nil {
