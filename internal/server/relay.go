@@ -28,7 +28,7 @@ func (r *relay) Notify(method string, params map[string]any) {
 			return
 		}
 	}
-	if method == string(mcp.MethodNotificationMessage) {
+	if g := callers.From(r.ctx).Guardrails; g != nil && len(g.ContentFilters) > 0 && method == string(mcp.MethodNotificationMessage) {
 		// A log message's data is text or any JSON, never base64: the
 		// filters skip a member named data (an image's), so it is
 		// screened under another name.
