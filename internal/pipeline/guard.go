@@ -36,7 +36,7 @@ func (p *Pipeline) guardCall(ctx context.Context, span trace.Span, session strin
 	if !rep.Found() {
 		return call, nil, nil
 	}
-	p.auditGuard(session, caller, call.Name, rt.Server(), rep)
+	p.auditGuard(session, caller, methodToolsCall, call.Name, rt.Server(), rep)
 	if rep.Blocked {
 		denial := rep.Denial(call.Name)
 		p.recordDenial(span, session, caller, call.Name, rt, denial, rep.Summary())
@@ -59,7 +59,7 @@ func (p *Pipeline) guardResult(ctx context.Context, span trace.Span, session str
 	if !rep.Found() {
 		return result, guard, nil
 	}
-	p.auditGuard(session, caller, tool, rt.Server(), rep)
+	p.auditGuard(session, caller, methodToolsCall, tool, rt.Server(), rep)
 	if guard != "" {
 		guard += "; "
 	}
@@ -73,26 +73,20 @@ func (p *Pipeline) guardResult(ctx context.Context, span trace.Span, session str
 }
 
 // auditGuard writes the audit line of what the content filters found in
-// one direction of a call.
-func (p *Pipeline) auditGuard(session string, caller callers.Caller, tool, srv string, rep guardrails.Report) {
+// one direction of a request: a tools/call names its tool ("tool"), any
+// other request or relayed message its method and target.
+func (p *Pipeline) auditGuard(session string, caller callers.Caller, method, target, srv string, rep guardrails.Report) {
 	rules := zerolog.Dict()
 	for _, h := range rep.Hits {
 		rules = rules.Int(h.Rule, h.Count)
 	}
-	p.log.Warn().Str("audit", "guardrail").Str("session", session).Str("caller", caller.Name).
-		Str("tool", tool).Str("server", srv).Str("direction", rep.Direction).Str("action", rep.Action()).
-		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
-}
-
-// auditGuardOf is auditGuard for a request other than tools/call, or a
-// message relayed outside one (method names it, target what it names).
-func (p *Pipeline) auditGuardOf(session string, caller callers.Caller, method, target, srv string, rep guardrails.Report) {
-	rules := zerolog.Dict()
-	for _, h := range rep.Hits {
-		rules = rules.Int(h.Rule, h.Count)
+	ev := p.log.Warn().Str("audit", "guardrail")
+	if method == methodToolsCall {
+		ev = ev.Str("session", session).Str("caller", caller.Name).Str("tool", target)
+	} else {
+		ev = ev.Str("method", method).Str("session", session).Str("caller", caller.Name).Str("target", target)
 	}
-	p.log.Warn().Str("audit", "guardrail").Str("method", method).Str("session", session).Str("caller", caller.Name).
-		Str("target", target).Str("server", srv).Str("direction", rep.Direction).Str("action", rep.Action()).
+	ev.Str("server", srv).Str("direction", rep.Direction).Str("action", rep.Action()).
 		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
 }
 

@@ -135,22 +135,36 @@ func refusalError(r *ratelimit.Refusal) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: r.Error(), Data: data}
 }
 
-// refuseCall records a refused call and returns its error. tool is the
-// published name, srv the owning server ("" before the lookup).
-func (p *Pipeline) refuseCall(span trace.Span, session string, caller callers.Caller, tool, srv string, r *ratelimit.Refusal) *jsonrpc.Error {
-	metricTool := tool
-	if srv == "" {
-		metricTool = "" // not looked up: the caller's text, unbounded as a label
+// refuse records a request refused by a limit and returns its error. srv
+// is the owning server ("" before the lookup). A tools/call counts in the
+// tool series and names its tool ("tool"); any other request its target.
+func (p *Pipeline) refuse(span trace.Span, session string, caller callers.Caller, req Request, srv string, r *ratelimit.Refusal) *jsonrpc.Error {
+	if req.Method == methodToolsCall {
+		metricTool := req.Target
+		if srv == "" {
+			metricTool = "" // not looked up: the caller's text, unbounded as a label
+		}
+		p.metrics.observeCall(srv, metricTool, RateLimited, 0)
+	} else {
+		p.metrics.observeRequest(req.Method, srv, RateLimited, 0)
 	}
-	p.metrics.observeCall(srv, metricTool, RateLimited, 0)
 	p.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
+	tool := req.Target
+	if req.Method != methodToolsCall {
+		tool = req.Method + " " + req.Target
+	}
 	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
 		Decision: "limited", Outcome: RateLimited})
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
 	err := refusalError(r)
-	traced(p.log.Info(), span, srv, "limited", RateLimited, err).Str("audit", "tools/call").Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String()).
-		Str("tool", tool).Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
+	ev := traced(p.log.Info(), span, srv, "limited", RateLimited, err).Str("audit", req.Method).Str("session", session).Str("caller", caller.Name).Str("autonomy", caller.Level.String())
+	if req.Method == methodToolsCall {
+		ev = ev.Str("tool", req.Target)
+	} else {
+		ev = ev.Str("target", req.Target)
+	}
+	ev.Str("server", srv).Str("decision", "limited").Str("limit", r.Limit).Str("kind", string(r.Kind)).
 		Str("key", r.Key).Dur("retryAfter", r.RetryAfter).Str("outcome", RateLimited).Func(caller.AuditFace).Msg(r.Error())
 	return err
 }

@@ -181,7 +181,7 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 	if p.limits.callers != nil {
 		release, refused := p.limits.acquireCaller(caller)
 		if refused != nil {
-			return Result{Outcome: RateLimited, Error: p.refuseCall(span, session, caller, call.Name, "", refused)}
+			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, Request{Method: methodToolsCall, Target: call.Name}, "", refused)}
 		}
 		defer release()
 	}
@@ -215,7 +215,7 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 	if policy := p.limits.policy.Load(); policy != nil {
 		release, refused := p.limits.acquireUpstream(policy, rt.Server())
 		if refused != nil {
-			return Result{Outcome: RateLimited, Error: p.refuseCall(span, session, caller, call.Name, rt.Server(), refused)}
+			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, Request{Method: methodToolsCall, Target: call.Name}, rt.Server(), refused)}
 		}
 		defer release() // when the backend call has returned
 	}
@@ -237,7 +237,7 @@ func (p *Pipeline) runResult(ctx context.Context, span trace.Span, session strin
 	if policy := p.limits.policy.Load(); policy != nil {
 		release, refused := p.limits.acquireUpstream(policy, rt.Server())
 		if refused != nil {
-			return Result{Outcome: RateLimited, Error: p.refuseCall(span, session, caller, name, rt.Server(), refused)}
+			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, Request{Method: methodToolsCall, Target: name}, rt.Server(), refused)}
 		}
 		defer release()
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/guardrails"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
-	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
 	"github.com/purko-io/mcp-hub/internal/tracing"
@@ -93,7 +92,7 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 	if p.limits.callers != nil {
 		release, refused := p.limits.acquireCaller(caller)
 		if refused != nil {
-			return Result{Outcome: RateLimited, Error: p.refuseRequest(span, session, caller, req, "", refused)}
+			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, req, "", refused)}
 		}
 		defer release()
 	}
@@ -113,7 +112,7 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 	if policy := p.limits.policy.Load(); policy != nil {
 		release, refused := p.limits.acquireUpstream(policy, req.Server)
 		if refused != nil {
-			return Result{Outcome: RateLimited, Error: p.refuseRequest(span, session, caller, req, req.Server, refused)}
+			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, req, req.Server, refused)}
 		}
 		defer release()
 	}
@@ -204,7 +203,7 @@ func (p *Pipeline) screen(ctx context.Context, session string, caller callers.Ca
 	if !rep.Found() {
 		return raw, guard, ""
 	}
-	p.auditGuardOf(session, caller, req.Method, req.Target, req.Server, rep)
+	p.auditGuard(session, caller, req.Method, req.Target, req.Server, rep)
 	guard = joinGuard(guard, rep.Summary())
 	if rep.Blocked {
 		return nil, guard, rep.DenialOf(what)
@@ -229,21 +228,6 @@ func (p *Pipeline) denyRequest(span trace.Span, session string, caller callers.C
 		Str("autonomy", caller.Level.String()).Str("target", req.Target).Str("server", req.Server).Str("decision", "denied").
 		Str("reason", denial).Str("outcome", Denied).Func(caller.AuditFace).Msg("request denied")
 	return Result{Outcome: Denied, Error: &jsonrpc.Error{Code: CodeDenied, Message: strings.TrimSuffix(denial, ".")}}
-}
-
-// refuseRequest records a request refused by a limit and returns its
-// error, as refuseCall does for a call.
-func (p *Pipeline) refuseRequest(span trace.Span, session string, caller callers.Caller, req Request, srv string, r *ratelimit.Refusal) *jsonrpc.Error {
-	p.metrics.observeRequest(req.Method, srv, RateLimited, 0)
-	p.metrics.observeRefusal(r.Limit, string(r.Kind), srv)
-	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: req.Method + " " + req.Target, Server: srv,
-		Decision: "limited", Outcome: RateLimited})
-	err := refusalError(r)
-	traced(p.log.Info(), span, srv, "limited", RateLimited, err).Str("audit", req.Method).Str("session", session).Str("caller", caller.Name).
-		Str("autonomy", caller.Level.String()).Str("target", req.Target).Str("server", srv).Str("decision", "limited").
-		Str("limit", r.Limit).Str("kind", string(r.Kind)).Str("key", r.Key).Dur("retryAfter", r.RetryAfter).
-		Str("outcome", RateLimited).Func(caller.AuditFace).Msg(r.Error())
-	return err
 }
 
 // recordRequest records a request that reached its upstream and returns
