@@ -44,8 +44,12 @@ import (
 // maxSessions bounds the per-session state the hub remembers.
 const maxSessions = 1 << 16
 
-// sessionID is the id of the session of ctx, "" when none.
+// sessionID is the id of the session of ctx, "" when none: the one the
+// dispatcher's request named (methods.go), else mcp-go's session's.
 func sessionID(ctx context.Context) string {
+	if id, ok := ctx.Value(sessionKey{}).(string); ok {
+		return id
+	}
 	if cs := server.ClientSessionFromContext(ctx); cs != nil {
 		return cs.SessionID()
 	}
@@ -81,10 +85,8 @@ type Features struct {
 	// relayFor brings what an upstream sends during a read or a prompt to
 	// the caller's session.
 	relayFor func(context.Context) registry.Relay
-	// pipe serves every request (Options.Pipeline), mark hands its errors
-	// to mcp-go (Options.Mark).
+	// pipe serves every request (Options.Pipeline).
 	pipe     *pipeline.Pipeline
-	mark     func(*jsonrpc.Error) error
 	sessions *lru.Cache[string, *sessionState]
 
 	mu        sync.Mutex
@@ -114,68 +116,34 @@ type Options struct {
 	RelayFor func(context.Context) registry.Relay
 	// Pipeline serves every read, prompt, completion and subscription.
 	Pipeline *pipeline.Pipeline
-	// Mark turns the pipeline's error into the error a handler of mcp-go
-	// returns, so that the face answers with it as it is; nil, its text.
-	Mark func(*jsonrpc.Error) error
 }
 
 // New serves the features of the catalog. Call Attach with the server
 // built from ServerOptions.
 func New(opts Options) *Features {
 	sessions, _ := lru.New[string, *sessionState](maxSessions)
-	mark := opts.Mark
-	if mark == nil {
-		mark = func(e *jsonrpc.Error) error { return e }
-	}
-	return &Features{reg: opts.Registry, log: opts.Log, relayFor: opts.RelayFor, pipe: opts.Pipeline, mark: mark,
+	return &Features{reg: opts.Registry, log: opts.Log, relayFor: opts.RelayFor, pipe: opts.Pipeline,
 		sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
 }
 
-// ServerOptions are the mcp-go options for everything besides tools. The
-// capabilities are all switched on so mcp-go routes the methods; what a
-// session is told is pared down to what the upstreams offer (advertise).
+// ServerOptions are the mcp-go options of the session layer for
+// everything besides tools: the capabilities initialize declares (pared
+// down to what the upstreams offer, advertise), the logging level a
+// session sets, the 2026-07-28 listen stream. The methods themselves are
+// the hub's dispatcher's (Register).
 func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 	hooks.AddAfterInitialize(f.afterInitialize)
 	hooks.AddAfterDiscover(func(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		f.advertise(ctx, &res.Capabilities)
 	})
 	hooks.AddAfterSetLevel(f.afterSetLevel)
-	hooks.AddBeforeUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest) {
-		_ = f.subscribe(ctx, sessionID(ctx), req.Params.URI, nil)
-	})
 	hooks.AddBeforeSubscriptionsListen(f.listen)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { f.dropSession(cs.SessionID()) })
-	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-		cat := &f.reg.Catalog().Features
-		res.Resources = keepAllowed(ctx, res.Resources, func(r mcp.Resource) (string, string, string) {
-			x, _ := cat.Resource(r.URI)
-			return x.Server, r.URI, x.Original
-		})
-	})
-	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
-		cat := &f.reg.Catalog().Features
-		res.ResourceTemplates = keepAllowed(ctx, res.ResourceTemplates, func(t mcp.ResourceTemplate) (string, string, string) {
-			if t.URITemplate == nil {
-				return "", "", ""
-			}
-			x, _ := cat.Template(t.URITemplate.Raw())
-			return x.Server, t.URITemplate.Raw(), x.Original
-		})
-	})
-	hooks.AddAfterListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
-		cat := &f.reg.Catalog().Features
-		res.Prompts = keepAllowed(ctx, res.Prompts, func(p mcp.Prompt) (string, string, string) {
-			x, _ := cat.Prompt(p.Name)
-			return x.Server, p.Name, x.Original
-		})
-	})
 	return []server.ServerOption{
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
 		server.WithLogging(),
 		server.WithCompletions(),
-		server.WithPromptCompletionProvider(completer{f}),
-		server.WithResourceCompletionProvider(completer{f}),
 	}
 }
 
@@ -388,8 +356,9 @@ func admits(level, msg mcp.LoggingLevel) bool {
 	return level == "" || levelRank[msg] >= levelRank[level]
 }
 
-// Publish hands the catalog's resources, templates and prompts to
-// mcp-go when they changed (mcp-go then sends list_changed).
+// Publish takes the catalog's resources, templates and prompts, and tells
+// every session when a list changed (notifications/.../list_changed: the
+// capabilities declare listChanged).
 func (f *Features) Publish(cat *registry.Catalog) {
 	f.tasks.Store(runsTasks(cat))
 	now := cat.Features
@@ -397,46 +366,20 @@ func (f *Features) Publish(cat *registry.Catalog) {
 	old := f.published
 	f.published = now
 	f.mu.Unlock()
-	if !sameList(old.Resources, now.Resources, func(a, b registry.Resource) bool {
+	resources := !sameList(old.Resources, now.Resources, func(a, b registry.Resource) bool {
 		return a.Client == b.Client && reflect.DeepEqual(a.Def, b.Def)
-	}) {
-		rs := make([]server.ServerResource, len(now.Resources))
-		for i, r := range now.Resources {
-			rs[i] = server.ServerResource{Resource: r.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				return f.contents(f.read(ctx, r.Server, r.Prefix, r.Original, r.Client, req))
-			}}
-		}
-		f.mcp.SetResources(rs...)
-	}
-	if !sameList(old.Templates, now.Templates, func(a, b registry.Template) bool {
+	}) || !sameList(old.Templates, now.Templates, func(a, b registry.Template) bool {
 		// The parsed template is a pointer; its text is URITemplate.
 		return a.Client == b.Client && a.URITemplate == b.URITemplate && a.Def.Name == b.Def.Name &&
 			a.Def.Description == b.Def.Description && a.Def.MIMEType == b.Def.MIMEType
-	}) {
-		ts := make([]server.ServerResourceTemplate, len(now.Templates))
-		for i, t := range now.Templates {
-			ts[i] = server.ServerResourceTemplate{Template: t.Def, Handler: func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-				uri, _ := registry.UpstreamURI(t.Prefix, req.Params.URI) // the template matched: it carries the prefix
-				return f.contents(f.read(ctx, t.Server, t.Prefix, uri, t.Client, req))
-			}}
-		}
-		f.mcp.SetResourceTemplates(ts...)
+	})
+	if resources {
+		f.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourcesListChanged), nil)
 	}
 	if !sameList(old.Prompts, now.Prompts, func(a, b registry.Prompt) bool {
 		return a.Client == b.Client && reflect.DeepEqual(a.Def, b.Def)
 	}) {
-		ps := make([]server.ServerPrompt, len(now.Prompts))
-		for i, p := range now.Prompts {
-			ps[i] = server.ServerPrompt{Prompt: p.Def, Handler: func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				out := f.getPrompt(ctx, p, req)
-				if out.Error != nil {
-					return nil, f.mark(out.Error)
-				}
-				raw := out.Result
-				return mcp.ParseGetPromptResult(&raw)
-			}}
-		}
-		f.mcp.SetPrompts(ps...)
+		f.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationPromptsListChanged), nil)
 	}
 }
 
@@ -471,19 +414,6 @@ func (f *Features) read(ctx context.Context, srv, prefix, uri string, c registry
 		}
 		return json.Marshal(res)
 	})
-}
-
-// contents is what mcp-go's resource handler returns for out.
-func (f *Features) contents(out pipeline.Result) ([]mcp.ResourceContents, error) {
-	if out.Error != nil {
-		return nil, f.mark(out.Error)
-	}
-	raw := out.Result
-	res, err := mcp.ParseReadResourceResult(&raw)
-	if err != nil {
-		return nil, f.mark(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "read the result of resources/read: " + err.Error()})
-	}
-	return res.Contents, nil
 }
 
 // getPrompt serves prompts/get of p: its arguments are what the caller's
@@ -668,15 +598,15 @@ func (f *Features) ResourceUpdated(srv string, params map[string]any) {
 // prompt or template, through the pipeline.
 type completer struct{ f *Features }
 
-func (c completer) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (c completer) prompt(ctx context.Context, name string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) pipeline.Result {
 	p, ok := c.f.reg.Catalog().Features.Prompt(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown prompt %q: no server in the catalog offers it", name)
+		return c.unknown(ctx, name, fmt.Sprintf("unknown prompt %q: no server in the catalog offers it", name))
 	}
 	return c.complete(ctx, name, p.Server, p.Original, p.Client, mcp.PromptReference{Type: "ref/prompt", Name: p.Original}, arg, cctx)
 }
 
-func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (c completer) resource(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) pipeline.Result {
 	f := &c.f.reg.Catalog().Features
 	if t, ok := f.Template(uri); ok {
 		return c.complete(ctx, uri, t.Server, t.Original, t.Client, mcp.ResourceReference{Type: "ref/resource", URI: t.Original}, arg, cctx)
@@ -684,24 +614,31 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 	if r, ok := f.Resource(uri); ok {
 		return c.complete(ctx, uri, r.Server, r.Original, r.Client, mcp.ResourceReference{Type: "ref/resource", URI: r.Original}, arg, cctx)
 	}
-	if !featuresAllowed(callers.From(ctx)) {
-		return nil, c.f.mark(&jsonrpc.Error{Code: pipeline.CodeDenied, Message: pipeline.DecideRequest(callers.From(ctx), "", uri, uri)})
+	return c.unknown(ctx, uri, fmt.Sprintf("unknown resource or template %q: no server in the catalog offers it", uri))
+}
+
+// unknown answers a completion of something no server offers: denied for
+// a caller who may use no feature (it learns nothing of the catalog),
+// invalid params for the others.
+func (c completer) unknown(ctx context.Context, target, msg string) pipeline.Result {
+	if caller := callers.From(ctx); !featuresAllowed(caller) {
+		return pipeline.Result{Error: &jsonrpc.Error{Code: pipeline.CodeDenied, Message: pipeline.DecideRequest(caller, "", target, target)}}
 	}
-	return nil, fmt.Errorf("unknown resource or template %q: no server in the catalog offers it", uri)
+	return pipeline.Result{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}}
 }
 
 // complete serves completion/complete of target (published; original, its
 // server's) at srv: the argument and the context's arguments are what the
 // caller's content filters screen on the way up, the values on the way
 // back.
-func (c completer) complete(ctx context.Context, target, srv, original string, up registry.Upstream, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (c completer) complete(ctx context.Context, target, srv, original string, up registry.Upstream, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) pipeline.Result {
 	type params struct {
 		Argument mcp.CompleteArgument `json:"argument"`
 		Context  mcp.CompleteContext  `json:"context"`
 	}
 	sent, _ := json.Marshal(params{arg, cctx})
 	rq := pipeline.Request{Method: string(mcp.MethodCompletionComplete), Target: target, Server: srv, Original: original, Params: sent}
-	out := c.f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	return c.f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var p params
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, fmt.Errorf("read the screened argument: %w", err)
@@ -712,12 +649,4 @@ func (c completer) complete(ctx context.Context, target, srv, original string, u
 		}
 		return json.Marshal(res)
 	})
-	if out.Error != nil {
-		return nil, c.f.mark(out.Error)
-	}
-	var res mcp.Completion
-	if err := json.Unmarshal(out.Result, &res); err != nil {
-		return nil, fmt.Errorf("read the completion of %s: %w", target, err)
-	}
-	return &res, nil
 }

@@ -207,16 +207,20 @@ func StartOutcomeWebSocket(t testing.TB, name string) *OutcomeUpstream {
 	t.Helper()
 	u := newOutcomeUpstream(name)
 	u.drop = u.dropAll
-	h := mcpws.NewHandler(u.server(),
+	srv := u.server()
+	h := mcpws.NewHandler(srv,
 		mcpws.WithContextFunc(func(ctx context.Context, _ *http.Request) context.Context { return u.track(ctx) }),
-		mcpws.WithRequestScope(func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage) {
-			return ctx, func(m mcp.JSONRPCMessage) mcp.JSONRPCMessage {
-				if e, ok := m.(mcp.JSONRPCError); ok && e.Error.Message == rpcMarker {
-					e.Error.Code, e.Error.Message, e.Error.Data = RPCErrorCode, RPCErrorMessage, json.RawMessage(RPCErrorData)
-					return e
-				}
-				return m
+		mcpws.WithDispatch(func(ctx context.Context, data []byte, _ string) []byte {
+			m := srv.HandleMessage(ctx, data)
+			if e, ok := m.(mcp.JSONRPCError); ok && e.Error.Message == rpcMarker {
+				e.Error.Code, e.Error.Message, e.Error.Data = RPCErrorCode, RPCErrorMessage, json.RawMessage(RPCErrorData)
+				m = e
 			}
+			if m == nil {
+				return nil
+			}
+			out, _ := json.Marshal(m)
+			return out
 		}))
 	u.URL = "ws" + strings.TrimPrefix(serveOutcomes(t, h), "http")
 	u.Transport = "websocket"

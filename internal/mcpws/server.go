@@ -49,22 +49,16 @@ func WithContextFunc(fn func(ctx context.Context, r *http.Request) context.Conte
 	return func(h *handler) { h.contextFunc = fn }
 }
 
-// WithMessageCheck runs check on every message a client sends before it is
-// dispatched. A message check refuses gets the answer check returns (a whole
-// JSON-RPC message) instead of being handled; nil lets it through. The hub
-// reads every message strictly this way before mcp-go reads it.
-func WithMessageCheck(check func(data []byte) (refusal []byte)) HandlerOption {
-	return func(h *handler) { h.check = check }
-}
-
-// WithRequestScope runs scope around every request a client sends: the
-// context it returns is the one the request is handled under (derive it
-// from ctx), and finish gets the response (nil for none) and returns the
-// one to send. mcp-go answers every error a tool handler returns with
-// -32603 and the error's text; a scope lets the server put back the code
-// and data its handler meant.
-func WithRequestScope(scope func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage)) HandlerOption {
-	return func(h *handler) { h.scope = scope }
+// WithDispatch hands every request and notification a client sends to
+// dispatch, in place of the MCP server's own HandleMessage: data is the
+// whole message, ctx carries the connection's session (server.
+// ClientSessionFromContext) whose id is session, and the returned bytes
+// are the whole answer to send (nil for none). The hub's dispatcher
+// (internal/dispatch) serves its own methods this way and hands the
+// others to the MCP server. Answers to the session's own requests never
+// reach dispatch.
+func WithDispatch(dispatch func(ctx context.Context, data []byte, session string) []byte) HandlerOption {
+	return func(h *handler) { h.dispatch = dispatch }
 }
 
 // WithCheckOrigin replaces the Origin check made before upgrading, which by
@@ -102,8 +96,7 @@ type handler struct {
 	contextFunc func(ctx context.Context, r *http.Request) context.Context
 	readLimit   int64
 	keepalive   keepalive
-	check       func(data []byte) []byte
-	scope       func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage)
+	dispatch    func(ctx context.Context, data []byte, session string) []byte
 }
 
 // NewHandler returns an http.Handler that upgrades requests to WebSocket and
@@ -181,8 +174,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &serverConn{
 		srv:           h.srv,
-		check:         h.check,
-		scope:         h.scope,
+		handleFn:      h.dispatch,
 		conn:          newWSConn(ws, h.readLimit, h.keepalive),
 		log:           log,
 		slots:         make(chan struct{}, maxInFlight),
@@ -207,12 +199,11 @@ func answerHeader(w http.ResponseWriter) http.Header {
 
 // serverConn is one downstream connection and its MCP session.
 type serverConn struct {
-	srv     *server.MCPServer
-	check   func(data []byte) []byte
-	scope   func(ctx context.Context) (context.Context, func(mcp.JSONRPCMessage) mcp.JSONRPCMessage)
-	conn    *wsConn
-	session *session
-	log     *zerolog.Logger
+	srv      *server.MCPServer
+	handleFn func(ctx context.Context, data []byte, session string) []byte // WithDispatch
+	conn     *wsConn
+	session  *session
+	log      *zerolog.Logger
 
 	slots         chan struct{}        // semaphore of in-flight requests
 	notifications chan json.RawMessage // client notifications for handleNotifications
@@ -292,12 +283,6 @@ func (c *serverConn) readLoop(ctx context.Context) error {
 // are queued for handleNotifications. It returns an error only when the
 // connection is ending.
 func (c *serverConn) dispatch(ctx context.Context, data []byte) error {
-	if c.check != nil {
-		if refusal := c.check(data); refusal != nil {
-			c.reply(ctx, json.RawMessage(refusal))
-			return nil
-		}
-	}
 	env, err := jsonrpc.Parse(data)
 	if err != nil {
 		// Keep the connection: one bad message from a client is answered,
@@ -361,9 +346,11 @@ func (c *serverConn) handle(ctx context.Context, rawID json.RawMessage, data []b
 				}
 			}
 		}()
-		if c.scope != nil {
-			scoped, finish := c.scope(ctx)
-			return finish(c.srv.HandleMessage(scoped, data))
+		if c.handleFn != nil {
+			if out := c.handleFn(ctx, data, c.session.id); out != nil {
+				return json.RawMessage(out)
+			}
+			return nil
 		}
 		return c.srv.HandleMessage(ctx, data)
 	}()

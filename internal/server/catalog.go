@@ -16,54 +16,24 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/dispatch"
 	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
-// One router. mcp-go's tool table holds one tool, the router, from New on:
-// a hook (routeCall) points every tools/call at it, whatever name the
-// caller sent, and the router's handler runs the pipeline with that name.
-// So every call reaches the pipeline on every face mcp-go serves, a name no
-// server offers included (audited, counted and limited like the rest), and
-// nothing is kept in step with mcp-go: tools/list is answered from the
-// catalog (view), the same way the /mcp fast path answers it.
-
-// routerName is the name of the one tool mcp-go knows. A caller never sees
-// it: tools/list is the catalog's, and a call of this name is a call of an
-// unknown tool like any other (the hook records the caller's name first).
-const routerName = "mcp-hub/router"
-
-// calledToolHeader carries the caller's tool name from routeCall to the
-// router. routeCall always sets it, so a caller cannot send its own.
-const calledToolHeader = "X-Mcp-Hub-Called-Tool"
-
-// routerTool is the router's definition in mcp-go's table. It declares no
-// task support: the hub offers no tasks capability, so a call's task
-// member is ignored and the call runs as a plain one.
-func routerTool() mcp.Tool {
-	return mcp.NewTool(routerName, mcp.WithDescription("mcp-hub's router: never listed"))
-}
-
-// routeCall is the BeforeCallTool hook: mcp-go runs it before it looks the
-// tool up. It records the caller's name and points the lookup at the
-// router.
-func routeCall(_ context.Context, _ any, req *mcp.CallToolRequest) {
-	h := make(http.Header, len(req.Header)+1)
-	for k, v := range req.Header {
-		h[k] = v
-	}
-	h.Set(calledToolHeader, req.Params.Name)
-	req.Header = h
-	req.Params.Name = routerName
-}
+// Tools on the hub's dispatcher (internal/dispatch): every tools/call on
+// every face reaches the pipeline by serveCall, a name no server offers
+// included (audited, counted and limited like the rest), and tools/list is
+// answered from the catalog (view), the same way the /mcp fast path
+// answers it from its cache. mcp-go's tool table stays empty: it only
+// declares the tools capability on initialize.
 
 // checkParamHeaders refuses a 2026-07-28 call whose Mcp-Param-* headers
-// disagree with its arguments, as mcp-go refuses one to a tool in its
-// table: it checks before any hook, by the tool's x-mcp-header
-// annotations, and its table holds the router alone. Only a request that
-// came over HTTP has the headers to check.
+// disagree with its arguments (the tool's x-mcp-header annotations), as
+// mcp-go refuses one to a tool in its table. Only a request that came over
+// HTTP has the headers to check.
 func (s *Server) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
 	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) {
 		return nil
@@ -171,12 +141,18 @@ func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq2[in
 	}
 }
 
-// listTools is the AfterListTools hook: mcp-go listed its table (the router
-// alone); the answer is caller's view of the catalog, or the short list of
-// tool search. mcp-go has no page size here, so a list is one page; a
-// cursor (the name after which to go on, as mcp-go's) is honoured as
-// mcp-go would, and mcp-go has already refused one it cannot read.
-func (s *Server) listTools(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+// serveList serves tools/list: caller's view of the catalog, or the short
+// list of tool search. A list is one page; a cursor (the name after which
+// to go on, as mcp-go's) is honoured.
+func (s *Server) serveList(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(req.Msg.Params) > 0 {
+		if err := json.Unmarshal(req.Msg.Params, &p); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params of tools/list: " + err.Error()}
+		}
+	}
 	caller := callers.From(ctx)
 	cat := s.reg.Catalog()
 	tools := []mcp.Tool{}
@@ -184,13 +160,16 @@ func (s *Server) listTools(ctx context.Context, _ any, req *mcp.ListToolsRequest
 		tools = append(tools, def)
 	}
 	if s.find.Applies(caller, len(tools)) {
-		tools = s.find.ListTools(cat, caller, sessionID(ctx))
+		tools = s.find.ListTools(cat, caller, req.Session)
 	}
-	if req != nil && req.Params.Cursor != "" {
-		after, _ := base64.StdEncoding.DecodeString(string(req.Params.Cursor))
+	if p.Cursor != "" {
+		after, err := base64.StdEncoding.DecodeString(p.Cursor)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params of tools/list: cursor: " + err.Error()}
+		}
 		tools = slices.DeleteFunc(tools, func(t mcp.Tool) bool { return t.Name <= string(after) })
 	}
-	res.Tools, res.NextCursor = tools, ""
+	return json.Marshal(mcp.ListToolsResult{Tools: tools})
 }
 
 // publishedTools is what was last published: the definitions of every
@@ -247,65 +226,41 @@ func (p *publishedTools) changed(tools []mcp.Tool, listed []string) bool {
 	return true
 }
 
-// callTool is the router's handler: mcp-go runs it for every
-// tools/call on every face it serves, with the caller's tool name in
-// calledToolHeader. The gate has already refused any message whose strict
-// reading differs from mcp-go's, so the call read from req is the one the
-// caller sent. Calls here go through the relay: they come from sessions
-// that take progress, log messages or server requests, or from faces with
-// one channel per session.
-func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-	call, err := toolCallOf(req)
+// serveCall serves tools/call on every face: the call as the gate read
+// it, checked against a 2026-07-28 request's Mcp-Param-* headers, run by
+// the pipeline. What the upstream sends during the call goes to the
+// caller's session when the request came on one that can carry it (a
+// connection, a reply stream); a plain JSON answer carries nothing else.
+func (s *Server) serveCall(ctx context.Context, req *dispatch.Request) (res json.RawMessage, err error) {
+	call := req.Call
+	if call == nil {
+		c, perr := jsonrpc.ParseToolCall(req.Msg.Params)
+		if perr != nil {
+			return nil, perr
+		}
+		call = &c
+	}
+	if req.Header != nil {
+		if err := s.checkParamHeaders(req.Header, *call); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
-		// mcp-go's recovery (server.WithRecovery) would name the router.
+		// The dispatcher's recovery would name the method; a tool's
+		// name says which of hundreds failed.
 		if r := recover(); r != nil {
-			res, err = nil, s.marks.mark(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-				Message: fmt.Sprintf("panic recovered in %s tool handler: %v", call.Name, r)})
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("panic recovered in %s tool handler: %v", call.Name, r)}
 		}
 	}()
-	if err == nil {
-		err = s.checkParamHeaders(req.Header, call)
+	var relay registry.Relay
+	if server.ClientSessionFromContext(ctx) != nil {
+		relay = s.relayFor(ctx)
 	}
-	if err != nil {
-		return nil, s.marks.mark(jsonrpc.AsError(err))
-	}
-	out := s.pipe.Run(ctx, callers.From(ctx), sessionID(ctx), call, s.relayFor(ctx))
+	out := s.pipe.Run(s.pipe.WithRequestID(ctx, req.Msg.ID), callers.From(ctx), req.Session, *call, relay)
 	if out.Error != nil {
-		// Each face mcp-go writes to puts the error back in place of
-		// mcp-go's -32603 (reply.go).
-		return nil, s.marks.mark(out.Error)
+		return nil, out.Error
 	}
-	raw := out.Result
-	return mcp.ParseCallToolResult(&raw)
-}
-
-// toolCallOf turns mcp-go's reading of a tools/call, routed to the router
-// by routeCall, into the hub's.
-func toolCallOf(req mcp.CallToolRequest) (jsonrpc.ToolCall, error) {
-	p := req.Params
-	call := jsonrpc.ToolCall{Name: req.Header.Get(calledToolHeader), Arguments: p.RawArguments}
-	var err error
-	if call.Arguments == nil && p.Arguments != nil {
-		if call.Arguments, err = json.Marshal(p.Arguments); err != nil {
-			return call, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: arguments: " + err.Error()}
-		}
-	}
-	if p.Meta != nil {
-		b, err := json.Marshal(p.Meta)
-		if err == nil {
-			err = json.Unmarshal(b, &call.Meta)
-		}
-		if err != nil {
-			return call, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: _meta: " + err.Error()}
-		}
-	}
-	if len(p.InputResponses) > 0 {
-		call.InputResponses, _ = json.Marshal(p.InputResponses)
-	}
-	if p.RequestState != "" {
-		call.RequestState, _ = json.Marshal(p.RequestState)
-	}
-	return call, nil
+	return out.Result, nil
 }
 
 // sessionID is the id of the mcp-go session ctx is served in, "" for none.

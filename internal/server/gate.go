@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
@@ -40,44 +38,20 @@ func admitWith(rd *jsonrpc.Reader, raw []byte) (*jsonrpc.Message, *jsonrpc.ToolC
 }
 
 // gateHook refuses, inside mcp-go, any request the gate would refuse. The
-// faces call admit themselves first (so the caller hears -32602 rather
-// than mcp-go's -32600); this is the backstop for any way into mcp-go
-// that does not.
-//
-// It also serves resources/subscribe through the pipeline
-// (features.Subscribe): the one moment mcp-go lets the hub refuse one
-// (its own handler only acknowledges).
-func (s *Server) gateHook(ctx context.Context, _ any, message any) error {
+// faces read every message strictly first (so the caller hears -32602
+// rather than mcp-go's -32600); this is the backstop for any way into
+// mcp-go that does not.
+func (s *Server) gateHook(_ context.Context, _ any, message any) error {
 	raw, ok := message.(json.RawMessage)
 	if !ok {
 		return errors.New("mcp-hub: unreadable request")
 	}
-	msg, _, err := admit(raw)
-	if err != nil {
+	if _, _, err := admit(raw); err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) {
 			return errors.New(rpcErr.Message) // mcp-go adds its own code
 		}
 		return err
-	}
-	if msg.Method == string(mcp.MethodResourcesSubscribe) {
-		var p struct {
-			URI string `json:"uri"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil && p.URI != "" {
-			if out := s.feat.Subscribe(ctx, p.URI); out.Error != nil {
-				return s.marks.mark(out.Error)
-			}
-		}
-	}
-	return nil
-}
-
-// refusal is the gate for faces that pass whole messages (WebSocket): the
-// answer to a message the gate refuses, nil for one it admits.
-func refusal(raw []byte) []byte {
-	if _, _, err := admit(raw); err != nil {
-		return jsonrpc.ErrorReplyTo(raw, err)
 	}
 	return nil
 }
@@ -113,25 +87,56 @@ func (s *Server) gateMessages(next http.Handler) http.Handler {
 	})
 }
 
-// gateStdio passes the lines of in that the gate admits to the returned
-// reader and answers the others on out itself. maxLine bounds one message.
-// The returned writer must be the one mcp-go writes to: it keeps whole lines
-// together, so the gate's answers never split one of mcp-go's, and passes
-// each line through fix (replyMarks.fix). The goroutine ends when in ends
-// or ctx does.
-func gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int, fix func([]byte) []byte) (io.Reader, io.Writer) {
+// stdioInFlight bounds the hub requests one stdio client may have running
+// at once, as the WebSocket face bounds a connection's.
+const stdioInFlight = 64
+
+// gateStdio reads the lines of in, each one message: a request of a hub
+// method is served by the dispatcher (on its own goroutine, at most
+// stdioInFlight at once) and answered on out; a line the gate refuses is
+// answered with why; every other line (the session layer's requests,
+// notifications, answers to the server's requests) is passed to the
+// returned reader, which mcp-go's stdio server reads. The returned writer
+// must be the one mcp-go writes to: it keeps whole lines together, so no
+// answer splits another. maxLine bounds one message; session is the stdio
+// session, known once mcp-go registered it (ready closed). The reading
+// ends when in ends or ctx does; the requests it started end with ctx,
+// and served waits for them.
+func (s *Server) gateStdio(ctx context.Context, in io.Reader, out io.Writer, maxLine int, session func() (context.Context, string), ready <-chan struct{}, served *sync.WaitGroup) (io.Reader, io.Writer) {
 	pr, pw := io.Pipe()
-	lw := &lineWriter{w: out, fix: fix}
+	lw := &lineWriter{w: out}
+	slots := make(chan struct{}, stdioInFlight)
 	go func() {
 		defer pw.Close()
 		br := bufio.NewReaderSize(in, 64<<10)
 		for ctx.Err() == nil {
 			line, err := readLine(br, maxLine)
-			if len(bytes.TrimSpace(line)) > 0 {
-				if _, _, aerr := admit(bytes.TrimSpace(line)); aerr != nil {
-					_, _ = lw.Write(jsonrpc.ErrorReplyTo(line, aerr))
-				} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				select {
+				case <-ready:
+				case <-ctx.Done():
 					return
+				}
+				sctx, id := session()
+				req, refusal := s.calls.Read(line, id)
+				switch {
+				case refusal != nil:
+					_, _ = lw.Write(refusal)
+				case req != nil:
+					select {
+					case slots <- struct{}{}:
+						served.Go(func() {
+							defer func() { <-slots }()
+							_, _ = lw.Write(s.calls.Serve(sctx, req))
+						})
+					default:
+						_, _ = lw.Write(jsonrpc.ErrorReply(req.Msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeServerBusy,
+							Message: fmt.Sprintf("too many concurrent requests on stdio (limit %d)", stdioInFlight)}))
+					}
+				default:
+					if _, werr := pw.Write(append(line, '\n')); werr != nil {
+						return
+					}
 				}
 			}
 			if errors.Is(err, errLineTooLong) {
@@ -172,12 +177,10 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// lineWriter writes whole lines only, one Write each, under one lock,
-// each passed through fix.
+// lineWriter writes whole lines only, one Write each, under one lock.
 type lineWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
-	fix func([]byte) []byte
 	buf []byte
 }
 
@@ -186,7 +189,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
 	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
-		if _, err := l.w.Write(l.fix(l.buf[:i+1])); err != nil {
+		if _, err := l.w.Write(l.buf[:i+1]); err != nil {
 			return 0, err
 		}
 		l.buf = append(l.buf[:0], l.buf[i+1:]...)

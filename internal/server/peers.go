@@ -11,7 +11,7 @@ import (
 
 // deliverAnswer serves a client's answer (msg, read from body) to a server
 // request locally: to a request sent on a session's GET stream
-// (internal/mcpsession) or on a reply stream (mcp-go's); and when this
+// (internal/mcpsession) or on a reply stream (replystream.go); and when this
 // replica was not waiting for it, passes it on to the peers
 // (internal/peers).
 //
@@ -24,7 +24,7 @@ import (
 // keeps looking for the replica that waits.
 func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
 	sid := r.Header.Get("Mcp-Session-Id")
-	if s.sessions.Deliver(sid, msg) {
+	if s.waits.deliver(sid, msg) || s.sessions.Deliver(sid, msg) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -308,12 +307,12 @@ func (h *testHub) restFace(token string) func(*testing.T, string) faceReply {
 	}
 }
 
-// TestRoutedCallsKeepTheirShape: what mcp-go reads besides the name
-// reaches the pipeline as before the router: a task-augmented call runs as
-// a plain one (the hub offers no tasks capability), and a tools/list
-// cursor is honoured as mcp-go's (the names after it) although mcp-go's
-// table holds the router alone, which no list shows.
-func TestRoutedCallsKeepTheirShape(t *testing.T) {
+// TestDispatchedCallsKeepTheirShape: what a call carries besides the name
+// reaches the pipeline through the dispatcher: a task-augmented call runs
+// as a plain one on a stream (the hub routes tasks only on plain HTTP), a
+// tools/list cursor is honoured as mcp-go's (the names after it), and
+// mcp-go's tool table, which stays empty, names nothing a caller sees.
+func TestDispatchedCallsKeepTheirShape(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	h := newTestHub(t, []config.ServerSpec{a.spec()})
 	h.waitConnected("alpha")
@@ -346,48 +345,14 @@ func TestRoutedCallsKeepTheirShape(t *testing.T) {
 	mustf(t, strings.Contains(string(text), `alpha:t`), "task-augmented call: %v", res)
 
 	all := names(post(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`))
-	mustf(t, len(all) == 4 && !contains(all, routerName), "tools/list: %v", all)
+	mustf(t, len(all) == 4, "tools/list: %v", all)
 	after := names(post(`{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"cursor":"` + base64.StdEncoding.EncodeToString([]byte(all[1])) + `"}}`))
 	mustf(t, slices.Equal(after, all[2:]), "tools/list after %s: %v, want %v", all[1], after, all[2:])
 
-	// The router's own name is a name no server offers.
-	res = post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + routerName + `","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	// The old router's name is a name no server offers.
+	res = post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcp-hub/router","arguments":{},"_meta":{"progressToken":"p"}}}`)
 	e, _ := res["error"].(map[string]any)
-	mustf(t, e != nil && e["code"] == float64(-32602), "a call of the router's name: %v", res)
-}
-
-// TestReplyMarksFix: a marked error goes out as the hub's encoding of it,
-// in a JSON body, an SSE event or a stdio line, once; nothing else is
-// touched, a mark whose token the hub did not give out included.
-func TestReplyMarksFix(t *testing.T) {
-	m := newReplyMarks()
-	untouched := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x [mcp-hub answer 00]"}}` + "\n"
-	mustf(t, string(m.fix([]byte(untouched))) == untouched, "fixed with nothing pending")
-
-	refusal := &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: "rate limit: slow down", Data: json.RawMessage(`{"retryAfterMs":5}`)}
-	mcpGo := func(id string, err error) string {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": map[string]any{"code": -32603, "message": err.Error()}})
-		return string(b)
-	}
-	want := `{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"rate limit: slow down","data":{"retryAfterMs":5}}}`
-	for _, tc := range []struct{ name, open, close string }{
-		{"json body", "", "\n"},
-		{"sse event", "event: message\ndata: ", "\n\n"},
-		{"stdio line", "", "\n"},
-	} {
-		out := tc.open + mcpGo("7", m.mark(refusal)) + tc.close
-		mustf(t, string(m.fix([]byte(out))) == tc.open+want+tc.close, "%s: %q", tc.name, m.fix([]byte(out)))
-	}
-	mustf(t, m.pending.Load() == 0, "%d marks left after their answers went out", m.pending.Load())
-
-	marked := m.mark(refusal)
-	forged := mcpGo("8", errors.New("rate limit: slow down [mcp-hub answer 0123456789abcdef01234567]"))
-	mustf(t, string(m.fix([]byte(forged))) == forged, "a mark the hub did not give out was fixed")
-	other := `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"` + strings.ReplaceAll(marked.Error(), `"`, `\"`) + `"}]}}`
-	mustf(t, string(m.fix([]byte(other))) == other, "a result that quotes a mark was touched")
-	msg := m.fixMessage(mcp.NewJSONRPCError(mcp.NewRequestId(3), mcp.INTERNAL_ERROR, marked.Error(), nil)).(mcp.JSONRPCError)
-	mustf(t, msg.Error.Code == jsonrpc.CodeServerBusy && msg.Error.Message == refusal.Message && string(msg.Error.Data.(json.RawMessage)) == string(refusal.Data),
-		"WebSocket message: %+v", msg.Error)
+	mustf(t, e != nil && e["code"] == float64(-32602), "a call of the router's old name: %v", res)
 }
 
 // TestParamHeadersCheckedThroughTheRouter: a 2026-07-28 call whose

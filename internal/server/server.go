@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/console"
+	"github.com/purko-io/mcp-hub/internal/dispatch"
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/eventstore"
 	"github.com/purko-io/mcp-hub/internal/features"
@@ -141,9 +143,10 @@ type Server struct {
 	lists    listCache
 	// modernList opens a 2026-07-28 tools/list result (listcache.go).
 	modernList []byte
-	marks      *replyMarks        // the pipeline's errors on their way through mcp-go
-	pipe       *pipeline.Pipeline // every tool call, whatever the face
-	spans      methodSpans        // spans of the requests other than tools/call; its tracer is nil when tracing is off
+	calls      *dispatch.Dispatcher // every request of every face (internal/dispatch)
+	waits      replyWaits           // server requests on reply streams (replystream.go)
+	pipe       *pipeline.Pipeline   // every tool call, whatever the face
+	spans      methodSpans          // spans of the requests other than tools/call; its tracer is nil when tracing is off
 	draining   atomic.Bool
 	edge       *edge.Edge           // guards and limits on what callers can make the hub hold
 	find       *findtools.Finder    // nil when tool search is off
@@ -164,7 +167,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.metrics = newMetrics(reg, s.peers.Replicas)
-	s.marks = newReplyMarks()
 	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = edge.New(edge.Options{
 		MaxBodyBytes: opts.MaxBodyBytes, AllowedOrigins: opts.AllowedOrigins,
@@ -189,7 +191,12 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		Metrics: s.metrics.reg, Feed: s.feed, Log: s.log, Tracer: opts.Tracer,
 		Guard: guardrails.New(guardrails.Options{Metrics: s.metrics.reg, Runs: s.runs}),
 	})
-	s.feat = features.New(features.Options{Registry: reg, Log: s.log, RelayFor: s.relayFor, Pipeline: s.pipe, Mark: s.marks.mark})
+	s.feat = features.New(features.Options{Registry: reg, Log: s.log, RelayFor: s.relayFor, Pipeline: s.pipe})
+	// The one dispatcher: tools here, MCP beyond tools in features.
+	s.calls = dispatch.New(opts.Name, opts.Version)
+	s.calls.Handle(string(mcp.MethodToolsCall), s.serveCall)
+	s.calls.Handle(string(mcp.MethodToolsList), s.serveList)
+	s.feat.Register(s.calls)
 	s.registered = opts.Registrations
 	s.registryAPI = opts.RegistryAPI
 	if s.registryAPI.HubVersion == "" {
@@ -201,10 +208,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.spans.install(hooks)
 	s.edge.InstallHooks(hooks)
 	hooks.AddOnRequestInitialization(s.gateHook)
-	// One router (catalog.go): every call to the router, every list from
-	// the catalog.
-	hooks.AddBeforeCallTool(routeCall)
-	hooks.AddAfterListTools(s.listTools)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
 	if s.find != nil {
@@ -218,7 +221,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	)
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, mcpOpts...)
 	s.feat.Attach(s.mcp)
-	s.mcp.AddTool(routerTool(), s.callTool)
 	events := eventstore.New()
 	s.sessions = mcpsession.New(mcpsession.Options{
 		MCP: s.mcp, Events: events, Heartbeat: s.edge.Idle() / 3,
@@ -246,8 +248,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.ws = mcpws.NewHandler(s.mcp,
 		mcpws.WithCheckOrigin(s.edge.OriginAllowed),
 		mcpws.WithReadLimit(s.edge.MaxBody()),
-		mcpws.WithMessageCheck(refusal),
-		mcpws.WithRequestScope(s.marks.scope),
+		mcpws.WithDispatch(s.dispatchMessage),
 	)
 	s.streams.forget = s.forgetSession
 	s.streams.mcp, s.streams.peers = s.mcp, s.peers
@@ -273,7 +274,7 @@ func (s *Server) Handler() http.Handler {
 			caller = func(h http.Handler) http.Handler { return s.requireCaller(scoped(s.reg, h)) }
 		}
 		mux.Handle(base+"/mcp", g.MCPFace(caller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-		mux.Handle(base+"/sse", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, s.marks.handler(withoutTasks(s.sse.SSEHandler())))), true))
+		mux.Handle(base+"/sse", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.sse.SSEHandler()))), true))
 		mux.Handle(base+"/messages", g.MCPFace(caller(s.spans.traceHeaders(s.gateMessages(withoutTasks(s.sse.MessageHandler())))), false))
 		mux.Handle(base+"/ws", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.ws))), false))
 	}
@@ -442,14 +443,47 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 		return fmt.Errorf("serve stdio: --server %s: no server or virtual server of that name", quoteName(endpoint))
 	}
 	caller := callers.Caller{Name: "stdio", Ceiling: level, Level: level, Admin: true}
+	// mcp-go's stdio server is the session layer (initialize, ping,
+	// notifications, the server's requests and their answers); the
+	// session's context, which it makes once, is where the dispatcher
+	// serves the hub's requests (gateStdio).
+	var sessionCtx context.Context
+	ready := make(chan struct{})
 	ss := server.NewStdioServer(s.mcp)
 	ss.SetContextFunc(func(ctx context.Context) context.Context {
-		return features.WithoutTasks(stdioScope(callers.With(ctx, caller), s.reg, endpoint))
+		ctx = features.WithoutTasks(stdioScope(callers.With(ctx, caller), s.reg, endpoint))
+		sessionCtx = ctx
+		close(ready)
+		return ctx
 	})
 	ctx, cancel := context.WithCancel(ctx)
+	var served sync.WaitGroup
+	defer served.Wait()
 	defer cancel()
-	in, out = gateStdio(ctx, in, out, maxRequestBytes, s.marks.fix)
+	session := func() (context.Context, string) { return sessionCtx, sessionID(sessionCtx) }
+	in, out = s.gateStdio(ctx, in, out, maxRequestBytes, session, ready, &served)
 	return ss.Listen(callers.With(ctx, caller), in, out)
+}
+
+// dispatchMessage serves one message of a face that hands over messages
+// with its session in ctx (WebSocket, legacy SSE): the hub's methods by
+// the dispatcher, the rest by mcp-go's session layer.
+func (s *Server) dispatchMessage(ctx context.Context, raw []byte, session string) []byte {
+	return s.calls.Message(ctx, raw, session, s.sessionLayer)
+}
+
+// sessionLayer hands a message to mcp-go's server (initialize, ping,
+// logging/setLevel, notifications) and encodes its answer.
+func (s *Server) sessionLayer(ctx context.Context, raw []byte) []byte {
+	resp := s.mcp.HandleMessage(ctx, raw)
+	if resp == nil {
+		return nil
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return jsonrpc.ErrorReplyTo(raw, fmt.Errorf("encode the answer: %w", err))
+	}
+	return append(out, '\n')
 }
 
 // withoutTasks serves next as a face that does not route MCP Tasks (only

@@ -9,21 +9,23 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/dispatch"
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
 // /mcp, the Streamable HTTP face. Every POST is read once by the gate.
-// Most traffic through the hub is a plain tools/call answered with one
-// JSON reply; for it the hub needs no session machinery, so it answers
-// such a call itself (the fast path): the decided call goes to the pipeline and
-// the result passes through as bytes. A plain tools/list is answered from
-// the list cache. A session's GET stream is the hub's too
-// (internal/mcpsession keeps the sessions). Everything else (initialize,
-// calls that take progress, log messages or server requests, resources,
-// prompts, DELETE) goes to mcp-go, whose tool handler ends in the same
-// pipeline.Run.
+// Every request of a method the hub serves (tools, resources, prompts,
+// completions, subscriptions) goes to the dispatcher (internal/dispatch),
+// whose answer the hub writes: one JSON reply, or, for a request that
+// takes progress, log messages or server requests, a reply stream the hub
+// writes itself (replystream.go). A plain tools/list is answered from the
+// list cache. A session's GET stream is the hub's too
+// (internal/mcpsession keeps the sessions). mcp-go's Streamable HTTP
+// server is the session layer: initialize, ping, logging/setLevel,
+// notifications, DELETE, the 2026-07-28 subscriptions/listen stream, and
+// the refusals of requests whose session or headers are wrong.
 
 // serveMCP is the /mcp handler.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +42,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer release()
 		}
-		s.streamable.ServeHTTP(s.marks.writer(w), r) // a stream resumed may replay an answer
+		s.streamable.ServeHTTP(w, r)
 		return
 	}
 	body, ok := s.edge.ReadBody(w, r)
@@ -77,10 +79,12 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case isTaskMethod(msg.Method) && s.plainHTTP(r):
 		s.tasks.serveTask(w, r, msg, body)
 		return
-	case call != nil && s.fastCall(w, r, msg, call):
-		return
 	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.fastList(w, r, msg):
 		return
+	case msg.Kind() == jsonrpc.KindRequest && s.calls.Owns(msg.Method) && s.serveOwned(w, r, msg, call):
+		return
+	case msg.Kind() == jsonrpc.KindNotification:
+		s.calls.Read(body, sid) // a cancellation of a request the dispatcher serves
 	case msg.Method == string(mcp.MethodInitialize):
 		// An initialize may register a session: it takes a slot under the
 		// caller's and the hub's session caps first.
@@ -108,7 +112,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		s.sessions.Track(sid) // mcp-go may keep state for it until forgotten
 	}
-	s.streamable.ServeHTTP(s.marks.writer(w), r)
+	s.streamable.ServeHTTP(w, r)
 }
 
 // sessionNotFound answers a request whose Mcp-Session-Id is not a session
@@ -140,39 +144,80 @@ type jsonOnly struct{ http.ResponseWriter }
 // mcp-go would: JSON in, JSON accepted, a host mcp-go's DNS rebinding
 // protection admits. Others go to mcp-go, which refuses or streams them.
 func (s *Server) plainHTTP(r *http.Request) bool {
+	return jsonBody(r) && acceptsJSON(r.Header.Get("Accept")) && edge.HostAllowed(r)
+}
+
+// jsonBody reports whether r's body is declared JSON.
+func jsonBody(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	if ct != "application/json" { // the usual value; parsing allocates
 		ct, _, _ = mime.ParseMediaType(ct)
 	}
-	return ct == "application/json" && acceptsJSON(r.Header.Get("Accept")) && edge.HostAllowed(r)
+	return ct == "application/json"
 }
 
-// fastCall answers a plain tools/call and reports whether it did. A call
-// that needs the session machinery (progress, log messages, a task, a
-// session that takes server requests) is left to mcp-go, and so is one
-// whose 2026-07-28 headers disagree with its body (mcp-go refuses it).
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
-	if !s.plainHTTP(r) || call.ProgressToken() != nil || call.Task != nil || s.feat.NeedsRelay(r.Header.Get("Mcp-Session-Id")) {
-		return false
+// serveOwned serves a request of a hub method through the dispatcher and
+// reports whether it did. A request mcp-go refuses before any method runs
+// (a 2026-07-28 request whose headers disagree with its body, a legacy one
+// without a valid session id; tools/call alone has always been served
+// without one) is left to mcp-go, which answers it as before.
+func (s *Server) serveOwned(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
+	accept := r.Header.Get("Accept")
+	takesJSON := acceptsJSON(accept)
+	if !jsonBody(r) || !edge.HostAllowed(r) || !takesJSON && !acceptsStream(accept) {
+		return false // mcp-go refuses it
 	}
-	if _, ok := call.Meta[jsonrpc.MetaLogLevel]; ok {
-		return false
-	}
-	if m := r.Header.Get(mcp.HeaderMethod); m != "" {
-		// A 2026-07-28 request (no other sends Mcp-Method): its
-		// Mcp-Param-* headers must agree with its arguments, which the
-		// router checks (checkParamHeaders) and mcp-go answers.
-		if m != msg.Method || s.checkParamHeaders(r.Header, *call) != nil {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(v) {
+		if r.Header.Get(mcp.HeaderMethod) != msg.Method || !metaAgrees(msg, call, v) {
+			return false
+		}
+		if n := r.Header.Get(mcp.HeaderName); n != "" && call != nil && n != call.Name {
+			return false
+		}
+		sid = "" // a 2026-07-28 request belongs to no session
+	} else if call == nil {
+		if _, ok := edge.ParseSessionID(sid); !ok {
 			return false
 		}
 	}
-	if n := r.Header.Get(mcp.HeaderName); n != "" && n != call.Name {
-		return false
+	req := &dispatch.Request{Msg: msg, Call: call, Session: sid, Header: r.Header}
+	if !takesJSON || s.streamsReply(req) {
+		req.Cancellable = true
+		s.replyStream(w, r, req)
+		return true
 	}
-	out := s.pipe.Run(s.pipe.WithRequestID(r.Context(), msg.ID), callers.From(r.Context()), r.Header.Get("Mcp-Session-Id"), *call, nil)
+	ctx := r.Context()
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(callReply(msg.ID, out))
+	_, _ = w.Write(s.calls.Serve(ctx, req))
 	return true
+}
+
+// streamsReply reports whether the answer to req is a reply stream: the
+// request takes progress or log messages, or its session takes server
+// requests or asked for log messages. Everything else is one JSON reply
+// (when the client takes one), which Purko's executor (it reads only the
+// first data: line of a stream) needs.
+func (s *Server) streamsReply(req *dispatch.Request) bool {
+	meta := req.Meta()
+	if _, ok := meta[jsonrpc.MetaProgressToken]; ok && string(meta[jsonrpc.MetaProgressToken]) != "null" {
+		return true
+	}
+	if _, ok := meta[jsonrpc.MetaLogLevel]; ok {
+		return true
+	}
+	return req.Session != "" && s.feat.NeedsRelay(req.Session)
+}
+
+// metaAgrees reports whether a 2026-07-28 request's _meta names the
+// revision its header does (mcp-go refuses one that does not).
+func metaAgrees(msg *jsonrpc.Message, call *jsonrpc.ToolCall, version string) bool {
+	meta := (&dispatch.Request{Msg: msg, Call: call}).Meta()
+	return string(meta[mcp.MetaKeyProtocolVersion]) == `"`+version+`"`
+}
+
+func acceptsStream(accept string) bool {
+	return strings.Contains(accept, "text/event-stream")
 }
 
 func acceptsJSON(accept string) bool {
