@@ -10,10 +10,10 @@ import (
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // TokenCaller is one configured inbound token.
@@ -171,7 +171,7 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 				return Caller{}, &Refusal{oe.Status, "bearer token refused: " + oe.Reason, oe}
 			}
 			c, found = Caller{Name: g.Caller, Ceiling: g.Ceiling, Allow: allowlist(g.Tools), Admin: g.Admin, Guardrails: g.Guardrails,
-				Subject: tokenexchange.OAuthSubject(token, g.Issuer, g.Expiry)}, true
+				Subject: identity.OAuthSubject(token, g.Issuer, g.Expiry)}, true
 		}
 		if !found && a.reviewer != nil {
 			id, err := a.reviewer.Review(r.Context(), token)
@@ -188,7 +188,7 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 				return Caller{}, &Refusal{Status: http.StatusForbidden, Msg: fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
 			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin, Guardrails: id.Guardrails,
-				Subject: tokenexchange.ServiceAccountSubject(token)}, true
+				Subject: identity.ServiceAccountSubject(token)}, true
 		}
 		if !found {
 			return Caller{}, &Refusal{Status: http.StatusUnauthorized, Msg: "bearer token refused: not a token of this hub",

@@ -9,7 +9,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
+	"github.com/purko-io/mcp-hub/internal/identity"
 )
 
 // reviewer answers for the ServiceAccount tokens it knows, and refuses
@@ -43,13 +43,13 @@ func TestAuthenticate(t *testing.T) {
 		name    string
 		auth    *callers.Auth
 		header  map[string]string
-		want    callers.Caller     // Name, Level, Admin, Agent, Workflow are compared
-		agent   string             // the VerifiedAgent
-		allow   bool               // an allow-list is set
-		status  int                // a refusal's
-		msg     string             // in the refusal's message
-		challen string             // the refusal's WWW-Authenticate
-		subject tokenexchange.Kind // the caller's token a server with token exchange may trade
+		want    callers.Caller // Name, Level, Admin, Agent, Workflow are compared
+		agent   string         // the VerifiedAgent
+		allow   bool           // an allow-list is set
+		status  int            // a refusal's
+		msg     string         // in the refusal's message
+		challen string         // the refusal's WWW-Authenticate
+		subject identity.Kind  // the caller's token a server with token exchange may trade
 	}{
 		{name: "token", auth: closed, header: map[string]string{"Authorization": "Bearer tok-r"},
 			want: callers.Caller{Name: "reader", Level: autonomy.Restricted}},
@@ -69,7 +69,7 @@ func TestAuthenticate(t *testing.T) {
 		{name: "ServiceAccount: its agent is verified, a header cannot change it", auth: closed,
 			header: map[string]string{"Authorization": "Bearer sa-exec", callers.HeaderAgent: "purko/other"},
 			want:   callers.Caller{Name: "system:serviceaccount:purko:exec", Level: autonomy.Supervised, Agent: "purko/triage"}, agent: "purko/triage",
-			subject: tokenexchange.ServiceAccount},
+			subject: identity.ServiceAccount},
 		{name: "ServiceAccount with an unknown level", auth: closed, header: map[string]string{"Authorization": "Bearer sa-wrong"},
 			status: http.StatusForbidden, msg: "autonomyLevel"},
 		{name: "review refused", auth: closed, header: map[string]string{"Authorization": "Bearer sa-none"},

@@ -14,9 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // HeaderAutonomyLevel lets a caller ask for a lower level than its ceiling
@@ -64,7 +64,7 @@ type Caller struct {
 	// Subject is the caller's own token (OAuth access token or
 	// ServiceAccount token), which a server with token exchange trades for
 	// one minted for it; zero for callers without one. It never prints.
-	Subject tokenexchange.Subject
+	Subject identity.Subject
 	// verifiedAgent is the Agent proven by the caller's identity (never a
 	// header): only it unlocks an agent's own api tools.
 	verifiedAgent string

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // TestRunCarriesTheCallersToken: the backend of a call gets the caller's
@@ -18,22 +18,22 @@ import (
 // never a token; a caller without one carries nothing.
 func TestRunCarriesTheCallersToken(t *testing.T) {
 	const raw = "eyJ.caller-token.sig"
-	var got tokenexchange.Subject
+	var got identity.Subject
 	b := backendFunc(func(ctx context.Context, _ registry.Call) (json.RawMessage, error) {
-		got = tokenexchange.SubjectFrom(ctx)
-		if seen := tokenexchange.SeenIn(ctx); seen != nil {
-			*seen = tokenexchange.Seen{Subject: "alice@example.com", Actor: "mcp-hub"}
+		got = identity.SubjectFrom(ctx)
+		if seen := identity.SeenIn(ctx); seen != nil {
+			*seen = identity.Seen{Subject: "alice@example.com", Actor: "mcp-hub"}
 		}
 		return json.RawMessage(`{"content":[]}`), nil
 	})
 	tp := newTestPipeline(t, Options{}, registry.HubRoute(b, "t", autonomy.Class{ReadOnly: true}), nil)
 
 	caller := fullCaller
-	caller.Subject = tokenexchange.OAuthSubject(raw, "https://idp.example", time.Now().Add(time.Hour))
+	caller.Subject = identity.OAuthSubject(raw, "https://idp.example", time.Now().Add(time.Hour))
 	if out := tp.Run(context.Background(), caller, "s1", jsonrpc.ToolCall{Name: "t"}, nil); out.Outcome != OK {
 		t.Fatalf("outcome %q", out.Outcome)
 	}
-	if got.Kind() != tokenexchange.OAuth || got.Issuer() != "https://idp.example" {
+	if got.Kind() != identity.OAuth || got.Issuer() != "https://idp.example" {
 		t.Fatalf("the backend got subject %v, want the caller's OAuth token", got)
 	}
 	a := tp.audit(t)
@@ -47,7 +47,7 @@ func TestRunCarriesTheCallersToken(t *testing.T) {
 	if out := tp.Run(context.Background(), fullCaller, "s1", jsonrpc.ToolCall{Name: "t"}, nil); out.Outcome != OK {
 		t.Fatalf("outcome %q", out.Outcome)
 	}
-	if got.Kind() != tokenexchange.None {
+	if got.Kind() != identity.None {
 		t.Fatalf("a caller without a token carried %v", got)
 	}
 	if _, ok := tp.audit(t)["upstream_subject"]; ok {

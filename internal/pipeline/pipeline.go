@@ -30,11 +30,11 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/guardrails"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // Outcome is how a call ended, as counted in metrics (the outcome label),
@@ -222,10 +222,10 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 	bc := registry.Call{ToolCall: call, Relay: relay,
 		Bindings: registry.Bindings{Caller: caller.Name, Agent: caller.Agent, Workflow: caller.Workflow, Step: caller.Step}}
 	bc.Name = rt.Original
-	var seen *tokenexchange.Seen // who an upstream with token exchange saw
-	if caller.Subject.Kind() != tokenexchange.None {
-		ctx = tokenexchange.WithSubject(ctx, caller.Subject)
-		ctx, seen = tokenexchange.WithSeen(ctx)
+	var seen *identity.Seen // who an upstream with token exchange saw
+	if caller.Subject.Kind() != identity.None {
+		ctx = identity.WithSubject(ctx, caller.Subject)
+		ctx, seen = identity.WithSeen(ctx)
 	}
 	result, err := rt.Backend.Call(ctx, bc)
 	return p.finish(ctx, span, session, caller, call.Name, rt, start, result, err, guarded.Summary(), seen)
@@ -247,7 +247,7 @@ func (p *Pipeline) runResult(ctx context.Context, span trace.Span, session strin
 
 // finish takes a backend's result through the caller's content filters
 // and the cap, and records the call.
-func (p *Pipeline) finish(ctx context.Context, span trace.Span, session string, caller callers.Caller, name string, rt registry.Route, start time.Time, result json.RawMessage, err error, guard string, seen *tokenexchange.Seen) Result {
+func (p *Pipeline) finish(ctx context.Context, span trace.Span, session string, caller callers.Caller, name string, rt registry.Route, start time.Time, result json.RawMessage, err error, guard string, seen *identity.Seen) Result {
 	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {
 		var res *Result
 		if result, guard, res = p.guardResult(ctx, span, session, caller, name, rt, result, guard); res != nil {
@@ -342,7 +342,7 @@ func decide(caller callers.Caller, published string, rt registry.Route) string {
 // agent owning it, "" for none, exch its server's token exchange, nil for
 // none), or "". Run decides calls with it, and tools/list (Visible) and
 // find_tools list with it, so a caller is shown exactly what it may run.
-func Decide(caller callers.Caller, server, published, original string, class autonomy.Class, agent string, exch *tokenexchange.Exchanger) string {
+func Decide(caller callers.Caller, server, published, original string, class autonomy.Class, agent string, exch registry.Exchange) string {
 	if agent != "" && agent != caller.VerifiedAgent() {
 		return fmt.Sprintf("BLOCKED: tool '%s' belongs to agent %s.", published, agent)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
@@ -268,9 +269,9 @@ func TestDecide(t *testing.T) {
 	read := autonomy.Class{ReadOnly: true}
 	exch := tokenexchange.New(tokenexchange.Options{Server: "notes", Exchange: config.TokenExchange{Issuer: "https://idp.example"}})
 	oauthCaller := fullCaller
-	oauthCaller.Subject = tokenexchange.OAuthSubject("tok", "https://idp.example", time.Now().Add(time.Hour))
+	oauthCaller.Subject = identity.OAuthSubject("tok", "https://idp.example", time.Now().Add(time.Hour))
 	foreign := fullCaller
-	foreign.Subject = tokenexchange.OAuthSubject("tok", "https://other.example", time.Now().Add(time.Hour))
+	foreign.Subject = identity.OAuthSubject("tok", "https://other.example", time.Now().Add(time.Hour))
 	scoped := func(c callers.Caller, s *autonomy.Scope) callers.Caller { c.Scope = s; return c }
 	restricted := callers.Caller{Name: "r", Level: autonomy.Restricted}
 	tests := []struct {
@@ -278,7 +279,7 @@ func TestDecide(t *testing.T) {
 		caller callers.Caller
 		class  autonomy.Class
 		agent  string
-		exch   *tokenexchange.Exchanger
+		exch   registry.Exchange
 		want   string // prefix of the denial, "" allowed
 	}{
 		{"full writes", fullCaller, write, "", nil, ""},

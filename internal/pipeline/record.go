@@ -8,10 +8,10 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
 	"github.com/purko-io/mcp-hub/internal/tracing"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // The record of a call: its metrics, the console feed's entry, the audit
@@ -26,7 +26,7 @@ import (
 // guard, when not "", says what the content filters did (guardrails
 // Report.Summary); seen, when not nil, who an upstream with token exchange
 // saw call.
-func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report, guard string, seen *tokenexchange.Seen) Outcome {
+func (p *Pipeline) record(ctx context.Context, span trace.Span, session string, caller callers.Caller, tool, srv string, start time.Time, toolError bool, err error, cut *resultcap.Report, guard string, seen *identity.Seen) Outcome {
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, toolError, err)
 	metricTool := tool

@@ -15,11 +15,11 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/guardrails"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
 	"github.com/purko-io/mcp-hub/internal/tracing"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // Every MCP request besides tools/call that reaches an upstream on a
@@ -116,8 +116,8 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 		}
 		defer release()
 	}
-	if caller.Subject.Kind() != tokenexchange.None {
-		ctx = tokenexchange.WithSubject(ctx, caller.Subject)
+	if caller.Subject.Kind() != identity.None {
+		ctx = identity.WithSubject(ctx, caller.Subject)
 	}
 	result, err := do(ctx, params)
 	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {

@@ -26,10 +26,10 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // Options configure a Registry.
@@ -167,12 +167,29 @@ type Tool struct {
 	Agent string
 	// Exchange, when set, is its server's token exchange: only callers
 	// whose token it takes may use the tool.
-	Exchange *tokenexchange.Exchanger
+	Exchange Exchange
 	// Quarantine, when set, says the definition is not the pinned one,
 	// or looks like a prompt injection.
 	Quarantine *Quarantine
 	client     *upstream.Client
 	local      *LocalTool
+}
+
+// Exchange is what the catalog keeps of a server's token exchange for the
+// decision on a tool: whether it takes a caller's token, and if not why
+// (tokenexchange.Exchanger.Accepts). An interface so that the decision,
+// above the catalog, names no upstream type.
+type Exchange interface {
+	Accepts(identity.Subject) error
+}
+
+// exchangeOf is c's token exchange, nil without one: never a nil pointer
+// in the interface, which Decide would take for an exchange and call.
+func exchangeOf(c *upstream.Client) Exchange {
+	if x := c.Exchange(); x != nil {
+		return x
+	}
+	return nil
 }
 
 // Route says where a published tool goes and what decides on it.
@@ -187,7 +204,7 @@ type Route struct {
 	Agent string
 	// Exchange, when set, is the server's token exchange: only callers
 	// whose token it takes may run the tool.
-	Exchange *tokenexchange.Exchanger
+	Exchange Exchange
 	// ResultCap bounds what the call's result may hold.
 	ResultCap ResultCap
 	// Quarantine, when set (pinning or screening mode warn), says the
@@ -651,7 +668,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 			// (classifierFor), the rest counts for trusted servers only.
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: def.Annotations.ReadOnlyHint, DestructiveHint: def.Annotations.DestructiveHint})
-			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: e.c.Exchange(), client: e.c}
+			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: exchangeOf(e.c), client: e.c}
 			var ch *pinning.Change
 			if c, changed := changes[t.Name]; changed {
 				ch = &c

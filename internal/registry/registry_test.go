@@ -13,6 +13,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -185,5 +186,21 @@ func TestFirstCatalogAnnouncedWithoutSources(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no catalog announced with no sources")
+	}
+}
+
+// TestExchangeOf: a server without token exchange gives its tools no
+// Exchange at all, not a nil *Exchanger in the interface, which Decide
+// would take for an exchange and call; one with it gives its exchange.
+func TestExchangeOf(t *testing.T) {
+	plain := upstream.New(config.ServerSpec{Name: "a"}, upstream.Options{}, zerolog.Nop(), func() {})
+	if x := exchangeOf(plain); x != nil {
+		t.Fatalf("exchangeOf(a server without token exchange) = %#v, want nil", x)
+	}
+	spec := config.ServerSpec{Name: "n", URL: "https://notes.example/mcp", Transport: "streamable-http",
+		TokenExchange: &config.TokenExchange{Issuer: "https://idp.example"}}
+	exch := upstream.New(spec, upstream.Options{}, zerolog.Nop(), func() {})
+	if x := exchangeOf(exch); x == nil || x.Accepts(identity.Subject{}) == nil {
+		t.Fatalf("exchangeOf(a server with token exchange) = %#v: want its exchange, which refuses a caller without a token", x)
 	}
 }

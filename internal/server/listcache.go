@@ -12,9 +12,9 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
 // tools/list of a large catalog (100 upstreams x 100 tools) is a reply of
@@ -52,7 +52,7 @@ type viewKey struct {
 	agent string
 	// subject and issuer are what a server with token exchange asks of
 	// the caller's own token (tokenexchange.Exchanger.Accepts).
-	subject tokenexchange.Kind
+	subject identity.Kind
 	issuer  string
 }
 

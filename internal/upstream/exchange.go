@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
@@ -19,7 +20,7 @@ import (
 
 // A server with token exchange (spec.TokenExchange) is reached with each
 // caller's own identity: before a tools/call, the caller's token (carried
-// in the call's context, tokenexchange.WithSubject) is traded for one
+// in the call's context, identity.WithSubject) is traded for one
 // minted for this server, and the call's HTTP requests carry that token
 // in place of the hub's (oauthclient.WithCallToken). The hub's own
 // requests (handshake, lists, pings) carry the hub's token, from the
@@ -63,12 +64,12 @@ func onBehalf(ctx context.Context, x *tokenexchange.Exchanger) (context.Context,
 	if x == nil {
 		return ctx, nil, nil
 	}
-	subj := tokenexchange.SubjectFrom(ctx)
+	subj := identity.SubjectFrom(ctx)
 	tok, err := x.Token(ctx, subj)
 	if err != nil {
 		return nil, nil, err
 	}
-	if seen := tokenexchange.SeenIn(ctx); seen != nil {
+	if seen := identity.SeenIn(ctx); seen != nil {
 		*seen = tok.Seen
 	}
 	b := &behalf{token: tok.AccessToken}

@@ -15,6 +15,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
 
@@ -102,10 +103,10 @@ func TestTokenExchangeCalls(t *testing.T) {
 			ClientSecretValue: testClientSecret, Audience: "notes"}}}
 	c := startClient(t, spec, Options{})
 
-	alice := tokenexchange.OAuthSubject("alice-token", "https://idp", time.Now().Add(time.Hour))
-	bob := tokenexchange.OAuthSubject("bob-token", "https://idp", time.Now().Add(time.Hour))
+	alice := identity.OAuthSubject("alice-token", "https://idp", time.Now().Add(time.Hour))
+	bob := identity.OAuthSubject("bob-token", "https://idp", time.Now().Add(time.Hour))
 	for range 3 {
-		ctx, who := tokenexchange.WithSeen(tokenexchange.WithSubject(context.Background(), alice))
+		ctx, who := identity.WithSeen(identity.WithSubject(context.Background(), alice))
 		if got, err := callTool(ctx, c, "echo", "a"); err != nil || got != "up:a" {
 			t.Fatalf("alice's call: %q %v", got, err)
 		}
@@ -113,7 +114,7 @@ func TestTokenExchangeCalls(t *testing.T) {
 			t.Errorf("an opaque token of an opaque caller token names subject %q", who.Subject)
 		}
 	}
-	if got, err := callTool(tokenexchange.WithSubject(context.Background(), bob), c, "echo", "b"); err != nil || got != "up:b" {
+	if got, err := callTool(identity.WithSubject(context.Background(), bob), c, "echo", "b"); err != nil || got != "up:b" {
 		t.Fatalf("bob's call: %q %v", got, err)
 	}
 	calls := seen.of("tools/call")
@@ -139,8 +140,8 @@ func TestTokenExchangeCalls(t *testing.T) {
 	}
 	// The authorization server refuses: the call fails with its code.
 	idp.refuse.Store(true)
-	carol := tokenexchange.OAuthSubject("carol-token", "https://idp", time.Now().Add(time.Hour))
-	_, err = callTool(tokenexchange.WithSubject(context.Background(), carol), c, "echo", "c")
+	carol := identity.OAuthSubject("carol-token", "https://idp", time.Now().Add(time.Hour))
+	_, err = callTool(identity.WithSubject(context.Background(), carol), c, "echo", "c")
 	if err == nil || !strings.Contains(err.Error(), "token exchange for upstream notes at ") || !strings.Contains(err.Error(), "400 invalid_grant: subject token revoked") {
 		t.Fatalf("refused exchange: %v", err)
 	}
@@ -157,7 +158,7 @@ func TestTokenExchangeCalls(t *testing.T) {
 	seen.mu.Lock()
 	seen.refused["Bearer xchg-alice-token-2"] = true
 	seen.mu.Unlock()
-	actx := tokenexchange.WithSubject(context.Background(), alice)
+	actx := identity.WithSubject(context.Background(), alice)
 	if _, err := callTool(actx, c, "echo", "refused"); err == nil || !strings.HasSuffix(err.Error(), "upstream notes refused the token exchanged for this caller (HTTP 401); the next call exchanges it again") {
 		t.Fatalf("a call the server refused with 401: %v", err)
 	}

@@ -1,8 +1,12 @@
 // Package layers checks that the map of the house in README.md ("Layout")
-// is the house: every package of the module is on the map, in a layer, and
-// no package imports from a layer above its own. A newcomer reads the map
-// to know where a thing goes and which way imports may point; a map that
-// drifts from the code misleads more than none.
+// is the house: every package of the module is on the map, in a layer, no
+// package imports from a layer above its own, and within a layer a package
+// imports only the ones written below it. A newcomer reads the map to know
+// where a thing goes and which way imports may point; a map that drifts
+// from the code misleads more than none. The order inside a layer is held
+// too because siblings that lean on each other both ways (in meaning: a
+// type here, its helper there) are one job split in two, which only a
+// real top-down order shows.
 package layers
 
 import (
@@ -21,11 +25,12 @@ import (
 
 const module = "github.com/purko-io/mcp-hub/"
 
-// layout is the README's map: each package's layer (0 is the top) and the
-// layers' names, in order.
+// layout is the README's map: each package's layer (0 is the top) and
+// place on the map, and the layers' names, in order.
 type layout struct {
 	layers []string
 	of     map[string]int // package path (cmd/mcp-hub, internal/server) -> layer
+	line   map[string]int // package path -> its place on the map, top first
 }
 
 // pathToken is a package directory as the map writes it: cmd/..., internal/...
@@ -37,7 +42,7 @@ var pathToken = regexp.MustCompile(`^(cmd|internal|test)/([a-z0-9/-]+/)?$`)
 // indented line that starts with a package path adds a package to the
 // layer above it; other indented lines continue a description.
 func readLayout(readme []byte) (*layout, error) {
-	l := &layout{of: map[string]int{}}
+	l := &layout{of: map[string]int{}, line: map[string]int{}}
 	sc := bufio.NewScanner(bytes.NewReader(readme))
 	inSection, inBlock := false, false
 	for n := 1; sc.Scan(); n++ {
@@ -76,6 +81,7 @@ func readLayout(readme []byte) (*layout, error) {
 			return nil, fmt.Errorf("README.md line %d: %s is on the map twice (layers %s and %s)", n, pkg, l.layers[prev], l.layers[len(l.layers)-1])
 		}
 		l.of[pkg] = len(l.layers) - 1
+		l.line[pkg] = len(l.line)
 	}
 	if !inBlock {
 		return nil, fmt.Errorf("README.md has no code block under ## Layout")
@@ -83,15 +89,21 @@ func readLayout(readme []byte) (*layout, error) {
 	return nil, fmt.Errorf("README.md: the Layout block does not end")
 }
 
-// layerOf is the layer of pkg: its own entry, or its nearest parent's (a
-// source under internal/discovery/ is the discovery package's layer).
-func (l *layout) layerOf(pkg string) (int, bool) {
+// entryOf is the map's entry for pkg: its own, or its nearest parent's (a
+// source under internal/discovery/ is on the discovery package's line).
+func (l *layout) entryOf(pkg string) (string, bool) {
 	for p := pkg; p != "." && p != ""; p = filepath.Dir(p) {
-		if n, ok := l.of[p]; ok {
-			return n, true
+		if _, ok := l.of[p]; ok {
+			return p, true
 		}
 	}
-	return 0, false
+	return "", false
+}
+
+// layerOf is the layer of pkg's entry.
+func (l *layout) layerOf(pkg string) (int, bool) {
+	e, ok := l.entryOf(pkg)
+	return l.of[e], ok
 }
 
 type goPackage struct {
@@ -126,6 +138,56 @@ func packages(t *testing.T, root string) []goPackage {
 // import them.
 const harness = "harness"
 
+// ownLine is the note for a package the map holds on its parent's line:
+// a line of its own may be what the order needs.
+func ownLine(pkg, entry string) string {
+	if pkg == entry {
+		return ""
+	}
+	return fmt.Sprintf(" (%s has no line of its own, it is on %s's: give it one)", pkg, entry)
+}
+
+// problems are the ways pkgs break the map, one sentence each, and how
+// many imports of the module's own packages it checked. A line of the map
+// holds its package and the sub-packages without a line of their own, so
+// imports among those are not ordered.
+func (l *layout) problems(pkgs []goPackage) (found []string, checked int) {
+	for _, p := range pkgs {
+		pkg, ok := strings.CutPrefix(p.ImportPath, module)
+		if !ok || pkg == "charts/mcp-hub" {
+			continue // the chart's tests: Go only to run them
+		}
+		entry, ok := l.entryOf(pkg)
+		if !ok {
+			found = append(found, fmt.Sprintf("%s is not on the map: add it to a layer in README.md's Layout", pkg))
+			continue
+		}
+		own := l.of[entry]
+		for _, imp := range p.Imports {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			checked++
+			depEntry, ok := l.entryOf(dep)
+			layer := l.of[depEntry]
+			switch {
+			case !ok:
+				found = append(found, fmt.Sprintf("%s imports %s, which is not on the map", pkg, dep))
+			case l.layers[layer] == harness && l.layers[own] != harness && !strings.HasPrefix(pkg, "test/"):
+				found = append(found, fmt.Sprintf("%s imports the test harness %s outside its tests", pkg, dep))
+			case layer < own && l.layers[own] != harness: // a harness serves tests of any layer
+				found = append(found, fmt.Sprintf("%s (layer %s) imports %s from the layer above it (%s): imports point down", pkg, l.layers[own], dep, l.layers[layer]))
+			case layer == own && l.line[depEntry] < l.line[entry]:
+				found = append(found, fmt.Sprintf("%s imports %s, which README.md's Layout writes above it in layer %s: within a layer a package imports only the ones written below it. "+
+					"Move the line of %s (with its description) below the line of %s, or, if another import holds that order, move the code %s needs out of %s%s",
+					pkg, dep, l.layers[own], depEntry, entry, pkg, dep, ownLine(pkg, entry)+ownLine(dep, depEntry)))
+			}
+		}
+	}
+	return found, checked
+}
+
 func TestMapMatchesTheHouse(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -139,33 +201,9 @@ func TestMapMatchesTheHouse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
-	for _, p := range packages(t, root) {
-		pkg, ok := strings.CutPrefix(p.ImportPath, module)
-		if !ok || pkg == "charts/mcp-hub" {
-			continue // the chart's tests: Go only to run them
-		}
-		own, ok := l.layerOf(pkg)
-		if !ok {
-			t.Errorf("%s is not on the map: add it to a layer in README.md's Layout", pkg)
-			continue
-		}
-		for _, imp := range p.Imports {
-			dep, ok := strings.CutPrefix(imp, module)
-			if !ok {
-				continue
-			}
-			checked++
-			layer, ok := l.layerOf(dep)
-			switch {
-			case !ok:
-				t.Errorf("%s imports %s, which is not on the map", pkg, dep)
-			case l.layers[layer] == harness && l.layers[own] != harness && !strings.HasPrefix(pkg, "test/"):
-				t.Errorf("%s imports the test harness %s outside its tests", pkg, dep)
-			case layer < own && l.layers[own] != harness: // a harness serves tests of any layer
-				t.Errorf("%s (layer %s) imports %s from the layer above it (%s): imports point down", pkg, l.layers[own], dep, l.layers[layer])
-			}
-		}
+	found, checked := l.problems(packages(t, root))
+	for _, f := range found {
+		t.Error(f)
 	}
 	if checked == 0 {
 		t.Fatal("no import of the module's own packages checked")
@@ -208,5 +246,84 @@ func TestReadLayout(t *testing.T) {
 		if _, err := readLayout([]byte(bad)); err == nil {
 			t.Errorf("readLayout(%q) took it", bad)
 		}
+	}
+}
+
+// TestProblems: the checker itself, on small maps, finds each way a house
+// can leave its map (an import up, one up inside a layer, a package off
+// the map, the harness outside tests) and takes a house that keeps to it,
+// so that TestMapMatchesTheHouse can fail.
+func TestProblems(t *testing.T) {
+	// tests; top: a above b; low: c; harness: h. a/sub is on a's line.
+	const readme = "## Layout\n```\n" +
+		"tests      test/         suites\n" +
+		"top        internal/a/   the top one\n" +
+		"                         more words of a\n" +
+		"           internal/b/   below a\n" +
+		"low        internal/c/   a leaf\n" +
+		"harness    internal/h/   a harness\n" +
+		"```\n"
+	l, err := readLayout([]byte(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := func(path string, imports ...string) goPackage {
+		p := goPackage{ImportPath: module + path}
+		for _, imp := range imports {
+			if strings.Contains(imp, "/") { // the module's, not the standard library's
+				imp = module + imp
+			}
+			p.Imports = append(p.Imports, imp)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		pkgs []goPackage
+		want []string // one problem holding each, in order; none: the house keeps to its map
+	}{
+		{"imports point down, across layers and inside one", []goPackage{
+			pkg("internal/a", "internal/b", "internal/c", "fmt"),
+			pkg("internal/a/sub", "internal/a", "internal/b"),
+			pkg("internal/b", "internal/c"),
+			pkg("internal/c"),
+			pkg("internal/h", "internal/a"),
+			pkg("test/x", "internal/h"),
+		}, nil},
+		{"inside a layer, an import of a line above", []goPackage{
+			pkg("internal/b", "internal/a"),
+		}, []string{"internal/b imports internal/a, which README.md's Layout writes above it in layer top: " +
+			"within a layer a package imports only the ones written below it. Move the line of internal/a (with its description) " +
+			"below the line of internal/b, or, if another import holds that order, move the code internal/b needs out of internal/a"}},
+		{"a sub-package on its parent's line", []goPackage{
+			pkg("internal/b", "internal/a/sub"),
+		}, []string{"internal/b imports internal/a/sub, which README.md's Layout writes above it in layer top",
+			"(internal/a/sub has no line of its own, it is on internal/a's: give it one)"}},
+		{"an import of the layer above", []goPackage{
+			pkg("internal/c", "internal/b"),
+		}, []string{"internal/c (layer low) imports internal/b from the layer above it (top): imports point down"}},
+		{"off the map", []goPackage{
+			pkg("internal/d"),
+			pkg("internal/c", "internal/e"),
+		}, []string{"internal/d is not on the map", "internal/c imports internal/e, which is not on the map"}},
+		{"the harness outside tests", []goPackage{
+			pkg("internal/a", "internal/h"),
+		}, []string{"internal/a imports the test harness internal/h outside its tests"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			found, checked := l.problems(tc.pkgs)
+			if checked == 0 {
+				t.Fatal("checked no import")
+			}
+			all := strings.Join(found, "\n")
+			if len(tc.want) == 0 && len(found) != 0 {
+				t.Fatalf("problems in a house that keeps to its map:\n%s", all)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("no problem says %q; found:\n%s", w, all)
+				}
+			}
+		})
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 )
@@ -95,14 +96,14 @@ type Exchanger struct {
 // entry is one exchanged token.
 type entry struct {
 	token     string
-	seen      Seen
+	seen      identity.Seen
 	refreshAt time.Time // exchanged again from here on
 }
 
 // Token is an exchanged token and who the upstream will see with it.
 type Token struct {
 	AccessToken string
-	Seen        Seen
+	Seen        identity.Seen
 }
 
 // New returns an Exchanger.
@@ -126,17 +127,17 @@ func New(opts Options) *Exchanger {
 // words for the caller: a hub token or an anonymous caller has nothing to
 // exchange, and a caller's OAuth token goes only to its own issuer when the
 // setting names one.
-func (x *Exchanger) Accepts(subj Subject) error {
+func (x *Exchanger) Accepts(subj identity.Subject) error {
 	want := x.opts.Exchange.Subjects()
 	switch {
-	case subj.kind == None:
+	case subj.Kind() == identity.None:
 		return fmt.Errorf("upstream %s is reached with each caller's own identity (token exchange), and this caller has no token to exchange: call with %s", x.opts.Server, exchangeable(want))
-	case subj.kind == OAuth && want == config.SubjectServiceAccount:
+	case subj.Kind() == identity.OAuth && want == config.SubjectServiceAccount:
 		return fmt.Errorf("upstream %s exchanges only ServiceAccount tokens (tokenExchange.subjectToken: serviceAccount), and this caller called with an OAuth access token", x.opts.Server)
-	case subj.kind == ServiceAccount && want == config.SubjectOAuth:
+	case subj.Kind() == identity.ServiceAccount && want == config.SubjectOAuth:
 		return fmt.Errorf("upstream %s exchanges only OAuth access tokens (tokenExchange.subjectToken: oauth), and this caller called with a ServiceAccount token", x.opts.Server)
-	case subj.kind == OAuth && x.opts.Exchange.Issuer != "" && subj.issuer != x.opts.Exchange.Issuer:
-		return fmt.Errorf("upstream %s exchanges tokens of %s, and this caller's token was issued by %s: it is not sent to another issuer", x.opts.Server, x.opts.Exchange.Issuer, subj.issuer)
+	case subj.Kind() == identity.OAuth && x.opts.Exchange.Issuer != "" && subj.Issuer() != x.opts.Exchange.Issuer:
+		return fmt.Errorf("upstream %s exchanges tokens of %s, and this caller's token was issued by %s: it is not sent to another issuer", x.opts.Server, x.opts.Exchange.Issuer, subj.Issuer())
 	}
 	return nil
 }
@@ -156,17 +157,17 @@ func exchangeable(k config.SubjectTokenKind) string {
 // while it is fresh, else a new exchange. Concurrent calls with the same
 // caller token wait for one exchange. The error is an *Error when the
 // authorization server refused or could not be reached.
-func (x *Exchanger) Token(ctx context.Context, subj Subject) (Token, error) {
+func (x *Exchanger) Token(ctx context.Context, subj identity.Subject) (Token, error) {
 	if err := x.Accepts(subj); err != nil {
 		return Token{}, err
 	}
-	key := sha256.Sum256([]byte(subj.token))
+	key := cacheKey(subj)
 	now := x.opts.Now()
 	if e, ok := x.cache.Get(key); ok && now.Before(e.refreshAt) {
 		x.hits.Add(1)
 		return Token{AccessToken: e.token, Seen: e.seen}, nil
 	}
-	if exp := subj.expires(); !exp.IsZero() && !now.Before(exp) {
+	if exp := expires(subj); !exp.IsZero() && !now.Before(exp) {
 		x.cache.Remove(key)
 		return Token{}, &Error{Server: x.opts.Server, Code: "invalid_grant", Description: "the caller's token has expired"}
 	}
@@ -195,11 +196,17 @@ func (x *Exchanger) Token(ctx context.Context, subj Subject) (Token, error) {
 
 // Forget drops the token the upstream refused (401), so that the next call
 // exchanges again, unless a newer one already replaced it.
-func (x *Exchanger) Forget(subj Subject, token string) {
-	key := sha256.Sum256([]byte(subj.token))
+func (x *Exchanger) Forget(subj identity.Subject, token string) {
+	key := cacheKey(subj)
 	if e, ok := x.cache.Peek(key); ok && e.token == token {
 		x.cache.Remove(key)
 	}
+}
+
+// cacheKey is the cache's key of a caller token: its hash, so that the
+// cache holds no caller token.
+func cacheKey(subj identity.Subject) [sha256.Size]byte {
+	return sha256.Sum256([]byte(subj.RevealToken()))
 }
 
 // Stats are the exchanger's counts: exchanges answered with a token,
@@ -209,7 +216,7 @@ func (x *Exchanger) Stats() (exchanges, failures, hits uint64) {
 }
 
 // exchange asks the authorization server and caches its answer.
-func (x *Exchanger) exchange(ctx context.Context, key [sha256.Size]byte, subj Subject) (*entry, error) {
+func (x *Exchanger) exchange(ctx context.Context, key [sha256.Size]byte, subj identity.Subject) (*entry, error) {
 	e, err := x.request(ctx, subj)
 	if err != nil {
 		x.failures.Add(1)
@@ -253,7 +260,7 @@ type answer struct {
 }
 
 // request sends one exchange.
-func (x *Exchanger) request(ctx context.Context, subj Subject) (*entry, error) {
+func (x *Exchanger) request(ctx context.Context, subj identity.Subject) (*entry, error) {
 	xc := x.opts.Exchange
 	tokenURL, err := x.tokenURL(ctx)
 	if err != nil {
@@ -261,8 +268,8 @@ func (x *Exchanger) request(ctx context.Context, subj Subject) (*entry, error) {
 	}
 	form := url.Values{
 		"grant_type":           {GrantType},
-		"subject_token":        {subj.token},
-		"subject_token_type":   {subj.tokenType()},
+		"subject_token":        {subj.RevealToken()},
+		"subject_token_type":   {tokenType(subj)},
 		"requested_token_type": {TypeAccessToken},
 	}
 	if xc.Audience != "" {
@@ -290,7 +297,7 @@ func (x *Exchanger) request(ctx context.Context, subj Subject) (*entry, error) {
 		req.SetBasicAuth(url.QueryEscape(xc.ClientID), url.QueryEscape(secret))
 	}
 	where := secrets.URLForMessage(tokenURL)
-	redact := secrets.NewRedactor(subj.token, secret)
+	redact := secrets.NewRedactor(subj.RevealToken(), secret)
 	resp, err := x.opts.HTTPClient.Do(req)
 	if err != nil {
 		return nil, &Error{Server: x.opts.Server, TokenURL: where, Reason: redact.String(unwrapURLError(err).Error())}
@@ -319,7 +326,7 @@ func (x *Exchanger) request(ctx context.Context, subj Subject) (*entry, error) {
 		return nil, &Error{Server: x.opts.Server, TokenURL: where, Status: resp.StatusCode, Reason: "the answer holds no access_token"}
 	case a.TokenType != "" && !strings.EqualFold(a.TokenType, "bearer") && !strings.EqualFold(a.TokenType, "N_A"):
 		return nil, &Error{Server: x.opts.Server, TokenURL: where, Status: resp.StatusCode, Reason: fmt.Sprintf("the token is of type %q, not Bearer", short(a.TokenType, 40))}
-	case a.AccessToken == subj.token:
+	case a.AccessToken == subj.RevealToken():
 		// An authorization server that hands the caller's token back
 		// would make the hub pass it through.
 		return nil, &Error{Server: x.opts.Server, TokenURL: where, Status: resp.StatusCode, Reason: "the answer is the caller's own token"}
@@ -331,12 +338,12 @@ func (x *Exchanger) request(ctx context.Context, subj Subject) (*entry, error) {
 // until when the token is used. It lives as long as the answer or the
 // token says, never past the caller's own token, and is replaced shortly
 // before it ends.
-func (x *Exchanger) entryOf(a answer, subj Subject) *entry {
+func (x *Exchanger) entryOf(a answer, subj identity.Subject) *entry {
 	now := x.opts.Now()
 	c := claimsOf(a.AccessToken)
-	seen := Seen{Subject: c.Sub, Actor: c.actor()}
+	seen := identity.Seen{Subject: c.Sub, Actor: c.actor()}
 	if seen.Subject == "" {
-		seen.Subject = claimsOf(subj.token).Sub // an opaque token: the caller's own subject
+		seen.Subject = claimsOf(subj.RevealToken()).Sub // an opaque token: the caller's own subject
 	}
 	exp := c.expiry()
 	if n, err := a.ExpiresIn.Int64(); err == nil && n > 0 {
@@ -345,7 +352,7 @@ func (x *Exchanger) entryOf(a answer, subj Subject) *entry {
 	if exp.IsZero() {
 		exp = now.Add(fallbackLifetime)
 	}
-	if own := subj.expires(); !own.IsZero() && own.Before(exp) {
+	if own := expires(subj); !own.IsZero() && own.Before(exp) {
 		exp = own
 	}
 	early := min(maxEarly, exp.Sub(now)/5)

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/identity"
 )
 
 // jwtOf makes an unsigned compact JWT with claims: the exchanger reads
@@ -84,9 +84,9 @@ func newExchanger(f *fakeIdP, mut func(*Options)) *Exchanger {
 	return New(o)
 }
 
-func callerToken(sub string, exp time.Time) (string, Subject) {
+func callerToken(sub string, exp time.Time) (string, identity.Subject) {
 	tok := jwtOf(map[string]any{"sub": sub, "iss": "https://idp.example", "exp": exp.Unix()})
-	return tok, OAuthSubject(tok, "https://idp.example", exp)
+	return tok, identity.OAuthSubject(tok, "https://idp.example", exp)
 }
 
 func TestExchangeRequestAndSeen(t *testing.T) {
@@ -111,7 +111,7 @@ func TestExchangeRequestAndSeen(t *testing.T) {
 	if _, ok := got["client_secret"]; ok || f.user != "mcp-hub" {
 		t.Errorf("client authentication: basic user %q, form %v; want HTTP Basic as mcp-hub", f.user, got)
 	}
-	if tok.AccessToken == raw || tok.Seen != (Seen{Subject: "alice", Actor: "mcp-hub"}) {
+	if tok.AccessToken == raw || tok.Seen != (identity.Seen{Subject: "alice", Actor: "mcp-hub"}) {
 		t.Errorf("token %+v", tok)
 	}
 
@@ -122,7 +122,7 @@ func TestExchangeRequestAndSeen(t *testing.T) {
 		o.Exchange.AuthStyle = config.OAuthAuthPost
 	})
 	sa := jwtOf(map[string]any{"sub": "system:serviceaccount:agents:reviewer", "exp": time.Now().Add(time.Hour).Unix()})
-	if _, err := xp.Token(context.Background(), ServiceAccountSubject(sa)); err != nil {
+	if _, err := xp.Token(context.Background(), identity.ServiceAccountSubject(sa)); err != nil {
 		t.Fatal(err)
 	}
 	last := f.forms[len(f.forms)-1]
@@ -281,18 +281,18 @@ func TestFailuresNameTheAnswer(t *testing.T) {
 func TestAcceptsOnlyWhatItMaySend(t *testing.T) {
 	f := newFakeIdP(t, minted(time.Minute))
 	_, alice := callerToken("alice", time.Now().Add(time.Hour))
-	other := OAuthSubject(jwtOf(map[string]any{"sub": "eve"}), "https://other.example", time.Now().Add(time.Hour))
-	sa := ServiceAccountSubject(jwtOf(map[string]any{"sub": "system:serviceaccount:a:b"}))
+	other := identity.OAuthSubject(jwtOf(map[string]any{"sub": "eve"}), "https://other.example", time.Now().Add(time.Hour))
+	sa := identity.ServiceAccountSubject(jwtOf(map[string]any{"sub": "system:serviceaccount:a:b"}))
 	cases := []struct {
 		name string
 		kind config.SubjectTokenKind
-		subj Subject
+		subj identity.Subject
 		want string // "" accepted
 	}{
 		{"oauth", "", alice, ""},
-		{"no token", "", Subject{}, "this caller has no token to exchange: call with an OAuth access token"},
-		{"no token, any", config.SubjectAny, Subject{}, "call with an OAuth access token or a ServiceAccount token"},
-		{"no token, service accounts", config.SubjectServiceAccount, Subject{}, "call with a ServiceAccount token"},
+		{"no token", "", identity.Subject{}, "this caller has no token to exchange: call with an OAuth access token"},
+		{"no token, any", config.SubjectAny, identity.Subject{}, "call with an OAuth access token or a ServiceAccount token"},
+		{"no token, service accounts", config.SubjectServiceAccount, identity.Subject{}, "call with a ServiceAccount token"},
 		{"service account to oauth", config.SubjectOAuth, sa, "exchanges only OAuth access tokens"},
 		{"oauth to service account", config.SubjectServiceAccount, alice, "exchanges only ServiceAccount tokens"},
 		{"service account", config.SubjectServiceAccount, sa, ""},
@@ -337,15 +337,6 @@ func TestSlowIdPDoesNotHoldTheCaller(t *testing.T) {
 	}
 	if n := f.n.Load(); n != 1 {
 		t.Errorf("idp asked %d times, want 1 (the first exchange served the second call)", n)
-	}
-}
-
-func TestSubjectNeverPrints(t *testing.T) {
-	raw, alice := callerToken("alice", time.Now().Add(time.Hour))
-	js, _ := json.Marshal(struct{ S Subject }{alice})
-	out := fmt.Sprintf("%v %+v %#v %s %s", alice, alice, alice, alice, js)
-	if strings.Contains(out, raw) || strings.Contains(out, "alice") && strings.Contains(out, "eyJ") {
-		t.Fatalf("a subject printed its token: %s", out)
 	}
 }
 
