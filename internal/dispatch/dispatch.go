@@ -75,7 +75,11 @@ type Session func(ctx context.Context, raw []byte) []byte
 // afterwards and safe for concurrent use.
 type Dispatcher struct {
 	methods map[string]Handler
-	reader  jsonrpc.Reader
+	// traced are the methods whose handler makes its request's span
+	// itself (the pipeline's); trace makes the others' (Trace).
+	traced map[string]bool
+	trace  Tracer
+	reader jsonrpc.Reader
 	// serverInfo is the hub's identity, which a 2026-07-28 result names.
 	serverInfo json.RawMessage
 
@@ -92,7 +96,22 @@ type running struct{ session, id string }
 // the hub's, as initialize announces them.
 func New(name, version string) *Dispatcher {
 	info, _ := json.Marshal(mcp.Implementation{Name: name, Version: version})
-	return &Dispatcher{methods: map[string]Handler{}, running: map[running]context.CancelFunc{}, serverInfo: info}
+	return &Dispatcher{methods: map[string]Handler{}, traced: map[string]bool{}, running: map[running]context.CancelFunc{}, serverInfo: info}
+}
+
+// Tracer starts the span of a request the dispatcher serves; end ends it
+// with the handler's error.
+type Tracer func(ctx context.Context, req *Request) (_ context.Context, end func(error))
+
+// Trace makes t start the span of every request whose handler does not
+// make its own (HandleTraced). Call it before the faces serve.
+func (d *Dispatcher) Trace(t Tracer) { d.trace = t }
+
+// HandleTraced is Handle for a handler that makes its request's span
+// itself (one that ends in the pipeline).
+func (d *Dispatcher) HandleTraced(method string, h Handler) {
+	d.Handle(method, h)
+	d.traced[method] = true
 }
 
 // Handle makes the hub serve method with h. A method is handled once: a
@@ -114,6 +133,7 @@ func (d *Dispatcher) Owns(method string) bool {
 // JSON-RPC reply. A handler's panic is answered -32603 naming the method
 // (a bad upstream or a bug must not take the face down).
 func (d *Dispatcher) Serve(ctx context.Context, req *Request) (reply []byte) {
+	var err error
 	h, ok := d.methods[req.Msg.Method]
 	if !ok {
 		return jsonrpc.ErrorReply(req.Msg.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
@@ -145,7 +165,14 @@ func (d *Dispatcher) Serve(ctx context.Context, req *Request) (reply []byte) {
 	if perr != nil {
 		return jsonrpc.ErrorReply(req.Msg.ID, perr)
 	}
-	result, err := h(withProtocol(ctx, info), req)
+	ctx = withProtocol(ctx, info)
+	if d.trace != nil && !d.traced[req.Msg.Method] {
+		var end func(error)
+		ctx, end = d.trace(ctx, req)
+		defer func() { end(err) }()
+	}
+	var result json.RawMessage
+	result, err = h(ctx, req)
 	if err == nil && info != nil {
 		result, err = d.stamp(req.Msg.Method, result)
 	}

@@ -26,10 +26,11 @@ func (f *Features) Register(d *dispatch.Dispatcher) {
 	d.Handle(string(mcp.MethodResourcesList), f.listResources)
 	d.Handle(string(mcp.MethodResourcesTemplatesList), f.listTemplates)
 	d.Handle(string(mcp.MethodPromptsList), f.listPrompts)
-	d.Handle(string(mcp.MethodResourcesRead), f.readResource)
-	d.Handle(string(mcp.MethodPromptsGet), f.getPromptMethod)
-	d.Handle(string(mcp.MethodCompletionComplete), f.complete)
-	d.Handle(string(mcp.MethodResourcesSubscribe), f.subscribeMethod)
+	// The pipeline makes the span of what it serves.
+	d.HandleTraced(string(mcp.MethodResourcesRead), f.readResource)
+	d.HandleTraced(string(mcp.MethodPromptsGet), f.getPromptMethod)
+	d.HandleTraced(string(mcp.MethodCompletionComplete), f.complete)
+	d.HandleTraced(string(mcp.MethodResourcesSubscribe), f.subscribeMethod)
 	d.Handle(string(mcp.MethodResourcesUnsubscribe), f.unsubscribeMethod)
 }
 

@@ -58,7 +58,7 @@ func stdioScope(ctx context.Context, reg *registry.Registry, name string) contex
 
 // sseBase is the base path of the message endpoint an SSE stream names in
 // its endpoint event: the endpoint's own, so its messages stay narrowed.
-func sseBase(r *http.Request, _ string) string {
+func sseBase(r *http.Request) string {
 	if name := r.PathValue("name"); name != "" {
 		return endpointPath(name)
 	}

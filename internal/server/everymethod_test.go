@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"net/http"
 	"strings"
 	"sync"
@@ -113,4 +116,86 @@ func TestEveryMethodTakesThePipeline(t *testing.T) {
 	req.Params.URI = "docs://alpha/readme"
 	_, err = lc.ReadResource(ctx10(t), req)
 	mustf(t, err != nil && strings.Contains(err.Error(), "BLOCKED"), "read by an allow-listed caller: %v", err)
+}
+
+// TestEveryMethodOnEveryFace: every method the dispatcher serves gets the
+// same answer, result or error, on every face: Streamable HTTP as one JSON
+// reply and as a reply stream (a progress token), legacy SSE, WebSocket and
+// stdio. The stdio caller is the local user (full autonomy), as are the
+// others here.
+func TestEveryMethodOnEveryFace(t *testing.T) {
+	a := newRichUpstream(t, "alpha")
+	tokens := map[string]*ratelimit.Limits{}
+	for _, n := range faceCallers {
+		tokens[n] = nil
+	}
+	h := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, limitedTokens(tokens))
+	h.waitConnected("alpha")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A session's plain JSON replies in place of the fast path's
+	// sessionless calls: the other methods need a session before
+	// 2026-07-28.
+	resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(initBody),
+		"Authorization", "Bearer tok-fast", "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	sid := resp.Header.Get("Mcp-Session-Id")
+	mustf(t, sid != "", "initialize: %s %s", resp.Status, body)
+	faces := []face{{"streamable JSON", "fast", func(t *testing.T, msg string) faceReply {
+		resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(faceMessage(7, msg)), "Authorization", "Bearer tok-fast",
+			"Mcp-Session-Id", sid, "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+		mustf(t, resp.Header.Get("Content-Type") == "application/json", "%s: %s, want one JSON reply", msg, resp.Header.Get("Content-Type"))
+		r, ok := readReply(t, []byte(body), 7)
+		mustf(t, ok, "%s: %s %s", msg, resp.Status, body)
+		return r
+	}}}
+	for _, f := range h.everyFace(ctx, t) {
+		if f.caller != "rest" && f.caller != "fast" { // REST runs tools only
+			faces = append(faces, f)
+		}
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"resources/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"resources/templates/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"prompts/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":"docs://alpha/readme"}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":"docs://alpha/pages/7"}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":"docs://nowhere"}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"prompts/get","params":{"name":"greet_alpha","arguments":{"who":"Ada"}}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"prompts/get","params":{"name":"no_such_prompt"}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet_alpha"},"argument":{"name":"who","value":"al"}}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"completion/complete","params":{"ref":{"type":"ref/nothing"},"argument":{"name":"who","value":"al"}}}`,
+	} {
+		var want faceReply
+		for i, f := range faces {
+			got := f.call(t, msg)
+			if i == 0 {
+				want = got
+				mustf(t, got.Error != nil || len(got.Result) > 0, "%s on %s: no answer", msg, f.name)
+				continue
+			}
+			mustf(t, sameReply(got, want), "%s on %s: %s, on %s: %s", msg, f.name, replyText(got), faces[0].name, replyText(want))
+		}
+	}
+}
+
+// sameReply reports whether two answers hold the same result (as JSON,
+// member order aside) or the same error.
+func sameReply(a, b faceReply) bool {
+	if (a.Error == nil) != (b.Error == nil) {
+		return false
+	}
+	if a.Error != nil {
+		return a.Error.Code == b.Error.Code && a.Error.Message == b.Error.Message && string(a.Error.Data) == string(b.Error.Data)
+	}
+	var x, y any
+	return json.Unmarshal(a.Result, &x) == nil && json.Unmarshal(b.Result, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func replyText(r faceReply) string {
+	if r.Error != nil {
+		return fmt.Sprintf("error %d %q", r.Error.Code, r.Error.Message)
+	}
+	return string(r.Result)
 }

@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 
-	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
@@ -54,37 +52,6 @@ func (s *Server) gateHook(_ context.Context, _ any, message any) error {
 		return err
 	}
 	return nil
-}
-
-// gateMessages checks a legacy SSE client's POST /messages before mcp-go
-// reads it. A refused message is answered on the POST itself, as mcp-go
-// answers a message it cannot parse.
-//
-// The session (mcp-go's id, from the GET /sse that opened it) must be one
-// its caller opened: the edge records each session's owner when it
-// registers. Any other id, a live one of another caller's included, is not
-// found (404), before mcp-go sees the message.
-func (s *Server) gateMessages(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, ok := s.edge.ReadBody(w, r)
-		if !ok {
-			return
-		}
-		msg, _, err := admit(body)
-		if err != nil {
-			jsonrpc.WriteReply(w, http.StatusBadRequest, jsonrpc.ErrorReplyTo(body, err))
-			return
-		}
-		if owner, ok := s.edge.SessionOwner(r.URL.Query().Get("sessionId")); !ok || owner != callers.From(r.Context()).Key() {
-			sessionNotFound(w, msg.ID)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // stdioInFlight bounds the hub requests one stdio client may have running

@@ -119,7 +119,7 @@ var faceCallers = []string{"fast", "mcpgo", "sse", "ws", "rest"}
 func (h *testHub) everyFace(ctx context.Context, t *testing.T) []face {
 	return []face{
 		{"streamable fast path", "fast", h.fastFace("tok-fast")},
-		{"streamable through mcp-go", "mcpgo", h.mcpGoFace(t, "tok-mcpgo")},
+		{"streamable reply stream", "mcpgo", h.mcpGoFace(t, "tok-mcpgo")},
 		{"sse", "sse", h.sseFace(ctx, t, "tok-sse")},
 		{"websocket", "ws", h.wsFace(ctx, t, "tok-ws")},
 		{"stdio", "stdio", h.stdioFace(ctx, t)},
@@ -142,6 +142,15 @@ func callMessage(id int, tool string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool)
 }
 
+// faceMessage is what a face of everyFace sends for tool: a call of it, or,
+// when tool is a whole message (`{...}` with "id":0), that message.
+func faceMessage(id int, tool string) string {
+	if strings.HasPrefix(tool, "{") {
+		return strings.Replace(tool, `"id":0`, fmt.Sprintf(`"id":%d`, id), 1)
+	}
+	return callMessage(id, tool)
+}
+
 // readReply reads the JSON-RPC answer to id from raw (a JSON body, an SSE
 // data line).
 func readReply(t *testing.T, raw []byte, id int) (faceReply, bool) {
@@ -158,7 +167,7 @@ func readReply(t *testing.T, raw []byte, id int) (faceReply, bool) {
 
 func (h *testHub) fastFace(token string) func(*testing.T, string) faceReply {
 	return func(t *testing.T, tool string) faceReply {
-		resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(callMessage(7, tool)),
+		resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(faceMessage(7, tool)),
 			"Authorization", "Bearer "+token, "Content-Type", "application/json", "Accept", "application/json")
 		r, ok := readReply(t, []byte(body), 7)
 		mustf(t, ok, "fast path: %s %s", resp.Status, body)
@@ -166,8 +175,8 @@ func (h *testHub) fastFace(token string) func(*testing.T, string) faceReply {
 	}
 }
 
-// mcpGoFace calls with a progress token on a session, which the fast path
-// leaves to mcp-go.
+// mcpGoFace calls with a progress token on a session: its answer comes on
+// a reply stream (replystream.go).
 func (h *testHub) mcpGoFace(t *testing.T, token string) func(*testing.T, string) faceReply {
 	resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(initBody),
 		"Authorization", "Bearer "+token, "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
@@ -176,7 +185,12 @@ func (h *testHub) mcpGoFace(t *testing.T, token string) func(*testing.T, string)
 	id := 100
 	return func(t *testing.T, tool string) faceReply {
 		id++
-		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"progressToken":"p"}}}`, id, tool)
+		msg := faceMessage(id, tool)
+		if strings.Contains(msg, `"params":{}`) {
+			msg = strings.Replace(msg, `"params":{}`, `"params":{"_meta":{"progressToken":"p"}}`, 1)
+		} else {
+			msg = strings.Replace(msg, `"params":{`, `"params":{"_meta":{"progressToken":"p"},`, 1)
+		}
 		resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(msg), "Authorization", "Bearer "+token,
 			"Mcp-Session-Id", sid, "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 		for line := range strings.Lines(body) {
@@ -184,7 +198,7 @@ func (h *testHub) mcpGoFace(t *testing.T, token string) func(*testing.T, string)
 				return r
 			}
 		}
-		t.Fatalf("through mcp-go: %s %s", resp.Status, body)
+		t.Fatalf("reply stream: %s %s", resp.Status, body)
 		return faceReply{}
 	}
 }
@@ -227,7 +241,7 @@ func (h *testHub) sseFace(ctx context.Context, t *testing.T, token string) func(
 		return faceReply{}
 	}
 	send(t, strings.Replace(initBody, `"id":1`, `"id":0`, 1))
-	return func(t *testing.T, tool string) faceReply { return send(t, callMessage(0, tool)) }
+	return func(t *testing.T, tool string) faceReply { return send(t, faceMessage(0, tool)) }
 }
 
 func (h *testHub) wsFace(ctx context.Context, t *testing.T, token string) func(*testing.T, string) faceReply {
@@ -254,7 +268,7 @@ func (h *testHub) wsFace(ctx context.Context, t *testing.T, token string) func(*
 		}
 	}
 	send(t, strings.Replace(initBody, `"id":1`, `"id":0`, 1))
-	return func(t *testing.T, tool string) faceReply { return send(t, callMessage(0, tool)) }
+	return func(t *testing.T, tool string) faceReply { return send(t, faceMessage(0, tool)) }
 }
 
 func (h *testHub) stdioFace(ctx context.Context, t *testing.T) func(*testing.T, string) faceReply {
@@ -281,7 +295,7 @@ func (h *testHub) stdioFace(ctx context.Context, t *testing.T) func(*testing.T, 
 		return faceReply{}
 	}
 	send(t, strings.Replace(initBody, `"id":1`, `"id":0`, 1))
-	return func(t *testing.T, tool string) faceReply { return send(t, callMessage(0, tool)) }
+	return func(t *testing.T, tool string) faceReply { return send(t, faceMessage(0, tool)) }
 }
 
 func (h *testHub) restFace(token string) func(*testing.T, string) faceReply {

@@ -42,6 +42,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/mcpsession"
+	"github.com/purko-io/mcp-hub/internal/mcpsse"
 	"github.com/purko-io/mcp-hub/internal/mcpws"
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/peers"
@@ -127,7 +128,7 @@ type Server struct {
 	metrics   *metrics
 
 	streamable *server.StreamableHTTPServer
-	sse        *server.SSEServer
+	sse        *mcpsse.Handler
 	ws         http.Handler
 
 	// reader reads the messages of the /mcp face, keeping its decoders.
@@ -194,9 +195,12 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.feat = features.New(features.Options{Registry: reg, Log: s.log, RelayFor: s.relayFor, Pipeline: s.pipe})
 	// The one dispatcher: tools here, MCP beyond tools in features.
 	s.calls = dispatch.New(opts.Name, opts.Version)
-	s.calls.Handle(string(mcp.MethodToolsCall), s.serveCall)
+	s.calls.HandleTraced(string(mcp.MethodToolsCall), s.serveCall)
 	s.calls.Handle(string(mcp.MethodToolsList), s.serveList)
 	s.feat.Register(s.calls)
+	if opts.Tracer != nil {
+		s.calls.Trace(s.spans.dispatched)
+	}
 	s.registered = opts.Registrations
 	s.registryAPI = opts.RegistryAPI
 	if s.registryAPI.HubVersion == "" {
@@ -238,12 +242,24 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		server.WithHeartbeatInterval(s.edge.Idle()/3),
 		server.WithSessionIdManagerResolver(edge.SessionIDs{}),
 	)
-	s.sse = server.NewSSEServer(s.mcp,
-		server.WithSSEEndpoint("/sse"),
-		server.WithMessageEndpoint("/messages"),
-		server.WithUseFullURLForMessageEndpoint(false),
-		server.WithDynamicBasePath(sseBase),
-		server.WithKeepAliveInterval(25*time.Second),
+	s.sse = mcpsse.NewHandler(s.mcp,
+		mcpsse.WithDispatch(func(ctx context.Context, raw []byte) []byte { return s.dispatchMessage(ctx, raw, sessionID(ctx)) }),
+		// A message the gate refuses is answered on its POST (400).
+		mcpsse.WithMessageCheck(func(raw []byte) []byte {
+			if _, _, err := admit(raw); err != nil {
+				return jsonrpc.ErrorReplyTo(raw, err)
+			}
+			return nil
+		}),
+		// A session is only its own caller's: any other id, a live one of
+		// another caller's included, is not found.
+		mcpsse.WithSessionCheck(func(r *http.Request, id string) bool {
+			owner, ok := s.edge.SessionOwner(id)
+			return ok && owner == callers.From(r.Context()).Key()
+		}),
+		mcpsse.WithBasePath(sseBase),
+		mcpsse.WithKeepAlive(25*time.Second),
+		mcpsse.WithReadLimit(s.edge.MaxBody()),
 	)
 	s.ws = mcpws.NewHandler(s.mcp,
 		mcpws.WithCheckOrigin(s.edge.OriginAllowed),
@@ -274,8 +290,8 @@ func (s *Server) Handler() http.Handler {
 			caller = func(h http.Handler) http.Handler { return s.requireCaller(scoped(s.reg, h)) }
 		}
 		mux.Handle(base+"/mcp", g.MCPFace(caller(s.spans.traceHeaders(g.LimitSessions(edge.FaceStreamable, http.HandlerFunc(s.serveMCP)))), false))
-		mux.Handle(base+"/sse", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.sse.SSEHandler()))), true))
-		mux.Handle(base+"/messages", g.MCPFace(caller(s.spans.traceHeaders(s.gateMessages(withoutTasks(s.sse.MessageHandler())))), false))
+		mux.Handle(base+"/sse", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.sse.SSE()))), true))
+		mux.Handle(base+"/messages", g.MCPFace(caller(s.spans.traceHeaders(withoutTasks(s.sse.Messages()))), false))
 		mux.Handle(base+"/ws", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.ws))), false))
 	}
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
@@ -389,7 +405,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	// Long-lived streams never end by themselves.
 	s.streams.stop()
 	closeStreams()
-	s.sse.CloseSessions()
+	s.sse.Close()
 	// Shutdown closes the sessions and stops mcp-go's idle sweeper (the
 	// streamable server has no listener of its own to close).
 	_ = s.streamable.Shutdown(graceCtx)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/dispatch"
 	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
@@ -154,6 +155,32 @@ func traceMeta(meta *mcp.Meta) map[string]json.RawMessage {
 		}
 	}
 	return out
+}
+
+// dispatched starts the span of a request the dispatcher serves and the
+// pipeline does not (lists, unsubscribe): its parent is the caller's
+// trace context, from the HTTP headers (traceHeaders) or else the
+// request's _meta (stdio, WebSocket).
+func (m *methodSpans) dispatched(ctx context.Context, req *dispatch.Request) (context.Context, func(error)) {
+	if !tracing.Remote(ctx) {
+		ctx = tracing.FromMeta(ctx, req.Meta())
+	}
+	attrs := []attribute.KeyValue{
+		tracing.MethodName.String(req.Msg.Method),
+		tracing.Caller.String(callers.From(ctx).Name),
+		tracing.RequestID.String(tracing.RequestIDText(req.Msg.ID)),
+	}
+	if req.Session != "" {
+		attrs = append(attrs, tracing.SessionID.String(req.Session))
+	}
+	ctx, span := m.tracer.Start(ctx, req.Msg.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return ctx, func(err error) {
+		if err != nil {
+			span.SetAttributes(tracing.ErrorType.String("rpc_error"))
+			span.SetStatus(codes.Error, "rpc_error")
+		}
+		span.End()
+	}
 }
 
 // startList starts the span of a tools/list the fast path answers.
