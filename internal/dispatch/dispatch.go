@@ -63,7 +63,8 @@ func (r *Request) Meta() map[string]json.RawMessage {
 }
 
 // Handler serves one method: its result, or an error (a *jsonrpc.Error is
-// answered as it is, any other error as -32603 with its text).
+// answered as it is, any other error as -32603 with its text). It must not
+// keep req after it returns: a face may reuse it.
 type Handler func(ctx context.Context, req *Request) (json.RawMessage, error)
 
 // Session serves a request of the session layer: raw is the whole message,

@@ -146,6 +146,7 @@ type Server struct {
 	modernList []byte
 	calls      *dispatch.Dispatcher // every request of every face (internal/dispatch)
 	waits      replyWaits           // server requests on reply streams (replystream.go)
+	requests   sync.Pool            // *dispatch.Request of /mcp, reused (streamable.go)
 	pipe       *pipeline.Pipeline   // every tool call, whatever the face
 	spans      methodSpans          // spans of the requests other than tools/call; its tracer is nil when tracing is off
 	draining   atomic.Bool
