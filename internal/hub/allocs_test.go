@@ -38,13 +38,7 @@ const maxOtherAllocs = 300
 // it), so the file builds without it; `make test` runs it so.
 func TestFastPathAllocations(t *testing.T) {
 	up := echoUpstream(t)
-	path := filepath.Join(t.TempDir(), "hub.yaml")
-	cfg := "servers:\n- {name: up, url: \"" + up + "\"}\nauth:\n  anonymous: {enabled: true, maxLevel: full}\n"
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := serveConfig(t, path)
-	waitConnected(t, h, "up")
+	h := hubInFront(t, up)
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`
@@ -75,13 +69,7 @@ func TestFastPathAllocations(t *testing.T) {
 // 210 and 245 when this was written).
 func TestOtherMethodsAllocations(t *testing.T) {
 	up := featuresUpstream(t)
-	path := filepath.Join(t.TempDir(), "hub.yaml")
-	cfg := "servers:\n- {name: up, url: \"" + up + "\"}\nauth:\n  anonymous: {enabled: true, maxLevel: full}\n"
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := serveConfig(t, path)
-	waitConnected(t, h, "up")
+	h := hubInFront(t, up)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	for _, tc := range []struct{ method, body, want string }{
 		{"resources/read", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"docs://readme"}}`, "readme text"},
@@ -116,6 +104,19 @@ func featuresUpstream(t *testing.T) string {
 	ts := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
+}
+
+// hubInFront serves a hub whose one upstream, up, is connected.
+func hubInFront(t *testing.T, up string) *servedHub {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hub.yaml")
+	cfg := "servers:\n- {name: up, url: \"" + up + "\"}\nauth:\n  anonymous: {enabled: true, maxLevel: full}\n"
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := serveConfig(t, path)
+	waitConnected(t, h, "up")
+	return h
 }
 
 // rawSession is a caller that sends one prepared request over and over
