@@ -109,6 +109,7 @@ func TestErrorContract(t *testing.T) {
 		{"another caller's session", "tok-f", listedSession, read, -32001},
 		{"a body that is no JSON", "tok-f", fullSession, `{"jsonrpc":`, -32700},
 		{"a read the allow-list refuses", "tok-t", listedSession, read, -32003},
+		{"an unknown resource", "tok-f", fullSession, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"docs://nowhere"}}`, -32002},
 	} {
 		status, code, msg := post(tc.token, tc.session, tc.body)
 		row, ok := contract[tc.code]
@@ -116,4 +117,34 @@ func TestErrorContract(t *testing.T) {
 		mustf(t, code == tc.code && status == row.status, "%s: %d %d %q, want %d with HTTP %d (%s)", tc.name, status, code, msg, tc.code, row.status, row.meaning)
 		mustf(t, !strings.Contains(msg, "tok-"), "%s: the answer names a token: %q", tc.name, msg)
 	}
+
+	// The REST API's one error body, a refusal before the run included.
+	for _, tc := range []struct {
+		name, token, path string
+		status, code      int
+	}{
+		{"a run without a caller", "", runPathOf("grow_alpha"), http.StatusUnauthorized, -32004},
+		{"a run of an unknown tool", "tok-f", runPathOf("no_such_tool"), http.StatusNotFound, -32602},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, h.url(tc.path), strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error string `json:"error"`
+			Code  int    `json:"code"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		mustf(t, err == nil && resp.StatusCode == tc.status && body.Code == tc.code && body.Error != "",
+			"%s: HTTP %d %+v (%v), want %d with {\"error\",\"code\":%d}", tc.name, resp.StatusCode, body, err, tc.status, tc.code)
+	}
 }
+
+// runPathOf is the REST run of tool.
+func runPathOf(tool string) string { return "/api/mcp/tools/" + tool + "/run" }

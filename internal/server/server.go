@@ -301,10 +301,10 @@ func (s *Server) Handler() http.Handler {
 	// its writes behind the guards and caller of the MCP faces.
 	adminapi.New(adminapi.Options{
 		Registry: s.reg, Auth: s.auth, Visible: pipeline.Visible, Registrations: s.registered, Log: s.log, RegistryAPI: s.registryAPI,
-		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireCaller(h), false) },
+		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireRESTCaller(h), false) },
 	}).Mount(mux)
 	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
-	mux.Handle(runPath, g.MCPFace(s.requireCaller(s.spans.traceHeaders(http.HandlerFunc(s.handleRun))), false))
+	mux.Handle(runPath, g.MCPFace(s.requireRESTCaller(s.spans.traceHeaders(http.HandlerFunc(s.handleRun))), false))
 	// The web console (internal/console) and its feed: the recent calls
 	// and the event stream name callers, so they need one, as the MCP
 	// faces do (a token in a header, never a cookie); only an admin sees
@@ -312,8 +312,8 @@ func (s *Server) Handler() http.Handler {
 	page := console.Handler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /console/", page)
-	mux.Handle("GET /api/mcp/calls", g.MCPFace(s.requireCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
-	mux.Handle("GET /api/events", g.MCPFace(s.requireCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
+	mux.Handle("GET /api/mcp/calls", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
+	mux.Handle("GET /api/events", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by
 		// browser-based clients of any origin, like the 401 that names it.
