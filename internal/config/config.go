@@ -439,7 +439,7 @@ type UpstreamDefaults struct {
 const (
 	DefaultMaxResultChars   = 100000
 	MinMaxResultChars       = 1000
-	DefaultMaxResponseBytes = 32 << 20
+	DefaultMaxResponseBytes = 16 << 20
 	minMaxResponseBytes     = 64 << 10
 	maxMaxResponseBytes     = 1 << 30
 )

@@ -21,8 +21,8 @@ func TestDefaultLoads(t *testing.T) {
 	if c.Upstream.Timeout.D() != 60*time.Second {
 		t.Errorf("timeout = %s", c.Upstream.Timeout.D())
 	}
-	if c.Upstream.ResultCap() != 100000 || c.Upstream.MaxResponseBytes != 32<<20 {
-		t.Errorf("result cap %d, response limit %d: want Purko's 100000 characters and 32 MiB", c.Upstream.ResultCap(), c.Upstream.MaxResponseBytes)
+	if c.Upstream.ResultCap() != 100000 || c.Upstream.MaxResponseBytes != 16<<20 {
+		t.Errorf("result cap %d, response limit %d: want Purko's 100000 characters and 16 MiB", c.Upstream.ResultCap(), c.Upstream.MaxResponseBytes)
 	}
 	if u := c.Upstream; u.MaxListPages != 100 || u.MaxTools != 2000 || u.MaxListBytes != 2<<20 {
 		t.Errorf("list bounds %d pages, %d tools, %d bytes: want 100, 2000 and 2 MiB", u.MaxListPages, u.MaxTools, u.MaxListBytes)

@@ -25,7 +25,7 @@ import (
 // and the connection is made again with the usual backoff.
 
 // DefaultMaxResponseBytes bounds an answer when Options set no limit.
-const DefaultMaxResponseBytes = 32 << 20
+const DefaultMaxResponseBytes = 16 << 20
 
 // maxResponseBytes is the limit of one answer, and of one message of a
 // stream.
