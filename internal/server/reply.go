@@ -1,12 +1,5 @@
 package server
 
-import (
-	"encoding/json"
-
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
-	"github.com/purko-io/mcp-hub/internal/pipeline"
-)
-
 // The MCP faces answer with the one JSON-RPC encoder (jsonrpc.Reply,
 // jsonrpc.ErrorReply, jsonrpc.Refuse): every method the hub serves is
 // answered by its dispatcher (internal/dispatch), which encodes the
@@ -14,15 +7,6 @@ import (
 // code and data included, whatever the face. mcp-go answers only the
 // session layer's requests (initialize, ping, logging/setLevel). The REST
 // face has its own encoder (runReply in rest.go): HTTP status and JSON.
-
-// callReply is the answer to the request id of a call that ended in out:
-// its result, or its JSON-RPC error.
-func callReply(id json.RawMessage, out pipeline.Result) []byte {
-	if out.Error != nil {
-		return jsonrpc.ErrorReply(id, out.Error)
-	}
-	return jsonrpc.Reply(id, out.Result, nil)
-}
 
 // codeAuthRequired is the JSON-RPC code of a request without a valid
 // caller (auth.go): its own, not -32001, which says "session not found"

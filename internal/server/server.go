@@ -51,6 +51,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
+	"github.com/purko-io/mcp-hub/internal/tasks"
 )
 
 // Options configure a Server.
@@ -155,7 +156,7 @@ type Server struct {
 	feed       *callfeed.Feed       // recent calls and event streams of the console
 	registered registrations.Writer // nil: no registrations
 	chain      *hubchain.Chain      // nil: no chain header
-	tasks      *taskRoutes          // MCP Tasks on /mcp (tasks.go)
+	tasks      *tasks.Routes        // MCP Tasks on /mcp (internal/tasks)
 
 	// registryAPI shapes the MCP Registry API's documents.
 	registryAPI adminapi.RegistryOptions
@@ -273,8 +274,8 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
 	reg.OnQuarantine(s.quarantined)
 	reg.OnResourceUpdated(s.feat.ResourceUpdated)
-	s.tasks = &taskRoutes{codec: taskhandle.New(opts.TaskKey), pipe: s.pipe, reg: reg, mcp: s.mcp, peers: s.peers, log: s.log}
-	reg.OnTaskStatus(s.tasks.taskStatus)
+	s.tasks = tasks.New(tasks.Options{Codec: taskhandle.New(opts.TaskKey), Pipeline: s.pipe, Registry: reg, MCP: s.mcp, Peers: s.peers, Log: s.log})
+	reg.OnTaskStatus(s.tasks.Status)
 	return s
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/tasks"
 )
 
 // /mcp, the Streamable HTTP face. Every POST is read once by the gate.
@@ -74,10 +75,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.deliverAnswer(w, r, msg, body)
 		return
 	case call != nil && call.Task != nil && s.plainHTTP(r):
-		s.tasks.taskCall(w, r, msg, call)
+		s.tasks.Call(w, r, msg, call)
 		return
-	case isTaskMethod(msg.Method) && s.plainHTTP(r):
-		s.tasks.serveTask(w, r, msg, body)
+	case tasks.IsMethod(msg.Method) && s.plainHTTP(r):
+		s.tasks.Serve(w, r, msg, body)
 		return
 	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.fastList(w, r, msg):
 		return

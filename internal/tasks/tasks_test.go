@@ -1,4 +1,4 @@
-package server
+package tasks
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // reads the handle instead; a result that names another task, or none,
 // passes unchanged.
 func TestSealTask(t *testing.T) {
-	s := &taskRoutes{codec: taskhandle.New([]byte("k"))}
+	s := &Routes{codec: taskhandle.New([]byte("k"))}
 	caller := callers.Caller{Name: "alice", Level: autonomy.Full}
 	task := taskhandle.Task{Replica: "r", Server: "ev", Tool: "research", ID: "up-1"}
 	h := s.codec.Seal(caller.AppendKey(nil), task)

@@ -1,4 +1,4 @@
-package server
+package tasks
 
 import (
 	"context"
@@ -128,7 +128,7 @@ func (x *taskIndex) sweep(now time.Time) {
 
 // remember keeps the task a task-augmented call made (res, the upstream's
 // CreateTaskResult, before its id is sealed) for tasks/list.
-func (t *taskRoutes) remember(caller callers.Caller, session string, task taskhandle.Task, res json.RawMessage) {
+func (t *Routes) remember(caller callers.Caller, session string, task taskhandle.Task, res json.RawMessage) {
 	var created struct {
 		Task struct {
 			TaskID string `json:"taskId"`
@@ -146,12 +146,13 @@ func (t *taskRoutes) remember(caller callers.Caller, session string, task taskha
 	t.list.add(string(caller.AppendKey(nil)), session, task, ttl, time.Now())
 }
 
-// taskStatus passes an upstream's notifications/tasks/status on to the
-// session that made the task, with the task's handle: on this replica,
-// which made it and holds the upstream session that sends the notice.
-// A session whose GET stream another replica holds does not get it (a
-// caller that polls with tasks/get misses nothing).
-func (t *taskRoutes) taskStatus(server string, params map[string]any) {
+// Status passes an upstream's notifications/tasks/status (params as server
+// sent them) on to the session that made the task, with the task's handle:
+// on this replica, which made it and holds the upstream session that sends
+// the notice. A session whose GET stream another replica holds does not
+// get it (a caller that polls with tasks/get misses nothing). It is the
+// registry's hook (registry.OnTaskStatus).
+func (t *Routes) Status(server string, params map[string]any) {
 	id, _ := params["taskId"].(string)
 	caller, session, task, ok := t.list.owner(server, id, time.Now())
 	if !ok || session == "" {
@@ -167,7 +168,7 @@ func (t *taskRoutes) taskStatus(server string, params map[string]any) {
 // listTasks answers tasks/list: this replica's part (each task as its
 // upstream's tasks/get tells it now), and unless a peer asked, every
 // peer's part too.
-func (t *taskRoutes) listTasks(r *http.Request, body []byte) json.RawMessage {
+func (t *Routes) listTasks(r *http.Request, body []byte) json.RawMessage {
 	caller := callers.From(r.Context())
 	seen := map[string]bool{}
 	var list []json.RawMessage
@@ -203,7 +204,7 @@ func (t *taskRoutes) listTasks(r *http.Request, body []byte) json.RawMessage {
 
 // ownTasks are caller's tasks made on this replica, as their upstreams
 // tell them now; one an upstream no longer knows is forgotten.
-func (t *taskRoutes) ownTasks(ctx context.Context, caller callers.Caller) []json.RawMessage {
+func (t *Routes) ownTasks(ctx context.Context, caller callers.Caller) []json.RawMessage {
 	key := string(caller.AppendKey(nil))
 	var out []json.RawMessage
 	for _, task := range t.list.of(key, time.Now()) {

@@ -1,4 +1,22 @@
-package server
+// Package tasks serves MCP Tasks on /mcp: a task-augmented tools/call,
+// tasks/get, tasks/result, tasks/list and tasks/cancel, and the status
+// notices of the tasks a replica made. It is one job beside the faces of
+// internal/server, which hand it these requests whole (the HTTP request,
+// its message, its body) because a task request may be answered by
+// another replica (internal/peers) and that answer is written as it came.
+//
+// A task-augmented tools/call runs through the pipeline like any call
+// (decided, limited, audited) and the upstream answers at once with the
+// task it made; the caller gets that task with its id replaced by a hub
+// handle (package taskhandle) naming the server, the tool, the upstream's
+// id and the replica that made it, sealed for this caller. tasks/get,
+// tasks/result and tasks/cancel open the handle on whichever replica gets
+// them; the replica it names (whose upstream session holds the task)
+// sends them to the server it names. No store is needed to route them.
+// tasks/result goes through the pipeline's steps for results
+// (pipeline.RunResult). A task outlives any request limit: the call
+// returns the handle at once. tasks/list: list.go.
+package tasks
 
 import (
 	"context"
@@ -19,24 +37,31 @@ import (
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 )
 
-// MCP Tasks on /mcp. A task-augmented tools/call runs through the pipeline
-// like any call (decided, limited, audited) and the upstream answers at
-// once with the task it made; the caller gets that task with its id
-// replaced by a hub handle (package taskhandle) naming the server, the
-// tool, the upstream's id and the replica that made it, sealed for this
-// caller. tasks/get, tasks/result and tasks/cancel open the handle on
-// whichever replica gets them; the replica it names (whose upstream
-// session holds the task) sends them to the server it names. No store is
-// needed to route them. tasks/result goes
-// through the pipeline's steps for results (pipeline.RunResult). A
-// task outlives any request limit: the call returns the handle at once.
-// tasks/list: tasklist.go.
+// Options are the collaborators of Routes; only the wiring builds them.
+type Options struct {
+	// Codec seals and opens task handles; every replica needs the same key.
+	Codec *taskhandle.Codec
+	// Pipeline runs a task's call, its tasks/result and its other requests
+	// through the steps of every call.
+	Pipeline *pipeline.Pipeline
+	// Registry names the upstream that runs a task.
+	Registry *registry.Registry
+	// MCP delivers notifications/tasks/status to the session that made the
+	// task.
+	MCP *server.MCPServer
+	// Peers passes a request of another replica's task on to it; nil: this
+	// replica alone.
+	Peers *peers.Peers
+	// Log takes what is not the caller's to read: a status notice that
+	// could not be delivered.
+	Log zerolog.Logger
+}
 
-// taskRoutes routes MCP Tasks: a job of its own beside the server's faces,
-// which hand it task-augmented calls and tasks/* requests of /mcp.
-type taskRoutes struct {
+// Routes routes MCP Tasks: the faces hand it task-augmented calls and
+// tasks/* requests of /mcp, and the registry the upstreams' status notices.
+type Routes struct {
 	codec *taskhandle.Codec // task handles
-	list  taskIndex         // the tasks made here, for tasks/list (tasklist.go)
+	list  taskIndex         // the tasks made here, for tasks/list (list.go)
 	pipe  *pipeline.Pipeline
 	reg   *registry.Registry
 	mcp   *server.MCPServer // notifications/tasks/status to sessions
@@ -44,11 +69,17 @@ type taskRoutes struct {
 	log   zerolog.Logger
 }
 
+// New returns the routes of MCP Tasks over opts' collaborators.
+func New(opts Options) *Routes {
+	return &Routes{codec: opts.Codec, pipe: opts.Pipeline, reg: opts.Registry, mcp: opts.MCP, peers: opts.Peers, log: opts.Log}
+}
+
 // relatedTaskMeta is the _meta member that ties a message to its task.
 const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 
-// isTaskMethod reports whether method is one the hub routes by a handle.
-func isTaskMethod(method string) bool {
+// IsMethod reports whether method is one Serve answers: the ones routed by
+// a task's handle, and tasks/list.
+func IsMethod(method string) bool {
 	switch mcp.MCPMethod(method) {
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList:
 		return true
@@ -56,9 +87,9 @@ func isTaskMethod(method string) bool {
 	return false
 }
 
-// taskCall answers a task-augmented tools/call: the pipeline's result,
-// with the upstream's task id sealed into a handle.
-func (t *taskRoutes) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
+// Call answers a task-augmented tools/call (msg, call): the pipeline's
+// result, with the upstream's task id sealed into a handle.
+func (t *Routes) Call(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
 	caller := callers.From(r.Context())
 	out := t.pipe.Run(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
 	if out.Error == nil && out.Server != "" {
@@ -70,18 +101,18 @@ func (t *taskRoutes) taskCall(w http.ResponseWriter, r *http.Request, msg *jsonr
 	_, _ = w.Write(callReply(msg.ID, out))
 }
 
-// serveTask answers tasks/get, tasks/result, tasks/cancel and tasks/list
+// Serve answers tasks/get, tasks/result, tasks/cancel and tasks/list
 // (msg, read from body). A task lives in the upstream session of the
 // replica that made it: a request of another replica's task is passed on
 // to the peers, and the one whose handle it is answers.
-func (t *taskRoutes) serveTask(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
+func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
 	caller := callers.From(r.Context())
 	task, err := t.openTask(caller, msg)
 	var res json.RawMessage
 	switch {
 	case err != nil:
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
-		res = t.listTasks(r, body) // tasklist.go
+		res = t.listTasks(r, body) // list.go
 	case task.Replica != t.peers.Self() && peers.PassedOn(r):
 		w.WriteHeader(peers.NotMine) // another peer's: it answers
 		return
@@ -101,7 +132,7 @@ func (t *taskRoutes) serveTask(w http.ResponseWriter, r *http.Request, msg *json
 }
 
 // openTask reads the handle of a task request; tasks/list names none.
-func (t *taskRoutes) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhandle.Task, error) {
+func (t *Routes) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhandle.Task, error) {
 	if mcp.MCPMethod(msg.Method) == mcp.MethodTasksList {
 		return taskhandle.Task{Replica: t.peers.Self()}, nil
 	}
@@ -122,7 +153,7 @@ func (t *taskRoutes) openTask(caller callers.Caller, msg *jsonrpc.Message) (task
 
 // taskRequest sends method of task to its server; tasks/result goes
 // through the pipeline's steps for results.
-func (t *taskRoutes) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
+func (t *Routes) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
 	params, _ := json.Marshal(map[string]string{"taskId": task.ID})
 	if mcp.MCPMethod(method) != mcp.MethodTasksResult {
 		// tasks/get and tasks/cancel: limited, screened and recorded like
@@ -151,7 +182,7 @@ func (t *taskRoutes) taskRequest(ctx context.Context, caller callers.Caller, ses
 }
 
 // forwardTask sends method with params to the server that runs task.
-func (t *taskRoutes) forwardTask(ctx context.Context, task taskhandle.Task, method string, params json.RawMessage) (json.RawMessage, error) {
+func (t *Routes) forwardTask(ctx context.Context, task taskhandle.Task, method string, params json.RawMessage) (json.RawMessage, error) {
 	up, ok := t.reg.Catalog().Upstream(task.Server)
 	if !ok {
 		return nil, &registry.UnavailableError{Server: task.Server, Reason: "not connected"}
@@ -169,7 +200,7 @@ func (t *taskRoutes) forwardTask(ctx context.Context, task taskhandle.Task, meth
 // (tasks/get, tasks/cancel), a result's related-task _meta. task.ID is
 // taken from res when it is empty (a new task). A result that names no
 // task passes unchanged.
-func (t *taskRoutes) sealTask(caller callers.Caller, task taskhandle.Task, res json.RawMessage) json.RawMessage {
+func (t *Routes) sealTask(caller callers.Caller, task taskhandle.Task, res json.RawMessage) json.RawMessage {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(res, &top) != nil {
 		return res
@@ -213,6 +244,15 @@ func (t *taskRoutes) sealTask(caller callers.Caller, task taskhandle.Task, res j
 		return res
 	}
 	return mustMarshal(top)
+}
+
+// callReply is the answer to the request id of a call that ended in out:
+// its result, or its JSON-RPC error.
+func callReply(id json.RawMessage, out pipeline.Result) []byte {
+	if out.Error != nil {
+		return jsonrpc.ErrorReply(id, out.Error)
+	}
+	return jsonrpc.Reply(id, out.Result, nil)
 }
 
 func mustMarshal(v any) json.RawMessage {
