@@ -21,13 +21,14 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/toollist"
 )
 
 // Tools on the hub's dispatcher (internal/dispatch): every tools/call on
 // every face reaches the pipeline by serveCall, a name no server offers
 // included (audited, counted and limited like the rest), and tools/list is
 // answered from the catalog (view), the same way the /mcp fast path
-// answers it from its cache. mcp-go's tool table stays empty: it only
+// answers it from its cache (internal/toollist). mcp-go's tool table stays empty: it only
 // declares the tools capability on initialize.
 
 // checkParamHeaders refuses a 2026-07-28 call whose Mcp-Param-* headers
@@ -129,16 +130,30 @@ func (s *Server) listedDef(t registry.Tool) mcp.Tool {
 }
 
 // view yields the tools caller's tools/list shows, in the catalog's order
-// (by name), with each one's index in cat.Tools: the one way a list is
-// built, by the same decision as calls (visible).
-func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq2[int, mcp.Tool] {
-	return func(yield func(int, mcp.Tool) bool) {
-		for i, t := range cat.Tools {
-			if pipeline.Visible(caller, t) && !yield(i, s.listedDef(t)) {
+// (by name): the one decision a list is built by, the same as calls'
+// (pipeline.Visible), which the /mcp list cache builds its views by too.
+func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq[mcp.Tool] {
+	return func(yield func(mcp.Tool) bool) {
+		for _, t := range cat.Tools {
+			if pipeline.Visible(caller, t) && !yield(s.listedDef(t)) {
 				return
 			}
 		}
 	}
+}
+
+// newListCache is the cache the /mcp fast path answers a plain tools/list
+// from: the same decision and definitions as serveList, tool search's
+// short list, and a span of each list while tracing is on.
+func (s *Server) newListCache(opts Options) *toollist.Cache {
+	o := toollist.Options{Name: opts.Name, Version: opts.Version, Catalog: s.reg.Catalog, Visible: pipeline.Visible, Def: s.listedDef}
+	if s.find != nil {
+		o.Short = s.find
+	}
+	if s.spans.tracer != nil {
+		o.StartSpan = s.spans.startList
+	}
+	return toollist.New(o)
 }
 
 // serveList serves tools/list: caller's view of the catalog, or the short
@@ -156,7 +171,7 @@ func (s *Server) serveList(ctx context.Context, req *dispatch.Request) (json.Raw
 	caller := callers.From(ctx)
 	cat := s.reg.Catalog()
 	tools := []mcp.Tool{}
-	for _, def := range s.view(cat, caller) {
+	for def := range s.view(cat, caller) {
 		tools = append(tools, def)
 	}
 	if s.find.Applies(caller, len(tools)) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -229,13 +231,21 @@ func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 	on := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: len(searchTools)})
 	off.waitConnected("github")
 	on.waitConnected("github")
-	caller := callers.Caller{Name: "t", Ceiling: autonomy.Full, Level: autonomy.Full}
-	want, err := off.srv.toolsView(off.reg.Catalog(), caller)
-	if err != nil {
-		t.Fatal(err)
+	// What each hub's list cache answers a plain tools/list with.
+	cached := func(h *testHub) (answer []byte, tools int) {
+		resp, err := http.DefaultClient.Do(listRequest(t, h.url("/mcp"), "1", "", false, h.initializeSession(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		answer, err = io.ReadAll(resp.Body)
+		var out struct{ Result mcp.ListToolsResult }
+		mustf(t, err == nil && json.Unmarshal(answer, &out) == nil && resp.Header.Get("Vary") != "", "not the list cache's answer: %s %v %s", resp.Status, resp.Header, answer)
+		return answer, len(out.Result.Tools)
 	}
-	got, err := on.srv.toolsView(on.reg.Catalog(), caller)
-	mustf(t, err == nil && bytes.Equal(got.res, want.res) && got.tools == len(searchTools), "cached list differs:\n%s\n%s", got.res, want.res)
+	want, _ := cached(off)
+	got, n := cached(on)
+	mustf(t, bytes.Equal(got, want) && n == len(searchTools), "cached list differs:\n%s\n%s", got, want)
 	e := &executor{t: t, url: on.url("/mcp")}
 	mustf(t, len(e.tools()) == len(searchTools) && !slices.Contains(e.tools(), findtools.Name), "executor lists %v", e.tools())
 	tr, err := transport.NewSSE(on.url("/sse"))

@@ -52,6 +52,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/tasks"
+	"github.com/purko-io/mcp-hub/internal/toollist"
 )
 
 // Options configure a Server.
@@ -142,9 +143,9 @@ type Server struct {
 	// sessions are the Streamable HTTP sessions registered here, their GET
 	// streams and the idle sweep (internal/mcpsession).
 	sessions *mcpsession.Sessions
-	lists    listCache
-	// modernList opens a 2026-07-28 tools/list result (listcache.go).
-	modernList []byte
+	// lists answers a plain tools/list on /mcp from the encoded catalog
+	// (internal/toollist).
+	lists      *toollist.Cache
 	calls      *dispatch.Dispatcher // every request of every face (internal/dispatch)
 	waits      replyWaits           // server requests on reply streams (replystream.go)
 	requests   sync.Pool            // *dispatch.Request of /mcp, reused (streamable.go)
@@ -170,7 +171,6 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
 	}
 	s.metrics = newMetrics(reg, s.peers.Replicas)
-	s.modernList = modernListHead(opts.Name, opts.Version)
 	s.edge = edge.New(edge.Options{
 		MaxBodyBytes: opts.MaxBodyBytes, AllowedOrigins: opts.AllowedOrigins,
 		MaxSessions: opts.MaxSessions, MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
@@ -210,6 +210,7 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	}
 	s.chain = opts.Chain
 	s.spans.tracer = opts.Tracer
+	s.lists = s.newListCache(opts)
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
 	s.edge.InstallHooks(hooks)

@@ -80,7 +80,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case tasks.IsMethod(msg.Method) && s.plainHTTP(r):
 		s.tasks.Serve(w, r, msg, body)
 		return
-	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.fastList(w, r, msg):
+	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.lists.Serve(w, r, msg):
 		return
 	case msg.Kind() == jsonrpc.KindRequest && s.calls.Owns(msg.Method) && s.serveOwned(w, r, msg, call):
 		return

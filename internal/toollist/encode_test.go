@@ -1,4 +1,4 @@
-package server
+package toollist
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func TestToolEncoderMatchesMCPGo(t *testing.T) {
 		fields = append(fields, f.Name)
 	}
 	if !slices.Equal(fields, known) {
-		t.Fatalf("mcp.Tool has the fields %v; the encoder (listencode.go) knows %v", fields, known)
+		t.Fatalf("mcp.Tool has the fields %v; the encoder (encode.go) knows %v", fields, known)
 	}
 	base := func(opts ...mcp.ToolOption) mcp.Tool {
 		return mcp.NewTool("get_<thing>", append([]mcp.ToolOption{mcp.WithDescription("Gets a <thing> & more: \u2028 \"quoted\"."),

@@ -1,4 +1,4 @@
-package server
+package toollist
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// How a generation's tools are encoded for the list cache (listcache.go).
+// How a generation's tools are encoded for the list cache (cache.go).
 // mcp-go's Tool.MarshalJSON puts the members in a map and marshals it, and
 // json.Marshal copies the result out: for a 5 MB catalog about 15 MB of
 // garbage per generation on top of the 5 MB kept. The hub runs with

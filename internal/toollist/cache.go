@@ -1,29 +1,13 @@
-package server
-
-import (
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"sync"
-
-	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/purko-io/mcp-hub/internal/autonomy"
-	"github.com/purko-io/mcp-hub/internal/callers"
-	"github.com/purko-io/mcp-hub/internal/edge"
-	"github.com/purko-io/mcp-hub/internal/identity"
-	"github.com/purko-io/mcp-hub/internal/jsonrpc"
-	"github.com/purko-io/mcp-hub/internal/registry"
-)
-
+// Package toollist is the encoded tools/list of a catalog and the fast
+// path that answers a plain tools/list from it.
+//
 // tools/list of a large catalog (100 upstreams x 100 tools) is a reply of
 // megabytes that mcp-go rebuilds on every request: it copies and sorts the
 // tools, encodes each through maps, and the session filter runs after. The
 // hub instead encodes every tool once per catalog generation and keeps the
 // finished result of each view (autonomy level, tool allowlist, agent), so a
 // list is one lookup, and the kept bytes written as they are around the
-// request's envelope (listwire.go), gzipped for clients that take it.
+// request's envelope (wire.go), gzipped for clients that take it.
 // Requests it is not sure about (a cursor, a 2026-07-28 request with _meta
 // of its own, no session) go to mcp-go as before.
 //
@@ -34,11 +18,31 @@ import (
 // agents, two allowlists of the same reach) share one result, built at its
 // exact size. A 5 MB catalog listed by one view keeps 5 MB, where each tool
 // kept apart and a result grown by doubling kept 12-17 MB; and building it
-// leaves 4 MB of garbage, not 43 (listencode.go), which matters under the
+// leaves 4 MB of garbage, not 43 (encode.go), which matters under the
 // hub's GOGC=400: garbage is collected only once the heap is five times
 // what is live, and until then it takes pages the runtime had given back
 // to the OS (the hub's RSS grew by 9x the list's size over its first
 // lists, benchmark 3; 1.3x now).
+package toollist
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/purko-io/mcp-hub/internal/autonomy"
+	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/identity"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/registry"
+)
 
 // maxViews bounds the views kept per catalog generation, and so the
 // distinct results (sets of tools) they share.
@@ -56,8 +60,49 @@ type viewKey struct {
 	issuer  string
 }
 
-// listCache holds the encoded tools and views of one catalog generation.
-type listCache struct {
+// Options are what a Cache needs of the server it answers for.
+type Options struct {
+	// Name and Version are the server's, which a 2026-07-28 result
+	// carries in its _meta as mcp-go writes it.
+	Name, Version string
+	// Catalog is the current catalog (registry.Registry.Catalog).
+	Catalog func() *registry.Catalog
+	// Visible reports whether caller's tools/list shows t: the decision
+	// the server's own tools/list and its calls go by
+	// (pipeline.Visible), so that the cache never lists what they
+	// would not. A plain func, called for each tool of the catalog as a
+	// view is built, so that building one allocates nothing of it.
+	Visible func(caller callers.Caller, t registry.Tool) bool
+	// Def is the definition a list shows for a tool.
+	Def func(registry.Tool) mcp.Tool
+	// Short, when not nil, is tool search (findtools.Finder): a caller
+	// whose view it applies to gets its short list instead.
+	Short Shortlist
+	// StartSpan, when not nil, starts the span of a list Serve answers;
+	// nil, tracing is off and costs nothing.
+	StartSpan func(ctx context.Context, id json.RawMessage, session string) trace.Span
+}
+
+// Shortlist is the short tools/list of tool search, which replaces a view
+// of more tools than a caller takes (findtools.Finder). It is built for
+// its session, so the cache keeps none.
+type Shortlist interface {
+	// Applies reports whether caller, whose view shows viewSize tools,
+	// gets the short list.
+	Applies(caller callers.Caller, viewSize int) bool
+	// ListResult is caller's short list in session, encoded as a
+	// tools/list result.
+	ListResult(cat *registry.Catalog, caller callers.Caller, session string) ([]byte, error)
+}
+
+// Cache holds the encoded tools and views of one catalog generation, and
+// answers tools/list from them.
+type Cache struct {
+	opts Options
+	// modern opens a 2026-07-28 result: the server's identity and the
+	// caching hints, the same for every list.
+	modern []byte
+
 	mu    sync.Mutex
 	gen   uint64
 	tools *encodedTools // every tool of the generation, nil until first needed
@@ -66,6 +111,11 @@ type listCache struct {
 	// indices in the catalog, as a string): callers of different keys
 	// that see the same tools share one.
 	byTools *lru.Cache[string, *listView]
+}
+
+// New returns an empty cache; it encodes a generation on its first list.
+func New(opts Options) *Cache {
+	return &Cache{opts: opts, modern: modernListHead(opts.Name, opts.Version)}
 }
 
 // listView is one view's encoded tools/list result and how many tools it
@@ -84,7 +134,7 @@ type listView struct {
 }
 
 // gzipped is the view's gzip variant: suffix compressed on the first call
-// (listwire.go).
+// (wire.go).
 func (v *listView) gzipped() *gzipSuffix {
 	v.gzOnce.Do(func() { v.gz, _ = compressSuffix(v.suffix) })
 	return v.gz
@@ -110,7 +160,7 @@ type encodedTools struct {
 }
 
 // encodeTools encodes the definitions def gives of cat's tools, as
-// mcp-go does (listencode.go): a first pass counts, so that list is
+// mcp-go does (encode.go): a first pass counts, so that list is
 // allocated once, at its size, and the second writes into it.
 func encodeTools(cat *registry.Catalog, def func(registry.Tool) mcp.Tool) *encodedTools {
 	e := &encodedTools{at: make([]int, len(cat.Tools)), size: make([]int, len(cat.Tools))}
@@ -191,39 +241,40 @@ func (e *encodedTools) view(shown []byte, n int) (*listView, error) {
 	return &listView{res: full[:res:res], suffix: full[1:], tools: n}, nil
 }
 
-// toolsView returns caller's view of cat.
-func (s *Server) toolsView(cat *registry.Catalog, caller callers.Caller) (*listView, error) {
-	lc := &s.lists
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	if lc.views == nil || lc.gen != cat.Gen {
+// view returns caller's view of cat.
+func (c *Cache) view(cat *registry.Catalog, caller callers.Caller) (*listView, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.views == nil || c.gen != cat.Gen {
 		views, _ := lru.New[viewKey, *listView](maxViews)
 		byTools, _ := lru.New[string, *listView](maxViews)
-		lc.gen, lc.tools, lc.views, lc.byTools = cat.Gen, nil, views, byTools
+		c.gen, c.tools, c.views, c.byTools = cat.Gen, nil, views, byTools
 	}
 	key := viewKey{level: caller.Level, allow: caller.Allow.Key(), scope: caller.Scope.Key(), agent: caller.VerifiedAgent(),
 		subject: caller.Subject.Kind(), issuer: caller.Subject.Issuer()}
-	if v, ok := lc.views.Get(key); ok {
+	if v, ok := c.views.Get(key); ok {
 		return v, nil
 	}
 	shown := make([]byte, (len(cat.Tools)+7)/8)
 	n := 0
-	for i := range s.view(cat, caller) {
-		shown[i/8] |= 1 << (i % 8)
-		n++
+	for i, t := range cat.Tools {
+		if c.opts.Visible(caller, t) {
+			shown[i/8] |= 1 << (i % 8)
+			n++
+		}
 	}
-	v, ok := lc.byTools.Get(string(shown))
+	v, ok := c.byTools.Get(string(shown))
 	if !ok {
-		if lc.tools == nil {
-			lc.tools = encodeTools(cat, s.listedDef)
+		if c.tools == nil {
+			c.tools = encodeTools(cat, c.opts.Def)
 		}
 		var err error
-		if v, err = lc.tools.view(shown, n); err != nil {
+		if v, err = c.tools.view(shown, n); err != nil {
 			return nil, err
 		}
-		lc.byTools.Add(string(shown), v)
+		c.byTools.Add(string(shown), v)
 	}
-	lc.views.Add(key, v)
+	c.views.Add(key, v)
 	return v, nil
 }
 
@@ -236,10 +287,14 @@ func modernListHead(name, version string) []byte {
 	return append(head, `},"resultType":"complete","ttlMs":0,"cacheScope":"private",`...)
 }
 
-// fastList answers a plain tools/list from the cache and reports whether it
+// Serve answers a plain tools/list from the cache and reports whether it
 // did: a 2025-11-25 or older session's (with a valid session id), or a
-// 2026-07-28 request whose only _meta is the protocol's own.
-func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.Message) bool {
+// 2026-07-28 request whose only _meta is the protocol's own. env is the
+// request as the face read it. When it reports false it has written
+// nothing: the face serves the request its other way, which answers what
+// Serve leaves (a cursor, other _meta) and refuses what it will not
+// (a bad session id, a revision that disagrees with its header).
+func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, env *jsonrpc.Message) bool {
 	if !env.HasID() {
 		return false
 	}
@@ -270,26 +325,26 @@ func (s *Server) fastList(w http.ResponseWriter, r *http.Request, env *jsonrpc.M
 	} else if modern {
 		return false
 	}
-	cat, caller := s.reg.Catalog(), callers.From(r.Context())
-	v, err := s.toolsView(cat, caller)
+	cat, caller := c.opts.Catalog(), callers.From(r.Context())
+	v, err := c.view(cat, caller)
 	if err != nil {
 		return false
 	}
 	res, suffix, kept := v.res, v.suffix, v
-	if s.find.Applies(caller, v.tools) {
+	if c.opts.Short != nil && c.opts.Short.Applies(caller, v.tools) {
 		// A short list made for this session, with no variant kept.
-		if res, err = s.find.ListResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
+		if res, err = c.opts.Short.ListResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
 			return false
 		}
 		suffix, kept = append(res[1:len(res):len(res)], jsonrpc.AnswerEnd...), nil
 	}
-	if s.spans.tracer != nil {
-		defer s.spans.startList(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
+	if c.opts.StartSpan != nil {
+		defer c.opts.StartSpan(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
 	}
 	// The envelope is all this request adds: its head (with the id, and
 	// in 2026-07-28 the result's own members) and tail, around the result
 	// after its opening brace.
-	open := s.modernList
+	open := c.modern
 	if !modern {
 		open = res[:1]
 	}

@@ -1,11 +1,9 @@
-package server
+package toollist
 
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,13 +38,13 @@ func settledHeap() (alloc, inuse uint64) {
 }
 
 // TestListMemoryStaysBounded (issue 34): whatever number of 5 MB lists a
-// hub serves, over HTTP as clients ask for them, what it holds after them
-// stays within twice the list's size of what it held before the first:
-// one generation's encoded tools and the results of its views, never a
-// copy per request, per session or per caller that sees the same tools.
-// Measured after a collection, so it does not depend on when the runtime
-// collects (the hub runs with GOGC=400); the margin, 2x for at most about
-// 1.1x kept, leaves room for the registry and the test's own clients.
+// cache serves, over HTTP as clients ask for them, what it holds after
+// them stays within twice the list's size of what it held before the
+// first: one generation's encoded tools and the results of its views,
+// never a copy per request, per session or per caller that sees the same
+// tools. Measured after a collection, so it does not depend on when the
+// runtime collects (the hub runs with GOGC=400); the margin, 2x for at
+// most about 1.1x kept, leaves room for the test's own server and clients.
 func TestListMemoryStaysBounded(t *testing.T) {
 	cases := []struct {
 		name string
@@ -63,22 +61,18 @@ func TestListMemoryStaysBounded(t *testing.T) {
 		// what full sees and shares its result.
 		{"three levels", [][2]string{{"", "full"}, {"gzip", "supervised"}, {"", "restricted"}}},
 	}
+	cat := bigCatalog(100, 100)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := listServer(t, 100, 100)
-			hub := httptest.NewServer(s.Handler())
-			defer hub.Close()
-			sid := (&testHub{t: t, addr: strings.TrimPrefix(hub.URL, "http://")}).initializeSession(t)
+			c := testCache(cat)
+			hub := face(t, c)
 			// The bytes on the wire, read and dropped: the client keeps
 			// nothing of a list.
 			client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 			defer client.CloseIdleConnections()
 			list := func(k int) {
-				req := listRequest(t, hub.URL+"/mcp", "1", "", false, sid)
 				enc, level := tc.requests[k%len(tc.requests)][0], tc.requests[k%len(tc.requests)][1]
-				if enc != "" {
-					req.Header.Set("Accept-Encoding", enc)
-				}
+				req, _ := listRequest(t, hub.URL+"/mcp", "1", listCase{acceptEncoding: enc})
 				if level != "" {
 					req.Header.Set("X-Autonomy-Level", level)
 				}
@@ -107,7 +101,7 @@ func TestListMemoryStaysBounded(t *testing.T) {
 					list(done)
 				}
 				if size == 0 {
-					v, err := s.toolsView(s.reg.Catalog(), callers.Caller{Level: autonomy.Full})
+					v, err := c.view(cat, callers.Caller{Level: autonomy.Full})
 					if err != nil {
 						t.Fatal(err)
 					}
