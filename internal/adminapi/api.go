@@ -6,7 +6,7 @@
 // /api/mcp/pins, POST /api/mcp/pins/approve), /api/openapi.json, and the
 // catalog as an MCP Registry (GET /v0.1/servers..., mcpregistry.go).
 // Listings are open to everyone; every write needs an admin caller, behind
-// the same guards as the MCP faces (Options.Guard). It reads the
+// the same guards as the MCP faces (Mount's guard). It reads the
 // registry's catalog and writes only through the registry (pins) and the
 // registrations store, whose changes reach the catalog the way discovery's
 // do.
@@ -32,10 +32,6 @@ type Options struct {
 	// Visible is the decision of the faces' tools/list, for the listing's
 	// ?autonomy=<level>: what a caller at that level sees.
 	Visible func(callers.Caller, registry.Tool) bool
-	// Guard wraps every write ahead of the admin check: the MCP faces'
-	// Origin and Content-Type checks and the caller's authentication
-	// (callers.With), so a write is refused as a face would refuse it.
-	Guard func(http.Handler) http.Handler
 	// Registrations stores the servers registered through POST
 	// /api/mcp/server; nil, the write endpoints answer 501.
 	Registrations registrations.Writer
@@ -50,7 +46,6 @@ type API struct {
 	reg        *registry.Registry
 	auth       *callers.Auth
 	visible    func(callers.Caller, registry.Tool) bool
-	guard      func(http.Handler) http.Handler
 	registered registrations.Writer // nil: no registrations
 	log        zerolog.Logger
 	mcpReg     *mcpRegistry
@@ -58,12 +53,15 @@ type API struct {
 
 // New returns the API over o.
 func New(o Options) *API {
-	return &API{reg: o.Registry, auth: o.Auth, visible: o.Visible, guard: o.Guard, registered: o.Registrations, log: o.Log,
+	return &API{reg: o.Registry, auth: o.Auth, visible: o.Visible, registered: o.Registrations, log: o.Log,
 		mcpReg: newMCPRegistry(o.Registry, o.Auth, o.RegistryAPI)}
 }
 
-// Mount registers the API's routes on mux.
-func (a *API) Mount(mux *http.ServeMux) {
+// Mount registers the API's routes on mux. guard wraps every write ahead
+// of the admin check: the MCP faces' Origin and Content-Type checks and
+// the caller's authentication (callers.With), so a write is refused as a
+// face would refuse it.
+func (a *API) Mount(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
 	mux.HandleFunc("GET /api/mcp/tools", a.handleTools)
 	mux.HandleFunc("GET /api/mcp/pins", a.handlePins)
 	mux.HandleFunc("GET /api/mcp/servers", a.handleServers)
@@ -72,7 +70,7 @@ func (a *API) Mount(mux *http.ServeMux) {
 	a.mcpReg.mount(mux)
 	// Writes: the caller's token (a header, never a cookie), the Origin
 	// and Content-Type checks of the MCP faces, and an admin caller.
-	mux.Handle("POST /api/mcp/pins/approve", a.adminWrite("approving tool definitions", a.handleApprove))
-	mux.Handle("POST /api/mcp/server", a.adminWrite("registering servers", a.handleRegister))
-	mux.Handle("DELETE /api/mcp/server/{name}", a.adminWrite("removing servers", a.handleUnregister))
+	mux.Handle("POST /api/mcp/pins/approve", guard(a.adminWrite("approving tool definitions", a.handleApprove)))
+	mux.Handle("POST /api/mcp/server", guard(a.adminWrite("registering servers", a.handleRegister)))
+	mux.Handle("DELETE /api/mcp/server/{name}", guard(a.adminWrite("removing servers", a.handleUnregister)))
 }

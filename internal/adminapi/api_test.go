@@ -46,19 +46,18 @@ func apiFor(t *testing.T, w registrations.Writer, log *bytes.Buffer) http.Handle
 		Registry: registry.New(registry.Options{RouteCacheSize: 8}, zerolog.Nop()),
 		Auth:     callers.AnonymousOnly(0),
 		Visible:  func(callers.Caller, registry.Tool) bool { return true },
-		Guard: func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				name := r.Header.Get("X-Test-Caller")
-				next.ServeHTTP(w, r.WithContext(callers.With(r.Context(), callers.Caller{Name: name, Admin: name == "admin"})))
-			})
-		},
-		Log: zerolog.New(log),
+		Log:      zerolog.New(log),
 	}
 	if w != nil {
 		o.Registrations = w
 	}
 	mux := http.NewServeMux()
-	New(o).Mount(mux)
+	New(o).Mount(mux, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			name := r.Header.Get("X-Test-Caller")
+			next.ServeHTTP(w, r.WithContext(callers.With(r.Context(), callers.Caller{Name: name, Admin: name == "admin"})))
+		})
+	})
 	return mux
 }
 

@@ -121,13 +121,14 @@ func (a *API) handleApprove(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, map[string]any{"approved": approved})
 }
 
-// adminWrite guards every endpoint that changes the hub's state: the
-// Origin and Content-Type checks of the MCP faces (a browser page of
-// another origin cannot post, a form cannot either), the caller's token
-// from the Authorization header (never a cookie; 401 without one), and an
-// admin caller (403 otherwise). what names the action in the refusal.
+// adminWrite serves an endpoint that changes the hub's state to an admin
+// caller only (403 otherwise), behind Mount's guard: the Origin and
+// Content-Type checks of the MCP faces (a browser page of another origin
+// cannot post, a form cannot either) and the caller's token from the
+// Authorization header (never a cookie; 401 without one). what names the
+// action in the refusal.
 func (a *API) adminWrite(what string, next http.HandlerFunc) http.Handler {
-	admin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		caller := callers.From(r.Context())
 		if !caller.Admin {
 			a.log.Warn().Str("audit", "admin").Str("caller", caller.Name).Str("path", r.URL.Path).Str("decision", "denied").
@@ -138,5 +139,4 @@ func (a *API) adminWrite(what string, next http.HandlerFunc) http.Handler {
 		}
 		next(w, r)
 	})
-	return a.guard(admin)
 }

@@ -637,7 +637,7 @@ func (a *goAnalyzer) dynamicSQL(e ast.Expr, ctxNode ast.Node, depth int) bool {
 		if x.Op != token.ADD {
 			return false
 		}
-		return a.hasStringLit(x) || a.dynamicSQL(x.X, ctxNode, depth+1) || a.dynamicSQL(x.Y, ctxNode, depth+1)
+		return hasStringLit(x) || a.dynamicSQL(x.X, ctxNode, depth+1) || a.dynamicSQL(x.Y, ctxNode, depth+1)
 	case *ast.Ident:
 		for _, rhs := range a.assignmentsTo(x.Name, ctxNode) {
 			if rhs != e && a.dynamicSQL(rhs, ctxNode, depth+1) {
@@ -648,7 +648,8 @@ func (a *goAnalyzer) dynamicSQL(e ast.Expr, ctxNode ast.Node, depth int) bool {
 	return false
 }
 
-func (a *goAnalyzer) hasStringLit(e ast.Expr) bool {
+// hasStringLit reports whether e holds a string literal anywhere.
+func hasStringLit(e ast.Expr) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		if bl, ok := n.(*ast.BasicLit); ok && bl.Kind == token.STRING {

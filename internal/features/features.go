@@ -83,37 +83,26 @@ type Features struct {
 	mcp *server.MCPServer
 	log zerolog.Logger
 	// relayFor brings what an upstream sends during a read or a prompt to
-	// the caller's session.
+	// the caller's session (Register).
 	relayFor func(context.Context) registry.Relay
 	// pipe serves every request (Options.Pipeline).
 	pipe     *pipeline.Pipeline
 	sessions *lru.Cache[string, *sessionState]
 
 	mu        sync.Mutex
-	published registry.Features // what mcp-go serves now
-	// subs are the subscribers of each upstream resource: a legacy
-	// session (by id) or a 2026-07-28 listen stream, each with the way to
-	// reach it.
-	subs map[subKey]map[string]deliverFunc
+	published registry.Features // what was last published
+	// subs are the callers' resource subscriptions (subscriptions.go).
+	subs *subscriptions
 	// tasks: a published tool may run as a task, so sessions are told
 	// of the tasks capability.
 	tasks atomic.Bool
 }
-
-// deliverFunc sends a notifications/resources/updated to one subscriber.
-type deliverFunc func(params map[string]any) error
-
-// subKey is one upstream resource subscribed to.
-type subKey struct{ server, uri string }
 
 // Options are what Features works with.
 type Options struct {
 	// Registry holds the catalog whose features are served.
 	Registry *registry.Registry
 	Log      zerolog.Logger
-	// RelayFor brings what an upstream sends during a read or a prompt to
-	// the caller.
-	RelayFor func(context.Context) registry.Relay
 	// Pipeline serves every read, prompt, completion and subscription.
 	Pipeline *pipeline.Pipeline
 }
@@ -122,8 +111,8 @@ type Options struct {
 // built from ServerOptions.
 func New(opts Options) *Features {
 	sessions, _ := lru.New[string, *sessionState](maxSessions)
-	return &Features{reg: opts.Registry, log: opts.Log, relayFor: opts.RelayFor, pipe: opts.Pipeline,
-		sessions: sessions, subs: map[subKey]map[string]deliverFunc{}}
+	return &Features{reg: opts.Registry, log: opts.Log, pipe: opts.Pipeline,
+		sessions: sessions, subs: &subscriptions{reg: opts.Registry, log: opts.Log, pipe: opts.Pipeline, subs: map[subKey]map[string]deliverFunc{}}}
 }
 
 // ServerOptions are the mcp-go options of the session layer for
@@ -137,7 +126,7 @@ func (f *Features) ServerOptions(hooks *server.Hooks) []server.ServerOption {
 		f.advertise(ctx, &res.Capabilities)
 	})
 	hooks.AddAfterSetLevel(f.afterSetLevel)
-	hooks.AddBeforeSubscriptionsListen(f.listen)
+	hooks.AddBeforeSubscriptionsListen(f.subs.listen)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { f.dropSession(cs.SessionID()) })
 	return []server.ServerOption{
 		server.WithResourceCapabilities(true, true),
@@ -266,26 +255,7 @@ func (f *Features) NeedsRelay(id string) bool {
 
 func (f *Features) dropSession(id string) {
 	f.sessions.Remove(id)
-	f.unsubscribeAll(id)
-}
-
-// unsubscribeAll removes subscriber from every subscription.
-func (f *Features) unsubscribeAll(subscriber string) {
-	f.mu.Lock()
-	var gone []subKey
-	for k, set := range f.subs {
-		if _, ok := set[subscriber]; ok {
-			delete(set, subscriber)
-			if len(set) == 0 {
-				delete(f.subs, k)
-				gone = append(gone, k)
-			}
-		}
-	}
-	f.mu.Unlock()
-	for _, k := range gone {
-		f.unsubscribeUpstream(k)
-	}
+	f.subs.unsubscribeAll(id)
 }
 
 // afterSetLevel remembers the session's level and passes the most verbose
@@ -349,7 +319,7 @@ func (f *Features) Admits(ctx context.Context, msg mcp.LoggingLevel) bool {
 
 // Attach gives f the server built with ServerOptions, whose sessions it
 // serves. Call it before the first Publish.
-func (f *Features) Attach(s *server.MCPServer) { f.mcp = s }
+func (f *Features) Attach(s *server.MCPServer) { f.mcp, f.subs.mcp = s, s }
 
 // admits reports whether a session at level wants a message at msg.
 func admits(level, msg mcp.LoggingLevel) bool {
@@ -453,146 +423,9 @@ func sameList[T any](a, b []T, same func(x, y T) bool) bool {
 	return true
 }
 
-// resolveURI finds the upstream and its own URI for a published URI: a
-// listed resource, else the first template that matches it.
-func (f *Features) resolveURI(uri string) (c registry.Upstream, server, original string, ok bool) {
-	cat := &f.reg.Catalog().Features
-	if r, found := cat.Resource(uri); found {
-		return r.Client, r.Server, r.Original, true
-	}
-	for _, t := range cat.Templates {
-		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			if original, ok := registry.UpstreamURI(t.Prefix, uri); ok {
-				return t.Client, t.Server, original, true
-			}
-		}
-	}
-	return nil, "", "", false
-}
-
-// Subscribe serves resources/subscribe of uri for the session of ctx (its
-// mcp-go session): decided, limited and recorded by the pipeline, and the
-// upstream subscribed to when this is the resource's first subscriber. A
-// URI no upstream offers is the error mcp-go answers a resource it does
-// not have with.
-func (f *Features) Subscribe(ctx context.Context, uri string) pipeline.Result {
-	id := sessionID(ctx)
-	return f.serveSubscription(ctx, string(mcp.MethodResourcesSubscribe), id, uri, func(params map[string]any) error {
-		return f.mcp.SendNotificationToSpecificClient(id, string(mcp.MethodNotificationResourceUpdated), params)
-	})
-}
-
-// serveSubscription subscribes subscriber to uri through the pipeline
-// (method names the request in its record).
-func (f *Features) serveSubscription(ctx context.Context, method, subscriber, uri string, deliver deliverFunc) pipeline.Result {
-	_, srv, original, ok := f.resolveURI(uri)
-	if !ok {
-		return pipeline.Result{Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: no server in the catalog offers resource %q", method, uri)}}
-	}
-	rq := pipeline.Request{Method: method, Target: uri, Server: srv, Original: original}
-	return f.pipe.Serve(ctx, callers.From(ctx), sessionID(ctx), rq, func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
-		return json.RawMessage(`{}`), f.subscribe(ctx, subscriber, uri, deliver)
-	})
-}
-
-// subscribe adds subscriber to the subscribers of uri (deliver reaches it),
-// or removes it (deliver nil); the upstream is subscribed while anyone is.
-// Adding was decided by the pipeline (serveSubscription).
-func (f *Features) subscribe(ctx context.Context, subscriber, uri string, deliver deliverFunc) error {
-	c, srv, original, ok := f.resolveURI(uri)
-	if !ok || subscriber == "" {
-		f.log.Debug().Str("uri", uri).Msg("subscription to a resource no upstream lists")
-		return nil
-	}
-	k := subKey{server: srv, uri: original}
-	if deliver != nil {
-		// The subscriber hears of the resource by the URI it used.
-		send := deliver
-		deliver = func(params map[string]any) error {
-			out := make(map[string]any, len(params))
-			for k, v := range params {
-				out[k] = v
-			}
-			out["uri"] = uri
-			return send(out)
-		}
-	}
-	f.mu.Lock()
-	set := f.subs[k]
-	before := len(set)
-	if deliver != nil {
-		if set == nil {
-			set = map[string]deliverFunc{}
-			f.subs[k] = set
-		}
-		set[subscriber] = deliver
-	} else if set != nil {
-		delete(set, subscriber)
-		if len(set) == 0 {
-			delete(f.subs, k)
-		}
-	}
-	after := len(f.subs[k])
-	f.mu.Unlock()
-	switch {
-	case before == 0 && after > 0:
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := c.Subscribe(cctx, original); err != nil {
-			f.log.Warn().Err(err).Str("server", srv).Str("uri", original).Msg("subscribe upstream")
-			return fmt.Errorf("subscribe to %s at %s: %w", original, srv, err)
-		}
-	case before > 0 && after == 0:
-		f.unsubscribeUpstream(k)
-	}
-	return nil
-}
-
-// listen subscribes a 2026-07-28 subscriptions/listen stream to the
-// resources in its filter, for as long as the stream is open.
-func (f *Features) listen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
-	uris := req.Params.Notifications.ResourceSubscriptions
-	if len(uris) == 0 {
-		return
-	}
-	subscriber := fmt.Sprintf("listen-%p", req)
-	for _, uri := range uris {
-		// A stream cannot be refused from here (mcp-go has opened it): a
-		// resource the pipeline refuses is not subscribed, and its refusal
-		// is recorded.
-		f.serveSubscription(ctx, string(mcp.MethodSubscriptionsListen), subscriber, uri, func(params map[string]any) error {
-			return f.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationResourceUpdated), params)
-		})
-	}
-	context.AfterFunc(ctx, func() { f.unsubscribeAll(subscriber) })
-}
-
-func (f *Features) unsubscribeUpstream(k subKey) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if c, ok := f.reg.Catalog().Upstream(k.server); ok {
-		if err := c.Unsubscribe(ctx, k.uri); err != nil {
-			f.log.Debug().Err(err).Str("server", k.server).Str("uri", k.uri).Msg("unsubscribe upstream")
-		}
-	}
-}
-
-// ResourceUpdated delivers an upstream's notifications/resources/updated to
-// the subscribers of that resource, with the URI they know.
-func (f *Features) ResourceUpdated(srv string, params map[string]any) {
-	uri, _ := params["uri"].(string)
-	f.mu.Lock()
-	var targets []deliverFunc
-	for _, d := range f.subs[subKey{server: srv, uri: uri}] {
-		targets = append(targets, d)
-	}
-	f.mu.Unlock()
-	for _, deliver := range targets {
-		if err := deliver(params); err != nil {
-			f.log.Debug().Err(err).Str("uri", uri).Msg("deliver resources/updated")
-		}
-	}
-}
+// ResourceUpdated delivers an upstream's notifications/resources/updated
+// to the subscribers of that resource, with the URI they know.
+func (f *Features) ResourceUpdated(srv string, params map[string]any) { f.subs.updated(srv, params) }
 
 // completer answers completion/complete from the upstream that owns the
 // prompt or template, through the pipeline.

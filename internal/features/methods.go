@@ -21,8 +21,11 @@ import (
 // the pipeline. A result is the pipeline's bytes; an error is the
 // pipeline's JSON-RPC error as it is.
 
-// Register makes d serve the methods of MCP beyond tools.
-func (f *Features) Register(d *dispatch.Dispatcher) {
+// Register makes d serve the methods of MCP beyond tools. relayFor brings
+// what an upstream sends during a read or a prompt to the caller's
+// session (the faces' relay).
+func (f *Features) Register(d *dispatch.Dispatcher, relayFor func(context.Context) registry.Relay) {
+	f.relayFor = relayFor
 	d.Handle(string(mcp.MethodResourcesList), f.listResources)
 	d.Handle(string(mcp.MethodResourcesTemplatesList), f.listTemplates)
 	d.Handle(string(mcp.MethodPromptsList), f.listPrompts)
@@ -30,8 +33,8 @@ func (f *Features) Register(d *dispatch.Dispatcher) {
 	d.HandleTraced(string(mcp.MethodResourcesRead), f.readResource)
 	d.HandleTraced(string(mcp.MethodPromptsGet), f.getPromptMethod)
 	d.HandleTraced(string(mcp.MethodCompletionComplete), f.complete)
-	d.HandleTraced(string(mcp.MethodResourcesSubscribe), f.subscribeMethod)
-	d.Handle(string(mcp.MethodResourcesUnsubscribe), f.unsubscribeMethod)
+	d.HandleTraced(string(mcp.MethodResourcesSubscribe), f.subs.subscribeMethod)
+	d.Handle(string(mcp.MethodResourcesUnsubscribe), f.subs.unsubscribeMethod)
 }
 
 // params reads a request's params into p; absent params leave p zero.
@@ -208,23 +211,23 @@ func (f *Features) complete(ctx context.Context, req *dispatch.Request) (json.Ra
 	return result(mcp.CompleteResult{Completion: comp})
 }
 
-func (f *Features) subscribeMethod(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+func (s *subscriptions) subscribeMethod(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
 	var p struct {
 		URI string `json:"uri"`
 	}
 	if err := params(req, &p); err != nil {
 		return nil, err
 	}
-	return outcome(f.Subscribe(withSession(ctx, req), p.URI))
+	return outcome(s.subscribeSession(withSession(ctx, req), p.URI))
 }
 
-func (f *Features) unsubscribeMethod(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+func (s *subscriptions) unsubscribeMethod(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
 	var p struct {
 		URI string `json:"uri"`
 	}
 	if err := params(req, &p); err != nil {
 		return nil, err
 	}
-	_ = f.subscribe(ctx, req.Session, p.URI, nil)
+	_ = s.set(ctx, req.Session, p.URI, nil)
 	return json.RawMessage(`{}`), nil
 }

@@ -75,9 +75,8 @@ type findIndex struct {
 }
 
 // New returns the Finder of reg's catalog, nil when tool search is off
-// (above 0). notify tells a session its tools/list changed (the session
-// found new tools); it may do nothing for a session without a stream.
-func New(above int, reg *registry.Registry, notify func(session string)) *Finder {
+// (above 0). Call OnFound before serving.
+func New(above int, reg *registry.Registry) *Finder {
 	if above <= 0 {
 		return nil
 	}
@@ -94,7 +93,14 @@ func New(above int, reg *registry.Registry, notify func(session string)) *Finder
 		mcp.WithIdempotentHintAnnotation(true),
 		mcp.WithOpenWorldHintAnnotation(false),
 	)
-	return &Finder{above: above, def: def, reg: reg, notify: notify, found: found}
+	return &Finder{above: above, def: def, reg: reg, notify: func(string) {}, found: found}
+}
+
+// OnFound sets how a session is told its tools/list changed (it found
+// new tools): the faces' notification, which may do nothing for a session
+// without a stream. Call before serving.
+func (f *Finder) OnFound(notify func(session string)) {
+	f.notify = notify
 }
 
 // Def is find_tools' definition, as tools/list shows it.

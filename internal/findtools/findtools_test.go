@@ -32,7 +32,7 @@ func TestFoundSetsBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := New(1, nil, nil)
+			f := New(1, nil)
 			for i, batch := range tt.found {
 				if got := f.remember("s1", batch); got != tt.wantNew[i] {
 					t.Errorf("remember #%d: new %v, want %v", i, got, tt.wantNew[i])
@@ -54,14 +54,14 @@ func TestFoundSetsBounded(t *testing.T) {
 			}
 		})
 	}
-	f := New(1, nil, nil)
+	f := New(1, nil)
 	for i := range maxFoundSessions + 10 {
 		f.remember("s"+strconv.Itoa(i), []string{"x"})
 	}
 	if n := f.found.Len(); n != maxFoundSessions {
 		t.Errorf("%d sessions kept, want %d", n, maxFoundSessions)
 	}
-	if New(0, nil, nil) != nil {
+	if New(0, nil) != nil {
 		t.Error("above 0 must be off")
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/purko-io/mcp-hub/internal/adminapi"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
@@ -31,7 +30,6 @@ import (
 	filesource "github.com/purko-io/mcp-hub/internal/discovery/file"
 	"github.com/purko-io/mcp-hub/internal/hubchain"
 	"github.com/purko-io/mcp-hub/internal/netpolicy"
-	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
@@ -138,31 +136,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		closeAll()
 		return nil, err
 	}
-	srv := server.New(reg, server.Options{
-		Name:         name,
-		Version:      o.Version,
-		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
-		Auth:         auth,
-		Peers:        cfg.Replicas.PeerList(),
-		TaskKey:      []byte(cfg.Replicas.SecretValue),
-
-		MaxBodyBytes:         cfg.HTTP.MaxBodyBytes,
-		AllowedOrigins:       cfg.HTTP.AllowedOrigins,
-		MaxSessions:          cfg.HTTP.MaxSessions,
-		MaxSessionsPerCaller: cfg.HTTP.MaxSessionsPerCaller,
-		SessionIdleTimeout:   cfg.HTTP.SessionIdleTimeout.D(),
-		ReadTimeout:          cfg.HTTP.ReadTimeout.D(),
-		ReadHeaderTimeout:    cfg.HTTP.ReadHeaderTimeout.D(),
-
-		PerCaller:   pipeline.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
-		PerUpstream: pipeline.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
-		Tracer:      o.Tracer,
-
-		FindToolsAbove: cfg.Catalog.FindTools.Above,
-		Registrations:  registered,
-		Chain:          chain,
-		RegistryAPI:    adminapi.RegistryOptions{Namespace: cfg.RegistryAPI.Namespace, BaseURL: cfg.RegistryBaseURL()},
-	}, log)
+	srv := faces(cfg, reg, auth, registered, chain, name, o, log)
 	var sources []discovery.Source
 	if o.ConfigPath != "" {
 		sources = append(sources, filesource.New(o.ConfigPath, cfg, log))

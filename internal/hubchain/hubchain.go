@@ -18,6 +18,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -128,6 +129,21 @@ func (c *Chain) Instance() string {
 // HeaderValues is the value of Header to present, to be assigned to a
 // response's header map as is (it is shared and never modified).
 func (c *Chain) HeaderValues() []string { return *c.header.Load() }
+
+// Present puts the chain on every answer of next, refusals and the
+// WebSocket handshake included, so that a hub that has this one as an
+// upstream, at any remove, sees that it would be its own upstream. The
+// value is built when an upstream's chain changes; here it is one atomic
+// load and a map assignment. A nil chain presents nothing.
+func (c *Chain) Present(next http.Handler) http.Handler {
+	if c == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()[Header] = c.HeaderValues()
+		next.ServeHTTP(w, r)
+	})
+}
 
 // Loops reports whether ids, an upstream's chain, holds this hub.
 func (c *Chain) Loops(ids []ID) bool { return slices.Contains(ids, c.own) }

@@ -48,6 +48,17 @@ func (c *ToolCall) ProgressToken() json.RawMessage {
 	return nil
 }
 
+// Traceparent returns the W3C trace context the caller put in the call's
+// _meta (stdio, WebSocket, SSE, or any caller that puts it there), "" when
+// none.
+func (c *ToolCall) Traceparent() string {
+	var tp string
+	if raw, ok := c.Meta[MetaTraceparent]; ok && json.Unmarshal(raw, &tp) == nil {
+		return tp
+	}
+	return ""
+}
+
 // TakesInput reports whether the call comes from a 2026-07-28 caller that
 // takes an upstream's input requests (it declares sampling, elicitation or
 // roots in the call's _meta) or answers them (inputResponses,

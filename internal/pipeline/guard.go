@@ -89,14 +89,3 @@ func (p *Pipeline) auditGuard(session string, caller callers.Caller, method, tar
 	ev.Str("server", srv).Str("direction", rep.Direction).Str("action", rep.Action()).
 		Dict("rules", rules).Func(caller.AuditFace).Msg("content filter hit")
 }
-
-// traceparent is the W3C trace context of a call: its params._meta
-// traceparent (stdio, WebSocket, SSE, or any caller that puts it there),
-// else the request's header (on WebSocket and SSE, the handshake's).
-func (p *Pipeline) traceparent(caller callers.Caller, call jsonrpc.ToolCall) string {
-	var tp string
-	if raw, ok := call.Meta[jsonrpc.MetaTraceparent]; ok && json.Unmarshal(raw, &tp) == nil && tp != "" {
-		return tp
-	}
-	return caller.Traceparent
-}

@@ -203,7 +203,13 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 			return *res
 		}
 		if g.MaxIterations > 0 {
-			run, says := guardrails.RunOf(caller.Key(), p.traceparent(caller, call), session)
+			// The call's trace: its _meta traceparent, else the request's
+			// header (on WebSocket and SSE, the handshake's).
+			tp := call.Traceparent()
+			if tp == "" {
+				tp = caller.Traceparent
+			}
+			run, says := guardrails.RunOf(caller.Key(), tp, session)
 			denial, wait := p.guard.Budget(ctx, g, caller.Name, run, says)
 			if denial != "" {
 				p.recordDenial(span, session, caller, call.Name, rt, denial, "budget")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/restrun"
 )
 
 // requireCaller authenticates every request of an MCP face and refuses the
@@ -20,7 +21,7 @@ func (s *Server) requireCaller(next http.Handler) http.Handler {
 // error body is {"error": ..., "code": ...} (docs/errors.md).
 func (s *Server) requireRESTCaller(next http.Handler) http.Handler {
 	return s.authenticate(next, func(w http.ResponseWriter, status int, msg string) {
-		writeRunError(w, status, &jsonrpc.Error{Code: codeAuthRequired, Message: msg})
+		restrun.WriteError(w, status, &jsonrpc.Error{Code: codeAuthRequired, Message: msg})
 	})
 }
 

@@ -112,7 +112,7 @@ func needSecondLoopback(t *testing.T) {
 // not per "anonymous".
 func TestAnonymousSessionBudgetPerAddress(t *testing.T) {
 	needSecondLoopback(t)
-	h := newLimitedHub(t, Options{Auth: callers.AnonymousOnly(autonomy.Restricted), MaxSessions: 100, MaxSessionsPerCaller: 3})
+	h := newLimitedHub(t, hubOpts{Auth: callers.AnonymousOnly(autonomy.Restricted), MaxSessions: 100, MaxSessionsPerCaller: 3})
 	flood, other := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", "")
 	for range 3 {
 		flood.initialize()
@@ -131,7 +131,7 @@ func TestAnonymousSessionBudgetPerAddress(t *testing.T) {
 // http.sessionIdleTimeout, as the README says.
 func TestAbandonedInitializeFreedWithinIdleTimeout(t *testing.T) {
 	const idle = 3 * time.Second // mcp-go sweeps at most once a second
-	h := newLimitedHub(t, Options{MaxSessionsPerCaller: 1, SessionIdleTimeout: idle})
+	h := newLimitedHub(t, hubOpts{MaxSessionsPerCaller: 1, SessionIdleTimeout: idle})
 	c := as(t, h, "127.0.0.1", "")
 	c.initialize()
 	start := time.Now()
@@ -163,7 +163,7 @@ func TestSessionBelongsToItsCaller(t *testing.T) {
 		{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
 		{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Restricted},
 	}, &anonymous, nil)
-	h := newLimitedHub(t, Options{Auth: auth}, a.spec())
+	h := newLimitedHub(t, hubOpts{Auth: auth}, a.spec())
 	h.waitConnected("alpha")
 	ops, bot := as(t, h, "127.0.0.1", "tok-ops"), as(t, h, "127.0.0.1", "tok-bot")
 	anonA, anonA2, anonB := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", "")
@@ -240,7 +240,7 @@ func TestFeedsAreScopedByAddress(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
 	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true}}, &anonymous, nil)
-	h := newLimitedHub(t, Options{Auth: auth}, []config.ServerSpec{a.spec()}...)
+	h := newLimitedHub(t, hubOpts{Auth: auth}, []config.ServerSpec{a.spec()}...)
 	h.waitConnected("alpha")
 	anonA, anonB, ops := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", ""), as(t, h, "127.0.0.1", "tok-ops")
 
@@ -306,7 +306,7 @@ func TestEventStreamsKeepRoomForAdmins(t *testing.T) {
 		{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Admin: true},
 		{Name: "bot", Token: "tok-bot", Ceiling: autonomy.Restricted},
 	}, &anonymous, nil)
-	h := newLimitedHub(t, Options{Auth: auth})
+	h := newLimitedHub(t, hubOpts{Auth: auth})
 	bot := as(t, h, "127.0.0.1", "tok-bot")
 	opened := 0
 	for ; opened <= 64; opened++ { // 64: the cap of all event streams (callfeed)

@@ -204,7 +204,7 @@ func TestConsoleAssetsAreEmbeddedWithCSP(t *testing.T) {
 // (which never end by themselves) when it shuts down.
 func TestEventStreamEndsOnShutdown(t *testing.T) {
 	reg := registry.New(registry.Options{RouteCacheSize: 8}, zerolog.Nop())
-	srv := New(reg, Options{Name: "mcp-hub", Version: "test"}, zerolog.Nop())
+	srv := newServer(reg, hubOpts{Name: "mcp-hub", Version: "test"}, zerolog.Nop())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

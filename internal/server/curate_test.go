@@ -82,7 +82,7 @@ func TestCurationOnEveryFace(t *testing.T) {
 	for _, n := range faceCallers {
 		callerLimits[n] = nil
 	}
-	h := newTestHubOpts(t, []config.ServerSpec{spec}, Options{Auth: limitedTokens(callerLimits), FindToolsAbove: 50})
+	h := newTestHubOpts(t, []config.ServerSpec{spec}, hubOpts{Auth: limitedTokens(callerLimits), FindToolsAbove: 50})
 	h.waitConnected("wide")
 
 	want := append([]string{"fetch_first_widget"}, allow[1:]...)

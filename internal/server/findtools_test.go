@@ -97,7 +97,7 @@ func structuredNames(t *testing.T, sc any) []string {
 // on the fast path (Streamable HTTP) and on mcp-go's own (SSE).
 func TestFindToolsThroughHub(t *testing.T) {
 	up := newCountingUpstream(t, "github", searchTools...)
-	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{FindToolsAbove: 3})
 	h.waitConnected("github")
 	faces := []struct {
 		name string
@@ -151,7 +151,7 @@ func TestFindToolsThroughHub(t *testing.T) {
 // stream): the short list, then the found tool in it, calls by name.
 func TestFindToolsExecutor(t *testing.T) {
 	up := newCountingUpstream(t, "github", searchTools...)
-	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{FindToolsAbove: 3})
 	h.waitConnected("github")
 	e := &executor{t: t, url: h.url("/mcp")}
 	mustf(t, slices.Equal(e.tools(), []string{findtools.Name}), "executor lists %v", e.tools())
@@ -180,7 +180,7 @@ func TestFindToolsPerCallerView(t *testing.T) {
 		callers.TokenCaller{Name: "writer", Token: "tok-full", Ceiling: autonomy.Full},
 		callers.TokenCaller{Name: "manual-bot", Token: "tok-manual", Ceiling: autonomy.Manual},
 	)
-	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{Auth: auth, FindToolsAbove: 2})
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{Auth: auth, FindToolsAbove: 2})
 	h.waitConnected("github")
 	reads := map[string]bool{"get_issue": true, "list_issues": true, "list_pull_requests": true, "search_code": true}
 	tests := []struct {
@@ -227,8 +227,8 @@ func TestFindToolsPerCallerView(t *testing.T) {
 // search, on the fast path and on mcp-go's.
 func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 	up := newCountingUpstream(t, "github", searchTools...)
-	off := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{})
-	on := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: len(searchTools)})
+	off := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{})
+	on := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{FindToolsAbove: len(searchTools)})
 	off.waitConnected("github")
 	on.waitConnected("github")
 	// What each hub's list cache answers a plain tools/list with.
@@ -260,22 +260,22 @@ func TestFindToolsBelowThresholdChangesNothing(t *testing.T) {
 // TestFoundSetGoesWithTheSession: a session's DELETE drops what it found.
 func TestFoundSetGoesWithTheSession(t *testing.T) {
 	up := newCountingUpstream(t, "github", searchTools...)
-	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{FindToolsAbove: 3})
 	h.waitConnected("github")
 	c, _ := h.dial()
 	_, found := findResult(t, c, "search code", 1)
 	mustf(t, slices.Equal(found, []string{"search_code"}), "found %v", found)
 	id := c.GetSessionId()
-	mustf(t, id != "" && len(h.srv.find.Found(id)) == 1, "no found set kept for session %q", id)
+	mustf(t, id != "" && len(h.srv.tools.find.Found(id)) == 1, "no found set kept for session %q", id)
 	_ = c.Close() // DELETE /mcp
-	waitFor(t, "the found set forgotten", func() bool { return len(h.srv.find.Found(id)) == 0 })
+	waitFor(t, "the found set forgotten", func() bool { return len(h.srv.tools.find.Found(id)) == 0 })
 }
 
 // TestFindToolsModernCaller: a 2026-07-28 caller has no session to keep
 // what it found; its list is find_tools alone, and it calls by name.
 func TestFindToolsModernCaller(t *testing.T) {
 	up := newCountingUpstream(t, "github", searchTools...)
-	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, Options{FindToolsAbove: 3})
+	h := newTestHubOpts(t, []config.ServerSpec{up.spec}, hubOpts{FindToolsAbove: 3})
 	h.waitConnected("github")
 	s := h.dialSession("", false)
 	mustf(t, slices.Equal(toolNames(t, s.c), []string{findtools.Name}), "modern caller lists %v", toolNames(t, s.c))
@@ -300,7 +300,7 @@ func TestFindToolsLeavesAppOnlyTools(t *testing.T) {
 		})
 	}
 	spec := config.ServerSpec{Name: "charts", URL: serveOn(t, mcpserver.NewStreamableHTTPServer(s)) + "/mcp", Transport: config.TransportStreamableHTTP}
-	h := newTestHubOpts(t, []config.ServerSpec{spec}, Options{FindToolsAbove: 1})
+	h := newTestHubOpts(t, []config.ServerSpec{spec}, hubOpts{FindToolsAbove: 1})
 	h.waitConnected("charts")
 	e := &executor{t: t, url: h.url("/mcp")}
 	_, res := e.post("tools/call", map[string]any{"name": findtools.Name, "arguments": map[string]any{"query": "chart", "limit": 50}})

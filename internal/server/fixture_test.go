@@ -16,12 +16,26 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/adminapi"
+	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
+	"github.com/purko-io/mcp-hub/internal/edge"
+	"github.com/purko-io/mcp-hub/internal/features"
+	"github.com/purko-io/mcp-hub/internal/findtools"
+	"github.com/purko-io/mcp-hub/internal/guardrails"
+	"github.com/purko-io/mcp-hub/internal/hubchain"
+	"github.com/purko-io/mcp-hub/internal/peers"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
+	"github.com/purko-io/mcp-hub/internal/ratelimit"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
@@ -179,6 +193,67 @@ type testHub struct {
 
 type hubOption func(*registry.Options)
 
+// hubOpts are the settings a test gives its hub: what the configuration
+// gives internal/hub, which builds the server's parts from it.
+type hubOpts struct {
+	Name, Version string
+	// Auth admits callers; nil admits everyone with full autonomy.
+	Auth *callers.Auth
+	// Peers are the other replicas' addresses.
+	Peers                             []string
+	MaxBodyBytes                      int64
+	AllowedOrigins                    []string
+	MaxSessions, MaxSessionsPerCaller int
+	SessionIdleTimeout                time.Duration
+	ReadTimeout, ReadHeaderTimeout    time.Duration
+	PerCaller, PerUpstream            ratelimit.Limits
+	FindToolsAbove                    int
+	Tracer                            trace.Tracer
+	Chain                             *hubchain.Chain
+	RegistryAPI                       adminapi.RegistryOptions
+}
+
+// newServer builds the server's parts from so as internal/hub builds them
+// from the configuration (hub/faces.go), and the server over them.
+func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
+	auth := so.Auth
+	if auth == nil {
+		auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
+	}
+	ps := peers.New(so.Peers, maxRequestBytes)
+	metrics := prometheus.NewRegistry()
+	find := findtools.New(so.FindToolsAbove, reg)
+	route := pipeline.Router(nil)
+	if find != nil {
+		route = find.Route
+	}
+	var share func(context.Context, string)
+	if ps != nil {
+		share = ps.TellRun
+	}
+	runs, feed := guardrails.NewRuns(share), callfeed.New()
+	pipe := pipeline.New(pipeline.Options{
+		Registry: reg, Route: route, PerCaller: so.PerCaller, PerUpstream: so.PerUpstream,
+		OwnCallerLimits: auth.HasOwnLimits(), Replicas: ps.Replicas, Metrics: metrics, Feed: feed, Log: log, Tracer: so.Tracer,
+		Guard: guardrails.New(guardrails.Options{Metrics: metrics, Runs: runs}),
+	})
+	if so.RegistryAPI.HubVersion == "" {
+		so.RegistryAPI.HubVersion = so.Version
+	}
+	return New(Parts{
+		Registry: reg, Auth: auth, Pipeline: pipe,
+		Features: features.New(features.Options{Registry: reg, Log: log, Pipeline: pipe}),
+		Edge: edge.New(edge.Options{
+			MaxBodyBytes: so.MaxBodyBytes, AllowedOrigins: so.AllowedOrigins, MaxSessions: so.MaxSessions, MaxSessionsPerCaller: so.MaxSessionsPerCaller,
+			SessionIdleTimeout: so.SessionIdleTimeout, ReadTimeout: so.ReadTimeout, ReadHeaderTimeout: so.ReadHeaderTimeout, Log: log,
+		}),
+		Peers: ps, Runs: runs, Feed: feed, Find: find, Metrics: metrics,
+		Admin: adminapi.New(adminapi.Options{Registry: reg, Auth: auth, Visible: pipeline.Visible, Log: log, RegistryAPI: so.RegistryAPI}),
+		Tasks: taskhandle.New(nil),
+		Chain: so.Chain,
+	}, Options{Name: so.Name, Version: so.Version, Tracer: so.Tracer}, log)
+}
+
 func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *testHub {
 	t.Helper()
 	return newTestHubAuth(t, specs, nil, opts...)
@@ -187,18 +262,18 @@ func newTestHub(t *testing.T, specs []config.ServerSpec, opts ...hubOption) *tes
 // newTestHubAuth is newTestHub with an authenticator (nil: everyone full).
 func newTestHubAuth(t *testing.T, specs []config.ServerSpec, auth *callers.Auth, opts ...hubOption) *testHub {
 	t.Helper()
-	return newTestHubOpts(t, specs, Options{Auth: auth}, opts...)
+	return newTestHubOpts(t, specs, hubOpts{Auth: auth}, opts...)
 }
 
 // newTestHubOpts is newTestHub with the server's Options chosen by the test.
-func newTestHubOpts(t *testing.T, specs []config.ServerSpec, so Options, opts ...hubOption) *testHub {
+func newTestHubOpts(t *testing.T, specs []config.ServerSpec, so hubOpts, opts ...hubOption) *testHub {
 	t.Helper()
 	return newTestHubLog(t, specs, so, nil, opts...)
 }
 
 // newTestHubLog is newTestHubOpts whose log, from level info on (the audit
 // lines of allowed calls), also goes to audit when it is not nil.
-func newTestHubLog(t *testing.T, specs []config.ServerSpec, so Options, audit io.Writer, opts ...hubOption) *testHub {
+func newTestHubLog(t *testing.T, specs []config.ServerSpec, so hubOpts, audit io.Writer, opts ...hubOption) *testHub {
 	t.Helper()
 	cfg, err := config.Default()
 	if err != nil {
@@ -224,7 +299,7 @@ func newTestHubLog(t *testing.T, specs []config.ServerSpec, so Options, audit io
 	}
 	reg := registry.New(ro, log)
 	so.Name, so.Version = "mcp-hub", "test"
-	srv := New(reg, so, log)
+	srv := newServer(reg, so, log)
 	h := &testHub{t: t, reg: reg, srv: srv, src: chanSource{ch: make(chan []config.ServerSpec), virtual: make(chan []toolspec.VirtualServer)}}
 	ctx, cancel := context.WithCancel(context.Background())
 	regDone := make(chan struct{})
@@ -291,7 +366,7 @@ func (h *testHub) waitPublished() {
 	// hub's own tools are not in it yet.
 	waitFor(h.t, "catalog published", func() bool {
 		g := h.reg.Catalog().Gen
-		return g > 0 && h.srv.published.gen.Load() == g
+		return g > 0 && h.srv.tools.published.gen.Load() == g
 	})
 }
 

@@ -86,7 +86,7 @@ func (h *testHub) openSSE(t *testing.T, header ...string) (string, *bufio.Reader
 // with "Access-Control-Allow-Origin: *", which lets any page read the
 // stream. The hub sends the header only to an allow-listed origin.
 func TestSSEAllowsNoForeignOrigin(t *testing.T) {
-	h := newLimitedHub(t, Options{AllowedOrigins: []string{"http://localhost:6274"}})
+	h := newLimitedHub(t, hubOpts{AllowedOrigins: []string{"http://localhost:6274"}})
 	for _, tc := range []struct {
 		name, origin, wantACAO string
 	}{
@@ -123,7 +123,7 @@ func TestSSEAllowsNoForeignOrigin(t *testing.T) {
 // JSON, and only from non-browser clients, the hub's own origin and the
 // allow-list; a page on another loopback port is another site.
 func TestMCPFacesRefuseForeignPages(t *testing.T) {
-	h := newLimitedHub(t, Options{AllowedOrigins: []string{"http://localhost:6274"}})
+	h := newLimitedHub(t, hubOpts{AllowedOrigins: []string{"http://localhost:6274"}})
 	port := h.addr[strings.LastIndexByte(h.addr, ':')+1:]
 	endpoint, _, stream := h.openSSE(t)
 	defer stream.Close()
@@ -196,7 +196,7 @@ func TestMCPFacesRefuseForeignPages(t *testing.T) {
 // TestHostCheckOnEveryRoute: DNS rebinding protection covers the JSON
 // listing, metrics and WebSocket, not only what mcp-go checks.
 func TestHostCheckOnEveryRoute(t *testing.T) {
-	h := newLimitedHub(t, Options{})
+	h := newLimitedHub(t, hubOpts{})
 	port := h.addr[strings.LastIndexByte(h.addr, ':')+1:]
 	for _, tc := range []struct {
 		method, path string
@@ -229,7 +229,7 @@ func TestHostCheckOnEveryRoute(t *testing.T) {
 
 // TestWebSocketOriginLikeMCP: /ws admits exactly the origins /mcp does.
 func TestWebSocketOriginLikeMCP(t *testing.T) {
-	h := newLimitedHub(t, Options{AllowedOrigins: []string{"http://localhost:6274"}})
+	h := newLimitedHub(t, hubOpts{AllowedOrigins: []string{"http://localhost:6274"}})
 	url := "ws://" + h.addr + "/ws"
 	for _, tc := range []struct {
 		origin string
@@ -270,7 +270,7 @@ type chunked struct{ io.Reader }
 // refused with 413 saying the limit, declared or not; a WebSocket message
 // over it ends the connection with 1009.
 func TestBodyLimitOnEveryFace(t *testing.T) {
-	h := newLimitedHub(t, Options{})
+	h := newLimitedHub(t, hubOpts{})
 	endpoint, _, stream := h.openSSE(t)
 	defer stream.Close()
 	big := func(n int) string {
@@ -314,7 +314,7 @@ func TestBodyLimitOnEveryFace(t *testing.T) {
 }
 
 // newLimitedHub starts a hub like newTestHub, with opts.
-func newLimitedHub(t *testing.T, opts Options, specs ...config.ServerSpec) *testHub {
+func newLimitedHub(t *testing.T, opts hubOpts, specs ...config.ServerSpec) *testHub {
 	t.Helper()
 	if opts.Name == "" {
 		opts.Name, opts.Version = "mcp-hub", "test"

@@ -145,7 +145,7 @@ func openStreams(t *testing.T, h *testHub, ids []string) []net.Conn {
 func TestIdleSessionCost(t *testing.T) {
 	const n, maxKB = 2000, 30.0
 	a := newFakeUpstream(t, "alpha")
-	h := newTestHubOpts(t, []config.ServerSpec{a.spec()}, Options{MaxSessions: n + 100, MaxSessionsPerCaller: n + 100})
+	h := newTestHubOpts(t, []config.ServerSpec{a.spec()}, hubOpts{MaxSessions: n + 100, MaxSessionsPerCaller: n + 100})
 	h.waitConnected("alpha")
 	tr := &http.Transport{MaxIdleConnsPerHost: 8}
 	hc := &http.Client{Transport: tr}

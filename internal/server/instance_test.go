@@ -24,10 +24,10 @@ func withChain(c *hubchain.Chain) hubOption {
 // hub given itself as an upstream lists it as a loop.
 func TestChainOnEveryAnswer(t *testing.T) {
 	chainB := hubchain.New("ns/b")
-	b := newTestHubOpts(t, nil, Options{Chain: chainB}, withChain(chainB))
+	b := newTestHubOpts(t, nil, hubOpts{Chain: chainB}, withChain(chainB))
 	chainA := hubchain.New("ns/a")
 	a := newTestHubOpts(t, []config.ServerSpec{{Name: "b", URL: b.url("/mcp"), Transport: config.TransportStreamableHTTP}},
-		Options{Chain: chainA, Auth: authFor(callers.TokenCaller{Name: "t", Token: "tok", Ceiling: autonomy.Full})}, withChain(chainA))
+		hubOpts{Chain: chainA, Auth: authFor(callers.TokenCaller{Name: "t", Token: "tok", Ceiling: autonomy.Full})}, withChain(chainA))
 	a.waitConnected("b")
 
 	for _, tc := range []struct {

@@ -50,7 +50,7 @@ func tokens(names ...string) *callers.Auth {
 // caller's cap and the hub's; a refusal is a 429 or 503 with a JSON-RPC
 // error naming the limit; a session that ends gives its slot back.
 func TestSessionCaps(t *testing.T) {
-	h := newLimitedHub(t, Options{Auth: tokens("a", "b", "c", "d"), MaxSessions: 5, MaxSessionsPerCaller: 2})
+	h := newLimitedHub(t, hubOpts{Auth: tokens("a", "b", "c", "d"), MaxSessions: 5, MaxSessionsPerCaller: 2})
 	lim := h.srv.edge
 	as := func(c string) []string { return []string{"Authorization", "Bearer tok-" + c} }
 	initialize := func(c string) (*http.Response, string) {
@@ -120,7 +120,7 @@ func TestSessionCaps(t *testing.T) {
 // SessionIdleTimeout, which frees their slots; a session with an open GET
 // stream is not swept (the stream is pinged).
 func TestIdleSessionsSwept(t *testing.T) {
-	h := newLimitedHub(t, Options{SessionIdleTimeout: time.Second, MaxSessionsPerCaller: 3})
+	h := newLimitedHub(t, hubOpts{SessionIdleTimeout: time.Second, MaxSessionsPerCaller: 3})
 	lim := h.srv.edge
 	kept := h.initializeSession(t)
 	req, _ := http.NewRequest(http.MethodGet, h.url("/mcp"), nil)
@@ -165,7 +165,7 @@ func TestIdleSessionsSwept(t *testing.T) {
 // the life of an SSE stream, a GET /mcp stream or a WebSocket session.
 func TestStreamsOutliveReadTimeout(t *testing.T) {
 	const rt = time.Second
-	h := newLimitedHub(t, Options{ReadTimeout: rt, ReadHeaderTimeout: rt, SessionIdleTimeout: 3 * time.Second})
+	h := newLimitedHub(t, hubOpts{ReadTimeout: rt, ReadHeaderTimeout: rt, SessionIdleTimeout: 3 * time.Second})
 	t.Run("sse", func(t *testing.T) {
 		t.Parallel()
 		endpoint, stream, closer := h.openSSE(t)
@@ -247,7 +247,7 @@ func TestFloodsStayBounded(t *testing.T) {
 	up := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
 	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full}}, &anonymous, nil)
-	h := newLimitedHub(t, Options{Auth: auth, MaxSessions: maxSessions, MaxSessionsPerCaller: perCaller,
+	h := newLimitedHub(t, hubOpts{Auth: auth, MaxSessions: maxSessions, MaxSessionsPerCaller: perCaller,
 		ReadHeaderTimeout: headerWait, ReadTimeout: bodyWait}, up.spec())
 	h.waitConnected("alpha")
 	rssBefore := vmRSS()

@@ -27,7 +27,7 @@ func TestRegistryAPIPublishesTheHub(t *testing.T) {
 	spec := up.spec()
 	spec.BearerToken, spec.Headers = config.Secret(token), map[string]string{"X-Api-Key": key}
 	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ci", Token: callerToken, Ceiling: autonomy.Full}}, nil, nil)
-	h := newTestHubOpts(t, []config.ServerSpec{spec}, Options{Auth: auth, RegistryAPI: adminapi.RegistryOptions{Namespace: "com.example.hub"}})
+	h := newTestHubOpts(t, []config.ServerSpec{spec}, hubOpts{Auth: auth, RegistryAPI: adminapi.RegistryOptions{Namespace: "com.example.hub"}})
 	h.waitConnected("weather")
 
 	get := func(path string) (int, string) {

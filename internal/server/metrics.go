@@ -1,52 +1,23 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
-// metrics are the hub's Prometheus series. They live in their own registry
-// (not the global default) so two hubs in one test process do not collide;
-// the tool calls' series are the pipeline's, registered in it
-// (internal/pipeline).
-type metrics struct {
-	reg *prometheus.Registry
-	// pinChanges counts tool definitions found changed since pinned.
-	pinChanges *prometheus.CounterVec
-	// screened counts tool definitions the screening found hits in.
-	screened *prometheus.CounterVec
-}
-
-// newMetrics registers the hub's series; replicas is the count of replicas
-// the rate limits are shared by (peers.Replicas).
-func newMetrics(cat *registry.Registry, replicas func() int) *metrics {
-	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		pinChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcphub_pinning_changes_total",
-			Help: "Tool definitions found changed since they were pinned (each changed definition once), by server.",
-		}, []string{"server"}),
-		screened: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcphub_tools_screened_total",
-			Help: "Tool definitions whose screening found a prompt-injection marker (each such definition once, by each rule it hit), by server and rule.",
-		}, []string{"server", "rule"}),
-	}
+// registerMetrics adds the faces' series to m, the hub's Prometheus
+// registry (its own, not the global default, so two hubs in one test
+// process do not collide; the pipeline's series are in it too): the
+// catalog's and its upstreams' states, the count of replicas the rate
+// limits are shared by (replicas, peers.Replicas), and the Go runtime's.
+func registerMetrics(m *prometheus.Registry, cat *registry.Registry, replicas func() int) {
 	count := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mcphub_replicas",
 		Help: "Replicas of the hub counted from replicas.peers (this one included; 1 without peers), by which every rate limit is shared.",
 	}, func() float64 { return float64(replicas()) })
-	m.reg.MustRegister(m.pinChanges, m.screened, count, catalogCollector{cat},
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
-}
-
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	m.MustRegister(count, catalogCollector{cat}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
 var (

@@ -34,7 +34,7 @@ func TestOAuthCallers(t *testing.T) {
 	}
 	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ci", Token: "hub-token-1234", Ceiling: autonomy.Full}}, nil, nil).WithOAuth(v)
 	audit := &lockedBuffer{}
-	h := newTestHubLog(t, []config.ServerSpec{up.spec()}, Options{Auth: auth}, audit)
+	h := newTestHubLog(t, []config.ServerSpec{up.spec()}, hubOpts{Auth: auth}, audit)
 	h.waitConnected("a")
 
 	t.Run("metadata", func(t *testing.T) {

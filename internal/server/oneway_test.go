@@ -83,7 +83,7 @@ func TestOneWayOutEveryFace(t *testing.T) {
 	for _, n := range faceCallers {
 		tokens[n] = nil
 	}
-	h := newTestHubLog(t, specs, Options{Auth: limitedTokens(tokens)}, audit, func(o *registry.Options) { o.Upstream.BreakerFailures = 1000 })
+	h := newTestHubLog(t, specs, hubOpts{Auth: limitedTokens(tokens)}, audit, func(o *registry.Options) { o.Upstream.BreakerFailures = 1000 })
 	h.waitConnected("http", "sse", "ws")
 	for _, u := range ups {
 		if n := u.ToolsLists(); n != 1 {

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
 	"slices"
 	"strings"
 
@@ -23,20 +26,46 @@ func quarantinedTools(sv registry.ServerView) int {
 	return n
 }
 
-// quarantined hears of a newly changed or screened tool definition:
+// pinSignals are the signals of a changed or screened tool definition:
+// its counters, registered with the hub's metrics, and the audit lines.
+type pinSignals struct {
+	log zerolog.Logger
+	// changes counts tool definitions found changed since pinned.
+	changes *prometheus.CounterVec
+	// screened counts tool definitions the screening found hits in.
+	screened *prometheus.CounterVec
+}
+
+func newPinSignals(m *prometheus.Registry, log zerolog.Logger) *pinSignals {
+	p := &pinSignals{
+		log: log,
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_pinning_changes_total",
+			Help: "Tool definitions found changed since they were pinned (each changed definition once), by server.",
+		}, []string{"server"}),
+		screened: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcphub_tools_screened_total",
+			Help: "Tool definitions whose screening found a prompt-injection marker (each such definition once, by each rule it hit), by server and rule.",
+		}, []string{"server", "rule"}),
+	}
+	m.MustRegister(p.changes, p.screened)
+	return p
+}
+
+// heard hears of a newly changed or screened tool definition:
 // counters and a warn audit line (the diff, the screening's hits and the
 // digests; definitions hold no secrets of the hub). Each definition is
 // heard of once, so the counters count definitions, not rebuilds.
-func (s *Server) quarantined(ev registry.QuarantineEvent) {
+func (s *pinSignals) heard(ev registry.QuarantineEvent) {
 	q := ev.Quarantine
 	if q.Changed() {
-		s.metrics.pinChanges.WithLabelValues(ev.Server).Inc()
+		s.changes.WithLabelValues(ev.Server).Inc()
 	}
 	var rules []string
 	for _, h := range q.Screened {
 		if !slices.Contains(rules, h.Rule) {
 			rules = append(rules, h.Rule)
-			s.metrics.screened.WithLabelValues(ev.Server, h.Rule).Inc()
+			s.screened.WithLabelValues(ev.Server, h.Rule).Inc()
 		}
 	}
 	var what []string

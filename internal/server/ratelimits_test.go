@@ -131,7 +131,7 @@ func metricsText(t *testing.T, h *testHub) string {
 func TestRateLimitSharedByPeers(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	ci := ratelimit.Limits{Rate: 3, Burst: 3, Where: "auth.tokens[ci].limits"}
-	h := newLimitedHub(t, Options{
+	h := newLimitedHub(t, hubOpts{
 		Auth:  limitedTokens(map[string]*ratelimit.Limits{"ci": &ci}),
 		Peers: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"},
 	}, a.spec())
@@ -153,7 +153,7 @@ func TestRateLimitSharedByPeers(t *testing.T) {
 func TestCallerRateLimit(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
 	ci := ratelimit.Limits{Rate: 1, Burst: 2, Where: "auth.tokens[ci].limits"}
-	h := newLimitedHub(t, Options{
+	h := newLimitedHub(t, hubOpts{
 		Auth:      limitedTokens(map[string]*ratelimit.Limits{"ci": &ci, "other": nil}),
 		PerCaller: ratelimit.Limits{Rate: 1000, Burst: 1000, Where: "limits.perCaller"},
 	}, a.spec())
@@ -190,7 +190,7 @@ func TestCallerRateLimit(t *testing.T) {
 // make it -32603 without data; reply.go puts it back).
 func TestCallerRateLimitOverWebSocket(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{
+	h := newLimitedHub(t, hubOpts{
 		Auth:      limitedTokens(map[string]*ratelimit.Limits{"ws": nil}),
 		PerCaller: ratelimit.Limits{Rate: 0.5, Burst: 1, Where: "limits.perCaller"},
 	}, a.spec())
@@ -248,7 +248,7 @@ func (h *testHub) waitBlocked(u *fakeUpstream, n int64) {
 // at once while its slow calls run, and admitted again when they return.
 func TestCallerInFlightBound(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{
+	h := newLimitedHub(t, hubOpts{
 		Auth:      limitedTokens(map[string]*ratelimit.Limits{"ci": nil, "other": nil}),
 		PerCaller: ratelimit.Limits{MaxInFlight: 2, Where: "limits.perCaller"},
 	}, a.spec())
@@ -291,7 +291,7 @@ func TestUpstreamInFlightBound(t *testing.T) {
 	a, b := newFakeUpstream(t, "alpha"), newFakeUpstream(t, "beta")
 	spec := a.spec()
 	spec.Limits = &config.Limits{MaxInFlight: 1}
-	h := newLimitedHub(t, Options{Auth: callers.NewAuth([]callers.TokenCaller{
+	h := newLimitedHub(t, hubOpts{Auth: callers.NewAuth([]callers.TokenCaller{
 		{Name: "one", Token: "tok-one", Ceiling: autonomy.Full},
 		{Name: "two", Token: "tok-two", Ceiling: autonomy.Full},
 		{Name: "manual", Token: "tok-manual", Ceiling: autonomy.Manual},
@@ -338,7 +338,7 @@ func TestAnonymousCallersLimitedByAddress(t *testing.T) {
 		ln.Close()
 	}
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{
+	h := newLimitedHub(t, hubOpts{
 		Auth:      callers.AnonymousOnly(autonomy.Full),
 		PerCaller: ratelimit.Limits{Rate: 0.1, Burst: 1, Where: "limits.perCaller"},
 	}, a.spec())
@@ -358,7 +358,7 @@ func TestAnonymousCallersLimitedByAddress(t *testing.T) {
 // internal/pipeline's TestNoLimitsNoLimiters).
 func TestNoLimitsConfiguredCostNothing(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{Auth: tokens("a")}, a.spec())
+	h := newLimitedHub(t, hubOpts{Auth: tokens("a")}, a.spec())
 	h.waitConnected("alpha")
 	c := h.caller(t, "tok-a")
 	for range 50 {
@@ -380,7 +380,7 @@ func TestPoliteCallerKeepsItsP99(t *testing.T) {
 		t.Skip("load test")
 	}
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{
+	h := newLimitedHub(t, hubOpts{
 		Auth:        limitedTokens(map[string]*ratelimit.Limits{"greedy": nil, "polite": nil}),
 		PerCaller:   ratelimit.Limits{Rate: 100, Burst: 20, MaxInFlight: 4, Where: "limits.perCaller"},
 		PerUpstream: ratelimit.Limits{MaxInFlight: 6, Where: "limits.perUpstream"},
@@ -464,7 +464,7 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 // retry hint, not mcp-go's -32603.
 func TestCallerRateLimitOverSSE(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{PerCaller: ratelimit.Limits{Rate: 0.5, Burst: 1, Where: "limits.perCaller"}}, a.spec())
+	h := newLimitedHub(t, hubOpts{PerCaller: ratelimit.Limits{Rate: 0.5, Burst: 1, Where: "limits.perCaller"}}, a.spec())
 	h.waitConnected("alpha")
 	c := h.dialSSE(false).c
 	ctx := ctx10(t)

@@ -6,7 +6,7 @@ package server
 // handler's result or error itself, so a call ends with the same answer,
 // code and data included, whatever the face. mcp-go answers only the
 // session layer's requests (initialize, ping, logging/setLevel). The REST
-// face has its own encoder (runReply in rest.go): HTTP status and JSON.
+// face has its own encoder (internal/restrun): HTTP status and JSON.
 
 // codeAuthRequired is the JSON-RPC code of a request without a valid
 // caller (auth.go): its own, not -32001, which says "session not found"

@@ -178,7 +178,7 @@ func TestRESTRunResultAsOnMCP(t *testing.T) {
 
 func TestRESTRunRateLimited(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
-	h := newTestHubOpts(t, []config.ServerSpec{gh.spec}, Options{
+	h := newTestHubOpts(t, []config.ServerSpec{gh.spec}, hubOpts{
 		PerCaller: ratelimit.Limits{Rate: 0.1, Burst: 1, Where: "limits.perCaller"},
 	})
 	h.waitConnected("github")
@@ -249,7 +249,7 @@ func TestRESTRunAuditLine(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
 	var log lockedBuffer
 	auth := authFor(callers.TokenCaller{Name: "reader", Token: "tok-restricted", Ceiling: autonomy.Restricted})
-	h := newTestHubLog(t, []config.ServerSpec{gh.spec}, Options{Auth: auth}, &log)
+	h := newTestHubLog(t, []config.ServerSpec{gh.spec}, hubOpts{Auth: auth}, &log)
 	h.waitConnected("github")
 	h.run(t, runReq{tool: "get_issue", token: "tok-restricted", body: `{"password":"hunter2-secret"}`})
 	h.run(t, runReq{tool: "create_issue", token: "tok-restricted"})
@@ -311,7 +311,7 @@ func TestRESTRunQuarantined(t *testing.T) {
 // TestRESTRunBodyLimit: the body limit of every face holds here too.
 func TestRESTRunBodyLimit(t *testing.T) {
 	gh := newCountingUpstream(t, "github", githubTools...)
-	h := newTestHubOpts(t, []config.ServerSpec{gh.spec}, Options{MaxBodyBytes: 64})
+	h := newTestHubOpts(t, []config.ServerSpec{gh.spec}, hubOpts{MaxBodyBytes: 64})
 	h.waitConnected("github")
 	got := h.run(t, runReq{tool: "get_issue", body: `{"text":"` + strings.Repeat("x", 100) + `"}`})
 	if got.status != http.StatusRequestEntityTooLarge || !strings.Contains(got.raw, "http.maxBodyBytes") || gh.count("get_issue") != 0 {

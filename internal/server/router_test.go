@@ -54,7 +54,7 @@ func TestOneRouterOnEveryFace(t *testing.T) {
 	for _, n := range faceCallers {
 		callers[n] = nil
 	}
-	h := newTestHubLog(t, []config.ServerSpec{a.spec()}, Options{
+	h := newTestHubLog(t, []config.ServerSpec{a.spec()}, hubOpts{
 		Auth:      limitedTokens(callers),
 		PerCaller: ratelimit.Limits{Rate: 0.001, Burst: 2, Where: "limits.perCaller"},
 	}, audit)

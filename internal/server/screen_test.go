@@ -14,18 +14,18 @@ import (
 // TestScreenedCounted: a screened definition counts once per rule it hit
 // in mcphub_tools_screened_total, and not as a pin change.
 func TestScreenedCounted(t *testing.T) {
-	s := &Server{metrics: newMetrics(nil, func() int { return 1 }), log: zerolog.Nop()}
-	s.quarantined(registry.QuarantineEvent{Server: "s", Tool: "fact", Quarantine: registry.Quarantine{CurrentSHA256: "c",
+	s := newPinSignals(prometheus.NewRegistry(), zerolog.Nop())
+	s.heard(registry.QuarantineEvent{Server: "s", Tool: "fact", Quarantine: registry.Quarantine{CurrentSHA256: "c",
 		Enforced: true, Screened: []toolscreen.Hit{
 			{Rule: toolscreen.HiddenBlock, Where: "description"},
 			{Rule: toolscreen.HiddenBlock, Where: "title"},
 			{Rule: toolscreen.Exfiltration, Where: "description"}}}})
 	for rule, want := range map[string]float64{toolscreen.HiddenBlock: 1, toolscreen.Exfiltration: 1, toolscreen.ToolShadowing: 0} {
-		if got := value(t, s.metrics.screened.WithLabelValues("s", rule)); got != want {
+		if got := value(t, s.screened.WithLabelValues("s", rule)); got != want {
 			t.Errorf("mcphub_tools_screened_total{rule=%q} = %v, want %v", rule, got, want)
 		}
 	}
-	if got := value(t, s.metrics.pinChanges.WithLabelValues("s")); got != 0 {
+	if got := value(t, s.changes.WithLabelValues("s")); got != 0 {
 		t.Errorf("a screened definition counted as a pin change: %v", got)
 	}
 }

@@ -25,6 +25,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
@@ -47,178 +49,142 @@ import (
 	"github.com/purko-io/mcp-hub/internal/oauth"
 	"github.com/purko-io/mcp-hub/internal/peers"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
-	"github.com/purko-io/mcp-hub/internal/ratelimit"
-	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/restrun"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/tasks"
 	"github.com/purko-io/mcp-hub/internal/toollist"
 )
 
-// Options configure a Server.
+// Options configure a Server's faces.
 type Options struct {
 	// Name and Version are announced to MCP clients.
 	Name, Version string
 	// Instructions are sent in the initialize result.
 	Instructions string
-	// Auth admits callers; nil admits everyone with full autonomy (tests).
-	Auth *callers.Auth
-	// TaskKey seals task handles (replicas.secret; package taskhandle):
-	// the same on every replica. Empty: a random key of this process.
-	TaskKey []byte
-	// Peers are the other replicas (host:port), to which a client's answer
-	// to a server request is passed when another replica asked
-	// (internal/peers).
-	Peers []string
-
-	// What a caller, anonymous included, can make the hub hold
-	// (internal/edge). Zero means the default.
-
-	// MaxBodyBytes caps a request body and a WebSocket message; 4 MiB.
-	MaxBodyBytes int64
-	// AllowedOrigins are the browser origins (scheme://host[:port]), besides
-	// the hub's own, whose pages may call the MCP faces.
-	AllowedOrigins []string
-	// MaxSessions caps the live MCP sessions (registered Streamable HTTP
-	// sessions, SSE streams, WebSocket connections); 10000.
-	// MaxSessionsPerCaller caps one caller's; 1000 (or MaxSessions if less).
-	MaxSessions, MaxSessionsPerCaller int
-	// SessionIdleTimeout is how long the hub keeps the state of a
-	// Streamable HTTP session nothing was sent to or received from (its
-	// registration, its replay buffer; internal/mcpsession): clients that
-	// vanish without DELETE (Purko's executor never sends one) would
-	// otherwise hold it. The session's id stays valid, and its next request
-	// is served as usual. A session with a GET stream open is never idle
-	// (and its stream is pinged well within it); 5m.
-	SessionIdleTimeout time.Duration
-	// ReadTimeout bounds reading a whole request, body included (slow
-	// bodies); ReadHeaderTimeout its headers (slowloris). Neither limits a
-	// response stream (SSE) or an upgraded WebSocket. 30s and 10s.
-	ReadTimeout, ReadHeaderTimeout time.Duration
-
-	// PerCaller and PerUpstream limit the tool calls of every caller and
-	// to every owning server that has no limits of its own
-	// (callers.TokenCaller.Limits, the server spec's); zero: no limit
-	// (internal/pipeline).
-	PerCaller, PerUpstream ratelimit.Limits
-	// FindToolsAbove, when above 0, is the number of tools a caller may
-	// see above which its tools/list holds only find_tools and the tools
-	// it found in its session (internal/findtools); 0 is off.
-	FindToolsAbove int
 	// Tracer makes a span of every request the hub serves
 	// (tracing.Provider.Tracer); nil, tracing is off and costs nothing.
 	Tracer trace.Tracer
-	// Registrations stores the servers registered through POST
-	// /api/mcp/server (internal/adminapi); nil, the write endpoints answer 501.
-	Registrations registrations.Writer
-	// RegistryAPI shapes the MCP Registry API (/v0.1/servers): the
-	// namespace of its names, the base of its remote URLs.
-	RegistryAPI adminapi.RegistryOptions
-	// Chain is presented on every answer (instance.go), so a hub that
-	// reaches this one through its upstreams can tell; nil presents none.
+}
+
+// Parts are the collaborators the faces serve through. The wiring
+// (internal/hub) builds them from the configuration and hands them over:
+// the server builds only the faces themselves (mcp-go's session layer, the
+// transports, the dispatcher and what they keep per session).
+type Parts struct {
+	// Registry holds the catalog the faces serve.
+	Registry *registry.Registry
+	// Auth admits callers.
+	Auth *callers.Auth
+	// Pipeline serves every request of every face (internal/pipeline).
+	Pipeline *pipeline.Pipeline
+	// Features serves MCP beyond tools on the dispatcher and keeps the
+	// sessions' logging levels and subscriptions (internal/features).
+	Features *features.Features
+	// Edge guards and limits what a caller, anonymous included, can make
+	// the hub hold (internal/edge).
+	Edge *edge.Edge
+	// Peers are the other replicas (internal/peers); nil, there are none.
+	Peers *peers.Peers
+	// Runs are the guardrails' runs of suspect calls, shared with the
+	// peers (internal/guardrails).
+	Runs *guardrails.Runs
+	// Feed is the console's feed of recent calls and events
+	// (internal/callfeed).
+	Feed *callfeed.Feed
+	// Find is tool search (internal/findtools); nil, it is off.
+	Find *findtools.Finder
+	// Metrics is the Prometheus registry /metrics serves; the faces add
+	// the catalog's series to it.
+	Metrics *prometheus.Registry
+	// Admin is the REST API of operators (internal/adminapi), mounted
+	// behind the faces' guards and caller.
+	Admin *adminapi.API
+	// Tasks seals the handles of MCP Tasks (internal/taskhandle).
+	Tasks *taskhandle.Codec
+	// Chain is presented on every answer (internal/hubchain), so a hub
+	// that reaches this one through its upstreams can tell; nil presents
+	// none.
 	Chain *hubchain.Chain
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
 type Server struct {
-	// published is what the last catalog published (catalog.go).
-	published publishedTools
-	reg       *registry.Registry
-	auth      *callers.Auth
-	log       zerolog.Logger
-	mcp       *server.MCPServer
-	metrics   *metrics
+	// The parts it was given (Parts).
+	reg     *registry.Registry
+	auth    *callers.Auth
+	pipe    *pipeline.Pipeline
+	feat    *features.Features
+	edge    *edge.Edge
+	peers   *peers.Peers // nil: no peers
+	runs    *guardrails.Runs
+	feed    *callfeed.Feed
+	metrics *prometheus.Registry
+	admin   *adminapi.API
+	chain   *hubchain.Chain // nil: no chain header
 
+	log        zerolog.Logger
+	mcp        *server.MCPServer
 	streamable *server.StreamableHTTPServer
 	sse        *mcpsse.Handler
 	ws         http.Handler
-
 	// reader reads the messages of the /mcp face, keeping its decoders.
 	reader jsonrpc.Reader
-
-	feat    *features.Features
-	peers   *peers.Peers // nil: no peers
-	runs    *guardrails.Runs
+	// tools serves tools/call and tools/list on the dispatcher (tools.go).
+	tools   *tools
 	streams *streams
 	// sessions are the Streamable HTTP sessions registered here, their GET
 	// streams and the idle sweep (internal/mcpsession).
 	sessions *mcpsession.Sessions
 	// lists answers a plain tools/list on /mcp from the encoded catalog
 	// (internal/toollist).
-	lists      *toollist.Cache
-	calls      *dispatch.Dispatcher // every request of every face (internal/dispatch)
-	waits      replyWaits           // server requests on reply streams (replystream.go)
-	requests   sync.Pool            // *dispatch.Request of /mcp, reused (streamable.go)
-	pipe       *pipeline.Pipeline   // every tool call, whatever the face
-	spans      methodSpans          // spans of the requests other than tools/call; its tracer is nil when tracing is off
-	draining   atomic.Bool
-	edge       *edge.Edge           // guards and limits on what callers can make the hub hold
-	find       *findtools.Finder    // nil when tool search is off
-	feed       *callfeed.Feed       // recent calls and event streams of the console
-	registered registrations.Writer // nil: no registrations
-	chain      *hubchain.Chain      // nil: no chain header
-	tasks      *tasks.Routes        // MCP Tasks on /mcp (internal/tasks)
-
-	// registryAPI shapes the MCP Registry API's documents.
-	registryAPI adminapi.RegistryOptions
+	lists    *toollist.Cache
+	calls    *dispatch.Dispatcher // every request of every face (internal/dispatch)
+	waits    replyWaits           // server requests on reply streams (replystream.go)
+	requests sync.Pool            // *dispatch.Request of /mcp, reused (streamable.go)
+	spans    methodSpans          // spans of the requests other than tools/call; its tracer is nil when tracing is off
+	draining atomic.Bool
+	tasks    *tasks.Routes // MCP Tasks on /mcp (internal/tasks)
 }
 
-// New builds the server and subscribes it to catalog changes. Call before
-// the registry runs, so the first catalog reaches it.
-func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
-	s := &Server{reg: reg, auth: opts.Auth, log: log.With().Str("component", "server").Logger(), peers: peers.New(opts.Peers, maxRequestBytes), streams: newStreams(), feed: callfeed.New()}
-	if s.auth == nil {
-		s.auth = callers.AnonymousOnly(autonomy.Full).LocalUserIsAdmin()
+// New builds the faces over parts and subscribes them to catalog changes.
+// Call before the registry runs, so the first catalog reaches it.
+func New(parts Parts, opts Options, log zerolog.Logger) *Server {
+	s := &Server{
+		reg: parts.Registry, auth: parts.Auth, pipe: parts.Pipeline, feat: parts.Features, edge: parts.Edge, peers: parts.Peers,
+		runs: parts.Runs, feed: parts.Feed, metrics: parts.Metrics, admin: parts.Admin, chain: parts.Chain,
+		log: log.With().Str("component", "server").Logger(), streams: newStreams(),
 	}
-	s.metrics = newMetrics(reg, s.peers.Replicas)
-	s.edge = edge.New(edge.Options{
-		MaxBodyBytes: opts.MaxBodyBytes, AllowedOrigins: opts.AllowedOrigins,
-		MaxSessions: opts.MaxSessions, MaxSessionsPerCaller: opts.MaxSessionsPerCaller,
-		SessionIdleTimeout: opts.SessionIdleTimeout, ReadTimeout: opts.ReadTimeout, ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		Log: s.log,
-	})
-	s.find = findtools.New(opts.FindToolsAbove, reg, s.toolsChanged)
-	route := pipeline.Router(nil) // the registry's alone
-	if s.find != nil {
-		// find_tools, the hub's own tool, ahead of the registry's.
-		route = s.find.Route
-	}
-	var share func(context.Context, string)
-	if s.peers != nil {
-		share = s.peers.TellRun
-	}
-	s.runs = guardrails.NewRuns(share)
-	s.pipe = pipeline.New(pipeline.Options{
-		Registry: reg, Route: route,
-		PerCaller: opts.PerCaller, PerUpstream: opts.PerUpstream, OwnCallerLimits: s.auth.HasOwnLimits(), Replicas: s.peers.Replicas,
-		Metrics: s.metrics.reg, Feed: s.feed, Log: s.log, Tracer: opts.Tracer,
-		Guard: guardrails.New(guardrails.Options{Metrics: s.metrics.reg, Runs: s.runs}),
-	})
-	s.feat = features.New(features.Options{Registry: reg, Log: s.log, RelayFor: s.relayFor, Pipeline: s.pipe})
+	reg := parts.Registry
+	registerMetrics(s.metrics, reg, s.peers.Replicas)
+	find := parts.Find
+	s.tools = &tools{reg: reg, find: find, pipe: s.pipe, relayFor: s.relayFor}
 	// The one dispatcher: tools here, MCP beyond tools in features.
 	s.calls = dispatch.New(opts.Name, opts.Version)
-	s.calls.HandleTraced(string(mcp.MethodToolsCall), s.serveCall)
-	s.calls.Handle(string(mcp.MethodToolsList), s.serveList)
-	s.feat.Register(s.calls)
+	s.calls.HandleTraced(string(mcp.MethodToolsCall), s.tools.serveCall)
+	s.calls.Handle(string(mcp.MethodToolsList), s.tools.serveList)
+	s.feat.Register(s.calls, s.relayFor)
+	s.spans.tracer = opts.Tracer
 	if opts.Tracer != nil {
 		s.calls.Trace(s.spans.dispatched)
 	}
-	s.registered = opts.Registrations
-	s.registryAPI = opts.RegistryAPI
-	if s.registryAPI.HubVersion == "" {
-		s.registryAPI.HubVersion = opts.Version
+	lists := toollist.Options{Name: opts.Name, Version: opts.Version, Catalog: reg.Catalog, Visible: pipeline.Visible, Def: s.tools.listedDef}
+	if find != nil {
+		lists.Short = find
+		find.OnFound(s.toolsChanged)
 	}
-	s.chain = opts.Chain
-	s.spans.tracer = opts.Tracer
-	s.lists = s.newListCache(opts)
+	if opts.Tracer != nil {
+		lists.StartSpan = s.spans.startList
+	}
+	s.lists = toollist.New(lists)
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)
 	s.edge.InstallHooks(hooks)
 	hooks.AddOnRequestInitialization(s.gateHook)
 	hooks.AddOnRegisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.registered(cs) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.streams.unregistered(cs.SessionID()) })
-	if s.find != nil {
-		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { s.find.Forget(cs.SessionID()) })
+	if find != nil {
+		hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) { find.Forget(cs.SessionID()) })
 	}
 	mcpOpts := append(s.feat.ServerOptions(hooks),
 		server.WithToolCapabilities(true),
@@ -273,9 +239,9 @@ func New(reg *registry.Registry, opts Options, log zerolog.Logger) *Server {
 	s.streams.mcp, s.streams.peers = s.mcp, s.peers
 	reg.OnChange(s.publish)
 	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
-	reg.OnQuarantine(s.quarantined)
+	reg.OnQuarantine(newPinSignals(s.metrics, s.log).heard)
 	reg.OnResourceUpdated(s.feat.ResourceUpdated)
-	s.tasks = tasks.New(tasks.Options{Codec: taskhandle.New(opts.TaskKey), Pipeline: s.pipe, Registry: reg, MCP: s.mcp, Peers: s.peers, Log: s.log})
+	s.tasks = tasks.New(tasks.Options{Codec: parts.Tasks, Pipeline: s.pipe, Registry: reg, MCP: s.mcp, Peers: s.peers, Log: s.log})
 	reg.OnTaskStatus(s.tasks.Status)
 	return s
 }
@@ -301,12 +267,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+peers.RunPath, s.peers.ServeRuns(s.runs.Heard))
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
-	adminapi.New(adminapi.Options{
-		Registry: s.reg, Auth: s.auth, Visible: pipeline.Visible, Registrations: s.registered, Log: s.log, RegistryAPI: s.registryAPI,
-		Guard: func(h http.Handler) http.Handler { return g.MCPFace(s.requireRESTCaller(h), false) },
-	}).Mount(mux)
-	// A face like /mcp (rest.go): its guards, its caller, its pipeline.
-	mux.Handle(runPath, g.MCPFace(s.requireRESTCaller(s.spans.traceHeaders(http.HandlerFunc(s.handleRun))), false))
+	s.admin.Mount(mux, func(h http.Handler) http.Handler { return g.MCPFace(s.requireRESTCaller(h), false) })
+	// A face like /mcp (internal/restrun): its guards, its caller, its pipeline.
+	mux.Handle(restrun.Path, g.MCPFace(s.requireRESTCaller(s.spans.traceHeaders(restrun.Handler(s.pipe, s.edge))), false))
 	// The web console (internal/console) and its feed: the recent calls
 	// and the event stream name callers, so they need one, as the MCP
 	// faces do (a token in a header, never a cookie); only an admin sees
@@ -331,10 +294,10 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", s.handleReady)
-	mux.Handle("GET /metrics", s.metrics.handler())
-	// Every route: the chain header (instance.go), DNS rebinding
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{}))
+	// Every route: the chain header (hubchain), DNS rebinding
 	// protection, bounded bodies.
-	return s.presentChain(g.CheckHost(g.LimitBody(mux)))
+	return s.chain.Present(g.CheckHost(g.LimitBody(mux)))
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
@@ -422,6 +385,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	_ = hs.Close() // stragglers
 	<-errc
 	return nil
+}
+
+// publish takes a new catalog: the servers' limits, the tools (tools.go)
+// and the features, and a notifications/tools/list_changed to every
+// session when what is published changed (the registry already debounced
+// the changes).
+func (s *Server) publish(cat *registry.Catalog) {
+	s.pipe.Follow(cat)
+	if s.tools.publish(cat) {
+		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
+	}
+	s.feat.Publish(cat)
+	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
 }
 
 // toolsChanged tells session its tools/list changed; a session without a

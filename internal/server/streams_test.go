@@ -96,7 +96,7 @@ func TestGetStreamResumes(t *testing.T) {
 // sweep leaves it, and takes one nothing happened on.
 func TestFastPathKeepsSessionAlive(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
-	h := newLimitedHub(t, Options{SessionIdleTimeout: time.Second}, a.spec())
+	h := newLimitedHub(t, hubOpts{SessionIdleTimeout: time.Second}, a.spec())
 	h.waitConnected("alpha")
 	used, idle := h.initializeSession(t), h.initializeSession(t)
 	deadline := time.Now().Add(3 * time.Second) // two sweeps past the timeout

@@ -93,7 +93,7 @@ func TestTracingOnEveryFace(t *testing.T) {
 
 	u := newTracedUpstream(t, "A", "get_me", "delete_file")
 	restricted := autonomy.Restricted
-	h := newTestHubOpts(t, []config.ServerSpec{u.spec}, Options{Auth: callers.NewAuth(nil, &restricted, nil), Tracer: tracer},
+	h := newTestHubOpts(t, []config.ServerSpec{u.spec}, hubOpts{Auth: callers.NewAuth(nil, &restricted, nil), Tracer: tracer},
 		func(o *registry.Options) { o.Upstream.Tracer = tracer })
 	h.waitConnected("A")
 

@@ -1,4 +1,14 @@
-package server
+// Package restrun is the REST face: POST /api/mcp/tools/{name}/run runs
+// one tool for callers that speak HTTP and JSON but not MCP (scripts,
+// curl, the CLI). It is a face like /mcp: the same guards (Origin,
+// application/json, body limit), the same caller (X-Autonomy-Level
+// honoured), the same strict reading of the arguments, and the same
+// pipeline (internal/pipeline), so the decision, limits and audit line
+// are those of an MCP call. Only the answer differs: how the call ended is
+// the HTTP status, so a script can tell a denial from a tool's failure
+// without reading the text. Its error body, {"error", "code"}, is the one
+// of the hub's whole REST API (WriteError).
+package restrun
 
 import (
 	"bytes"
@@ -8,55 +18,53 @@ import (
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 )
 
-// The REST face: POST /api/mcp/tools/{name}/run runs one tool for callers
-// that speak HTTP and JSON but not MCP (scripts, curl, the CLI). It is a
-// face like /mcp: the same guards (Origin, application/json, body limit),
-// the same caller (requireCaller, X-Autonomy-Level honoured), the same
-// strict reading of the arguments, and the same pipeline (internal/pipeline), so the
-// decision, limits and audit line are those of an MCP call. Only the
-// answer differs: how the call ended is the HTTP status, so a script can
-// tell a denial from a tool's failure without reading the text.
-
-// runPath is the route of a REST tool run.
-const runPath = "/api/mcp/tools/{name}/run"
+// Path is the route of a REST tool run.
+const Path = "/api/mcp/tools/{name}/run"
 
 // faceREST marks a REST call's audit line.
 const faceREST = "rest"
 
-// handleRun is POST /api/mcp/tools/{name}/run. Other methods than POST
-// are refused here rather than by the mux, so that mcpFace can answer an
-// allowed origin's CORS preflight first.
-func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+// Handler serves Path by pipe, the body read within the edge's limit;
+// the caller is in the request's context (callers.With), put there by the
+// guards the face is mounted behind. Other methods than POST are refused
+// here rather than by the mux, so that the edge can answer an allowed
+// origin's CORS preflight first.
+func Handler(pipe *pipeline.Pipeline, e *edge.Edge) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { run(w, r, pipe, e) })
+}
+
+func run(w http.ResponseWriter, r *http.Request, pipe *pipeline.Pipeline, e *edge.Edge) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeRunError(w, http.StatusMethodNotAllowed, &jsonrpc.Error{Message: "run a tool with POST " + r.URL.Path})
+		WriteError(w, http.StatusMethodNotAllowed, &jsonrpc.Error{Message: "run a tool with POST " + r.URL.Path})
 		return
 	}
-	body, ok := s.edge.ReadBody(w, r)
+	body, ok := e.ReadBody(w, r)
 	if !ok {
 		return
 	}
 	call, err := restToolCall(r.PathValue("name"), body)
 	if err != nil {
-		writeRunError(w, http.StatusBadRequest, &jsonrpc.Error{Message: err.Error()})
+		WriteError(w, http.StatusBadRequest, &jsonrpc.Error{Message: err.Error()})
 		return
 	}
 	caller := callers.From(r.Context())
 	caller.Face = faceREST
-	runReply(w, s.pipe.Run(r.Context(), caller, "", call, nil))
+	runReply(w, pipe.Run(r.Context(), caller, "", call, nil))
 }
 
 // runReply is the REST face's answer to a call, fed by the pipeline's
 // outcome: how the call ended is the HTTP status (runStatus); the body is
-// the result, or the JSON-RPC error the call ended in (writeRunError).
+// the result, or the JSON-RPC error the call ended in (WriteError).
 func runReply(w http.ResponseWriter, out pipeline.Result) {
 	if out.Error != nil {
-		writeRunError(w, runStatus(out.Outcome), out.Error)
+		WriteError(w, runStatus(out.Outcome), out.Error)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -83,10 +91,10 @@ func runStatus(outcome pipeline.Outcome) int {
 	return http.StatusBadGateway // the backend failed in another way (an upstream's own error included)
 }
 
-// writeRunError is the body of every REST error: {"error": text}, and for
-// a call's JSON-RPC error its code and data; a refusal over a rate limit
+// WriteError writes the body of every REST error of the hub:
+// {"error": text}, and for a JSON-RPC error its code and data; a refusal over a rate limit
 // (429) also says when to retry, in retryAfterMs and Retry-After.
-func writeRunError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+func WriteError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	out := map[string]any{"error": e.Message}
 	if e.Code != 0 {
 		out["code"] = e.Code

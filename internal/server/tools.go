@@ -21,21 +21,31 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
-	"github.com/purko-io/mcp-hub/internal/toollist"
 )
 
-// Tools on the hub's dispatcher (internal/dispatch): every tools/call on
-// every face reaches the pipeline by serveCall, a name no server offers
-// included (audited, counted and limited like the rest), and tools/list is
-// answered from the catalog (view), the same way the /mcp fast path
-// answers it from its cache (internal/toollist). mcp-go's tool table stays empty: it only
-// declares the tools capability on initialize.
+// tools is the tools capability on the hub's dispatcher
+// (internal/dispatch): every tools/call on every face reaches the pipeline
+// by serveCall, a name no server offers included (audited, counted and
+// limited like the rest), and tools/list is answered from the catalog
+// (view), the same way the /mcp fast path answers it from its cache
+// (internal/toollist). It keeps what was last published, which a
+// 2026-07-28 call's headers are checked against. mcp-go's tool table
+// stays empty: it only declares the tools capability on initialize.
+type tools struct {
+	reg  *registry.Registry
+	find *findtools.Finder // nil: tool search is off
+	pipe *pipeline.Pipeline
+	// relayFor brings what an upstream sends during a call to the
+	// caller's session.
+	relayFor  func(context.Context) registry.Relay
+	published publishedTools
+}
 
 // checkParamHeaders refuses a 2026-07-28 call whose Mcp-Param-* headers
 // disagree with its arguments (the tool's x-mcp-header annotations), as
 // mcp-go refuses one to a tool in its table. Only a request that came over
 // HTTP has the headers to check.
-func (s *Server) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
+func (s *tools) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
 	if !mcp.IsModernProtocol(h.Get(mcp.HeaderProtocolVersion)) {
 		return nil
 	}
@@ -65,36 +75,11 @@ func (s *Server) checkParamHeaders(h http.Header, call jsonrpc.ToolCall) error {
 	return nil
 }
 
-// publish takes a new catalog: the index of tool search, the servers'
-// limits, and a notifications/tools/list_changed to every session when
-// what is published changed (the registry already debounced the changes).
-func (s *Server) publish(cat *registry.Catalog) {
-	if s.find != nil {
-		s.find.Rebuild(cat)
-	}
-	s.pipe.Follow(cat)
-	// A rebuild that published the same tools (a reconnect, a name claim
-	// saved) tells no session, or a client rereads its list for nothing,
-	// and one that reads only the first event of a reply stream reads
-	// that notice instead.
-	listed := make([]string, len(cat.Tools))
-	for i, t := range cat.Tools {
-		listed[i] = t.Name
-	}
-	if s.published.changed(s.publishedDefs(cat), listed) {
-		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
-	}
-	s.published.keepParamTools(cat)
-	s.published.gen.Store(cat.Gen)
-	s.feat.Publish(cat)
-	s.log.Debug().Uint64("gen", cat.Gen).Int("tools", len(cat.Tools)).Msg("catalog published")
-}
-
 // publishedDefs are the definitions of every tool a call can name: the
 // listed ones, those of servers that are down or quarantined (a call of
 // one hears why it cannot run), and the hub's find_tools, which wins its
 // name while tool search is on.
-func (s *Server) publishedDefs(cat *registry.Catalog) []mcp.Tool {
+func (s *tools) publishedDefs(cat *registry.Catalog) []mcp.Tool {
 	seen := make(map[string]bool, len(cat.Tools))
 	defs := make([]mcp.Tool, 0, len(cat.Tools)+1)
 	add := func(t registry.Tool) {
@@ -122,7 +107,7 @@ func (s *Server) publishedDefs(cat *registry.Catalog) []mcp.Tool {
 
 // listedDef is the definition tools/list shows for t: the hub's own for
 // find_tools while tool search is on (route sends its calls to the hub).
-func (s *Server) listedDef(t registry.Tool) mcp.Tool {
+func (s *tools) listedDef(t registry.Tool) mcp.Tool {
 	if s.find != nil && t.Name == findtools.Name {
 		return s.find.Def()
 	}
@@ -132,7 +117,7 @@ func (s *Server) listedDef(t registry.Tool) mcp.Tool {
 // view yields the tools caller's tools/list shows, in the catalog's order
 // (by name): the one decision a list is built by, the same as calls'
 // (pipeline.Visible), which the /mcp list cache builds its views by too.
-func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq[mcp.Tool] {
+func (s *tools) view(cat *registry.Catalog, caller callers.Caller) iter.Seq[mcp.Tool] {
 	return func(yield func(mcp.Tool) bool) {
 		for _, t := range cat.Tools {
 			if pipeline.Visible(caller, t) && !yield(s.listedDef(t)) {
@@ -142,24 +127,30 @@ func (s *Server) view(cat *registry.Catalog, caller callers.Caller) iter.Seq[mcp
 	}
 }
 
-// newListCache is the cache the /mcp fast path answers a plain tools/list
-// from: the same decision and definitions as serveList, tool search's
-// short list, and a span of each list while tracing is on.
-func (s *Server) newListCache(opts Options) *toollist.Cache {
-	o := toollist.Options{Name: opts.Name, Version: opts.Version, Catalog: s.reg.Catalog, Visible: pipeline.Visible, Def: s.listedDef}
+// publish takes a new catalog: the index of tool search, the tools
+// whose arguments are mirrored into headers, and whether what is
+// published changed since the last catalog. A rebuild that published the
+// same tools (a reconnect, a name claim saved) is not a change, or a
+// client rereads its list for nothing, and one that reads only the first
+// event of a reply stream reads that notice instead.
+func (s *tools) publish(cat *registry.Catalog) (changed bool) {
 	if s.find != nil {
-		o.Short = s.find
+		s.find.Rebuild(cat)
 	}
-	if s.spans.tracer != nil {
-		o.StartSpan = s.spans.startList
+	listed := make([]string, len(cat.Tools))
+	for i, t := range cat.Tools {
+		listed[i] = t.Name
 	}
-	return toollist.New(o)
+	changed = s.published.changed(s.publishedDefs(cat), listed)
+	s.published.keepParamTools(cat)
+	s.published.gen.Store(cat.Gen)
+	return changed
 }
 
 // serveList serves tools/list: caller's view of the catalog, or the short
 // list of tool search. A list is one page; a cursor (the name after which
 // to go on, as mcp-go's) is honoured.
-func (s *Server) serveList(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+func (s *tools) serveList(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
@@ -246,7 +237,7 @@ func (p *publishedTools) changed(tools []mcp.Tool, listed []string) bool {
 // the pipeline. What the upstream sends during the call goes to the
 // caller's session when the request came on one that can carry it (a
 // connection, a reply stream); a plain JSON answer carries nothing else.
-func (s *Server) serveCall(ctx context.Context, req *dispatch.Request) (res json.RawMessage, err error) {
+func (s *tools) serveCall(ctx context.Context, req *dispatch.Request) (res json.RawMessage, err error) {
 	call := req.Call
 	if call == nil {
 		c, perr := jsonrpc.ParseToolCall(req.Msg.Params)
