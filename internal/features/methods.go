@@ -73,46 +73,61 @@ func withSession(ctx context.Context, req *dispatch.Request) context.Context {
 	return context.WithValue(ctx, sessionKey{}, req.Session)
 }
 
-func (f *Features) listResources(ctx context.Context, _ *dispatch.Request) (json.RawMessage, error) {
-	cat := &f.reg.Catalog().Features
-	items := make([]mcp.Resource, len(cat.Resources))
-	for i, r := range cat.Resources {
-		items[i] = r.Def
-	}
-	items = keepAllowed(ctx, items, func(r mcp.Resource) (string, string, string) {
-		x, _ := cat.Resource(r.URI)
-		return x.Server, r.URI, x.Original
-	})
-	return result(mcp.ListResourcesResult{Resources: items})
+// list serves a list through the pipeline (a List): limited, its result
+// screened by the caller's content filters, recorded; build makes it of
+// the items the caller may use.
+func (f *Features) list(ctx context.Context, req *dispatch.Request, build func() (json.RawMessage, error)) (json.RawMessage, error) {
+	out := f.pipe.Serve(ctx, callers.From(ctx), req.Session, pipeline.Request{Method: req.Msg.Method, List: true},
+		func(context.Context, json.RawMessage) (json.RawMessage, error) { return build() })
+	return outcome(out)
 }
 
-func (f *Features) listTemplates(ctx context.Context, _ *dispatch.Request) (json.RawMessage, error) {
-	cat := &f.reg.Catalog().Features
-	items := make([]mcp.ResourceTemplate, len(cat.Templates))
-	for i, t := range cat.Templates {
-		items[i] = t.Def
-	}
-	items = keepAllowed(ctx, items, func(t mcp.ResourceTemplate) (string, string, string) {
-		if t.URITemplate == nil {
-			return "", "", ""
+func (f *Features) listResources(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+	return f.list(ctx, req, func() (json.RawMessage, error) {
+		cat := &f.reg.Catalog().Features
+		items := make([]mcp.Resource, len(cat.Resources))
+		for i, r := range cat.Resources {
+			items[i] = r.Def
 		}
-		x, _ := cat.Template(t.URITemplate.Raw())
-		return x.Server, t.URITemplate.Raw(), x.Original
+		items = keepAllowed(ctx, items, func(r mcp.Resource) (string, string, string) {
+			x, _ := cat.Resource(r.URI)
+			return x.Server, r.URI, x.Original
+		})
+		return json.Marshal(mcp.ListResourcesResult{Resources: items})
 	})
-	return result(mcp.ListResourceTemplatesResult{ResourceTemplates: items})
 }
 
-func (f *Features) listPrompts(ctx context.Context, _ *dispatch.Request) (json.RawMessage, error) {
-	cat := &f.reg.Catalog().Features
-	items := make([]mcp.Prompt, len(cat.Prompts))
-	for i, p := range cat.Prompts {
-		items[i] = p.Def
-	}
-	items = keepAllowed(ctx, items, func(p mcp.Prompt) (string, string, string) {
-		x, _ := cat.Prompt(p.Name)
-		return x.Server, p.Name, x.Original
+func (f *Features) listTemplates(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+	return f.list(ctx, req, func() (json.RawMessage, error) {
+		cat := &f.reg.Catalog().Features
+		items := make([]mcp.ResourceTemplate, len(cat.Templates))
+		for i, t := range cat.Templates {
+			items[i] = t.Def
+		}
+		items = keepAllowed(ctx, items, func(t mcp.ResourceTemplate) (string, string, string) {
+			if t.URITemplate == nil {
+				return "", "", ""
+			}
+			x, _ := cat.Template(t.URITemplate.Raw())
+			return x.Server, t.URITemplate.Raw(), x.Original
+		})
+		return json.Marshal(mcp.ListResourceTemplatesResult{ResourceTemplates: items})
 	})
-	return result(mcp.ListPromptsResult{Prompts: items})
+}
+
+func (f *Features) listPrompts(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
+	return f.list(ctx, req, func() (json.RawMessage, error) {
+		cat := &f.reg.Catalog().Features
+		items := make([]mcp.Prompt, len(cat.Prompts))
+		for i, p := range cat.Prompts {
+			items[i] = p.Def
+		}
+		items = keepAllowed(ctx, items, func(p mcp.Prompt) (string, string, string) {
+			x, _ := cat.Prompt(p.Name)
+			return x.Server, p.Name, x.Original
+		})
+		return json.Marshal(mcp.ListPromptsResult{Prompts: items})
+	})
 }
 
 // readResource serves resources/read: a listed resource by its URI, else

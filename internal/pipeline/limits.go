@@ -153,8 +153,10 @@ func (p *Pipeline) refuse(span trace.Span, session string, caller callers.Caller
 	if req.Method != methodToolsCall {
 		tool = req.Method + " " + req.Target
 	}
-	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
-		Decision: "limited", Outcome: RateLimited})
+	if !req.List {
+		p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: tool, Server: srv,
+			Decision: "limited", Outcome: RateLimited})
+	}
 	// Info, as allowed calls: a refusal is load, not a policy breach, and
 	// a flood of them must not become a flood of warnings.
 	err := refusalError(r)

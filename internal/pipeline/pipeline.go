@@ -254,7 +254,7 @@ func (p *Pipeline) runResult(ctx context.Context, span trace.Span, session strin
 // finish takes a backend's result through the caller's content filters
 // and the cap, and records the call.
 func (p *Pipeline) finish(ctx context.Context, span trace.Span, session string, caller callers.Caller, name string, rt registry.Route, start time.Time, result json.RawMessage, err error, guard string, seen *identity.Seen) Result {
-	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {
+	if err == nil && Filters(caller) {
 		var res *Result
 		if result, guard, res = p.guardResult(ctx, span, session, caller, name, rt, result, guard); res != nil {
 			return *res

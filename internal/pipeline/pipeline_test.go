@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -36,17 +38,31 @@ func (f backendFunc) Call(ctx context.Context, c registry.Call) (json.RawMessage
 // routeErr), with its audit lines in log and its metrics in reg.
 type testPipeline struct {
 	*Pipeline
-	log *bytes.Buffer
-	reg *prometheus.Registry
+	log  *bytes.Buffer
+	reg  *prometheus.Registry
+	feed *callfeed.Feed
 }
 
 func newTestPipeline(t *testing.T, opts Options, route registry.Route, routeErr error) testPipeline {
 	t.Helper()
-	tp := testPipeline{log: &bytes.Buffer{}, reg: prometheus.NewRegistry()}
+	tp := testPipeline{log: &bytes.Buffer{}, reg: prometheus.NewRegistry(), feed: callfeed.New()}
 	opts.Route = func(callers.Caller, string, string) (registry.Route, error) { return route, routeErr }
-	opts.Metrics, opts.Feed, opts.Log = tp.reg, callfeed.New(), zerolog.New(tp.log)
+	opts.Metrics, opts.Feed, opts.Log = tp.reg, tp.feed, zerolog.New(tp.log)
 	tp.Pipeline = New(opts)
 	return tp
+}
+
+// fed is how many calls the console's feed shows an admin.
+func (tp testPipeline) fed(t *testing.T) int {
+	t.Helper()
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/api/mcp/calls", nil)
+	tp.feed.HandleCalls(w, r.WithContext(callers.With(r.Context(), callers.Caller{Name: "op", Admin: true})))
+	var got struct{ Calls []json.RawMessage }
+	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("the feed's calls %q: %v", w.Body, err)
+	}
+	return len(got.Calls)
 }
 
 // audit is the last audit line.

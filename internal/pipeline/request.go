@@ -32,7 +32,9 @@ import (
 // back (every string of it, as for tool results), the result cap, and the
 // record: metrics with the method, an audit line "audit":"<method>", the
 // console's feed, a span. What a caller's policy promises holds for every
-// method, not only for tools/call.
+// method, not only for tools/call. Every list (tools/list, resources/list,
+// resources/templates/list, prompts/list) takes them too, as a List: the
+// hub answers it from its catalog, so no upstream and no upstream limit.
 
 // methodToolsCall is the method of Run's requests, in the method label.
 const methodToolsCall = "tools/call"
@@ -70,6 +72,21 @@ type Request struct {
 	// task's handle is sealed for the caller whose call the pipeline
 	// decided. It takes every other step.
 	Decided bool
+	// List says the request is a list the hub answers from its catalog:
+	// Do keeps the items caller may use by the decisions of their use
+	// (Visible, DecideRequest), so there is no decision of the request
+	// itself, no upstream and no upstream limit. Its span is the face's
+	// (the one of every request the dispatcher serves), and it is not a
+	// call in the console's feed. The caller's limits, the content
+	// filters on what it returns and the record are a call's.
+	List bool
+}
+
+// Filters reports whether caller's content filters screen what it
+// receives: a list written from the hub's cache is not what it may be
+// sent then.
+func Filters(caller callers.Caller) bool {
+	return caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0
 }
 
 // Do is the backend step of a Request: it reaches the upstream with the
@@ -85,7 +102,7 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 	defer p.calls.done()
 	start := time.Now()
 	var span trace.Span
-	if p.tracer != nil {
+	if p.tracer != nil && !req.List {
 		ctx, span = p.startRequest(ctx, caller, session, req)
 		defer span.End()
 	}
@@ -96,20 +113,20 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 		}
 		defer release()
 	}
-	if !req.Decided {
+	if !req.Decided && !req.List {
 		if denial := DecideRequest(caller, req.Server, req.Target, req.Original); denial != "" {
 			return p.denyRequest(span, session, caller, req, denial, "")
 		}
 	}
 	params := req.Params
 	var guard string
-	if g := caller.Guardrails; g != nil && len(g.ContentFilters) > 0 {
+	if Filters(caller) {
 		var denial string
 		if params, guard, denial = p.screen(ctx, session, caller, req, guardrails.Arguments, params, ""); denial != "" {
 			return p.denyRequest(span, session, caller, req, denial, guard)
 		}
 	}
-	if policy := p.limits.policy.Load(); policy != nil {
+	if policy := p.limits.policy.Load(); policy != nil && !req.List {
 		release, refused := p.limits.acquireUpstream(policy, req.Server)
 		if refused != nil {
 			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, req, req.Server, refused)}
@@ -120,7 +137,7 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 		ctx = identity.WithSubject(ctx, caller.Subject)
 	}
 	result, err := do(ctx, params)
-	if err == nil && caller.Guardrails != nil && len(caller.Guardrails.ContentFilters) > 0 {
+	if err == nil && Filters(caller) {
 		var denial string
 		if result, guard, denial = p.screen(ctx, session, caller, req, guardrails.Result, result, guard); denial != "" {
 			return p.denyRequest(span, session, caller, req, denial, guard)
@@ -178,7 +195,7 @@ func DecideRequest(caller callers.Caller, server, target, original string) strin
 // or a denial text when it must not pass (a blocking filter found
 // something, or the filters could not read it).
 func (p *Pipeline) Screen(ctx context.Context, caller callers.Caller, session, method, server, direction string, raw json.RawMessage) (json.RawMessage, string) {
-	if g := caller.Guardrails; g == nil || len(g.ContentFilters) == 0 {
+	if !Filters(caller) {
 		return raw, ""
 	}
 	out, _, denial := p.screen(ctx, session, caller, Request{Method: method, Server: server}, direction, raw, "")
@@ -222,8 +239,10 @@ func joinGuard(a, b string) string {
 // (guard says which, "" for the decision) refused.
 func (p *Pipeline) denyRequest(span trace.Span, session string, caller callers.Caller, req Request, denial, guard string) Result {
 	p.metrics.observeRequest(req.Method, req.Server, Denied, 0)
-	p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: req.Method + " " + req.Target, Server: req.Server,
-		Decision: "denied", Outcome: Denied, Guardrail: guard})
+	if !req.List {
+		p.feed.Add(callfeed.Call{Time: time.Now(), Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: req.Method + " " + req.Target, Server: req.Server,
+			Decision: "denied", Outcome: Denied, Guardrail: guard})
+	}
 	traced(p.log.Warn(), span, req.Server, "denied", Denied, nil).Str("audit", req.Method).Str("session", session).Str("caller", caller.Name).
 		Str("autonomy", caller.Level.String()).Str("target", req.Target).Str("server", req.Server).Str("decision", "denied").
 		Str("reason", denial).Str("outcome", Denied).Func(caller.AuditFace).Msg("request denied")
@@ -236,8 +255,10 @@ func (p *Pipeline) recordRequest(ctx context.Context, span trace.Span, session s
 	elapsed := time.Since(start)
 	outcome := outcomeOf(ctx, false, err)
 	p.metrics.observeRequest(req.Method, req.Server, outcome, elapsed)
-	p.feed.Add(callfeed.Call{Time: start, Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: req.Method + " " + req.Target, Server: req.Server,
-		Decision: "allowed", Outcome: outcome, Duration: elapsed, Guardrail: guard})
+	if !req.List {
+		p.feed.Add(callfeed.Call{Time: start, Caller: caller.Name, Address: caller.Address(), Level: caller.Level.String(), Tool: req.Method + " " + req.Target, Server: req.Server,
+			Decision: "allowed", Outcome: outcome, Duration: elapsed, Guardrail: guard})
+	}
 	ev := p.log.Info()
 	if err != nil {
 		ev = p.log.Warn().Str("error", err.Error())

@@ -119,6 +119,73 @@ func TestServeLimited(t *testing.T) {
 	}
 }
 
+// A tools/list whose one definition holds an e-mail address and an AWS
+// key, as an upstream's description might.
+const leakyList = `{"tools":[{"name":"notes","description":"ask olga@fabrikam.de, key AKIAZ3MSJV5WKQ7TYRXB","inputSchema":{"type":"object"}}]}`
+
+// TestServeList: a list the hub answers from its catalog takes the
+// caller's limits, its filters on what it returns and the record, but no
+// decision of its own (its items are each decided) and no upstream limit
+// (it reaches no upstream).
+func TestServeList(t *testing.T) {
+	guarded := fullCaller
+	guarded.Guardrails = &toolspec.Guardrails{ContentFilters: []string{"no-pii", "no-secrets-in-output"}}
+	manual := fullCaller
+	manual.Level = autonomy.Manual
+	list := Request{Method: "tools/list", List: true}
+	do := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(leakyList), nil
+	}
+	for _, tc := range []struct {
+		name   string
+		opts   Options
+		caller callers.Caller
+		// outcomes are those of four lists in a row.
+		outcomes   []Outcome
+		want, hide []string
+	}{
+		{"plain", Options{}, fullCaller, []Outcome{OK, OK, OK, OK}, []string{"olga@fabrikam.de"}, nil},
+		{"guarded is redacted", Options{}, guarded, []Outcome{OK, OK, OK, OK}, []string{"[redacted"}, []string{"olga@fabrikam.de", "AKIAZ3MSJV5WKQ7TYRXB"}},
+		{"manual lists what its items' decisions keep", Options{}, manual, []Outcome{OK, OK, OK, OK}, nil, nil},
+		{"the caller's limits count it", Options{PerCaller: ratelimit.Limits{Rate: 0.01, Burst: 2, Where: "limits.perCaller"}}, fullCaller,
+			[]Outcome{OK, OK, RateLimited, RateLimited}, nil, nil},
+		{"no upstream limit", Options{PerUpstream: ratelimit.Limits{Rate: 0.01, Burst: 1, Where: "limits.perUpstream"}}, fullCaller,
+			[]Outcome{OK, OK, OK, OK}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := newTestPipeline(t, tc.opts, registry.Route{}, nil)
+			tp.Follow(&registry.Catalog{})
+			var last Result
+			for i, want := range tc.outcomes {
+				if last = tp.Serve(context.Background(), tc.caller, "s1", list, do); last.Outcome != want {
+					t.Fatalf("list %d: outcome %q, want %q (%+v)", i+1, last.Outcome, want, last.Error)
+				}
+				if a := tp.audit(t); a["audit"] != "tools/list" {
+					t.Fatalf("list %d: audit line %v", i+1, a)
+				}
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(last.Result), w) {
+					t.Errorf("list %s: want %q", last.Result, w)
+				}
+			}
+			for _, h := range tc.hide {
+				if strings.Contains(string(last.Result), h) {
+					t.Errorf("list %s: holds %q", last.Result, h)
+				}
+			}
+			if tc.outcomes[0] == OK {
+				if n := tp.counter(t, "mcphub_requests_total", map[string]string{"method": "tools/list", "server": "", "outcome": OK}); n < 1 {
+					t.Errorf("mcphub_requests_total{method=tools/list,outcome=ok} = %v", n)
+				}
+			}
+			if n := tp.fed(t); n != 0 {
+				t.Errorf("%d lists in the console's feed of calls", n)
+			}
+		})
+	}
+}
+
 // TestScreen: a message relayed outside a request passes the caller's
 // filters; a caller without filters gets it as it is.
 func TestScreen(t *testing.T) {

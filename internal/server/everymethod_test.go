@@ -54,14 +54,26 @@ func (h *testHub) dialAs(t *testing.T, face, token string) *client.Client {
 	return c
 }
 
-// TestEveryMethodTakesThePipeline: prompts, reads and completions of a
-// caller whose token carries content filters are screened both ways, on
-// every face; a caller limited to one request a second is refused the
+// TestEveryMethodTakesThePipeline: prompts, reads, completions and lists
+// of a caller whose token carries content filters are screened both ways,
+// on every face (a tools/list on /mcp included, which the list cache
+// answers for other callers); a caller limited to one request a second is refused the
 // reads over it as it would be refused calls; a caller whose allow-list
 // names no resource reads none.
 func TestEveryMethodTakesThePipeline(t *testing.T) {
 	secret := "olga@fabrikam.de AKIAZ3MSJV5WKQ7TYRXB"
 	a := newRichUpstream(t, "alpha")
+	// beta describes a tool and a resource with the secret: every list a
+	// guarded caller gets is screened as a result is.
+	b, bs := newRichServer("beta")
+	bs.AddTool(mcp.NewTool("notes_beta", mcp.WithDescription("ask "+secret)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("noted"), nil
+	})
+	bs.AddResource(mcp.NewResource("docs://beta/contacts", "contacts", mcp.WithResourceDescription("write to "+secret)),
+		func(_ context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: r.Params.URI, Text: "none"}}, nil
+		})
+	serveRich(t, b, bs)
 	auth := callers.NewAuth([]callers.TokenCaller{
 		{Name: "guarded", Token: "tok-g", Ceiling: autonomy.Full,
 			Guardrails: &toolspec.Guardrails{ContentFilters: []string{"no-pii", "no-secrets-in-output"}}},
@@ -69,8 +81,9 @@ func TestEveryMethodTakesThePipeline(t *testing.T) {
 			Limits: &ratelimit.Limits{Rate: 1, Burst: 1, Where: "auth.tokens[limited].limits"}},
 		{Name: "listed", Token: "tok-t", Ceiling: autonomy.Full, Tools: []string{"grow_alpha"}},
 	}, nil, nil)
-	h := newTestHubAuth(t, []config.ServerSpec{a.spec("")}, auth)
+	h := newTestHubAuth(t, []config.ServerSpec{a.spec(""), b.spec("")}, auth)
 	h.waitConnected("alpha")
+	h.waitConnected("beta")
 
 	for _, face := range []string{"mcp", "sse", "ws"} {
 		t.Run(face, func(t *testing.T) {
@@ -84,6 +97,14 @@ func TestEveryMethodTakesThePipeline(t *testing.T) {
 			text, _ := got.Messages[0].Content.(mcp.TextContent)
 			mustf(t, strings.HasPrefix(text.Text, "Hello ") && strings.Contains(text.Text, "[redacted") &&
 				!strings.Contains(text.Text, "olga@") && !strings.Contains(text.Text, "AKIA"), "prompt text %q", text.Text)
+			tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			mustf(t, err == nil, "tools/list: %v", err)
+			resources, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+			mustf(t, err == nil, "resources/list: %v", err)
+			lists, _ := json.Marshal([]any{tools.Tools, resources.Resources})
+			mustf(t, strings.Contains(string(lists), "notes_beta") && strings.Contains(string(lists), "docs://beta/contacts") &&
+				strings.Contains(string(lists), "[redacted") && !strings.Contains(string(lists), "olga@") && !strings.Contains(string(lists), "AKIA"),
+				"lists of a guarded caller: %s", lists)
 		})
 	}
 

@@ -39,6 +39,14 @@ type richUpstream struct {
 func newRichUpstream(t *testing.T, name string) *richUpstream {
 	t.Helper()
 	u, s := newRichServer(name)
+	serveRich(t, u, s)
+	return u
+}
+
+// serveRich serves s, the server of u, on a free port of 127.0.0.1 until
+// the test ends.
+func serveRich(t *testing.T, u *richUpstream, s *mcpserver.MCPServer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +55,6 @@ func newRichUpstream(t *testing.T, name string) *richUpstream {
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 	u.url = "http://" + ln.Addr().String() + "/mcp"
-	return u
 }
 
 // newRichServer is the server of a richUpstream, for a test that serves it

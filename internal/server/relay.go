@@ -10,6 +10,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/guardrails"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -28,7 +29,7 @@ func (r *relay) Notify(method string, params map[string]any) {
 			return
 		}
 	}
-	if g := callers.From(r.ctx).Guardrails; g != nil && len(g.ContentFilters) > 0 && method == string(mcp.MethodNotificationMessage) {
+	if pipeline.Filters(callers.From(r.ctx)) && method == string(mcp.MethodNotificationMessage) {
 		// A log message's data is text or any JSON, never base64: the
 		// filters skip a member named data (an image's), so it is
 		// screened under another name.
@@ -119,7 +120,7 @@ func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.L
 // caller without content filters costs a nil check.
 func screen[T any](r *relay, method, direction string, v *T) bool {
 	caller := callers.From(r.ctx)
-	if g := caller.Guardrails; g == nil || len(g.ContentFilters) == 0 {
+	if !pipeline.Filters(caller) {
 		return true
 	}
 	raw, err := json.Marshal(*v)

@@ -176,6 +176,11 @@ func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	if opts.Tracer != nil {
 		lists.StartSpan = s.spans.startList
 	}
+	lists.Through = func(ctx context.Context, id json.RawMessage, session string, write func() error) *jsonrpc.Error {
+		out := s.pipe.Serve(ctx, callers.From(ctx), session, pipeline.Request{Method: string(mcp.MethodToolsList), List: true},
+			func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, write() })
+		return out.Error
+	}
 	s.lists = toollist.New(lists)
 	hooks := &server.Hooks{}
 	s.spans.install(hooks)

@@ -147,8 +147,8 @@ func (s *tools) publish(cat *registry.Catalog) (changed bool) {
 	return changed
 }
 
-// serveList serves tools/list: caller's view of the catalog, or the short
-// list of tool search. A list is one page; a cursor (the name after which
+// serveList serves tools/list through the pipeline (a List): caller's
+// view of the catalog, or the short list of tool search. A list is one page; a cursor (the name after which
 // to go on, as mcp-go's) is honoured.
 func (s *tools) serveList(ctx context.Context, req *dispatch.Request) (json.RawMessage, error) {
 	var p struct {
@@ -160,22 +160,28 @@ func (s *tools) serveList(ctx context.Context, req *dispatch.Request) (json.RawM
 		}
 	}
 	caller := callers.From(ctx)
-	cat := s.reg.Catalog()
-	tools := []mcp.Tool{}
-	for def := range s.view(cat, caller) {
-		tools = append(tools, def)
-	}
-	if s.find.Applies(caller, len(tools)) {
-		tools = s.find.ListTools(cat, caller, req.Session)
-	}
-	if p.Cursor != "" {
-		after, err := base64.StdEncoding.DecodeString(p.Cursor)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params of tools/list: cursor: " + err.Error()}
+	out := s.pipe.Serve(ctx, caller, req.Session, pipeline.Request{Method: req.Msg.Method, List: true}, func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		cat := s.reg.Catalog()
+		tools := []mcp.Tool{}
+		for def := range s.view(cat, caller) {
+			tools = append(tools, def)
 		}
-		tools = slices.DeleteFunc(tools, func(t mcp.Tool) bool { return t.Name <= string(after) })
+		if s.find.Applies(caller, len(tools)) {
+			tools = s.find.ListTools(cat, caller, req.Session)
+		}
+		if p.Cursor != "" {
+			after, err := base64.StdEncoding.DecodeString(p.Cursor)
+			if err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params of tools/list: cursor: " + err.Error()}
+			}
+			tools = slices.DeleteFunc(tools, func(t mcp.Tool) bool { return t.Name <= string(after) })
+		}
+		return json.Marshal(mcp.ListToolsResult{Tools: tools})
+	})
+	if out.Error != nil {
+		return nil, out.Error
 	}
-	return json.Marshal(mcp.ListToolsResult{Tools: tools})
+	return out.Result, nil
 }
 
 // publishedTools is what was last published: the definitions of every

@@ -111,8 +111,14 @@ func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	var res json.RawMessage
 	switch {
 	case err != nil:
+	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList && peers.PassedOn(r):
+		res = t.listTasks(r, body) // list.go; the replica asked counted it
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
-		res = t.listTasks(r, body) // list.go
+		out := t.pipe.Serve(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), pipeline.Request{Method: msg.Method, List: true},
+			func(context.Context, json.RawMessage) (json.RawMessage, error) { return t.listTasks(r, body), nil })
+		if res = out.Result; out.Error != nil {
+			err = out.Error
+		}
 	case task.Replica != t.peers.Self() && peers.PassedOn(r):
 		w.WriteHeader(peers.NotMine) // another peer's: it answers
 		return

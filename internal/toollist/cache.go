@@ -41,6 +41,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
@@ -81,6 +82,13 @@ type Options struct {
 	// StartSpan, when not nil, starts the span of a list Serve answers;
 	// nil, tracing is off and costs nothing.
 	StartSpan func(ctx context.Context, id json.RawMessage, session string) trace.Span
+	// Through, when not nil, takes each list Serve answers through the
+	// pipeline's steps (the caller's limits, the record), as the face's
+	// own tools/list is: write writes the list, and a refusal is the
+	// error Through returns, which Serve answers instead. A caller whose
+	// content filters screen what it receives is never answered from the
+	// cache (pipeline.Filters).
+	Through func(ctx context.Context, id json.RawMessage, session string, write func() error) *jsonrpc.Error
 }
 
 // Shortlist is the short tools/list of tool search, which replaces a view
@@ -326,20 +334,24 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, env *jsonrpc.Messa
 		return false
 	}
 	cat, caller := c.opts.Catalog(), callers.From(r.Context())
+	if pipeline.Filters(caller) {
+		return false // the face's own list is screened
+	}
 	v, err := c.view(cat, caller)
 	if err != nil {
 		return false
 	}
+	session := r.Header.Get("Mcp-Session-Id")
 	res, suffix, kept := v.res, v.suffix, v
 	if c.opts.Short != nil && c.opts.Short.Applies(caller, v.tools) {
 		// A short list made for this session, with no variant kept.
-		if res, err = c.opts.Short.ListResult(cat, caller, r.Header.Get("Mcp-Session-Id")); err != nil {
+		if res, err = c.opts.Short.ListResult(cat, caller, session); err != nil {
 			return false
 		}
 		suffix, kept = append(res[1:len(res):len(res)], jsonrpc.AnswerEnd...), nil
 	}
 	if c.opts.StartSpan != nil {
-		defer c.opts.StartSpan(r.Context(), env.ID, r.Header.Get("Mcp-Session-Id")).End()
+		defer c.opts.StartSpan(r.Context(), env.ID, session).End()
 	}
 	// The envelope is all this request adds: its head (with the id, and
 	// in 2026-07-28 the result's own members) and tail, around the result
@@ -349,7 +361,14 @@ func (c *Cache) Serve(w http.ResponseWriter, r *http.Request, env *jsonrpc.Messa
 		open = res[:1]
 	}
 	head, _ := jsonrpc.ResultParts(env.ID, open)
-	writeList(w, r, head, suffix, kept)
+	if c.opts.Through == nil {
+		writeList(w, r, head, suffix, kept)
+		return true
+	}
+	if e := c.opts.Through(r.Context(), env.ID, session, func() error { writeList(w, r, head, suffix, kept); return nil }); e != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jsonrpc.ErrorReply(env.ID, e))
+	}
 	return true
 }
 
