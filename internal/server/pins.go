@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
@@ -27,7 +28,7 @@ func quarantinedTools(sv registry.ServerView) int {
 // counters and a warn audit line (the diff, the screening's hits and the
 // digests; definitions hold no secrets of the hub). Each definition is
 // heard of once, so the counters count definitions, not rebuilds.
-func (s *Server) quarantined(ev registry.QuarantineEvent) {
+func (s *Server) quarantined(ev quarantine.Event) {
 	q := ev.Quarantine
 	if q.Changed() {
 		s.metrics.pinChanges.WithLabelValues(ev.Server).Inc()
