@@ -12,6 +12,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/httpjson"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
@@ -52,7 +53,7 @@ func (a *API) handlePins(w http.ResponseWriter, _ *http.Request) {
 		Pins []pinListing `json:"pins"`
 	}{Mode: string(p.Mode()), Pins: []pinListing{}}
 	if p.Store() != nil {
-		changed := map[[2]string]*registry.Quarantine{}
+		changed := map[[2]string]*quarantine.Quarantine{}
 		for _, sv := range a.reg.Catalog().Servers {
 			for _, list := range [][]registry.Tool{sv.Tools, sv.Quarantined} {
 				for _, t := range list {

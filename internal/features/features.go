@@ -26,6 +26,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/naming"
 	"github.com/purko-io/mcp-hub/internal/resultcap"
 )
 
@@ -374,10 +375,10 @@ func (f *Features) read(ctx context.Context, srv, prefix, uri string, c registry
 			for i, rc := range res.Contents {
 				switch v := rc.(type) {
 				case mcp.TextResourceContents:
-					v.URI = registry.PublishedURI(prefix, v.URI)
+					v.URI = naming.PublishedURI(prefix, v.URI)
 					res.Contents[i] = v
 				case mcp.BlobResourceContents:
-					v.URI = registry.PublishedURI(prefix, v.URI)
+					v.URI = naming.PublishedURI(prefix, v.URI)
 					res.Contents[i] = v
 				}
 			}

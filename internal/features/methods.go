@@ -13,6 +13,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/naming"
 )
 
 // The methods of MCP beyond tools, served by the hub's dispatcher
@@ -144,7 +145,7 @@ func (f *Features) readResource(ctx context.Context, req *dispatch.Request) (jso
 	}
 	for _, t := range cat.Templates {
 		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(rr.Params.URI) {
-			if uri, ok := registry.UpstreamURI(t.Prefix, rr.Params.URI); ok {
+			if uri, ok := naming.UpstreamURI(t.Prefix, rr.Params.URI); ok {
 				return outcome(f.read(ctx, t.Server, t.Prefix, uri, t.Client, rr))
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/naming"
 )
 
 // subscriptions are the callers' resource subscriptions: the subscribers
@@ -192,7 +193,7 @@ func (s *subscriptions) resolveURI(uri string) (c registry.Upstream, server, ori
 	}
 	for _, t := range cat.Templates {
 		if t.Def.URITemplate != nil && t.Def.URITemplate.Regexp().MatchString(uri) {
-			if original, ok := registry.UpstreamURI(t.Prefix, uri); ok {
+			if original, ok := naming.UpstreamURI(t.Prefix, uri); ok {
 				return t.Client, t.Server, original, true
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/discovery/kube"
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 )
 
 // pinsSyncTimeout bounds the wait for the pins ConfigMap at start-up; the
@@ -133,7 +134,7 @@ func (w *pinsWiring) reportTo(reg *registry.Registry) {
 	if w.events == nil {
 		return
 	}
-	reg.OnQuarantine(func(ev registry.QuarantineEvent) {
+	reg.OnQuarantine(func(ev quarantine.Event) {
 		var obj *pinning.Object
 		if o := ev.Origin; o != nil && o.Kind == "MCPServer" {
 			g := kube.MCPServerGVR

@@ -4,6 +4,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/registry/naming"
 )
 
 // Curation in the catalog. A server's spec may choose which of its tools
@@ -22,7 +23,7 @@ type curatedTool struct {
 	// server and the name before the policy (the override's, else the
 	// server's), so a renamed tool's published and claimed name follows
 	// the rename.
-	key toolKey
+	key naming.Key
 	// override is the operator's override of the tool, if any.
 	override config.ToolOverride
 }
@@ -36,7 +37,7 @@ func curate(spec config.ServerSpec, tools []mcp.Tool) (out []curatedTool, shadow
 	if cur == nil {
 		out = make([]curatedTool, len(tools))
 		for i := range tools {
-			out[i] = curatedTool{up: &tools[i], key: toolKey{Server: spec.Name, Original: tools[i].Name}}
+			out[i] = curatedTool{up: &tools[i], key: naming.Key{Server: spec.Name, Original: tools[i].Name}}
 		}
 		return out, nil
 	}
@@ -46,7 +47,7 @@ func curate(spec config.ServerSpec, tools []mcp.Tool) (out []curatedTool, shadow
 		if !cur.Publishes(t.Name) {
 			continue
 		}
-		ct := curatedTool{up: t, key: toolKey{Server: spec.Name, Original: t.Name}}
+		ct := curatedTool{up: t, key: naming.Key{Server: spec.Name, Original: t.Name}}
 		if o, ok := cur.Override(t.Name); ok {
 			ct.override = o
 			if o.Name != "" {

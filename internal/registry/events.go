@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 )
 
 // events is the registry's fan-out: who hears of a new catalog, of a
@@ -15,7 +17,7 @@ import (
 // registry. Registry embeds it: its exported methods are the Registry's.
 type events struct {
 	catalog    []func(*Catalog)
-	quarantine []func(QuarantineEvent)
+	quarantine []func(quarantine.Event)
 	updated    []func(server string, params map[string]any)
 	tasks      []func(server string, params map[string]any)
 	logLevel   atomic.Value // mcp.LoggingLevel every upstream should log at
@@ -27,7 +29,7 @@ func (e *events) OnChange(fn func(*Catalog)) { e.catalog = append(e.catalog, fn)
 
 // OnQuarantine registers fn to hear of every newly changed tool
 // definition. Register before Run; fn must not block.
-func (e *events) OnQuarantine(fn func(QuarantineEvent)) {
+func (e *events) OnQuarantine(fn func(quarantine.Event)) {
 	e.quarantine = append(e.quarantine, fn)
 }
 
@@ -77,7 +79,7 @@ func (e *events) announce(cat *Catalog) {
 }
 
 // quarantined hands ev to the quarantine listeners.
-func (e *events) quarantined(ev QuarantineEvent) {
+func (e *events) quarantined(ev quarantine.Event) {
 	for _, fn := range e.quarantine {
 		fn(ev)
 	}

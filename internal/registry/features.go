@@ -5,27 +5,26 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/registry/naming"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
 // Resources, resource templates and prompts are published like tools: under
-// the same naming policy, so one upstream keeps its own names and two that
-// collide are told apart. A prompt is prefixed like a tool
-// ("server__prompt"). A URI or URI template gets the server in front of its
-// scheme ("server+file:///x"), which keeps it a valid URI and template,
-// except an MCP App's ui:// URI, which keeps its scheme (PublishedURI). The
-// catalog maps every published name back to the exact original.
+// the same naming policy (package naming), so one upstream keeps its own
+// names and two that collide are told apart. A prompt is prefixed like a
+// tool ("server__prompt"); a URI or URI template gets the server in front
+// of its scheme ("server+file:///x"; naming.PublishedURI). The catalog maps
+// every published name back to the exact original.
 
 // Resource is one published resource.
 type Resource struct {
 	URI      string // published URI
 	Original string // URI at the upstream
-	Prefix   string // what publishing added to Original ("" or "server+", see PublishedURI)
+	Prefix   string // what publishing added to Original ("" or "server+", see naming.PublishedURI)
 	Server   string
 	Def      mcp.Resource // URI set to the published one
 	Client   Upstream
@@ -35,7 +34,7 @@ type Resource struct {
 type Template struct {
 	URITemplate string // published template
 	Original    string // template at the upstream
-	Prefix      string // what publishing added to Original (see PublishedURI)
+	Prefix      string // what publishing added to Original (see naming.PublishedURI)
 	Server      string
 	Def         mcp.ResourceTemplate
 	Client      Upstream
@@ -67,7 +66,7 @@ type Features struct {
 	templateIndex map[string]int
 	promptIndex   map[string]int
 	// originIndex maps a server's own resource URI to its published one.
-	originIndex map[toolKey]string
+	originIndex map[naming.Key]string
 }
 
 // Resource returns the published resource with that URI.
@@ -101,14 +100,14 @@ func (f *Features) Prompt(name string) (Prompt, bool) {
 // original: its listed resource, else what one of its templates matches;
 // false when the hub serves it under no name.
 func (f *Features) publishedURI(server, original string) (string, bool) {
-	if pub, ok := f.originIndex[toolKey{Server: server, Original: original}]; ok {
+	if pub, ok := f.originIndex[naming.Key{Server: server, Original: original}]; ok {
 		return pub, true
 	}
 	for _, t := range f.Templates {
 		if t.Server != server || t.Def.URITemplate == nil {
 			continue
 		}
-		if pub := PublishedURI(t.Prefix, original); t.Def.URITemplate.Regexp().MatchString(pub) {
+		if pub := naming.PublishedURI(t.Prefix, original); t.Def.URITemplate.Regexp().MatchString(pub) {
 			return pub, true
 		}
 	}
@@ -194,13 +193,13 @@ func withAppURI(t mcp.Tool, server string, f *Features) mcp.Tool {
 }
 
 // buildFeatures publishes the features of the connected upstreams.
-func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
+func buildFeatures(clients []*upstream.Client, policy config.Naming) Features {
 	type srv struct {
 		c *upstream.Client
 		f upstream.Features
 	}
 	var live []srv
-	var resKeys, tplKeys, promptKeys []toolKey
+	var resKeys, tplKeys, promptKeys []naming.Key
 	var f Features
 	for _, c := range clients {
 		if c.Status().State != upstream.StateConnected {
@@ -215,25 +214,25 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 		f.Caps.Logging = f.Caps.Logging || caps.Logging != nil
 		f.Caps.Completions = f.Caps.Completions || caps.Completions != nil
 		for _, r := range feat.Resources {
-			resKeys = append(resKeys, toolKey{Server: c.Name(), Original: r.URI})
+			resKeys = append(resKeys, naming.Key{Server: c.Name(), Original: r.URI})
 		}
 		for _, t := range feat.Templates {
 			if t.URITemplate != nil {
-				tplKeys = append(tplKeys, toolKey{Server: c.Name(), Original: t.URITemplate.Raw()})
+				tplKeys = append(tplKeys, naming.Key{Server: c.Name(), Original: t.URITemplate.Raw()})
 			}
 		}
 		for _, p := range feat.Prompts {
-			promptKeys = append(promptKeys, toolKey{Server: c.Name(), Original: p.Name})
+			promptKeys = append(promptKeys, naming.Key{Server: c.Name(), Original: p.Name})
 		}
 	}
-	uris, _ := publishURIs(resKeys, naming)
-	tpls, _ := publishURIs(tplKeys, naming)
-	prompts, _, _ := assignNames(promptKeys, naming, func(s string) string { return s }, nil)
+	uris, _ := naming.URIs(resKeys, policy)
+	tpls, _ := naming.URIs(tplKeys, policy)
+	prompts := naming.Prompts(promptKeys, policy)
 
 	for _, s := range live {
 		name := s.c.Name()
 		for _, r := range s.f.Resources {
-			pub, ok := uris[toolKey{Server: name, Original: r.URI}]
+			pub, ok := uris[naming.Key{Server: name, Original: r.URI}]
 			if !ok {
 				continue
 			}
@@ -246,7 +245,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 				continue
 			}
 			orig := t.URITemplate.Raw()
-			pub, ok := tpls[toolKey{Server: name, Original: orig}]
+			pub, ok := tpls[naming.Key{Server: name, Original: orig}]
 			if !ok {
 				continue
 			}
@@ -262,7 +261,7 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 			f.Templates = append(f.Templates, Template{URITemplate: pub, Original: orig, Prefix: prefixOf(name, pub, orig), Server: name, Def: def, Client: s.c.Extras()})
 		}
 		for _, p := range s.f.Prompts {
-			pub, ok := prompts[toolKey{Server: name, Original: p.Name}]
+			pub, ok := prompts[naming.Key{Server: name, Original: p.Name}]
 			if !ok {
 				continue
 			}
@@ -275,10 +274,10 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 	sort.Slice(f.Templates, func(i, j int) bool { return f.Templates[i].URITemplate < f.Templates[j].URITemplate })
 	sort.Slice(f.Prompts, func(i, j int) bool { return f.Prompts[i].Name < f.Prompts[j].Name })
 	f.resourceIndex = make(map[string]int, len(f.Resources))
-	f.originIndex = make(map[toolKey]string, len(f.Resources))
+	f.originIndex = make(map[naming.Key]string, len(f.Resources))
 	for i, r := range f.Resources {
 		f.resourceIndex[r.URI] = i
-		f.originIndex[toolKey{Server: r.Server, Original: r.Original}] = r.URI
+		f.originIndex[naming.Key{Server: r.Server, Original: r.Original}] = r.URI
 	}
 	f.templateIndex = make(map[string]int, len(f.Templates))
 	for i, t := range f.Templates {
@@ -291,105 +290,10 @@ func buildFeatures(clients []*upstream.Client, naming config.Naming) Features {
 	return f
 }
 
-// publishURIs assigns published URIs (or URI templates) under the naming
-// policy: kept as they are, or with "<server>+" in front of the scheme when
-// the policy prefixes. With policy never, the first server (by name) keeps
-// a URI and the others' are hidden.
-func publishURIs(keys []toolKey, naming config.Naming) (names map[toolKey]string, hidden map[toolKey]string) {
-	sorted := append([]toolKey(nil), keys...)
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].Server != sorted[j].Server {
-			return sorted[i].Server < sorted[j].Server
-		}
-		return sorted[i].Original < sorted[j].Original
-	})
-	offered := map[string]map[string]bool{}
-	for _, k := range sorted {
-		if offered[k.Original] == nil {
-			offered[k.Original] = map[string]bool{}
-		}
-		offered[k.Original][k.Server] = true
-	}
-	names = make(map[toolKey]string, len(sorted))
-	hidden = map[toolKey]string{}
-	owner := map[string]string{}
-	for _, k := range sorted {
-		name := k.Original
-		if naming.Prefix == config.PrefixAlways || naming.Prefix == config.PrefixOnConflict && len(offered[k.Original]) > 1 {
-			name = PublishedURI(uriPrefix(k.Server), k.Original)
-		}
-		if prev, taken := owner[name]; taken && prev != k.Server {
-			hidden[k] = prev
-			continue
-		}
-		owner[name] = k.Server
-		names[k] = name
-	}
-	return names, hidden
-}
-
-// uriPrefix is what publishing adds to a URI of server when it prefixes.
-func uriPrefix(server string) string { return schemePrefix(server) + "+" }
-
 // prefixOf is what publishing added to server's original URI to make pub.
 func prefixOf(server, pub, original string) string {
 	if pub == original {
 		return ""
 	}
-	return uriPrefix(server)
-}
-
-// appScheme is the scheme of an MCP App's UI resource. Hosts take a tool's
-// _meta.ui.resourceUri only when it starts with it (ext-apps'
-// getToolUiResourceUri throws on anything else).
-const appScheme = "ui://"
-
-// PublishedURI is uri with prefix ("" or "server+") added: in front of its
-// scheme ("docs+file:///x"), or, for a ui:// URI, right after "ui://"
-// ("ui://docs+view/app.html"), so that an app's UI stays a ui:// resource
-// its host will load.
-func PublishedURI(prefix, uri string) string {
-	if prefix == "" {
-		return uri
-	}
-	if rest, ok := strings.CutPrefix(uri, appScheme); ok {
-		return appScheme + prefix + rest
-	}
-	return prefix + uri
-}
-
-// UpstreamURI undoes PublishedURI: the upstream's own URI of pub, false
-// when pub does not carry prefix.
-func UpstreamURI(prefix, pub string) (string, bool) {
-	if prefix == "" {
-		return pub, true
-	}
-	if rest, ok := strings.CutPrefix(pub, appScheme+prefix); ok {
-		return appScheme + rest, true
-	}
-	if rest, ok := strings.CutPrefix(pub, prefix); ok && !strings.HasPrefix(rest, appScheme) {
-		return rest, true
-	}
-	return "", false
-}
-
-// schemePrefix turns a server name into characters a URI scheme may hold.
-func schemePrefix(server string) string {
-	var b strings.Builder
-	for i := 0; i < len(server); i++ {
-		c := server[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.':
-			b.WriteByte(c)
-		case c >= 'A' && c <= 'Z':
-			b.WriteByte(c + 'a' - 'A')
-		default:
-			b.WriteByte('-')
-		}
-	}
-	s := b.String()
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		s = "s" + s
-	}
-	return s
+	return naming.URIPrefix(server)
 }

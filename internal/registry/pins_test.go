@@ -11,12 +11,13 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 )
 
 func quarantinedServer(name, tool, sum string) ServerView {
 	sv := server(name, StateConnected, "x")
 	q := server(name, StateConnected, tool).Tools[0]
-	q.Quarantine = &Quarantine{Diff: `description changed: "a" -> "b"`, PinnedSHA256: "p", CurrentSHA256: sum, Enforced: true}
+	q.Quarantine = &quarantine.Quarantine{Diff: `description changed: "a" -> "b"`, PinnedSHA256: "p", CurrentSHA256: sum, Enforced: true}
 	sv.Quarantined = []Tool{q}
 	return sv
 }
@@ -36,25 +37,6 @@ func TestLookupRefusesQuarantinedTool(t *testing.T) {
 	}
 	if _, err := r.Lookup("fs__x"); err != nil {
 		t.Errorf("the server's other tool: %v", err)
-	}
-}
-
-func TestQuarantineReportedOncePerDefinition(t *testing.T) {
-	r := New(Options{}, zerolog.Nop())
-	var got []string
-	r.OnQuarantine(func(ev QuarantineEvent) { got = append(got, ev.Server+"/"+ev.Tool+"@"+ev.Quarantine.CurrentSHA256) })
-	for _, step := range []struct {
-		sum  string // "" : not quarantined any more
-		want int
-	}{{"c1", 1}, {"c1", 1}, {"c2", 2}, {"", 2}, {"c2", 3}} {
-		cat := catalogOf(1, server("fs", StateConnected, "x"))
-		if step.sum != "" {
-			cat = catalogOf(1, quarantinedServer("fs", "read", step.sum))
-		}
-		r.pins.report(cat, r.quarantined)
-		if len(got) != step.want {
-			t.Fatalf("after %q: reported %v, want %d reports", step.sum, got, step.want)
-		}
 	}
 }
 

@@ -28,6 +28,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/registry/naming"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
@@ -170,7 +172,7 @@ type Tool struct {
 	Exchange Exchange
 	// Quarantine, when set, says the definition is not the pinned one,
 	// or looks like a prompt injection.
-	Quarantine *Quarantine
+	Quarantine *quarantine.Quarantine
 	client     *upstream.Client
 	local      *LocalTool
 }
@@ -210,7 +212,7 @@ type Route struct {
 	// Quarantine, when set (pinning or screening mode warn), says the
 	// definition is not the pinned one or looks like a prompt injection;
 	// the call runs.
-	Quarantine *Quarantine
+	Quarantine *quarantine.Quarantine
 	// server names the owner for metrics and audit lines.
 	server string
 	// everyScope marks the hub's view helpers (find_tools, HubRoute).
@@ -277,17 +279,16 @@ type Registry struct {
 	// events are the listeners and the log level (events.go).
 	events
 
-	// pins are the pin checks of the rebuilds (pins.go).
-	pins *pinChecks
-	// screens are the screenings of the rebuilds (screen.go).
-	screens *screenChecks
+	// holds are the pin checks and screenings of the rebuilds: which
+	// tools are quarantined.
+	holds *quarantine.Checks
 	// rebuilt is closed and replaced (under mu) by every rebuild.
 	rebuilt chan struct{}
 
-	// Stable names (claims.go). claims and contacted (the clients that
-	// answered or failed their first connection) belong to the rebuild
-	// goroutine.
-	claims    claims
+	// Stable names (naming.Claims). claims and contacted (the clients
+	// that answered or failed their first connection, which say when new
+	// names may be claimed) belong to the rebuild goroutine.
+	claims    *naming.Claims
 	contacted map[*upstream.Client]bool
 }
 
@@ -311,9 +312,8 @@ func New(opts Options, log zerolog.Logger) *Registry {
 		contacted:    map[*upstream.Client]bool{},
 		readiness:    newReadiness(),
 	}
-	r.claims = newClaims(opts.Names, opts.Naming, r.log)
-	r.pins = newPinChecks(opts.Pins, r.log)
-	r.screens = newScreenChecks(opts.Screening)
+	r.claims = naming.NewClaims(opts.Names, opts.Naming, r.log)
+	r.holds = quarantine.New(opts.Pins, opts.Screening, r.log)
 	r.catalog.Store(&Catalog{})
 	r.logLevel.Store(opts.LogLevel)
 	return r
@@ -380,7 +380,7 @@ func (r *Registry) Run(ctx context.Context, sources ...discovery.Source) {
 		case <-r.opts.Pins.Changed():
 			// Another replica pinned or approved: check again.
 			r.pinsChanged()
-		case <-r.claims.store.ClaimsChanged():
+		case <-r.claims.Changed():
 			// Another replica claimed or released names: adopt them.
 			r.markDirty()
 		case <-st.giveUpC():
@@ -528,7 +528,7 @@ func agentToolNames(tools, static []LocalTool, sep string) []LocalTool {
 	for i := range tools {
 		if count[tools[i].Def.Name] > 1 {
 			agent := tools[i].Agent[strings.LastIndex(tools[i].Agent, "/")+1:]
-			tools[i].Def.Name = sanitize(agent) + sep + tools[i].Def.Name
+			tools[i].Def.Name = naming.Sanitize(agent) + sep + tools[i].Def.Name
 		}
 	}
 	return tools
@@ -583,7 +583,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		shadowed map[string]string
 	}
 	entries := make([]entry, len(clients))
-	var keys []toolKey
+	var keys []naming.Key
 	servers := make([]string, len(clients))
 	settled := r.Ready()
 	for i, c := range clients {
@@ -612,7 +612,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	// a server that never answers does not hold back everyone's claims.
 	// No rebuild of its own: the give-up schedules one.
 	settled = settled || r.Tried() || r.gaveUp.Load()
-	names, hidden := r.claims.stableNames(ctx, keys, servers, reserved, r.Ready(), settled)
+	names, hidden := r.claims.Names(ctx, keys, servers, reserved, r.Ready(), settled)
 	classifier := classifierFor(clients)
 
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
@@ -632,16 +632,15 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	for i, e := range entries {
 		pinClients[i], pinLists[i] = e.c, e.tools
 	}
-	r.pins.forget(ctx, servers, r.Ready())
-	r.pins.checkAll(ctx, pinClients, pinLists)
+	r.holds.Forget(ctx, servers, r.Ready())
+	r.holds.CheckAll(ctx, pinClients, pinLists)
 	for _, e := range entries {
 		spec := e.c.Spec()
 		sv := ServerView{Name: spec.Name, URL: displayURL(spec), Transport: spec.Transport, Auth: spec.AuthMode(), Source: spec.Source, Origin: spec.Origin, Status: statusOf(e.status), Limits: spec.Limits}
 		if x := e.c.Exchange(); x != nil {
 			sv.Exchanges = x.Stats
 		}
-		changes := r.pins.check(e.c, e.tools)
-		held := r.screens.check(e.c, e.tools)
+		held := r.holds.Of(e.c, e.tools)
 		for orig := range e.shadowed {
 			if sv.Hidden == nil {
 				sv.Hidden = map[string]string{}
@@ -669,17 +668,9 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: def.Annotations.ReadOnlyHint, DestructiveHint: def.Annotations.DestructiveHint})
 			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: exchangeOf(e.c), client: e.c}
-			var ch *pinning.Change
-			if c, changed := changes[t.Name]; changed {
-				ch = &c
-			}
-			var sc *screened
-			if s, hit := held[t.Name]; hit {
-				sc = &s
-			}
-			if ch != nil || sc != nil {
-				pt.Quarantine = r.screens.quarantine(r.opts.Pins, spec.Name, t.Name, ch, sc)
-				if pt.Quarantine != nil && pt.Quarantine.Enforced {
+			if q := held[t.Name]; q != nil {
+				pt.Quarantine = q
+				if q.Enforced {
 					sv.Quarantined = append(sv.Quarantined, pt)
 					continue
 				}
@@ -715,19 +706,34 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		}
 	}
 	r.catalog.Store(cat)
-	r.pins.keep(clients)
-	r.screens.keep(clients)
+	r.holds.Keep(clients)
 	for c := range r.contacted {
 		if !slices.Contains(clients, c) {
 			delete(r.contacted, c)
 		}
 	}
-	r.pins.report(cat, r.quarantined)
+	r.holds.Report(cat.held(), r.quarantined)
 	r.mu.Lock()
 	close(r.rebuilt)
 	r.rebuilt = make(chan struct{})
 	r.mu.Unlock()
 	return pending
+}
+
+// held are the quarantined tools of c, listed or not, server by server.
+func (c *Catalog) held() []quarantine.Event {
+	var out []quarantine.Event
+	for i := range c.Servers {
+		sv := &c.Servers[i]
+		for _, list := range [][]Tool{sv.Tools, sv.Quarantined} {
+			for j := range list {
+				if t := &list[j]; t.Quarantine != nil {
+					out = append(out, quarantine.Event{Server: sv.Name, Tool: t.Original, Published: t.Name, Origin: sv.Origin, Quarantine: *t.Quarantine})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // localViews lists the hub's own tools as two always-connected

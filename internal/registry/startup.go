@@ -34,7 +34,7 @@ type readiness struct {
 	// tried is closed once every configured upstream was tried once.
 	tried chan struct{}
 	// gaveUp: start-up stopped waiting for upstreams still connecting;
-	// their names are claimed without them (claims.go).
+	// their names are claimed without them (naming.Claims).
 	gaveUp atomic.Bool
 }
 

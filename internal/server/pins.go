@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
@@ -56,7 +57,7 @@ func newPinSignals(m *prometheus.Registry, log zerolog.Logger) *pinSignals {
 // counters and a warn audit line (the diff, the screening's hits and the
 // digests; definitions hold no secrets of the hub). Each definition is
 // heard of once, so the counters count definitions, not rebuilds.
-func (s *pinSignals) heard(ev registry.QuarantineEvent) {
+func (s *pinSignals) heard(ev quarantine.Event) {
 	q := ev.Quarantine
 	if q.Changed() {
 		s.changes.WithLabelValues(ev.Server).Inc()

@@ -7,7 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
-	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/toolscreen"
 )
 
@@ -15,7 +15,7 @@ import (
 // in mcphub_tools_screened_total, and not as a pin change.
 func TestScreenedCounted(t *testing.T) {
 	s := newPinSignals(prometheus.NewRegistry(), zerolog.Nop())
-	s.heard(registry.QuarantineEvent{Server: "s", Tool: "fact", Quarantine: registry.Quarantine{CurrentSHA256: "c",
+	s.heard(quarantine.Event{Server: "s", Tool: "fact", Quarantine: quarantine.Quarantine{CurrentSHA256: "c",
 		Enforced: true, Screened: []toolscreen.Hit{
 			{Rule: toolscreen.HiddenBlock, Where: "description"},
 			{Rule: toolscreen.HiddenBlock, Where: "title"},

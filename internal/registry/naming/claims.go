@@ -1,4 +1,4 @@
-package registry
+package naming
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // Stable names (prefix on-conflict). Every name published is claimed for
-// its tool in Options.Names (persisted, shared by replicas); a rebuild
+// its tool in a claim store (persisted, shared by replicas); a rebuild
 // publishes claimed names first and names only the newcomers, then claims
 // those. A claim outlives its server being down or the tool missing from
 // a list: it ends only when the server is removed from every source, once
@@ -30,41 +30,52 @@ import (
 // still published, and claimed in memory until a write succeeds.
 const claimRetry = 30 * time.Second
 
+// storeTimeout bounds one write of the claim store (a ConfigMap update)
+// during a rebuild.
+const storeTimeout = 10 * time.Second
+
 // claimAttempts bounds the rounds of proposing names another replica may
 // have claimed meanwhile; each lost round adopts the winner's claims.
 const claimAttempts = 3
 
-// claims is the registry's side of the stable names: the claim store,
-// the claims not saved yet and whether the store is failing. It is a type
-// of its own because it is a protocol with the store (propose, adopt
-// another replica's claims, release, back off a failing store) that the
-// rebuild only asks one question of: what are the names now. Only the
-// rebuild goroutine uses it; the store's ClaimsChanged is read by Run.
-type claims struct {
+// Claims are the catalog's side of the stable names: the claim store, the
+// claims not saved yet and whether the store is failing. It is a type of
+// its own because it is a protocol with the store (propose, adopt another
+// replica's claims, release, back off a failing store) that the rebuild
+// only asks one question of: what are the names now (Names). Only the
+// rebuild goroutine uses it; Changed may be read by any.
+type Claims struct {
 	store  pinning.ClaimStore
 	naming config.Naming
 	log    zerolog.Logger
 	// unsaved are the claims not saved yet, by name (held in memory
 	// while the store fails).
-	unsaved map[string]toolKey
+	unsaved map[string]Key
 	// failedAt is when the store last failed a write.
 	failedAt time.Time
 }
 
-// newClaims returns the claims kept in store (in memory when nil).
-func newClaims(store pinning.ClaimStore, naming config.Naming, log zerolog.Logger) claims {
+// NewClaims returns the claims kept in store (in memory when nil, stable
+// while the process runs), naming tools under the policy naming.
+func NewClaims(store pinning.ClaimStore, naming config.Naming, log zerolog.Logger) *Claims {
 	if store == nil {
 		store = pinning.NewMemoryClaims()
 	}
-	return claims{store: store, naming: naming, log: log, unsaved: map[string]toolKey{}}
+	return &Claims{store: store, naming: naming, log: log, unsaved: map[string]Key{}}
 }
 
-// stableNames names the tools of the servers (every server in the
-// sources, up or not) under the naming policy and the claims; ready says
-// every source has reported, settled that new names may be claimed.
-func (cl *claims) stableNames(ctx context.Context, keys []toolKey, servers []string, reserved []string, ready, settled bool) (names, hidden map[toolKey]string) {
+// Changed fires when another replica claimed or released names: the next
+// Names adopts them.
+func (cl *Claims) Changed() <-chan struct{} { return cl.store.ClaimsChanged() }
+
+// Names names the tools of the servers (every server in the sources, up
+// or not) under the naming policy and the claims; reserved are the names
+// the hub's own tools hold; ready says every source has reported, settled
+// that new names may be claimed. The tools in hidden are not published;
+// each maps to the server that keeps its name.
+func (cl *Claims) Names(ctx context.Context, keys []Key, servers []string, reserved []string, ready, settled bool) (names, hidden map[Key]string) {
 	if cl.naming.Prefix != config.PrefixOnConflict {
-		return publishNames(keys, cl.naming, reserved...)
+		return publish(keys, cl.naming, reserved...)
 	}
 	present := make(map[string]bool, len(servers))
 	for _, s := range servers {
@@ -75,7 +86,7 @@ func (cl *claims) stableNames(ctx context.Context, keys []toolKey, servers []str
 	}
 	for attempt := 0; ; attempt++ {
 		held := cl.inForce(present, ready)
-		var fresh map[toolKey]string
+		var fresh map[Key]string
 		names, hidden, fresh = publishClaimed(keys, cl.naming, held, reserved...)
 		if !settled {
 			return names, hidden
@@ -91,7 +102,7 @@ func (cl *claims) stableNames(ctx context.Context, keys []toolKey, servers []str
 			candidates = append(candidates, pinning.Claim{Name: n, Key: pinning.Key{Server: k.Server, Tool: k.Original}})
 		}
 		sort.Slice(candidates, func(i, j int) bool { return candidates[i].Name < candidates[j].Name })
-		wctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
+		wctx, cancel := context.WithTimeout(ctx, storeTimeout)
 		inForce, err := cl.store.ClaimFirst(wctx, candidates)
 		cancel()
 		if err != nil {
@@ -123,12 +134,12 @@ func (cl *claims) stableNames(ctx context.Context, keys []toolKey, servers []str
 // inForce are the store's claims, and the ones not saved yet that
 // do not contradict them. Once every source has reported, the claims of
 // servers no source holds are not in force (release drops them).
-func (cl *claims) inForce(present map[string]bool, ready bool) map[string]toolKey {
+func (cl *Claims) inForce(present map[string]bool, ready bool) map[string]Key {
 	stored := cl.store.Claims()
-	held := make(map[string]toolKey, len(stored)+len(cl.unsaved))
-	keyed := make(map[toolKey]bool, len(stored))
+	held := make(map[string]Key, len(stored)+len(cl.unsaved))
+	keyed := make(map[Key]bool, len(stored))
 	for _, c := range stored {
-		k := toolKey{Server: c.Server, Original: c.Tool}
+		k := Key{Server: c.Server, Original: c.Tool}
 		keyed[k] = true
 		if ready && !present[c.Server] {
 			continue
@@ -147,7 +158,7 @@ func (cl *claims) inForce(present map[string]bool, ready bool) map[string]toolKe
 }
 
 // release drops the claims of servers that no source holds.
-func (cl *claims) release(ctx context.Context, present map[string]bool) {
+func (cl *Claims) release(ctx context.Context, present map[string]bool) {
 	var gone []string
 	seen := map[string]bool{}
 	for _, c := range cl.store.Claims() {
@@ -160,7 +171,7 @@ func (cl *claims) release(ctx context.Context, present map[string]bool) {
 		return
 	}
 	sort.Strings(gone)
-	wctx, cancel := context.WithTimeout(ctx, pinCheckTimeout)
+	wctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	if err := cl.store.Release(wctx, gone...); err != nil {
 		cl.failedAt = time.Now()
@@ -172,6 +183,6 @@ func (cl *claims) release(ctx context.Context, present map[string]bool) {
 
 // failing says the claim store failed less than claimRetry ago: a
 // rebuild does not wait on a dead store again and again.
-func (cl *claims) failing() bool {
+func (cl *Claims) failing() bool {
 	return !cl.failedAt.IsZero() && time.Since(cl.failedAt) < claimRetry
 }

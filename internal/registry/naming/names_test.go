@@ -1,4 +1,4 @@
-package registry
+package naming
 
 import (
 	"maps"
@@ -16,33 +16,33 @@ func TestPublishNames(t *testing.T) {
 	onConflict := config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}
 	always := config.Naming{Prefix: config.PrefixAlways, Separator: "__"}
 	never := config.Naming{Prefix: config.PrefixNever, Separator: "__"}
-	keys := []toolKey{{"github", "search"}, {"jira", "search"}, {"github", "create_issue"}, {"fs", "read.file"}}
+	keys := []Key{{"github", "search"}, {"jira", "search"}, {"github", "create_issue"}, {"fs", "read.file"}}
 	cases := []struct {
 		name   string
 		naming config.Naming
-		keys   []toolKey
-		want   map[toolKey]string
-		hidden map[toolKey]string
+		keys   []Key
+		want   map[Key]string
+		hidden map[Key]string
 	}{
-		{"on-conflict prefixes only colliding names", onConflict, keys, map[toolKey]string{
+		{"on-conflict prefixes only colliding names", onConflict, keys, map[Key]string{
 			{"github", "search"}: "github__search", {"jira", "search"}: "jira__search",
 			{"github", "create_issue"}: "create_issue", {"fs", "read.file"}: "read_file",
 		}, nil},
-		{"always prefixes every name", always, keys, map[toolKey]string{
+		{"always prefixes every name", always, keys, map[Key]string{
 			{"github", "search"}: "github__search", {"jira", "search"}: "jira__search",
 			{"github", "create_issue"}: "github__create_issue", {"fs", "read.file"}: "fs__read_file",
 		}, nil},
-		{"never keeps the first server's tool", never, keys, map[toolKey]string{
+		{"never keeps the first server's tool", never, keys, map[Key]string{
 			{"github", "search"}: "search", {"github", "create_issue"}: "create_issue", {"fs", "read.file"}: "read_file",
-		}, map[toolKey]string{{"jira", "search"}: "github"}},
+		}, map[Key]string{{"jira", "search"}: "github"}},
 		{"separator is configurable", config.Naming{Prefix: config.PrefixAlways, Separator: "-"},
-			[]toolKey{{"a", "x"}}, map[toolKey]string{{"a", "x"}: "a-x"}, nil},
-		{"dots in server names are sanitized", always, []toolKey{{"my.server", "x"}},
-			map[toolKey]string{{"my.server", "x"}: "my_server__x"}, nil},
+			[]Key{{"a", "x"}}, map[Key]string{{"a", "x"}: "a-x"}, nil},
+		{"dots in server names are sanitized", always, []Key{{"my.server", "x"}},
+			map[Key]string{{"my.server", "x"}: "my_server__x"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, hidden := publishNames(tc.keys, tc.naming)
+			got, hidden := publish(tc.keys, tc.naming)
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
@@ -64,14 +64,14 @@ func TestPublishNames(t *testing.T) {
 }
 
 func TestPublishNamesOrderIndependent(t *testing.T) {
-	a := []toolKey{{"s1", "t"}, {"s2", "t"}, {"s3", "u"}}
-	b := []toolKey{{"s3", "u"}, {"s2", "t"}, {"s1", "t"}}
+	a := []Key{{"s1", "t"}, {"s2", "t"}, {"s3", "u"}}
+	b := []Key{{"s3", "u"}, {"s2", "t"}, {"s1", "t"}}
 	for _, n := range []config.Naming{
 		{Prefix: config.PrefixOnConflict, Separator: "__"},
 		{Prefix: config.PrefixNever, Separator: "__"},
 	} {
-		ga, _ := publishNames(a, n)
-		gb, _ := publishNames(b, n)
+		ga, _ := publish(a, n)
+		gb, _ := publish(b, n)
 		for k, v := range ga {
 			if gb[k] != v {
 				t.Errorf("%s: %v named %q or %q depending on order", n.Prefix, k, v, gb[k])
@@ -82,7 +82,7 @@ func TestPublishNamesOrderIndependent(t *testing.T) {
 
 func TestLongNamesShortenedUniquely(t *testing.T) {
 	long := strings.Repeat("x", 60)
-	keys := []toolKey{
+	keys := []Key{
 		{"server-with-a-long-name", long + "_one"},
 		{"server-with-a-long-name", long + "_two"},
 		{"other", long + "_one"},
@@ -91,8 +91,8 @@ func TestLongNamesShortenedUniquely(t *testing.T) {
 		{Prefix: config.PrefixAlways, Separator: "__"},
 		{Prefix: config.PrefixOnConflict, Separator: "__"},
 	} {
-		names, _ := publishNames(keys, n)
-		seen := map[string]toolKey{}
+		names, _ := publish(keys, n)
+		seen := map[string]Key{}
 		for k, name := range names {
 			if !validName.MatchString(name) {
 				t.Errorf("%s: %q is not a valid published name", n.Prefix, name)
@@ -102,7 +102,7 @@ func TestLongNamesShortenedUniquely(t *testing.T) {
 			}
 			seen[name] = k
 		}
-		again, _ := publishNames(keys, n)
+		again, _ := publish(keys, n)
 		for k := range names {
 			if again[k] != names[k] {
 				t.Errorf("shortening is not deterministic: %q vs %q", names[k], again[k])
@@ -113,8 +113,8 @@ func TestLongNamesShortenedUniquely(t *testing.T) {
 
 func TestSanitizeCollisionsStayUnique(t *testing.T) {
 	// "a.b" and "a_b" sanitize to the same name; a prefix can equal a bare name.
-	keys := []toolKey{{"s", "a.b"}, {"s", "a_b"}, {"x", "y__z"}, {"y", "z"}}
-	names, _ := publishNames(keys, config.Naming{Prefix: config.PrefixAlways, Separator: "__"})
+	keys := []Key{{"s", "a.b"}, {"s", "a_b"}, {"x", "y__z"}, {"y", "z"}}
+	names, _ := publish(keys, config.Naming{Prefix: config.PrefixAlways, Separator: "__"})
 	seen := map[string]bool{}
 	for k, n := range names {
 		if !validName.MatchString(n) {
@@ -131,27 +131,27 @@ func TestSanitizeCollisionsStayUnique(t *testing.T) {
 }
 
 func TestReservedNamesStayWithTheHub(t *testing.T) {
-	keys := []toolKey{{"lint", "static-analysis"}, {"static", "analysis"}, {"gh", "get_issue"}}
+	keys := []Key{{"lint", "static-analysis"}, {"static", "analysis"}, {"gh", "get_issue"}}
 	for _, n := range []config.Naming{
 		{Prefix: config.PrefixOnConflict, Separator: "__"},
 		{Prefix: config.PrefixAlways, Separator: "-"},
 		{Prefix: config.PrefixNever, Separator: "__"},
 	} {
-		names, hidden := publishNames(keys, n, "static-analysis", "trigger-workflow")
+		names, hidden := publish(keys, n, "static-analysis", "trigger-workflow")
 		for k, name := range names {
 			if name == "static-analysis" || name == "trigger-workflow" {
 				t.Errorf("%s: upstream tool %v published under the hub's name %q", n.Prefix, k, name)
 			}
 		}
-		if n.Prefix == config.PrefixNever && hidden[toolKey{"lint", "static-analysis"}] != "hub" {
+		if n.Prefix == config.PrefixNever && hidden[Key{"lint", "static-analysis"}] != "hub" {
 			t.Errorf("never: lint's static-analysis should be hidden by the hub, hidden = %v", hidden)
 		}
 	}
 }
 
 // claimsOf turns names as published into the claims a store would hold.
-func claimsOf(names map[toolKey]string) map[string]toolKey {
-	out := make(map[string]toolKey, len(names))
+func claimsOf(names map[Key]string) map[string]Key {
+	out := make(map[string]Key, len(names))
 	for k, n := range names {
 		out[n] = k
 	}
@@ -164,28 +164,28 @@ func claimsOf(names map[toolKey]string) map[string]toolKey {
 // server gives its names up.
 func TestClaimedNamesStayStable(t *testing.T) {
 	onConflict := config.Naming{Prefix: config.PrefixOnConflict, Separator: "__"}
-	aEcho, bEcho, aOnly := toolKey{"a", "echo"}, toolKey{"b", "echo"}, toolKey{"a", "only_a"}
-	cEcho := toolKey{"c", "echo"}
-	claims := map[string]toolKey{}
+	aEcho, bEcho, aOnly := Key{"a", "echo"}, Key{"b", "echo"}, Key{"a", "only_a"}
+	cEcho := Key{"c", "echo"}
+	claims := map[string]Key{}
 	steps := []struct {
 		name   string
-		keys   []toolKey
+		keys   []Key
 		remove []string // servers removed from the sources before the step
-		want   map[toolKey]string
-		fresh  []toolKey // tools named for the first time
+		want   map[Key]string
+		fresh  []Key // tools named for the first time
 	}{
-		{"b down at start: a's echo is bare", []toolKey{aEcho, aOnly},
-			nil, map[toolKey]string{aEcho: "echo", aOnly: "only_a"}, []toolKey{aEcho, aOnly}},
-		{"b comes up: a keeps echo, the newcomer is prefixed", []toolKey{aEcho, aOnly, bEcho},
-			nil, map[toolKey]string{aEcho: "echo", aOnly: "only_a", bEcho: "b__echo"}, []toolKey{bEcho}},
-		{"restart with both up and the saved claims: the same names", []toolKey{bEcho, aOnly, aEcho},
-			nil, map[toolKey]string{aEcho: "echo", aOnly: "only_a", bEcho: "b__echo"}, nil},
-		{"a down: its claim keeps echo from b", []toolKey{bEcho},
-			nil, map[toolKey]string{bEcho: "b__echo"}, nil},
-		{"a removed: its names are free, b keeps its own", []toolKey{bEcho},
-			[]string{"a"}, map[toolKey]string{bEcho: "b__echo"}, nil},
-		{"a newcomer is prefixed while b still offers the name", []toolKey{bEcho, cEcho},
-			nil, map[toolKey]string{bEcho: "b__echo", cEcho: "c__echo"}, []toolKey{cEcho}},
+		{"b down at start: a's echo is bare", []Key{aEcho, aOnly},
+			nil, map[Key]string{aEcho: "echo", aOnly: "only_a"}, []Key{aEcho, aOnly}},
+		{"b comes up: a keeps echo, the newcomer is prefixed", []Key{aEcho, aOnly, bEcho},
+			nil, map[Key]string{aEcho: "echo", aOnly: "only_a", bEcho: "b__echo"}, []Key{bEcho}},
+		{"restart with both up and the saved claims: the same names", []Key{bEcho, aOnly, aEcho},
+			nil, map[Key]string{aEcho: "echo", aOnly: "only_a", bEcho: "b__echo"}, nil},
+		{"a down: its claim keeps echo from b", []Key{bEcho},
+			nil, map[Key]string{bEcho: "b__echo"}, nil},
+		{"a removed: its names are free, b keeps its own", []Key{bEcho},
+			[]string{"a"}, map[Key]string{bEcho: "b__echo"}, nil},
+		{"a newcomer is prefixed while b still offers the name", []Key{bEcho, cEcho},
+			nil, map[Key]string{bEcho: "b__echo", cEcho: "c__echo"}, []Key{cEcho}},
 	}
 	for _, st := range steps {
 		for n, k := range claims {
@@ -218,38 +218,38 @@ func TestClaimedNames(t *testing.T) {
 	cases := []struct {
 		name     string
 		naming   config.Naming
-		keys     []toolKey
-		claims   map[string]toolKey
+		keys     []Key
+		claims   map[string]Key
 		reserved []string
-		want     map[toolKey]string
+		want     map[Key]string
 	}{
 		{"no claims: the old names", onConflict,
-			[]toolKey{{"a", "echo"}, {"b", "echo"}, {"a", "x"}}, map[string]toolKey{},
-			nil, map[toolKey]string{{"a", "echo"}: "a__echo", {"b", "echo"}: "b__echo", {"a", "x"}: "x"}},
+			[]Key{{"a", "echo"}, {"b", "echo"}, {"a", "x"}}, map[string]Key{},
+			nil, map[Key]string{{"a", "echo"}: "a__echo", {"b", "echo"}: "b__echo", {"a", "x"}: "x"}},
 		{"prefixed names stay prefixed when the conflict is gone", onConflict,
-			[]toolKey{{"a", "echo"}}, map[string]toolKey{"a__echo": {"a", "echo"}, "b__echo": {"b", "echo"}},
-			nil, map[toolKey]string{{"a", "echo"}: "a__echo"}},
+			[]Key{{"a", "echo"}}, map[string]Key{"a__echo": {"a", "echo"}, "b__echo": {"b", "echo"}},
+			nil, map[Key]string{{"a", "echo"}: "a__echo"}},
 		{"a claim of a down server keeps its name from a newcomer", onConflict,
-			[]toolKey{{"b", "echo"}}, map[string]toolKey{"echo": {"a", "echo"}},
-			nil, map[toolKey]string{{"b", "echo"}: "b__echo"}},
+			[]Key{{"b", "echo"}}, map[string]Key{"echo": {"a", "echo"}},
+			nil, map[Key]string{{"b", "echo"}: "b__echo"}},
 		{"always ignores claims", config.Naming{Prefix: config.PrefixAlways, Separator: "__"},
-			[]toolKey{{"a", "echo"}}, map[string]toolKey{"echo": {"a", "echo"}},
-			nil, map[toolKey]string{{"a", "echo"}: "a__echo"}},
+			[]Key{{"a", "echo"}}, map[string]Key{"echo": {"a", "echo"}},
+			nil, map[Key]string{{"a", "echo"}: "a__echo"}},
 		{"never ignores claims", config.Naming{Prefix: config.PrefixNever, Separator: "__"},
-			[]toolKey{{"a", "echo"}, {"b", "echo"}}, map[string]toolKey{"echo": {"b", "echo"}},
-			nil, map[toolKey]string{{"a", "echo"}: "echo"}},
+			[]Key{{"a", "echo"}, {"b", "echo"}}, map[string]Key{"echo": {"b", "echo"}},
+			nil, map[Key]string{{"a", "echo"}: "echo"}},
 		{"a hub tool's name beats a claim", onConflict,
-			[]toolKey{{"lint", "static-analysis"}}, map[string]toolKey{"static-analysis": {"lint", "static-analysis"}},
-			[]string{"static-analysis"}, map[toolKey]string{{"lint", "static-analysis"}: "lint__static-analysis"}},
+			[]Key{{"lint", "static-analysis"}}, map[string]Key{"static-analysis": {"lint", "static-analysis"}},
+			[]string{"static-analysis"}, map[Key]string{{"lint", "static-analysis"}: "lint__static-analysis"}},
 		{"an invalid claimed name is ignored", onConflict,
-			[]toolKey{{"a", "echo"}}, map[string]toolKey{"e.cho": {"a", "echo"}},
-			nil, map[toolKey]string{{"a", "echo"}: "echo"}},
+			[]Key{{"a", "echo"}}, map[string]Key{"e.cho": {"a", "echo"}},
+			nil, map[Key]string{{"a", "echo"}: "echo"}},
 		{"long claimed names are kept as published", onConflict,
-			[]toolKey{{"a", long}}, map[string]toolKey{withHash(long, toolKey{"a", long}): {"a", long}},
-			nil, map[toolKey]string{{"a", long}: withHash(long, toolKey{"a", long})}},
+			[]Key{{"a", long}}, map[string]Key{withHash(long, Key{"a", long}): {"a", long}},
+			nil, map[Key]string{{"a", long}: withHash(long, Key{"a", long})}},
 		{"a newcomer's prefixed name meeting a claim is hashed", onConflict,
-			[]toolKey{{"b", "echo"}}, map[string]toolKey{"echo": {"a", "echo"}, "b__echo": {"x", "b__echo"}},
-			nil, map[toolKey]string{{"b", "echo"}: withHash("b__echo", toolKey{"b", "echo"})}},
+			[]Key{{"b", "echo"}}, map[string]Key{"echo": {"a", "echo"}, "b__echo": {"x", "b__echo"}},
+			nil, map[Key]string{{"b", "echo"}: withHash("b__echo", Key{"b", "echo"})}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,13 @@
-package registry
+// Package naming is the catalog's naming: the name every upstream tool,
+// prompt, resource URI and URI template is published under (the naming
+// policy: kept, prefixed with its server, hidden, or shortened with a
+// hash), and the claims that keep a published tool name reaching the same
+// tool across restarts, replicas and servers that are down (Claims). It is
+// a package of its own because naming is a job a newcomer looks for by
+// that name, with its own rules (what model APIs accept, what a URI scheme
+// may hold) and its own state (the claim store's protocol), and the
+// catalog only ever asks it what the names are.
+package naming
 
 import (
 	"crypto/sha256"
@@ -8,20 +17,21 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 )
 
-// MaxToolNameLen is the longest published tool name: Claude, Cursor and the
+// maxToolNameLen is the longest published tool name: Claude, Cursor and the
 // OpenAI API refuse longer ones.
-const MaxToolNameLen = config.MaxToolNameLen
+const maxToolNameLen = config.MaxToolNameLen
 
 // hashLen is the number of hex digits that keep a shortened name unique.
 const hashLen = 8
 
-// toolKey identifies one upstream tool.
-type toolKey struct {
+// Key identifies one upstream tool, prompt, resource or template: its
+// server and its name (or URI) there.
+type Key struct {
 	Server   string
 	Original string
 }
 
-// publishNames assigns every upstream tool its published name under the
+// publish assigns every upstream tool its published name under the
 // naming policy. The result is deterministic for the same input, whatever
 // the order: names must not change between replicas or restarts. Tools that
 // the policy cannot publish (policy never, name taken by an earlier server)
@@ -29,12 +39,12 @@ type toolKey struct {
 //
 // reserved are names the hub's own tools hold: an upstream tool never gets
 // one (it is prefixed, hidden or hashed as if another server offered it).
-func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (names map[toolKey]string, hidden map[toolKey]string) {
-	names, hidden, _ = assignNames(keys, naming, sanitize, nil, reserved...)
+func publish(keys []Key, naming config.Naming, reserved ...string) (names map[Key]string, hidden map[Key]string) {
+	names, hidden, _ = assignNames(keys, naming, Sanitize, nil, reserved...)
 	return names, hidden
 }
 
-// publishClaimed is publishNames for prefix on-conflict with claims: the
+// publishClaimed is publish for prefix on-conflict with claims: the
 // names published before (name -> tool), also of tools not offered now (a
 // server that is down). A tool with a claim keeps its name, and nobody
 // else gets it, so a name keeps reaching the tool it was first given to
@@ -42,14 +52,21 @@ func publishNames(keys []toolKey, naming config.Naming, reserved ...string) (nam
 // newcomer only. fresh are the names given to tools without a claim, to be
 // claimed. The other policies ignore claims (their names depend on the
 // tool alone, or, for never, the hidden tool has no name to keep).
-func publishClaimed(keys []toolKey, naming config.Naming, claims map[string]toolKey, reserved ...string) (names, hidden, fresh map[toolKey]string) {
-	return assignNames(keys, naming, sanitize, claims, reserved...)
+func publishClaimed(keys []Key, naming config.Naming, claims map[string]Key, reserved ...string) (names, hidden, fresh map[Key]string) {
+	return assignNames(keys, naming, Sanitize, claims, reserved...)
+}
+
+// Prompts names prompts under the naming policy as tools are named, but
+// keeping their characters: only tool names must fit model APIs.
+func Prompts(keys []Key, naming config.Naming) map[Key]string {
+	names, _, _ := assignNames(keys, naming, func(s string) string { return s }, nil)
+	return names
 }
 
 // assignNames is publishClaimed with clean as the rule for what a name may
 // hold (prompt names are kept as they are).
-func assignNames(keys []toolKey, naming config.Naming, clean func(string) string, claims map[string]toolKey, reserved ...string) (names, hidden, fresh map[toolKey]string) {
-	sorted := append([]toolKey(nil), keys...)
+func assignNames(keys []Key, naming config.Naming, clean func(string) string, claims map[string]Key, reserved ...string) (names, hidden, fresh map[Key]string) {
+	sorted := append([]Key(nil), keys...)
 	sort.Slice(sorted, func(i, j int) bool {
 		if sorted[i].Server != sorted[j].Server {
 			return sorted[i].Server < sorted[j].Server
@@ -68,14 +85,14 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 	// store keeps them so; the smallest name wins if one did not), never
 	// a hub tool's name (the hub's own tools keep theirs; the claim comes
 	// back into force when the hub tool is gone).
-	claimed := make(map[toolKey]string, len(claims))
+	claimed := make(map[Key]string, len(claims))
 	blocked := make(map[string]bool, len(claims))
 	claimNames := make([]string, 0, len(claims))
 	for n := range claims {
 		claimNames = append(claimNames, n)
 	}
 	sort.Strings(claimNames)
-	hasClaim := make(map[toolKey]bool, len(claims))
+	hasClaim := make(map[Key]bool, len(claims))
 	for _, n := range claimNames {
 		k := claims[n]
 		hasClaim[k] = true
@@ -108,12 +125,12 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 		offer(n, claims[n].Server)
 	}
 
-	names = make(map[toolKey]string, len(sorted))
-	hidden = map[toolKey]string{}
-	pending := map[toolKey]string{}
-	owner := make(map[string]toolKey, len(sorted)+len(reserved))
+	names = make(map[Key]string, len(sorted))
+	hidden = map[Key]string{}
+	pending := map[Key]string{}
+	owner := make(map[string]Key, len(sorted)+len(reserved))
 	for _, r := range reserved {
-		owner[r] = toolKey{Server: "hub", Original: r}
+		owner[r] = Key{Server: "hub", Original: r}
 	}
 	for _, k := range sorted {
 		if n, ok := claimed[k]; ok {
@@ -125,7 +142,7 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 		switch {
 		case naming.Prefix == config.PrefixAlways,
 			naming.Prefix == config.PrefixOnConflict && len(offered[bare]) > 1:
-			name = sanitize(k.Server) + naming.Separator + bare
+			name = Sanitize(k.Server) + naming.Separator + bare
 		default:
 			name = bare
 		}
@@ -135,7 +152,7 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 				continue
 			}
 		}
-		if len(name) > MaxToolNameLen {
+		if len(name) > maxToolNameLen {
 			name = withHash(name, k)
 		}
 		owner[name] = k
@@ -156,7 +173,7 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 	for n := range blocked {
 		count[n]++
 	}
-	fresh = make(map[toolKey]string, len(pending))
+	fresh = make(map[Key]string, len(pending))
 	for k, n := range pending {
 		if count[n] > 1 {
 			n = withHash(n, k)
@@ -172,7 +189,7 @@ func assignNames(keys []toolKey, naming config.Naming, clean func(string) string
 // publishable says whether name may be published: a claim read from a store
 // that does not is ignored.
 func publishable(name string) bool {
-	if name == "" || len(name) > MaxToolNameLen {
+	if name == "" || len(name) > maxToolNameLen {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
@@ -183,8 +200,9 @@ func publishable(name string) bool {
 	return true
 }
 
-// sanitize keeps only the characters model APIs accept in tool names.
-func sanitize(s string) string {
+// Sanitize keeps only the characters model APIs accept in tool names; the
+// catalog names agents' tools with it too.
+func Sanitize(s string) string {
 	ok := true
 	for i := 0; i < len(s); i++ {
 		if !validByte(s[i]) {
@@ -209,12 +227,12 @@ func sanitize(s string) string {
 
 func validByte(c byte) bool { return config.ToolNameByte(c) }
 
-// withHash makes a name unique and at most MaxToolNameLen long: it keeps the
+// withHash makes a name unique and at most maxToolNameLen long: it keeps the
 // start (the readable part) and appends a hash of the tool's full identity
 // (the unique part).
-func withHash(name string, k toolKey) string {
+func withHash(name string, k Key) string {
 	sum := sha256.Sum256([]byte(k.Server + "\x00" + k.Original))
 	h := hex.EncodeToString(sum[:])[:hashLen]
-	keep := min(len(name), MaxToolNameLen-hashLen-1)
+	keep := min(len(name), maxToolNameLen-hashLen-1)
 	return name[:keep] + "_" + h
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/pinning"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -42,7 +43,7 @@ func poisonedUpstream(t *testing.T) (spec config.ServerSpec, setTool func(name, 
 
 // screenHub runs a registry on spec with the given modes; events are the
 // quarantine events heard.
-func screenHub(t *testing.T, spec config.ServerSpec, pins *pinning.Pinner, screening string) (*Registry, func() []QuarantineEvent) {
+func screenHub(t *testing.T, spec config.ServerSpec, pins *pinning.Pinner, screening string) (*Registry, func() []quarantine.Event) {
 	t.Helper()
 	r := New(Options{
 		Naming:         config.Naming{Prefix: config.PrefixAlways, Separator: "__"},
@@ -52,8 +53,8 @@ func screenHub(t *testing.T, spec config.ServerSpec, pins *pinning.Pinner, scree
 		Upstream:       upstream.Options{Timeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 100 * time.Millisecond},
 	}, zerolog.New(zerolog.NewTestWriter(t)))
 	var mu sync.Mutex
-	var events []QuarantineEvent
-	r.OnQuarantine(func(ev QuarantineEvent) {
+	var events []quarantine.Event
+	r.OnQuarantine(func(ev quarantine.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, ev)
@@ -64,10 +65,10 @@ func screenHub(t *testing.T, spec config.ServerSpec, pins *pinning.Pinner, scree
 	go func() { defer close(done); r.Run(ctx, src) }()
 	t.Cleanup(func() { cancel(); <-done })
 	src <- []config.ServerSpec{spec}
-	return r, func() []QuarantineEvent {
+	return r, func() []quarantine.Event {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]QuarantineEvent(nil), events...)
+		return append([]quarantine.Event(nil), events...)
 	}
 }
 
