@@ -20,14 +20,30 @@ import (
 // per run. Every finding is an audit line of its own (rule ids and
 // counts, never the text) besides the call's.
 
-// guardCall filters call's arguments. It returns the call to send (its
-// arguments redacted), what the filters did (nil for nothing), or the
-// Result that refuses it.
+// guardCall filters call's arguments, and a 2026-07-28 caller's answers
+// to the upstream's input requests (inputResponses: what a person or a
+// model wrote for the upstream) with them. It returns the call to send
+// (redacted), what the filters did (nil for nothing), or the Result that
+// refuses it.
 func (p *Pipeline) guardCall(ctx context.Context, span trace.Span, session string, caller callers.Caller, call jsonrpc.ToolCall, rt registry.Route) (jsonrpc.ToolCall, *guardrails.Report, *Result) {
-	if len(caller.Guardrails.ContentFilters) == 0 || len(call.Arguments) == 0 {
+	if len(caller.Guardrails.ContentFilters) == 0 || len(call.Arguments) == 0 && call.InputResponses == nil {
 		return call, nil, nil
 	}
-	args, rep, err := p.guard.Filter(ctx, caller.Guardrails, guardrails.Arguments, call.Arguments)
+	type sent struct {
+		Arguments      json.RawMessage `json:"arguments,omitempty"`
+		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+	}
+	in := call.Arguments
+	if call.InputResponses != nil {
+		in, _ = json.Marshal(sent{call.Arguments, call.InputResponses})
+	}
+	args, rep, err := p.guard.Filter(ctx, caller.Guardrails, guardrails.Arguments, in)
+	if err == nil && call.InputResponses != nil {
+		var out sent
+		if err = json.Unmarshal(args, &out); err == nil {
+			args, call.InputResponses = out.Arguments, out.InputResponses
+		}
+	}
 	if err != nil {
 		denial := "BLOCKED: the arguments of tool '" + call.Name + "' could not be checked by the content filters: " + err.Error()
 		p.recordDenial(span, session, caller, call.Name, rt, denial, "filter failed")
@@ -70,6 +86,33 @@ func (p *Pipeline) guardResult(ctx context.Context, span trace.Span, session str
 		return nil, "", &Result{Result: ErrorResult(denial), Outcome: Denied}
 	}
 	return out, guard, nil
+}
+
+// screenedError passes an upstream's JSON-RPC error through filter (the
+// caller's content filters on what comes back, which return the text to
+// pass, or nil when it must not pass): its message and data are text an
+// upstream wrote, which reach the model as a result's do. The data goes
+// as "detail", since the filters' walker takes a member named data for an
+// image's bytes. It returns the error to answer with, nil when the filter
+// withheld it.
+func screenedError(e *jsonrpc.Error, filter func(json.RawMessage) json.RawMessage) *jsonrpc.Error {
+	type screened struct {
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail,omitempty"`
+	}
+	raw, err := json.Marshal(screened{e.Message, e.Data})
+	if err != nil {
+		return &jsonrpc.Error{Code: e.Code, Message: "the upstream's error could not be checked by the content filters"}
+	}
+	out := filter(raw)
+	if out == nil {
+		return nil
+	}
+	var s screened
+	if json.Unmarshal(out, &s) != nil {
+		return &jsonrpc.Error{Code: e.Code, Message: "the upstream's error could not be checked by the content filters"}
+	}
+	return &jsonrpc.Error{Code: e.Code, Message: s.Message, Data: s.Detail}
 }
 
 // auditGuard writes the audit line of what the content filters found in

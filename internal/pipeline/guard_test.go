@@ -107,6 +107,81 @@ func TestGuardrailsFilterBothWays(t *testing.T) {
 	}
 }
 
+// TestInputResponsesAreScreened: a 2026-07-28 caller's answers to an
+// upstream's input requests go up through its filters with the arguments.
+func TestInputResponsesAreScreened(t *testing.T) {
+	var got registry.Call
+	b := backendFunc(func(_ context.Context, c registry.Call) (json.RawMessage, error) {
+		got = c
+		return json.RawMessage(`{"content":[]}`), nil
+	})
+	tp := newTestPipeline(t, Options{}, registry.HubRoute(b, "t", autonomy.Class{ReadOnly: true}), nil)
+	caller := fullCaller
+	caller.Guardrails = &toolspec.Guardrails{ContentFilters: []string{"no-pii"}}
+	call := jsonrpc.ToolCall{Name: "t", Arguments: json.RawMessage(`{"q":"x"}`),
+		InputResponses: json.RawMessage(`{"ask-1":{"action":"accept","content":{"mail":"bob.jones@corp-mail.de"}}}`)}
+	if out := tp.Run(context.Background(), caller, "s1", call, nil); out.Outcome != OK {
+		t.Fatalf("outcome %q: %s %+v", out.Outcome, out.Result, out.Error)
+	}
+	if string(got.Arguments) != `{"q":"x"}` || string(got.InputResponses) != `{"ask-1":{"action":"accept","content":{"mail":"[redacted: email]"}}}` {
+		t.Fatalf("the upstream got arguments %s, inputResponses %s", got.Arguments, got.InputResponses)
+	}
+}
+
+// TestUpstreamErrorsAreScreened: an upstream's JSON-RPC error is text it
+// wrote, which reaches the caller as a result does: its message and data
+// pass the caller's content filters on a call and on any other request,
+// and a blocking filter withholds it.
+func TestUpstreamErrorsAreScreened(t *testing.T) {
+	upstreamErr := &jsonrpc.Error{Code: -32000, Message: "no access for alice.smith@corp-mail.de",
+		Data: json.RawMessage(`{"hint":"use key ` + awsKey + `","n":2}`)}
+	redact := toolspec.Guardrails{ContentFilters: []string{"no-pii", "secrets"}}
+	block := toolspec.Guardrails{ContentFilters: []string{"pii"}, ContentFilterMode: "block"}
+	for _, tc := range []struct {
+		name    string
+		g       *toolspec.Guardrails
+		request bool // resources/read, else tools/call
+		// want is in the answer (the error's message and data, or the
+		// withheld text); code is the answer's error code, 0 for a result.
+		want string
+		code int
+	}{
+		{"call, no filters", nil, false, "alice.smith@corp-mail.de", -32000},
+		{"call, redacted", &redact, false, "no access for [redacted: email]", -32000},
+		{"call, withheld", &block, false, "BLOCKED: the result of tool 't'", 0},
+		{"read, redacted", &redact, true, "no access for [redacted: email]", -32000},
+		{"read, withheld", &block, true, "BLOCKED", CodeDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := backendFunc(func(context.Context, registry.Call) (json.RawMessage, error) { return nil, upstreamErr })
+			tp := newTestPipeline(t, Options{}, registry.HubRoute(b, "t", autonomy.Class{ReadOnly: true}), nil)
+			caller := fullCaller
+			caller.Guardrails = tc.g
+			var out Result
+			if tc.request {
+				out = tp.Serve(context.Background(), caller, "s1", Request{Method: "resources/read", Target: "file:///a", Server: "files", Original: "file:///a"},
+					func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, upstreamErr })
+			} else {
+				out = tp.Run(context.Background(), caller, "s1", jsonrpc.ToolCall{Name: "t", Arguments: json.RawMessage(`{}`)}, nil)
+			}
+			answer, code := string(out.Result), 0
+			if out.Error != nil {
+				b, _ := json.Marshal(out.Error)
+				answer, code = string(b), out.Error.Code
+			}
+			if code != tc.code || !strings.Contains(answer, tc.want) {
+				t.Fatalf("answer %s (code %d), want %q (code %d)", answer, code, tc.want, tc.code)
+			}
+			if tc.g != nil && (strings.Contains(answer, "alice.smith") || strings.Contains(answer, awsKey)) {
+				t.Errorf("the answer %s holds what the filters look for", answer)
+			}
+			if tc.g == &redact && !strings.Contains(answer, `"data":{"hint":"use key [redacted: aws-access-token]","n":2}`) {
+				t.Errorf("the error's data %s: not screened, or not kept as data", answer)
+			}
+		})
+	}
+}
+
 // TestGuardrailsBudgetPerRun: maxIterations admits that many calls of one
 // run (the trace of the traceparent, from the header or _meta, else the
 // session); call N+1 is BLOCKED naming the budget and never reaches the

@@ -260,6 +260,18 @@ func (p *Pipeline) finish(ctx context.Context, span trace.Span, session string, 
 			return *res
 		}
 	}
+	if rpcErr := (*jsonrpc.Error)(nil); err != nil && Filters(caller) && errors.As(err, &rpcErr) {
+		var withheld *Result
+		if e := screenedError(rpcErr, func(raw json.RawMessage) json.RawMessage {
+			out, g, res := p.guardResult(ctx, span, session, caller, name, rt, raw, guard)
+			guard, withheld = g, res
+			return out
+		}); e != nil {
+			err = e
+		} else {
+			return *withheld
+		}
+	}
 	var cut *resultcap.Report
 	if err == nil {
 		result, cut, err = p.capResult(rt, result)

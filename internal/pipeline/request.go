@@ -143,6 +143,21 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 			return p.denyRequest(span, session, caller, req, denial, guard)
 		}
 	}
+	if rpcErr := (*jsonrpc.Error)(nil); err != nil && Filters(caller) && errors.As(err, &rpcErr) {
+		var denial string
+		if e := screenedError(rpcErr, func(raw json.RawMessage) json.RawMessage {
+			var out json.RawMessage
+			out, guard, denial = p.screen(ctx, session, caller, req, guardrails.Result, raw, guard)
+			if denial != "" {
+				return nil
+			}
+			return out
+		}); e != nil {
+			err = e
+		} else {
+			return p.denyRequest(span, session, caller, req, denial, guard)
+		}
+	}
 	var cut *resultcap.Report
 	if err == nil && req.Cap.Chars > 0 && len(result) > req.Cap.Chars {
 		var cerr error
