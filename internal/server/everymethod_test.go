@@ -187,6 +187,8 @@ func TestEveryMethodOnEveryFace(t *testing.T) {
 		`{"jsonrpc":"2.0","id":0,"method":"prompts/get","params":{"name":"no_such_prompt"}}`,
 		`{"jsonrpc":"2.0","id":0,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet_alpha"},"argument":{"name":"who","value":"al"}}}`,
 		`{"jsonrpc":"2.0","id":0,"method":"completion/complete","params":{"ref":{"type":"ref/nothing"},"argument":{"name":"who","value":"al"}}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"no/such/method","params":{}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"resources/read","params":{"uri":7}}`,
 	} {
 		var want faceReply
 		for i, f := range faces {
