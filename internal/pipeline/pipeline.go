@@ -260,16 +260,20 @@ func (p *Pipeline) finish(ctx context.Context, span trace.Span, session string, 
 			return *res
 		}
 	}
-	if rpcErr := (*jsonrpc.Error)(nil); err != nil && Filters(caller) && errors.As(err, &rpcErr) {
-		var withheld *Result
-		if e := screenedError(rpcErr, func(raw json.RawMessage) json.RawMessage {
-			out, g, res := p.guardResult(ctx, span, session, caller, name, rt, raw, guard)
-			guard, withheld = g, res
-			return out
-		}); e != nil {
-			err = e
-		} else {
-			return *withheld
+	// An upstream's error, screened; the variable is declared here only,
+	// where it may escape, so a call that did not fail allocates nothing.
+	if err != nil && Filters(caller) {
+		if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) {
+			var withheld *Result
+			if e := screenedError(rpcErr, func(raw json.RawMessage) json.RawMessage {
+				out, g, res := p.guardResult(ctx, span, session, caller, name, rt, raw, guard)
+				guard, withheld = g, res
+				return out
+			}); e != nil {
+				err = e
+			} else {
+				return *withheld
+			}
 		}
 	}
 	var cut *resultcap.Report

@@ -143,19 +143,23 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 			return p.denyRequest(span, session, caller, req, denial, guard)
 		}
 	}
-	if rpcErr := (*jsonrpc.Error)(nil); err != nil && Filters(caller) && errors.As(err, &rpcErr) {
-		var denial string
-		if e := screenedError(rpcErr, func(raw json.RawMessage) json.RawMessage {
-			var out json.RawMessage
-			out, guard, denial = p.screen(ctx, session, caller, req, guardrails.Result, raw, guard)
-			if denial != "" {
-				return nil
+	// An upstream's error, screened; the variable is declared here only,
+	// where it may escape, so a call that did not fail allocates nothing.
+	if err != nil && Filters(caller) {
+		if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) {
+			var denial string
+			if e := screenedError(rpcErr, func(raw json.RawMessage) json.RawMessage {
+				var out json.RawMessage
+				out, guard, denial = p.screen(ctx, session, caller, req, guardrails.Result, raw, guard)
+				if denial != "" {
+					return nil
+				}
+				return out
+			}); e != nil {
+				err = e
+			} else {
+				return p.denyRequest(span, session, caller, req, denial, guard)
 			}
-			return out
-		}); e != nil {
-			err = e
-		} else {
-			return p.denyRequest(span, session, caller, req, denial, guard)
 		}
 	}
 	var cut *resultcap.Report
