@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,33 +156,4 @@ func failOnce(t *testing.T, spec config.ServerSpec) Status {
 		t.Errorf("a call's error %v shows the upstream's text", u)
 	}
 	return st
-}
-
-// The last line of defence: an error whose text quotes what a kept answer
-// said, in a form no rule above knows, is not shown.
-func TestExplainHidesEchoes(t *testing.T) {
-	c := New(secretSpec("x", "http://127.0.0.1:1/mcp"), Options{}, zerolog.Nop(), func() {})
-	said := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"note\":\""+hunter2+"\"}}\n\n")
-	}))
-	defer said.Close()
-	resp, err := c.answers.Wrap(said.Client()).Get(said.URL) // the answer is kept as it is read
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{fmt.Errorf("failed to unmarshal response: %w", fmt.Errorf("odd value %q", hunter2)), "list tools: the upstream's answer could not be used (its text is in the detail, for admins)"},
-		{fmt.Errorf("failed to unmarshal response: %w", errors.New("json: cannot unmarshal number")), "list tools: failed to unmarshal response: json: cannot unmarshal number"},
-	} {
-		public, detail := failures{&c.answers, &c.cred}.explain("list tools", tc.err)
-		if public != tc.want || strings.Contains(public, "hunter2") || detail == "" && public != tc.err.Error() && !strings.HasSuffix(public, tc.err.Error()) {
-			t.Errorf("explain(%v) = %q, %q; want %q", tc.err, public, detail, tc.want)
-		}
-	}
 }

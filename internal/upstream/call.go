@@ -56,7 +56,7 @@ func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawM
 		c.elicitationsRequired(ctx, err)
 		return nil, b.errWithoutToken(err)
 	}
-	out, err := c.cred.result(res.(json.RawMessage))
+	out, err := c.cred.Result(res.(json.RawMessage))
 	return b.result(out), err
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 )
 
 // Everything of MCP besides tools: resources, prompts, completions, logging,
@@ -56,7 +58,7 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 		}
 	case mcp.MethodNotificationTasksStatus:
 		if c.opts.Events != nil {
-			c.opts.Events.TaskStatus(c.spec.Name, c.cred.fields(n.Params.AdditionalFields))
+			c.opts.Events.TaskStatus(c.spec.Name, c.cred.Fields(n.Params.AdditionalFields))
 		}
 	case mcp.MethodNotificationProgress:
 		token := fmt.Sprint(n.Params.AdditionalFields["progressToken"])
@@ -68,7 +70,7 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 		for k, v := range n.Params.AdditionalFields {
 			params[k] = v
 		}
-		params = c.cred.fields(params)
+		params = c.cred.Fields(params)
 		params["progressToken"] = callerToken
 		r.Notify(n.Method, params)
 	case mcp.MethodNotificationElicitationComplete:
@@ -83,13 +85,13 @@ func (c *Client) notification(n mcp.JSONRPCNotification) {
 			c.log.Debug().Msg("upstream notifications/elicitation/complete for an elicitation no caller is known for")
 			return
 		}
-		r.Notify(n.Method, c.cred.fields(n.Params.AdditionalFields))
+		r.Notify(n.Method, c.cred.Fields(n.Params.AdditionalFields))
 	case mcp.MethodNotificationMessage:
 		if r := c.relays.Only(); r != nil {
-			r.Notify(n.Method, c.cred.fields(n.Params.AdditionalFields))
+			r.Notify(n.Method, c.cred.Fields(n.Params.AdditionalFields))
 			return
 		}
-		c.log.Debug().RawJSON("message", c.cred.json(n.Params.AdditionalFields)).Msg("upstream log message with no single caller to deliver it to")
+		c.log.Debug().RawJSON("message", c.cred.JSON(n.Params.AdditionalFields)).Msg("upstream log message with no single caller to deliver it to")
 	}
 }
 
@@ -99,20 +101,6 @@ func (c *Client) Features() Features {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.features
-}
-
-// rpcSentinels are the errors mcp-go's client makes of JSON-RPC error codes.
-var rpcSentinels = []struct {
-	err  error
-	code int
-}{
-	{mcp.ErrParseError, mcp.PARSE_ERROR},
-	{mcp.ErrInvalidRequest, mcp.INVALID_REQUEST},
-	{mcp.ErrMethodNotFound, mcp.METHOD_NOT_FOUND},
-	{mcp.ErrInvalidParams, mcp.INVALID_PARAMS},
-	{mcp.ErrInternalError, mcp.INTERNAL_ERROR},
-	{mcp.ErrRequestInterrupted, mcp.REQUEST_INTERRUPTED},
-	{mcp.ErrResourceNotFound, mcp.RESOURCE_NOT_FOUND},
 }
 
 // subscribe sends resources/subscribe (or unsubscribe) on cn. On 2026-07-28
@@ -186,7 +174,7 @@ func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResou
 	if err != nil {
 		return nil, b.errWithoutToken(err)
 	}
-	return redactParsed(&x.c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
+	return credentials.Parsed(x.c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
 }
 
 // GetPrompt gets the upstream's prompt called name for a caller.
@@ -205,7 +193,7 @@ func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 	if err != nil {
 		return nil, b.errWithoutToken(err)
 	}
-	return redactParsed(&x.c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
+	return credentials.Parsed(x.c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
 }
 
 // Complete asks the upstream for completions; ref already names the
@@ -226,7 +214,7 @@ func (x *Extras) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument
 	if err != nil {
 		return nil, b.errWithoutToken(err)
 	}
-	red, err := redactParsed(&x.c.cred, res.(*mcp.CompleteResult), decodeAs[mcp.CompleteResult])
+	red, err := credentials.Parsed(x.c.cred, res.(*mcp.CompleteResult), credentials.DecodeAs[mcp.CompleteResult])
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +265,7 @@ func (x *Extras) resubscribe(cn *conn) {
 	for _, u := range uris {
 		ctx, cancel := context.WithTimeout(cn.ctx, x.c.opts.ConnectTimeout)
 		if err := cn.subscribe(ctx, u, true); err != nil {
-			x.c.log.Warn().Err(x.c.cred.redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
+			x.c.log.Warn().Err(x.c.cred.Redact(err)).Str("uri", u).Msg("subscribe again after reconnect")
 		}
 		cancel()
 	}
@@ -317,6 +305,6 @@ func (x *Extras) Request(ctx context.Context, method string, params json.RawMess
 	if err != nil {
 		return nil, b.errWithoutToken(err)
 	}
-	out, err := x.c.cred.result(res.(json.RawMessage))
+	out, err := x.c.cred.Result(res.(json.RawMessage))
 	return b.result(out), err
 }

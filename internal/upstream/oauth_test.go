@@ -345,10 +345,10 @@ func TestOAuthAccessTokenRedacted(t *testing.T) {
 	if !strings.Contains(err.Error(), "bad token Bearer [redacted]") {
 		t.Errorf("call error %q does not show the redacted echo", err)
 	}
-	if got := c.cred.text("x " + accessToken(1) + " y"); got != "x [redacted] y" {
+	if got := c.cred.Text("x " + accessToken(1) + " y"); got != "x [redacted] y" {
 		t.Errorf("redactText = %q", got)
 	}
-	js := c.cred.json(map[string]string{"t": accessToken(1)})
+	js := c.cred.JSON(map[string]string{"t": accessToken(1)})
 	assertNoAccessToken(t, "redacted JSON", string(js))
 	var v map[string]string
 	if err := json.Unmarshal(js, &v); err != nil {

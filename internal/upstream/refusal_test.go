@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -59,19 +58,5 @@ func TestRefusalShowsStatusAndBody(t *testing.T) {
 				t.Fatalf("status detail %q\nwant it to hold %q", st.Detail, tc.wantDetail)
 			}
 		})
-	}
-}
-
-func TestTidy(t *testing.T) {
-	base := errors.New("connection refused")
-	for _, tc := range []struct{ in, want string }{
-		{"initialize: failed to send request: failed to send request: connection refused", "initialize: failed to send request: connection refused"},
-		{"a: b: a: b", "a: b: a: b"},
-		{"x: y", "x: y"},
-	} {
-		err := tidy(&tidiedError{msg: tc.in, err: base})
-		if err.Error() != tc.want || !errors.Is(err, base) {
-			t.Errorf("tidy(%q) = %q (Is base: %v), want %q", tc.in, err, errors.Is(err, base), tc.want)
-		}
 	}
 }

@@ -61,7 +61,7 @@ func (s *sideClient) get(ctx context.Context, cn *conn) *client.Client {
 	c := cn.c
 	mc, err := s.dial(ctx, cn)
 	if err != nil {
-		c.log.Debug().Err(c.cred.redact(err)).Msg("no 2026-07-28 client for relayed calls; they use the session")
+		c.log.Debug().Err(c.cred.Redact(err)).Msg("no 2026-07-28 client for relayed calls; they use the session")
 		return nil
 	}
 	s.mc = mc
@@ -73,7 +73,7 @@ func (s *sideClient) get(ctx context.Context, cn *conn) *client.Client {
 // is remembered: reconnects do not ask again.
 func (s *sideClient) dial(ctx context.Context, cn *conn) (*client.Client, error) {
 	c := cn.c
-	tr, err := c.newTransport(false, cn.cancel)
+	tr, err := c.transports.New(false, cn.cancel)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func refusedRevision(err error) bool {
 func (s *sideClient) refused(cn *conn, err error) {
 	c := cn.c
 	c.noModern.Store(true)
-	c.log.Debug().Err(c.cred.redact(err)).Msg("server refused 2026-07-28 on a call; relayed calls use the session")
+	c.log.Debug().Err(c.cred.Redact(err)).Msg("server refused 2026-07-28 on a call; relayed calls use the session")
 	s.close()
 }
 

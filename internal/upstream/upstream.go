@@ -4,15 +4,19 @@
 // client's state as data; nothing here blocks a caller on another server.
 //
 // The mechanisms a client is made of, each a job of its own, are
-// subpackages it imports (they import nothing from here): httpbound (the
-// limits of what is read of an answer), streambound (of each message of a
-// stream), streamhttp (the hub's own POST,
-// the fast path of a plain tools/call), relay (what an upstream sends
-// during one caller's request, back to that caller), oauthclient (the
-// hub's own access token for an upstream), loopcheck (an upstream that
-// leads back to the hub), answerlog (what an upstream answered lately, to
-// tell a failure by), liblog (mcp-go's and a child's logs into the hub's)
-// and stdiochild (a stdio server as a contained child).
+// subpackages it imports (they import nothing from here): transports (the
+// mcp-go transport of each session), credentials (the hub's credentials
+// for an upstream: the headers that carry them, the redactor of every
+// text that leaves the client), statustext (a failure told in the hub's
+// words and, for admins, the upstream's), listbound (the bounds of what a
+// server lists), httpbound (the limits of what is read of an answer),
+// streambound (of each message of a stream), streamhttp (the hub's own
+// POST, the fast path of a plain tools/call), relay (what an upstream
+// sends during one caller's request, back to that caller), oauthclient
+// (the hub's own access token for an upstream), loopcheck (an upstream
+// that leads back to the hub), answerlog (what an upstream answered
+// lately, to tell a failure by), liblog (mcp-go's and a child's logs into
+// the hub's) and stdiochild (a stdio server as a contained child).
 package upstream
 
 import (
@@ -38,11 +42,15 @@ import (
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/tracing"
 	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
+	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
+	"github.com/purko-io/mcp-hub/internal/upstream/listbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/loopcheck"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 	"github.com/purko-io/mcp-hub/internal/upstream/relay"
+	"github.com/purko-io/mcp-hub/internal/upstream/statustext"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
+	"github.com/purko-io/mcp-hub/internal/upstream/transports"
 )
 
 // State is where a connection stands, as shown in listings and metrics.
@@ -109,7 +117,8 @@ type Options struct {
 	MaxResponseBytes int64
 	// MaxListPages, MaxTools and MaxListBytes bound what one server lists
 	// (0: config.DefaultMaxListPages, DefaultMaxTools, DefaultMaxListBytes); over
-	// a bound the server is in error and publishes nothing (lists.go).
+	// a bound the server is in error and publishes nothing (package
+	// listbound).
 	MaxListPages int
 	MaxTools     int
 	MaxListBytes int64
@@ -160,8 +169,10 @@ type Client struct {
 	answers answerlog.Log
 	// cred are the hub's credentials for this upstream: the headers
 	// that carry them and the redactor that keeps them out of every text
-	// that leaves the client (see redact.go).
-	cred credentials
+	// that leaves the client (package credentials).
+	cred *credentials.Set
+	// transports make the transport of each session (package transports).
+	transports transports.Config
 	// exchange trades each caller's token for one of this upstream's
 	// (spec.TokenExchange, package tokenexchange); nil without it.
 	exchange *tokenexchange.Exchanger
@@ -244,9 +255,8 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	// The hub's span, or with tracing off the caller's trace context,
 	// goes upstream in headers (tracing.HeaderClient).
 	opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
-	static := credentialValues(spec)
 	exchange, endpoint := newExchanger(spec, base, opts.ConnectTimeout)
-	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, static, endpoint)
+	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, credentials.Values(spec), endpoint)
 	if oauth != nil {
 		opts.HTTPClient = oauthclient.Wrap(opts.HTTPClient, oauth)
 	}
@@ -255,7 +265,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		opts:     opts,
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
-		cred:     newCredentials(spec, static, oauth),
+		cred:     credentials.New(spec, oauth),
 		exchange: exchange,
 		loops:    loops,
 		status:   Status{State: StateConnecting, Since: time.Now()},
@@ -267,6 +277,8 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	}
 	c.extras.c = c
 	c.opts.HTTPClient = c.answers.Wrap(c.opts.HTTPClient)
+	c.transports = transports.Config{Spec: spec, HTTPClient: c.opts.HTTPClient, MaxMessageBytes: opts.maxResponseBytes(),
+		Credentials: c.cred, Log: c.log, Dial: opts.Dial, ConnectTimeout: opts.ConnectTimeout, Loops: loops}
 	c.breaker.Store(newBreaker(c.spec.Name, &c.opts, &c.log))
 	return c
 }
@@ -348,8 +360,8 @@ func (c *Client) Start(ctx context.Context) {
 
 // Stop ends the connection (killing a stdio child) and waits for the loop.
 func (c *Client) Stop() {
-	if c.cred.oauth != nil {
-		c.cred.oauth.Close() // a token request in flight must not hold Stop up
+	if oauth := c.cred.OAuth(); oauth != nil {
+		oauth.Close() // a token request in flight must not hold Stop up
 	}
 	if c.cancel != nil {
 		c.cancel()
@@ -459,12 +471,12 @@ func (c *Client) serve(ctx context.Context, cn *conn) error {
 			lctx, cancel := context.WithTimeout(cn.ctx, c.opts.ConnectTimeout)
 			tools, features, err := cn.lists(lctx)
 			cancel()
-			var over *listBoundError
+			var over *listbound.Error
 			if err != nil {
 				if isTransportFailure(err) || errors.As(err, &over) {
 					return fmt.Errorf("refresh tools: %w", err)
 				}
-				c.log.Warn().Err(c.cred.redact(err)).Msg("refresh tools after list_changed failed")
+				c.log.Warn().Err(c.cred.Redact(err)).Msg("refresh tools after list_changed failed")
 				continue
 			}
 			cn.out.Store(cn.newOut(tools))
@@ -499,7 +511,7 @@ func (cn *conn) ping() error {
 // known list only when a connection was made (cn != nil). The error is
 // redacted here, the one way into the status.
 func (c *Client) setStatus(s Status, cn *conn, tools []mcp.Tool) {
-	s.Error, s.Detail = c.cred.text(s.Error), c.cred.text(s.Detail)
+	s.Error, s.Detail = c.cred.Text(s.Error), c.cred.Text(s.Detail)
 	c.answers.SetConnected(cn != nil)
 	c.mu.Lock()
 	if s.Protocol == "" && s.State != StateConnected {
@@ -523,7 +535,7 @@ func (c *Client) closeConn(cn *conn, cause error) {
 	cn.cancel(cause)
 	cn.side.close()
 	if err := cn.mc.Close(); err != nil {
-		c.log.Debug().Err(c.cred.redact(err)).Msg("close upstream session")
+		c.log.Debug().Err(c.cred.Redact(err)).Msg("close upstream session")
 	}
 }
 
@@ -534,13 +546,14 @@ func (c *Client) closeConn(cn *conn, cause error) {
 // is retried, never a tools/call.
 func (c *Client) connect(ctx context.Context) (cn *conn, tools []mcp.Tool, err error) {
 	defer func() { err = ownRefusal(err) }()
-	if c.cred.oauth == nil {
+	oauth := c.cred.OAuth()
+	if oauth == nil {
 		return c.connectOnce(ctx)
 	}
-	before := c.cred.oauth.Rejections()
+	before := oauth.Rejections()
 	cn, tools, err = c.connectOnce(ctx)
-	if err != nil && ctx.Err() == nil && c.cred.oauth.Rejections() != before {
-		c.log.Info().Err(c.cred.redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
+	if err != nil && ctx.Err() == nil && oauth.Rejections() != before {
+		c.log.Info().Err(c.cred.Redact(err)).Msg("upstream refused the hub's OAuth token; connecting once more with a new one")
 		return c.connectOnce(ctx)
 	}
 	return cn, tools, err
@@ -601,7 +614,7 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 	c.mu.RUnlock()
 	cn, tools, err := c.dial(ctx, legacy)
 	if err != nil && legacy && c.spec.ProtocolVersion == "" && refusedHandshake(err) && c.spec.Transport == config.TransportStreamableHTTP {
-		c.log.Debug().Err(c.cred.redact(err)).Msg("server refused the initialize handshake; using 2026-07-28")
+		c.log.Debug().Err(c.cred.Redact(err)).Msg("server refused the initialize handshake; using 2026-07-28")
 		if cn, tools, err = c.dial(ctx, false); err == nil && mcp.IsModernProtocol(cn.protocol) {
 			c.mu.Lock()
 			c.legacy = false
@@ -614,7 +627,7 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 		// Some servers answer server/discover without supporting
 		// 2026-07-28 (go-sdk v1.8.0 lists only older revisions there) and
 		// refuse the next request: they are legacy servers.
-		c.log.Debug().Err(c.cred.redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
+		c.log.Debug().Err(c.cred.Redact(err)).Msg("server refused 2026-07-28 after discovery; using the initialize handshake")
 		c.mu.Lock()
 		c.legacy = true
 		c.mu.Unlock()
@@ -638,16 +651,16 @@ func (c *Client) connectOnce(ctx context.Context) (*conn, []mcp.Tool, error) {
 }
 
 func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, error) {
-	if c.cred.oauth != nil {
+	if oauth := c.cred.OAuth(); oauth != nil {
 		// Fetched here (cached for the requests that follow) so that a
 		// failing token endpoint is the status's whole message, not the
 		// tail of a transport error.
-		if _, err := c.cred.oauth.Token(); err != nil {
+		if _, err := oauth.Token(); err != nil {
 			return nil, nil, err
 		}
 	}
 	sessCtx, cancel := context.WithCancelCause(ctx)
-	tr, err := c.newTransport(legacy, cancel)
+	tr, err := c.transports.New(legacy, cancel)
 	if err != nil {
 		cancel(err)
 		return nil, nil, err
@@ -659,7 +672,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 		if over := streamBoundCause(sessCtx); over != nil {
 			err = over // whatever the transport made of the stream it stopped reading
 		}
-		err = failures{&c.answers, &c.cred}.failed(what, err) // before closing adds answers
+		err = statustext.Failures{Answers: &c.answers, Redactor: c.cred}.Failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
 		return nil, nil, err
 	}
@@ -684,7 +697,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	cn.out.Store(cn.newOut(nil))
 	tools, features, err := cn.lists(hctx)
-	var over *listBoundError
+	var over *listbound.Error
 	switch {
 	case errors.As(err, &over):
 		c.closeConn(cn, err)
@@ -698,7 +711,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 			req := mcp.SetLevelRequest{}
 			req.Params.Level = lvl
 			if err := mc.SetLevel(hctx, req); err != nil {
-				c.log.Warn().Err(c.cred.redact(err)).Msg("set log level")
+				c.log.Warn().Err(c.cred.Redact(err)).Msg("set log level")
 			} else {
 				cn.level.Store(&lvl)
 			}
@@ -721,7 +734,7 @@ func (cn *conn) listen(filter mcp.SubscriptionFilter) {
 		// are, not together as the answer to a request.
 		err := cn.mc.Listen(httpbound.WithStream(cn.ctx, "subscriptions/listen stream"), filter)
 		if err != nil && cn.ctx.Err() == nil {
-			c.log.Debug().Err(c.cred.redact(err)).Msg("subscriptions/listen ended")
+			c.log.Debug().Err(c.cred.Redact(err)).Msg("subscriptions/listen ended")
 		}
 	}()
 }
@@ -784,13 +797,13 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 	var rpcErr *RPCError
 	switch {
 	case errors.As(err, &rpcErr):
-		return nil, c.cred.rpc(rpcErr)
+		return nil, c.cred.RPC(rpcErr)
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
 		return nil, &UnavailableError{Server: c.spec.Name, Reason: "circuit breaker open after repeated failures; failing fast"}
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, ctx.Err())
 	case cn.ctx.Err() != nil:
-		return nil, c.cred.redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
+		return nil, c.cred.Redact(fmt.Errorf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, context.Cause(cn.ctx)))
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded), pastDeadline(callCtx):
 		// A transport's own timer (mcp-go's SSE) may fire a moment before
 		// the context says so: past the deadline, it is our timeout.
@@ -804,9 +817,9 @@ func (c *Client) call(ctx context.Context, tool string, op func(context.Context,
 		if te := (*transport.Error)(nil); errors.As(err, &te) {
 			said = te.Err
 		}
-		return nil, c.cred.redact(&tidiedError{msg: fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err: err})
+		return nil, c.cred.Redact(statustext.Reworded(fmt.Sprintf("call %s on %s: connection lost during the call: %v", tool, c.spec.Name, said), err))
 	}
-	return nil, c.cred.redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
+	return nil, c.cred.Redact(fmt.Errorf("call %s on %s: %w", tool, c.spec.Name, err))
 }
 
 func pastDeadline(ctx context.Context) bool {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/listbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 	"github.com/purko-io/mcp-hub/internal/upstream/streamhttp"
 )
@@ -88,11 +89,11 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 		return o // the transport, which parsed it too, has refused it
 	}
 	p := &streamhttp.Post{Client: c.opts.HTTPClient, URL: target, Header: http.Header{}, IDs: &cn.nextID,
-		MaxResponseBytes: c.opts.maxResponseBytes(), Excerpt: c.cred.readExcerpt,
+		MaxResponseBytes: c.opts.maxResponseBytes(), Excerpt: c.cred.ReadExcerpt,
 		RefuseFailed: func(err error, method string) {
-			c.log.Debug().Err(c.cred.redact(err)).Str("method", method).Msg("refusing an upstream request")
+			c.log.Debug().Err(c.cred.Redact(err)).Str("method", method).Msg("refusing an upstream request")
 		}}
-	for k, v := range c.cred.headers() {
+	for k, v := range c.cred.Headers() {
 		p.Header.Set(k, v)
 	}
 	p.Header.Set("Content-Type", "application/json")
@@ -375,15 +376,16 @@ type toolSchemas struct {
 	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
-// listTools lists the upstream's tools within the bounds of l (lists.go).
+// listTools lists the upstream's tools within the bounds of l (package
+// listbound).
 // A JSON-RPC error is what mcp-go's client would have made of it, so the
 // handshake's fallbacks (connectOnce) read it as before.
-func (cn *conn) listTools(ctx context.Context, l *listing) ([]mcp.Tool, error) {
+func (cn *conn) listTools(ctx context.Context, l *listbound.Listing) ([]mcp.Tool, error) {
 	c := cn.c
 	o := cn.out.Load()
 	w := o.wire(false)
-	tools, err := collect(ctx, l, string(mcp.MethodToolsList), l.bounds.tools, "tools", "upstream.maxTools",
-		func(ctx context.Context, cursor mcp.Cursor) (page[mcp.Tool], error) {
+	tools, err := listbound.Collect(ctx, l, string(mcp.MethodToolsList),
+		func(ctx context.Context, cursor mcp.Cursor) (listbound.Page[mcp.Tool], error) {
 			params := map[string]any{}
 			if cursor != "" {
 				params["cursor"] = cursor
@@ -395,27 +397,27 @@ func (cn *conn) listTools(ctx context.Context, l *listing) ([]mcp.Tool, error) {
 			raw, err := w.Request(ctx, mcp.MethodToolsList, p, o.headers(mcp.MethodToolsList, "", p))
 			var rpcErr *RPCError
 			if errors.As(err, &rpcErr) {
-				return page[mcp.Tool]{}, streamhttp.MCPError(rpcErr)
+				return listbound.Page[mcp.Tool]{}, streamhttp.MCPError(rpcErr)
 			}
 			if err != nil {
-				return page[mcp.Tool]{}, err
+				return listbound.Page[mcp.Tool]{}, err
 			}
 			var res struct {
 				Tools      []json.RawMessage `json:"tools"`
 				NextCursor mcp.Cursor        `json:"nextCursor"`
 			}
 			if err := json.Unmarshal(raw, &res); err != nil {
-				return page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
+				return listbound.Page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
 			}
 			tools := make([]mcp.Tool, 0, len(res.Tools))
 			for _, b := range res.Tools {
 				t, err := readTool(b, o.post != nil)
 				if err != nil {
-					return page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
+					return listbound.Page[mcp.Tool]{}, fmt.Errorf("tools/list: %w", err)
 				}
 				tools = append(tools, t)
 			}
-			return page[mcp.Tool]{tools, res.NextCursor, func() int64 { return int64(len(raw)) }}, nil
+			return listbound.Page[mcp.Tool]{Items: tools, Next: res.NextCursor, Size: func() int64 { return int64(len(raw)) }}, nil
 		})
 	if err != nil {
 		return nil, err
@@ -454,7 +456,7 @@ func (cn *conn) withoutInvalidHeaderTools(tools []mcp.Tool) []mcp.Tool {
 	valid := tools[:0:0]
 	for i := range tools {
 		if err := mcp.ValidateParamHeaderAnnotations(&tools[i]); err != nil {
-			c.log.Warn().Str("tool", tools[i].Name).Err(c.cred.redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
+			c.log.Warn().Str("tool", tools[i].Name).Err(c.cred.Redact(err)).Msg("excluding a tool with invalid x-mcp-header annotations")
 			continue
 		}
 		valid = append(valid, tools[i])
