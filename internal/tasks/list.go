@@ -13,8 +13,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/guardrails"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/peers"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 )
 
@@ -45,14 +47,16 @@ type taskIndex struct {
 }
 
 type listedTask struct {
-	task    taskhandle.Task
+	task taskhandle.Task
+	// who made it: its status notices pass its content filters.
+	who     callers.Caller
 	session string // the session that made it, "" for none
 	expires time.Time
 }
 
-// add keeps task of caller, made in session, until ttl (milliseconds; 0:
-// defaultTaskTTL).
-func (x *taskIndex) add(caller, session string, task taskhandle.Task, ttl int64, now time.Time) {
+// add keeps task of caller (who, by its key), made in session, until ttl
+// (milliseconds; 0: defaultTaskTTL).
+func (x *taskIndex) add(caller string, who callers.Caller, session string, task taskhandle.Task, ttl int64, now time.Time) {
 	d := defaultTaskTTL
 	if ttl > 0 {
 		d = time.Duration(ttl) * time.Millisecond
@@ -68,7 +72,7 @@ func (x *taskIndex) add(caller, session string, task taskhandle.Task, ttl int64,
 			return // listed by no one; it still runs, and its handle works
 		}
 	}
-	l := append(x.by[caller], listedTask{task, session, now.Add(d)})
+	l := append(x.by[caller], listedTask{task, who, session, now.Add(d)})
 	if len(l) > maxListedPerCaller {
 		l = slices.Delete(l, 0, len(l)-maxListedPerCaller)
 	}
@@ -92,20 +96,21 @@ func (x *taskIndex) of(caller string, now time.Time) []taskhandle.Task {
 	return out
 }
 
-// owner finds the caller and session of the upstream's task id of server,
-// among the tasks that have not expired. It looks through every caller's:
-// a status notice is rare next to the calls, and the index is bounded.
-func (x *taskIndex) owner(server, id string, now time.Time) (caller, session string, task taskhandle.Task, ok bool) {
+// owner finds the caller key and the entry of the upstream's task id of
+// server, among the tasks that have not expired. It looks through every
+// caller's: a status notice is rare next to the calls, and the index is
+// bounded.
+func (x *taskIndex) owner(server, id string, now time.Time) (caller string, t listedTask, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for k, l := range x.by {
 		for _, t := range l {
 			if t.task.Server == server && t.task.ID == id && !now.After(t.expires) {
-				return k, t.session, t.task, true
+				return k, t, true
 			}
 		}
 	}
-	return "", "", taskhandle.Task{}, false
+	return "", listedTask{}, false
 }
 
 // drop forgets a task its upstream no longer knows.
@@ -143,7 +148,7 @@ func (t *Routes) remember(caller callers.Caller, session string, task taskhandle
 	if created.Task.TTL != nil {
 		ttl = *created.Task.TTL
 	}
-	t.list.add(string(caller.AppendKey(nil)), session, task, ttl, time.Now())
+	t.list.add(string(caller.AppendKey(nil)), caller, session, task, ttl, time.Now())
 }
 
 // Status passes an upstream's notifications/tasks/status (params as server
@@ -151,16 +156,33 @@ func (t *Routes) remember(caller callers.Caller, session string, task taskhandle
 // on this replica, which made it and holds the upstream session that sends
 // the notice. A session whose GET stream another replica holds does not
 // get it (a caller that polls with tasks/get misses nothing). It is the
-// registry's hook (registry.OnTaskStatus).
+// registry's hook (registry.OnTaskStatus). The notice's text (a
+// statusMessage) passes the maker's content filters like its task's
+// result; one a blocking filter withholds is not sent (tasks/get, screened
+// too, still tells the status).
 func (t *Routes) Status(server string, params map[string]any) {
 	id, _ := params["taskId"].(string)
-	caller, session, task, ok := t.list.owner(server, id, time.Now())
-	if !ok || session == "" {
+	caller, made, ok := t.list.owner(server, id, time.Now())
+	if !ok || made.session == "" {
 		return
 	}
 	out := maps.Clone(params)
-	out["taskId"] = t.codec.Seal([]byte(caller), task)
-	if err := t.mcp.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationTasksStatus), out); err != nil {
+	out["taskId"] = t.codec.Seal([]byte(caller), made.task)
+	method := string(mcp.MethodNotificationTasksStatus)
+	if pipeline.Filters(made.who) {
+		raw, err := json.Marshal(out)
+		if err != nil {
+			return
+		}
+		ctx := context.Background() // the notice belongs to no request of the caller's
+		screened, denial := t.pipe.Screen(ctx, made.who, made.session, method, server, guardrails.Result, raw)
+		out = nil
+		if denial != "" || json.Unmarshal(screened, &out) != nil {
+			t.log.Warn().Str("server", server).Str("caller", made.who.Name).Msg("notifications/tasks/status withheld by a content filter")
+			return
+		}
+	}
+	if err := t.mcp.SendNotificationToSpecificClient(made.session, method, out); err != nil {
 		t.log.Debug().Err(err).Str("server", server).Msg("deliver notifications/tasks/status")
 	}
 }

@@ -1,14 +1,22 @@
 package tasks
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/rs/zerolog"
+
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // TestSealTask: wherever a result names the upstream's task, the caller
@@ -52,11 +60,11 @@ func TestTaskIndex(t *testing.T) {
 	var x taskIndex
 	now := time.Now()
 	task := func(id string) taskhandle.Task { return taskhandle.Task{Server: "ev", ID: id} }
-	x.add("alice", "s1", task("a1"), 1000, now)
-	x.add("alice", "", task("a2"), 0, now) // no ttl: defaultTaskTTL
-	x.add("bob", "s2", task("b1"), 1000, now)
-	if c, sid, _, ok := x.owner("ev", "b1", now); !ok || c != "bob" || sid != "s2" {
-		t.Fatalf("owner of b1: %q %q %v", c, sid, ok)
+	x.add("alice", callers.Caller{Name: "alice"}, "s1", task("a1"), 1000, now)
+	x.add("alice", callers.Caller{Name: "alice"}, "", task("a2"), 0, now) // no ttl: defaultTaskTTL
+	x.add("bob", callers.Caller{Name: "bob"}, "s2", task("b1"), 1000, now)
+	if c, made, ok := x.owner("ev", "b1", now); !ok || c != "bob" || made.session != "s2" || made.who.Name != "bob" {
+		t.Fatalf("owner of b1: %q %+v %v", c, made, ok)
 	}
 	if got := x.of("alice", now); len(got) != 2 || got[0].ID != "a1" || got[1].ID != "a2" {
 		t.Fatalf("alice's tasks: %v", got)
@@ -69,9 +77,71 @@ func TestTaskIndex(t *testing.T) {
 		t.Fatalf("bob's tasks after drop: %v", got)
 	}
 	for i := range maxListedPerCaller + 5 {
-		x.add("carol", "", task(strings.Repeat("c", i+1)), 0, now)
+		x.add("carol", callers.Caller{Name: "carol"}, "", task(strings.Repeat("c", i+1)), 0, now)
 	}
 	if got := x.of("carol", now); len(got) != maxListedPerCaller || got[0].ID != strings.Repeat("c", 6) {
 		t.Fatalf("carol has %d tasks, the first %q; want the newest %d", len(got), got[0].ID, maxListedPerCaller)
+	}
+}
+
+// noticeSession is a session of the MCP server that keeps what it is sent.
+type noticeSession struct {
+	id    string
+	notes chan mcp.JSONRPCNotification
+}
+
+func (s *noticeSession) SessionID() string                                   { return s.id }
+func (s *noticeSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
+func (s *noticeSession) Initialize()                                         {}
+func (s *noticeSession) Initialized() bool                                   { return true }
+
+// TestStatusNoticePassesTheCallersFilters: an upstream's
+// notifications/tasks/status reaches the session that made the task with
+// the handle, its statusMessage redacted by the maker's content filters
+// (issue 35, part 6); a blocking filter withholds it; a caller without
+// filters reads it as sent.
+func TestStatusNoticePassesTheCallersFilters(t *testing.T) {
+	const msg = "mailing the report to olga@fabrikam.de"
+	for _, tc := range []struct {
+		name    string
+		guard   *toolspec.Guardrails
+		want    string // the statusMessage delivered; "" for none delivered
+		handled bool
+	}{
+		{"no filters", nil, msg, true},
+		{"redact", &toolspec.Guardrails{ContentFilters: []string{toolspec.FilterPII}}, "mailing the report to [redacted: email]", true},
+		{"block", &toolspec.Guardrails{ContentFilters: []string{toolspec.FilterPII}, ContentFilterMode: toolspec.ModeBlock}, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := server.NewMCPServer("hub", "test")
+			sess := &noticeSession{id: "s1", notes: make(chan mcp.JSONRPCNotification, 4)}
+			if err := srv.RegisterSession(context.Background(), sess); err != nil {
+				t.Fatal(err)
+			}
+			r := New(Options{
+				Codec:    taskhandle.New([]byte("k")),
+				Pipeline: pipeline.New(pipeline.Options{Feed: callfeed.New(), Log: zerolog.Nop()}),
+				MCP:      srv,
+				Log:      zerolog.Nop(),
+			})
+			caller := callers.Caller{Name: "alice", Level: autonomy.Full, Guardrails: tc.guard}
+			task := taskhandle.Task{Server: "ev", Tool: "research", ID: "up-1"}
+			r.list.add(string(caller.AppendKey(nil)), caller, "s1", task, 0, time.Now())
+			r.Status("ev", map[string]any{"taskId": "up-1", "status": "working", "statusMessage": msg})
+			select {
+			case n := <-sess.notes:
+				if !tc.handled {
+					t.Fatalf("a blocked notice was sent: %v", n.Params.AdditionalFields)
+				}
+				got := n.Params.AdditionalFields
+				if got["statusMessage"] != tc.want || got["taskId"] != r.codec.Seal(caller.AppendKey(nil), task) {
+					t.Fatalf("notice %v, want statusMessage %q and the handle", got, tc.want)
+				}
+			default:
+				if tc.handled {
+					t.Fatal("no notice sent")
+				}
+			}
+		})
 	}
 }
