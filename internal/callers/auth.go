@@ -41,6 +41,10 @@ type ClusterIdentity struct {
 	Admin bool
 	// Guardrails are the Agent's spec.guardrails, validated; nil for none.
 	Guardrails *toolspec.Guardrails
+	// PodUID is the UID of the pod the token is bound to, "" for a token
+	// bound to none: the caller's run, which no session or traceparent
+	// it sends can change (identity.Subject.Pod).
+	PodUID string
 }
 
 // TokenReviewer checks ServiceAccount tokens with the API server.
@@ -188,7 +192,7 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 				return Caller{}, &Refusal{Status: http.StatusForbidden, Msg: fmt.Sprintf("%s: the Agent's autonomyLevel: %v", id.Caller, err)}
 			}
 			c, found = Caller{Name: id.Caller, Agent: id.Agent, verifiedAgent: id.Agent, Ceiling: ceiling, Allow: allowlist(id.Tools), Admin: id.Admin, Guardrails: id.Guardrails,
-				Subject: identity.ServiceAccountSubject(token)}, true
+				Subject: identity.ServiceAccountSubject(token).BoundToPod(id.PodUID)}, true
 		}
 		if !found {
 			return Caller{}, &Refusal{Status: http.StatusUnauthorized, Msg: "bearer token refused: not a token of this hub",

@@ -34,7 +34,7 @@ func TestAuthenticate(t *testing.T) {
 		{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full, Tools: []string{"get_issue"}, Admin: true},
 	}
 	sa := reviewer{
-		"sa-exec":  {Caller: "system:serviceaccount:purko:exec", Agent: "purko/triage", Level: "supervised"},
+		"sa-exec":  {Caller: "system:serviceaccount:purko:exec", Agent: "purko/triage", Level: "supervised", PodUID: "4c1d2e3f-pod"},
 		"sa-wrong": {Caller: "system:serviceaccount:purko:odd", Agent: "purko/odd", Level: "bold"},
 	}
 	closed := callers.NewAuth(tokens, nil, sa)
@@ -50,6 +50,7 @@ func TestAuthenticate(t *testing.T) {
 		msg     string         // in the refusal's message
 		challen string         // the refusal's WWW-Authenticate
 		subject identity.Kind  // the caller's token a server with token exchange may trade
+		pod     string         // the pod its token is bound to: its run
 	}{
 		{name: "token", auth: closed, header: map[string]string{"Authorization": "Bearer tok-r"},
 			want: callers.Caller{Name: "reader", Level: autonomy.Restricted}},
@@ -69,7 +70,7 @@ func TestAuthenticate(t *testing.T) {
 		{name: "ServiceAccount: its agent is verified, a header cannot change it", auth: closed,
 			header: map[string]string{"Authorization": "Bearer sa-exec", callers.HeaderAgent: "purko/other"},
 			want:   callers.Caller{Name: "system:serviceaccount:purko:exec", Level: autonomy.Supervised, Agent: "purko/triage"}, agent: "purko/triage",
-			subject: identity.ServiceAccount},
+			subject: identity.ServiceAccount, pod: "4c1d2e3f-pod"},
 		{name: "ServiceAccount with an unknown level", auth: closed, header: map[string]string{"Authorization": "Bearer sa-wrong"},
 			status: http.StatusForbidden, msg: "autonomyLevel"},
 		{name: "review refused", auth: closed, header: map[string]string{"Authorization": "Bearer sa-none"},
@@ -110,6 +111,9 @@ func TestAuthenticate(t *testing.T) {
 			}
 			if c.Subject.Kind() != tc.subject {
 				t.Errorf("subject token %v, want kind %d", c.Subject, tc.subject)
+			}
+			if c.Subject.Pod() != tc.pod {
+				t.Errorf("subject's pod %q, want %q", c.Subject.Pod(), tc.pod)
 			}
 			if (c.Allow != nil) != tc.allow {
 				t.Errorf("allow-list %v, want one: %v", c.Allow, tc.allow)

@@ -139,7 +139,7 @@ func (c clusterReviewer) Review(ctx context.Context, token string) (callers.Clus
 		return callers.ClusterIdentity{}, &callers.ReviewError{Status: http.StatusServiceUnavailable, Err: err}
 	}
 	return callers.ClusterIdentity{Caller: id.Caller, Agent: id.Namespace + "/" + id.Agent, Level: id.Level, Tools: id.Tools, Guardrails: id.Guardrails,
-		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount)}, nil
+		Admin: slices.Contains(c.admins, id.Namespace+"/"+id.ServiceAccount), PodUID: id.PodUID}, nil
 }
 
 func isLoopbackAddr(hostport string) bool {

@@ -1,8 +1,6 @@
 package hub
 
 import (
-	"context"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
@@ -43,7 +41,7 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 		// find_tools, the hub's own tool, ahead of the registry's.
 		route = find.Route
 	}
-	var share func(context.Context, string)
+	var share guardrails.Share
 	if ps != nil {
 		share = ps.TellRun
 	}

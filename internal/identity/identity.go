@@ -40,6 +40,7 @@ type Subject struct {
 	kind   Kind
 	issuer string    // OAuth: the issuer that signed it
 	expiry time.Time // zero: read from the token when it is exchanged
+	pod    string    // ServiceAccount: the UID of the pod it is bound to
 }
 
 // OAuthSubject is an OAuth caller's access token, issued by issuer, valid
@@ -53,6 +54,26 @@ func OAuthSubject(token, issuer string, expiry time.Time) Subject {
 func ServiceAccountSubject(token string) Subject {
 	return Subject{token: token, kind: ServiceAccount}
 }
+
+// BoundToPod is the ServiceAccount subject s of the pod with UID uid, as
+// the cluster's TokenReview named it for a projected token: the pod is
+// what the caller cannot choose (each Purko workflow step is its own Job
+// pod), so what is counted per caller's run is counted per pod. Other
+// kinds are returned as they are: only a ServiceAccount token is bound to
+// a pod.
+func (s Subject) BoundToPod(uid string) Subject {
+	if s.kind == ServiceAccount {
+		s.pod = uid
+	}
+	return s
+}
+
+// Pod is the UID of the pod a ServiceAccount token is bound to; "" for
+// other kinds, and for a ServiceAccount token bound to no pod (a legacy
+// Secret-based token, a TokenRequest without a pod), which then has
+// nothing narrower than the ServiceAccount to be counted by. A pod UID
+// is no secret: it may be logged.
+func (s Subject) Pod() string { return s.pod }
 
 // Kind says where the token came from; None for the zero Subject.
 func (s Subject) Kind() Kind { return s.kind }

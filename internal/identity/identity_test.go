@@ -38,8 +38,14 @@ func TestCarried(t *testing.T) {
 	if got.Kind() != OAuth || got.Issuer() != "https://idp.example" || !got.Expiry().Equal(exp) || got.RevealToken() != "tok" {
 		t.Fatalf("carried %v, want the OAuth subject put in", got)
 	}
-	if sa := ServiceAccountSubject("sa"); sa.Kind() != ServiceAccount || !sa.Expiry().IsZero() || sa.Issuer() != "" {
+	if sa := ServiceAccountSubject("sa"); sa.Kind() != ServiceAccount || !sa.Expiry().IsZero() || sa.Issuer() != "" || sa.Pod() != "" {
 		t.Fatalf("service account subject %v", sa)
+	}
+	if sa := SubjectFrom(WithSubject(context.Background(), ServiceAccountSubject("sa").BoundToPod("uid-1"))); sa.Pod() != "uid-1" || sa.RevealToken() != "sa" {
+		t.Fatalf("a pod-bound subject carried as %v, pod %q", sa, sa.Pod())
+	}
+	if o := s.BoundToPod("uid-1"); o.Pod() != "" {
+		t.Fatalf("an OAuth subject took a pod: %q", o.Pod())
 	}
 	ctx := context.Background()
 	if WithSubject(ctx, Subject{}) != ctx || SubjectFrom(ctx).Kind() != None {

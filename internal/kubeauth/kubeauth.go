@@ -54,6 +54,12 @@ type Identity struct {
 	Agent string
 	// Pod is the name of the pod the token is bound to.
 	Pod string
+	// PodUID is that pod's UID: the TokenReview's pod-uid extra, or where
+	// an API server sends only the pod's name, the UID of the pod read by
+	// it. It tells one run of a workflow step from the next even when a
+	// pod's name comes back, so the hub counts a caller's calls per pod
+	// (guardrails maxIterations) whatever session or trace it sends.
+	PodUID string
 	// ServiceAccount is the name of the pod's ServiceAccount (in
 	// Namespace), which auth.serviceAccounts.admins may name.
 	ServiceAccount string
@@ -313,9 +319,15 @@ func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
 		}
 		return Identity{}, fmt.Errorf("kubeauth: get pod %s (token of %s): %w", podRef, user, err)
 	}
-	if uid, ok := single(st.User.Extra[ExtraPodUID]); ok && uid != string(pod.UID) {
+	podUID := string(pod.UID)
+	if uid, ok := single(st.User.Extra[ExtraPodUID]); ok && uid != podUID {
 		return Identity{}, fmt.Errorf("kubeauth: pod %s: %w: the token is bound to pod UID %s, the pod has UID %s (re-created)",
 			podRef, ErrNotAgent, uid, pod.UID)
+	}
+	if podUID == "" {
+		// Every pod the API server returns has one; without it the
+		// caller's calls could not be held to one run.
+		return Identity{}, fmt.Errorf("kubeauth: pod %s (token of %s): the API server returned it without a UID", podRef, user)
 	}
 	if podSA := pod.Spec.ServiceAccountName; podSA != sa {
 		return Identity{}, fmt.Errorf("kubeauth: pod %s: %w: runs as ServiceAccount %q, the token is of %q", podRef, ErrNotAgent, podSA, sa)
@@ -346,6 +358,7 @@ func (r *Reviewer) review(ctx context.Context, token string) (Identity, error) {
 		Namespace: ns,
 		Agent:     agent,
 		Pod:       podName,
+		PodUID:    podUID,
 		Level:     level,
 		Tools:     tools,
 

@@ -248,7 +248,7 @@ func TestReview(t *testing.T) {
 			token: e.podToken(t, reviewerPod),
 			want: kubeauth.Identity{
 				Caller:    "agent " + ns + "/reviewer (pod " + ns + "/run-123-step-2)",
-				Namespace: ns, Agent: "reviewer", Pod: "run-123-step-2", ServiceAccount: "executor",
+				Namespace: ns, Agent: "reviewer", Pod: "run-123-step-2", PodUID: string(reviewerPod.UID), ServiceAccount: "executor",
 				Level: "supervised", Tools: []string{"read_file", "search"},
 			},
 			calls: 3,
@@ -258,7 +258,7 @@ func TestReview(t *testing.T) {
 			token: e.podToken(t, freePod),
 			want: kubeauth.Identity{
 				Caller:    "agent " + ns + "/free (pod " + ns + "/run-123-step-3)",
-				Namespace: ns, Agent: "free", Pod: "run-123-step-3", ServiceAccount: "executor", Level: "ha",
+				Namespace: ns, Agent: "free", Pod: "run-123-step-3", PodUID: string(freePod.UID), ServiceAccount: "executor", Level: "ha",
 			},
 			calls: 3,
 		},
@@ -268,7 +268,7 @@ func TestReview(t *testing.T) {
 			opts:  kubeauth.Options{Audiences: []string{"mcp-hub"}},
 			want: kubeauth.Identity{
 				Caller:    "agent " + ns + "/free (pod " + ns + "/run-123-step-3)",
-				Namespace: ns, Agent: "free", Pod: "run-123-step-3", ServiceAccount: "executor", Level: "ha",
+				Namespace: ns, Agent: "free", Pod: "run-123-step-3", PodUID: string(freePod.UID), ServiceAccount: "executor", Level: "ha",
 			},
 			calls: 3,
 		},
@@ -363,6 +363,63 @@ func TestReview(t *testing.T) {
 				t.Logf("refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestReviewPodUID: the API server's TokenReview of a projected pod-bound
+// token names the pod's UID (the user extra ExtraPodUID), and the identity
+// carries it: every token kubelet mints for the pod (it rotates them)
+// gives the same one, which is the caller's run whatever session or trace
+// it sends; a pod re-created under the same name is another pod, and the
+// old pod's token no longer passes.
+func TestReviewPodUID(t *testing.T) {
+	e := newEnv(t, "kubeauth-poduid")
+	e.agent(t, e.ns, "coder", map[string]any{"autonomyLevel": "supervised"})
+	p := e.pod(t, e.ns, "run-5-step-1", "executor", "coder")
+	first, rotated := e.podToken(t, p), e.podToken(t, p)
+	if first == rotated {
+		t.Fatal("two TokenRequests returned one token")
+	}
+	ctx := context.Background()
+	tr, err := e.cs.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: first}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenReview: %v", err)
+	}
+	if got := tr.Status.User.Extra[kubeauth.ExtraPodUID]; len(got) != 1 || got[0] != string(p.UID) {
+		t.Fatalf("the TokenReview's %s is %q, want the pod's UID %s", kubeauth.ExtraPodUID, got, p.UID)
+	}
+	r, _ := newReviewer(t, e.c.AdminConfig(), kubeauth.Options{})
+	for name, token := range map[string]string{"first": first, "rotated": rotated} {
+		id, err := review(t, r, token)
+		if err != nil {
+			t.Fatalf("Review of the %s token: %v", name, err)
+		}
+		if id.PodUID != string(p.UID) {
+			t.Errorf("Review of the %s token: pod UID %q, want %s", name, id.PodUID, p.UID)
+		}
+	}
+
+	if err := e.cs.CoreV1().Pods(e.ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatalf("delete pod: %v", err)
+	}
+	kubetest.Eventually(t, 10*time.Second, func() error {
+		_, err := e.cs.CoreV1().Pods(e.ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("pod %s still there: %v", p.Name, err)
+	})
+	again := e.pod(t, e.ns, p.Name, "executor", "coder")
+	fresh, _ := newReviewer(t, e.c.AdminConfig(), kubeauth.Options{})
+	id, err := review(t, fresh, e.podToken(t, again))
+	if err != nil {
+		t.Fatalf("Review of the re-created pod's token: %v", err)
+	}
+	if id.PodUID != string(again.UID) || id.PodUID == string(p.UID) {
+		t.Errorf("the re-created pod's UID %q, want %s (not the old %s)", id.PodUID, again.UID, p.UID)
+	}
+	if id, err := review(t, fresh, first); err == nil {
+		t.Errorf("the deleted pod's token passed as %+v", id)
 	}
 }
 
@@ -606,7 +663,8 @@ func TestChartRBAC(t *testing.T) {
 			sa := applyChartRBAC(t, e, hubNS, tc.args...)
 
 			e.agent(t, callerNS, "reviewer", map[string]any{"autonomyLevel": "supervised", "tools": []any{"search"}})
-			token := e.podToken(t, e.pod(t, callerNS, "run-7-step-1", "executor", "reviewer"))
+			pod := e.pod(t, callerNS, "run-7-step-1", "executor", "reviewer")
+			token := e.podToken(t, pod)
 			hub := e.c.ServiceAccountConfig(hubNS, sa)
 
 			if tc.forbidden != "" {
@@ -632,7 +690,7 @@ func TestChartRBAC(t *testing.T) {
 			})
 			want := kubeauth.Identity{
 				Caller:    fmt.Sprintf("agent %s/reviewer (pod %s/run-7-step-1)", callerNS, callerNS),
-				Namespace: callerNS, Agent: "reviewer", Pod: "run-7-step-1", ServiceAccount: "executor",
+				Namespace: callerNS, Agent: "reviewer", Pod: "run-7-step-1", PodUID: string(pod.UID), ServiceAccount: "executor",
 				Level: "supervised", Tools: []string{"search"},
 			}
 			if !reflect.DeepEqual(id, want) {

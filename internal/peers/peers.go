@@ -367,26 +367,31 @@ func (p *Peers) Serve(send Sender) http.HandlerFunc {
 }
 
 // RunPath is where a replica tells its peers of a call it admitted in an
-// agent run held to a budget of calls (guardrails maxIterations), so each
-// replica counts the run's calls on all of them. Only peers may use it.
+// agent run held to a budget of calls (guardrails maxIterations), or of a
+// caller held to a budget of calls an hour (maxIterationsPerHour), so
+// each replica counts the calls on all of them. Only peers may use it.
 const RunPath = "/internal/peer-run"
 
-// runNote is one call of a run, told to the peers. From is the telling
-// replica's id: a headless Service's name resolves to the replica itself
-// too, which must not count its own call twice.
+// runNote is one call, told to the peers: of a run, of a caller's hour,
+// or both (an empty one is not counted). From is the telling replica's
+// id: a headless Service's name resolves to the replica itself too, which
+// must not count its own call twice. A replica of a release before Hour
+// ignores it, and counts the run alone.
 type runNote struct {
-	Run  string `json:"run"`
+	Run  string `json:"run,omitempty"`
+	Hour string `json:"hour,omitempty"`
 	From string `json:"from"`
 }
 
-// TellRun tells every peer of one admitted call of run, at once, and
-// returns when each has answered or ctx ended (a peer that is down then
-// counts only what it saw itself).
-func (p *Peers) TellRun(ctx context.Context, run string) {
+// TellRun tells every peer of one admitted call of run and of the hour of
+// the caller whose key is hour, at once, and returns when each has
+// answered or ctx ended (a peer that is down then counts only what it saw
+// itself).
+func (p *Peers) TellRun(ctx context.Context, run, hour string) {
 	if p == nil {
 		return
 	}
-	body, _ := json.Marshal(runNote{Run: run, From: p.self})
+	body, _ := json.Marshal(runNote{Run: run, Hour: hour, From: p.self})
 	var wg sync.WaitGroup
 	for _, t := range p.targets(ctx) {
 		wg.Go(func() {
@@ -405,25 +410,25 @@ func (p *Peers) TellRun(ctx context.Context, run string) {
 
 // ServeRuns answers a peer's TellRun (POST RunPath) with heard; anyone but
 // a peer is refused before the body is read.
-func (p *Peers) ServeRuns(heard func(run string)) http.HandlerFunc {
+func (p *Peers) ServeRuns(heard func(run, hour string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !p.IsPeer(r.Context(), r.RemoteAddr) {
 			http.Error(w, "only peers may tell", http.StatusForbidden)
 			return
 		}
 		var n runNote
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRunNote)).Decode(&n); err != nil || n.Run == "" {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRunNote)).Decode(&n); err != nil || n.Run == "" && n.Hour == "" {
 			http.Error(w, "bad run note", http.StatusBadRequest)
 			return
 		}
 		if n.From != p.self {
-			heard(n.Run)
+			heard(n.Run, n.Hour)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
 
-// maxRunNote bounds a run note: a caller's key and a trace id.
+// maxRunNote bounds a run note: a caller's key twice and a trace id.
 const maxRunNote = 4 << 10
 
 // Self names this replica to its peers ("" without peers): a task's handle

@@ -316,3 +316,40 @@ func TestForward(t *testing.T) {
 		t.Error("a hub without peers forwarded a request")
 	}
 }
+
+// TestTellRun: the note of an admitted call reaches the peers with its run
+// and its caller's hour, either of which may be empty; a replica does not
+// count its own note (a headless Service lists it too), nor one that
+// names nothing.
+func TestTellRun(t *testing.T) {
+	type note struct{ run, hour string }
+	var mu sync.Mutex
+	var heard []note
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	there := New([]string{addr}, maxBody)
+	mux.HandleFunc("POST "+RunPath, there.ServeRuns(func(run, hour string) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, note{run, hour})
+	}))
+	here := New([]string{addr}, maxBody)
+	ctx := context.Background()
+	for _, n := range []note{{"ci\x00session\x00s1", "ci"}, {"", "ci"}, {"\x00pinned\x00pod\x00uid", ""}, {"", ""}} {
+		here.TellRun(ctx, n.run, n.hour)
+	}
+	there.TellRun(ctx, "own", "own")
+	mu.Lock()
+	defer mu.Unlock()
+	want := []note{{"ci\x00session\x00s1", "ci"}, {"", "ci"}, {"\x00pinned\x00pod\x00uid", ""}}
+	if len(heard) != len(want) {
+		t.Fatalf("heard %q, want %q", heard, want)
+	}
+	for i := range want {
+		if heard[i] != want[i] {
+			t.Errorf("note %d heard as %q, want %q", i+1, heard[i], want[i])
+		}
+	}
+}

@@ -202,15 +202,16 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 		if call, guarded, res = p.guardCall(ctx, span, session, caller, call, rt); res != nil {
 			return *res
 		}
-		if g.MaxIterations > 0 {
+		if g.MaxIterations > 0 || g.MaxIterationsPerHour > 0 {
 			// The call's trace: its _meta traceparent, else the request's
-			// header (on WebSocket and SSE, the handshake's).
+			// header (on WebSocket and SSE, the handshake's). A
+			// ServiceAccount caller's run is its pod, whatever it sends.
 			tp := call.Traceparent()
 			if tp == "" {
 				tp = caller.Traceparent
 			}
-			run, says := guardrails.RunOf(caller.Key(), tp, session)
-			denial, wait := p.guard.Budget(ctx, g, caller.Name, run, says)
+			run := guardrails.RunOf(caller.Key(), caller.Subject, tp, session)
+			denial, wait := p.guard.Budget(ctx, g, caller.Name, run)
 			if denial != "" {
 				p.recordDenial(span, session, caller, call.Name, rt, denial, "budget")
 				return Result{Result: ErrorResult(denial), Outcome: Denied}

@@ -227,7 +227,7 @@ func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
 	if find != nil {
 		route = find.Route
 	}
-	var share func(context.Context, string)
+	var share guardrails.Share
 	if ps != nil {
 		share = ps.TellRun
 	}

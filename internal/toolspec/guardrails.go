@@ -21,9 +21,17 @@ type Guardrails struct {
 	// ContentFilterMode is redact (default: what a filter finds is replaced
 	// by a typed marker) or block (the call is refused, naming the rule).
 	ContentFilterMode string `json:"contentFilterMode,omitempty"`
-	// MaxIterations caps the tool calls of one agent run (the trace of the
-	// caller's traceparent, else its MCP session); 0: no cap.
+	// MaxIterations caps the tool calls of one agent run: a ServiceAccount
+	// caller's pod, else the trace of the caller's traceparent, else its
+	// MCP session; 0: no cap.
 	MaxIterations int `json:"maxIterations,omitempty"`
+	// MaxIterationsPerHour caps the tool calls of all runs of a token or
+	// OAuth caller together within an hour; 0: no cap. Such a caller
+	// starts a run whenever it sends a new session or traceparent, so
+	// MaxIterations alone bounds a run, never the caller. A
+	// ServiceAccount caller's run is its pod, which it cannot restart at
+	// will: the hour does not apply to it (nor is it read from an Agent).
+	MaxIterationsPerHour int `json:"maxIterationsPerHour,omitempty"`
 }
 
 // The content filters' canonical names and the modes.
@@ -129,6 +137,9 @@ func (g *Guardrails) Validate() error {
 	if g.MaxIterations < 0 {
 		return fmt.Errorf("maxIterations: %d is negative (0 or absent: no cap)", g.MaxIterations)
 	}
+	if g.MaxIterationsPerHour < 0 {
+		return fmt.Errorf("maxIterationsPerHour: %d is negative (0 or absent: no cap)", g.MaxIterationsPerHour)
+	}
 	return nil
 }
 
@@ -138,7 +149,7 @@ func (g *Guardrails) Block() bool { return g != nil && g.ContentFilterMode == Mo
 
 // Empty reports whether g holds the caller to nothing.
 func (g *Guardrails) Empty() bool {
-	return g == nil || len(g.ContentFilters) == 0 && g.MaxIterations == 0
+	return g == nil || len(g.ContentFilters) == 0 && g.MaxIterations == 0 && g.MaxIterationsPerHour == 0
 }
 
 // Merge returns the stricter union of g and o (either may be nil): every
@@ -154,7 +165,8 @@ func (g *Guardrails) Merge(o *Guardrails) *Guardrails {
 		}
 		return o
 	}
-	m := &Guardrails{ContentFilters: slices.Clone(g.ContentFilters), ContentFilterMode: g.ContentFilterMode, MaxIterations: g.MaxIterations}
+	m := &Guardrails{ContentFilters: slices.Clone(g.ContentFilters), ContentFilterMode: g.ContentFilterMode,
+		MaxIterations: g.MaxIterations, MaxIterationsPerHour: g.MaxIterationsPerHour}
 	for _, f := range o.ContentFilters {
 		if !slices.Contains(m.ContentFilters, f) {
 			m.ContentFilters = append(m.ContentFilters, f)
@@ -163,8 +175,15 @@ func (g *Guardrails) Merge(o *Guardrails) *Guardrails {
 	if o.Block() {
 		m.ContentFilterMode = ModeBlock
 	}
-	if o.MaxIterations > 0 && (m.MaxIterations == 0 || o.MaxIterations < m.MaxIterations) {
-		m.MaxIterations = o.MaxIterations
-	}
+	m.MaxIterations = lowerCap(m.MaxIterations, o.MaxIterations)
+	m.MaxIterationsPerHour = lowerCap(m.MaxIterationsPerHour, o.MaxIterationsPerHour)
 	return m
+}
+
+// lowerCap is the stricter of two caps, where 0 is none.
+func lowerCap(a, b int) int {
+	if b > 0 && (a == 0 || b < a) {
+		return b
+	}
+	return a
 }

@@ -54,6 +54,8 @@ func TestGuardrailsValidate(t *testing.T) {
 		{g: Guardrails{ContentFilters: []string{"pii", "emails", "tokens"}}, wantErr: `contentFilters: unknown content filter "emails"`},
 		{g: Guardrails{ContentFilterMode: "mask"}, wantErr: `contentFilterMode: "mask" is not one of redact, block`},
 		{g: Guardrails{MaxIterations: -1}, wantErr: "maxIterations: -1 is negative"},
+		{g: Guardrails{MaxIterations: 20, MaxIterationsPerHour: 200}},
+		{g: Guardrails{MaxIterationsPerHour: -5}, wantErr: "maxIterationsPerHour: -5 is negative (0 or absent: no cap)"},
 	}
 	for _, tt := range tests {
 		err := tt.g.Validate()
@@ -77,6 +79,15 @@ func TestGuardrailsMerge(t *testing.T) {
 	}
 	if m := (&Guardrails{MaxIterations: 5}).Merge(&Guardrails{ContentFilters: []string{"pii"}}); m.MaxIterations != 5 || len(m.ContentFilters) != 1 {
 		t.Fatalf("a cap and a filter: %+v", m)
+	}
+	for _, tt := range []struct{ a, b, want int }{{0, 100, 100}, {100, 0, 100}, {100, 40, 40}, {40, 100, 40}} {
+		m := (&Guardrails{MaxIterations: 1, MaxIterationsPerHour: tt.a}).Merge(&Guardrails{MaxIterations: 1, MaxIterationsPerHour: tt.b})
+		if m.MaxIterationsPerHour != tt.want {
+			t.Errorf("maxIterationsPerHour %d merged with %d: %d, want %d", tt.a, tt.b, m.MaxIterationsPerHour, tt.want)
+		}
+	}
+	if (&Guardrails{MaxIterationsPerHour: 1}).Empty() {
+		t.Error("guardrails with only maxIterationsPerHour are empty")
 	}
 	var none *Guardrails
 	if none.Merge(nil) != nil || none.Merge(a) != a || a.Merge(nil) != a || a.Merge(&Guardrails{}) != a {

@@ -207,6 +207,13 @@ func TestServiceAccountCallers(t *testing.T) {
 	if _, err := callText(c, "issue_read"); err == nil || !strings.Contains(err.Error(), "may make 3 tool calls (guardrails maxIterations) and has made 3") {
 		t.Fatalf("fourth call of the run: %v", err)
 	}
+	// The run is the pod its projected token is bound to: a new session
+	// with a new traceparent is the same run, refused naming the pod.
+	again, _ := dialHubHeaders(t, hub.Base, map[string]string{"Authorization": "Bearer " + reviewerToken,
+		"traceparent": fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", time.Now().UnixNano())})
+	if _, err := callText(again, "issue_read"); err == nil || !strings.Contains(err.Error(), "this agent run (pod "+string(pod.UID)+") of agent "+agentsNS+"/reviewer") {
+		t.Fatalf("a call of the reviewer's pod in a new session and trace: %v", err)
+	}
 	// Another agent neither sees nor runs it.
 	oc, _ := dialHubWith(t, hub.Base, otherToken)
 	hubtest.Eventually(t, 10*time.Second, poll, "the other agent's view", func() error {

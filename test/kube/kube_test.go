@@ -197,6 +197,12 @@ func dialHubWith(t *testing.T, base, token string) (*client.Client, <-chan struc
 	if token != "" {
 		headers["Authorization"] = "Bearer " + token
 	}
+	return dialHubHeaders(t, base, headers)
+}
+
+// dialHubHeaders opens a session whose every request carries headers.
+func dialHubHeaders(t *testing.T, base string, headers map[string]string) (*client.Client, <-chan struct{}) {
+	t.Helper()
 	tr, err := transport.NewStreamableHTTP(base+"/mcp", transport.WithContinuousListening(), transport.WithHTTPHeaders(headers))
 	if err != nil {
 		t.Fatal(err)

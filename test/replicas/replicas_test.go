@@ -312,36 +312,74 @@ func TestRunBudgetAcrossReplicas(t *testing.T) {
 	lb := newBalancer(t, backends)
 	headers := map[string]string{"Authorization": "Bearer agent-token-1",
 		"traceparent": fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", time.Now().UnixNano())}
-	call := func(c *client.Client) (*mcp.CallToolResult, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "test_simple_text"
-		return c.CallTool(ctx, req)
-	}
-	before := lb.spread()
 	c := dialWith(t, lb.url, mcp.LATEST_LEGACY_PROTOCOL_VERSION, headers)
-	for i := range budget {
-		if res, err := call(c); err != nil || res.IsError {
-			t.Fatalf("call %d of %d: %v %+v", i+1, budget, err, res)
+	admittedOnEvery(t, lb, budget, func(int) (*mcp.CallToolResult, error) { return callSimpleText(c) })
+	for i := range replicas { // every replica refuses the next one
+		for _, cl := range []*client.Client{c, dialWith(t, lb.url, mcp.LATEST_LEGACY_PROTOCOL_VERSION, headers)} {
+			res, err := callSimpleText(cl)
+			refusedWith(t, i, res, err, fmt.Sprintf("may make %d tool calls (guardrails maxIterations) and has made %d", budget, budget))
+		}
+	}
+}
+
+// TestHourBudgetAcrossReplicas: a token caller's maxIterationsPerHour
+// holds for all of its runs together whichever replica each call lands
+// on: every call comes in a session and a trace of its own (a new run,
+// each far under maxIterations), the balancer spreads them over three
+// replicas, and the call after the hour's budget is refused on every one.
+func TestHourBudgetAcrossReplicas(t *testing.T) {
+	const perHour = 7
+	upstream := conformance.EverythingServer(t, false)
+	_, backends := startReplicas(t, upstream, "warn", fmt.Sprintf("guardrails: {maxIterations: 100, maxIterationsPerHour: %d}", perHour))
+	lb := newBalancer(t, backends)
+	base := time.Now().UnixNano()
+	inNewRun := func(i int) (*mcp.CallToolResult, error) {
+		return callSimpleText(dialWith(t, lb.url, mcp.LATEST_LEGACY_PROTOCOL_VERSION, map[string]string{"Authorization": "Bearer agent-token-1",
+			"traceparent": fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", base+int64(i))}))
+	}
+	admittedOnEvery(t, lb, perHour, inNewRun)
+	for i := range replicas { // every replica refuses the next ones
+		res, err := inNewRun(perHour + i)
+		refusedWith(t, i, res, err, fmt.Sprintf("may make %d tool calls an hour across all of its agent runs (guardrails maxIterationsPerHour) and has made %d", perHour, perHour))
+	}
+}
+
+// callSimpleText calls the reference server's test_simple_text through c.
+func callSimpleText(c *client.Client) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "test_simple_text"
+	return c.CallTool(ctx, req)
+}
+
+// admittedOnEvery makes n calls with call (given 0..n-1), each admitted,
+// which the balancer must have spread to every replica.
+func admittedOnEvery(t *testing.T, lb *balancer, n int, call func(i int) (*mcp.CallToolResult, error)) {
+	t.Helper()
+	before := lb.spread()
+	for i := range n {
+		if res, err := call(i); err != nil || res.IsError {
+			t.Fatalf("call %d of %d: %v %+v", i+1, n, err, res)
 		}
 	}
 	after := lb.spread()
 	for i := range after {
 		if after[i] == before[i] {
-			t.Fatalf("replica %d got none of the run's requests: %v -> %v", i, before, after)
+			t.Fatalf("replica %d got none of the budget's requests: %v -> %v", i, before, after)
 		}
 	}
-	for i := range replicas { // every replica refuses the next one
-		for _, cl := range []*client.Client{c, dialWith(t, lb.url, mcp.LATEST_LEGACY_PROTOCOL_VERSION, headers)} {
-			res, err := call(cl)
-			if err != nil || !res.IsError || len(res.Content) == 0 {
-				t.Fatalf("call %d over the budget: %v %+v", i+1, err, res)
-			}
-			if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, fmt.Sprintf("may make %d tool calls (guardrails maxIterations) and has made %d", budget, budget)) {
-				t.Fatalf("call %d over the budget: %q", i+1, text)
-			}
-		}
+}
+
+// refusedWith fails unless call i over a budget was refused with a text
+// that holds want.
+func refusedWith(t *testing.T, i int, res *mcp.CallToolResult, err error, want string) {
+	t.Helper()
+	if err != nil || !res.IsError || len(res.Content) == 0 {
+		t.Fatalf("call %d over the budget: %v %+v", i+1, err, res)
+	}
+	if text := res.Content[0].(mcp.TextContent).Text; !strings.Contains(text, want) {
+		t.Fatalf("call %d over the budget: %q, want %q", i+1, text, want)
 	}
 }
 
