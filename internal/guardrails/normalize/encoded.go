@@ -89,7 +89,7 @@ func (r *Reader) decodeRun(t Text, lo, hi, depth int, out []Text) []Text {
 	for end := hi; hi < len(t.S) && hi-end < 2 && t.S[hi] == '='; {
 		hi++
 	}
-	r.textRuns(t.S[lo:hi], func(a, b int, text []byte) {
+	textRuns(r, t.S[lo:hi], func(a, b int, text []byte) {
 		from, to := t.Span(lo+a, lo+b)
 		out = r.views(Text{S: string(text), segs: []seg{{from: from, to: to}}}, depth+1, out)
 	})
@@ -209,22 +209,22 @@ func oneChar(w string) bool {
 // textRuns calls visit with each part of run, a base64 or hex run, that
 // decodes to text: the run, or when it does not, each of its parts between
 // slashes (a path before an encoded value reads as part of the run:
-// "/v1/files/Z2hw...").
-func (r *Reader) textRuns(run string, visit func(lo, hi int, text []byte)) {
-	if d, k := r.decode(run); k == textData {
+// "/v1/files/Z2hw..."). run is a string or, in a raw document, bytes.
+func textRuns[T string | []byte](r *Reader, run T, visit func(lo, hi int, text []byte)) {
+	if d, k := decode(r, run); k == textData {
 		visit(0, len(run), d)
 		return
 	}
-	if strings.IndexByte(run, '/') < 0 {
-		return
-	}
 	for lo := 0; lo < len(run); {
-		hi := lo + strings.IndexByte(run[lo:], '/')
-		if hi < lo {
-			hi = len(run)
+		hi := lo
+		for hi < len(run) && run[hi] != '/' {
+			hi++
+		}
+		if hi == len(run) && lo == 0 {
+			return // no slash
 		}
 		if hi-lo >= minRun {
-			if d, k := r.decode(run[lo:hi]); k == textData {
+			if d, k := decode(r, run[lo:hi]); k == textData {
 				visit(lo, hi, d)
 			}
 		}
@@ -244,7 +244,7 @@ func (r *Reader) Binary(s string) bool {
 			return false
 		}
 	}
-	_, k := r.decode(s)
+	_, k := decode(r, s)
 	return k == binaryData
 }
 
@@ -258,8 +258,10 @@ const (
 // decode decodes a base64 (either alphabet, padded or not) or hex run and
 // says what it holds. The bytes are r's, valid until its next decode. A
 // run of hex digits is read as hex only: base64 of text is never that.
-func (r *Reader) decode(run string) ([]byte, int) {
-	run = strings.TrimRight(run, "=")
+func decode[T string | []byte](r *Reader, run T) ([]byte, int) {
+	for len(run) > 0 && run[len(run)-1] == '=' {
+		run = run[:len(run)-1]
+	}
 	h := run
 	if len(h) > 2 && h[0] == '0' && h[1]|0x20 == 'x' {
 		h = h[2:] // 0x6f6c...
@@ -280,7 +282,8 @@ func (r *Reader) decode(run string) ([]byte, int) {
 		if len(h)%2 != 0 {
 			return nil, notEncoded
 		}
-		return r.decodeWith(h, hex.Decode, len(h)/2)
+		load(r, h)
+		return r.decodeWith(hex.Decode, len(h)/2)
 	}
 	enc := base64.RawStdEncoding
 	switch {
@@ -292,19 +295,24 @@ func (r *Reader) decode(run string) ([]byte, int) {
 	if len(run)%4 == 1 {
 		run = run[:len(run)-1] // a character glued to the end
 	}
-	return r.decodeWith(run, enc.Decode, enc.DecodedLen(len(run)))
+	load(r, run)
+	return r.decodeWith(enc.Decode, enc.DecodedLen(len(run)))
 }
 
-// decodeWith decodes run with dec, a chunk at a time, and stops as soon
-// as what it decoded is no text: more than a tenth of it control
-// characters or bytes that are not UTF-8 (an image's base64 stops within
-// its first fifth).
-func (r *Reader) decodeWith(run string, dec func(dst, src []byte) (int, error), n int) ([]byte, int) {
-	const chunk = 4096 // whole base64 quanta and hex pairs
+// load puts a run in r.src.
+func load[T string | []byte](r *Reader, run T) {
 	if r.src == nil {
 		r.src, r.dst = r.srcBuf[:0], r.dstBuf[:0]
 	}
 	r.src = append(r.src[:0], run...)
+}
+
+// decodeWith decodes r.src with dec, a chunk at a time, and stops as soon
+// as what it decoded is no text: more than a tenth of it control
+// characters or bytes that are not UTF-8 (an image's base64 stops within
+// its first fifth).
+func (r *Reader) decodeWith(dec func(dst, src []byte) (int, error), n int) ([]byte, int) {
+	const chunk = 4096 // whole base64 quanta and hex pairs
 	r.dst = slices.Grow(r.dst[:0], n)[:n]
 	budget := n / 10
 	var tc textCheck

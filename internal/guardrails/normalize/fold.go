@@ -33,21 +33,22 @@ func needsFold(s string) bool {
 			i++
 			continue
 		}
-		if changes(s[i:]) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if changes(r) {
 			return true
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 	}
 	return false
 }
 
-// changes reports whether fold changes the character s begins with (not
-// ASCII): NFKC maps it, it has a canonical decomposition (a letter with a
-// diacritic), it is dropped, or it is a confusable.
-func changes(s string) bool {
-	r, _ := utf8.DecodeRuneInString(s)
-	return len(norm.NFKC.PropertiesString(s).Decomposition()) > 0 || dropped(r) || folded(r) != ""
+// changes reports whether fold changes r (not ASCII): NFKC maps it, it has
+// a canonical decomposition (a letter with a diacritic), it is dropped, or
+// it is a confusable.
+func changes(r rune) bool {
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	return len(norm.NFKC.Properties(b[:n]).Decomposition()) > 0 || dropped(r) || folded(r) != ""
 }
 
 // control reports whether an ASCII character is a control character other
