@@ -322,3 +322,45 @@ func pngBase64(t *testing.T) string {
 	}
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
+
+// TestFilterKeepsJSONValid: over random documents of keys, values and
+// arrays of text parts made of pieces of credentials, their writings and
+// what is near them, the output is valid JSON, without duplicate names.
+func TestFilterKeepsJSONValid(t *testing.T) {
+	g := New(Options{})
+	spec := &toolspec.Guardrails{ContentFilters: []string{"secrets", "pii", `regex:x{3}:[x]`}}
+	pieces := []string{"ghp_R8tK2vQ9xLm4", "Pz7Wn3Yb6Hc1Jd5Fg0Se8Ua4", "AKIAZ3MSJV5WKQ7TYRXB", "olga.kowalska@", "fabrikam.de", " ", "\u200b", "é",
+		"%41", "&amp;", "\\u0041", "[redacted: github-pat]", "Z2hwX1I4dEsydlE5eExtNFB6N1duM1liNkhjMUpkNUZnMFNlOFVhNA==", "xxx", "\"", "日"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	text := func() string {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for range 500 {
+		obj := map[string]any{}
+		for range rng.IntN(5) {
+			obj[text()] = text()
+		}
+		parts := []any{}
+		for range rng.IntN(4) {
+			parts = append(parts, map[string]any{"type": "text", "text": text()}, text())
+		}
+		obj["content"] = parts
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, direction := range []string{Arguments, Result} {
+			out, _, err := g.Filter(context.Background(), spec, direction, raw)
+			if err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			if !jsontext.Value(out).IsValid() {
+				t.Fatalf("%s filtered to %s: no valid JSON", raw, out)
+			}
+		}
+	}
+}

@@ -110,11 +110,19 @@ func (r *Reader) hidesRun(raw []byte) bool {
 		for hi < len(raw) && in(hi) {
 			hi++
 		}
-		for end := hi; hi < len(raw) && hi-end < 2 && raw[hi] == '='; {
-			hi++
+		if n := backslashesBefore(raw, lo); n%2 == 1 { // the run begins in an escape: \n, \u00e9
+			if raw[lo] == 'u' {
+				lo = min(lo+5, hi)
+			} else {
+				lo++
+			}
+		}
+		end := hi // and the padding
+		for end < len(raw) && end-hi < 2 && raw[end] == '=' {
+			end++
 		}
 		if hi-lo >= minRun {
-			run := raw[lo:hi]
+			run := raw[lo:end]
 			if bytes.IndexByte(run, '\\') >= 0 {
 				run = bytes.ReplaceAll(run, []byte(`\/`), []byte("/"))
 			}
@@ -125,6 +133,15 @@ func (r *Reader) hidesRun(raw []byte) bool {
 		j = hi + minRun
 	}
 	return false
+}
+
+// backslashesBefore counts the backslashes right before raw[i].
+func backslashesBefore(raw []byte, i int) int {
+	n := 0
+	for i-n > 0 && raw[i-n-1] == '\\' {
+		n++
+	}
+	return n
 }
 
 // anyText reports whether a base64 or hex run holds text.

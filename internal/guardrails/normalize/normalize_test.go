@@ -178,6 +178,32 @@ func TestMayHide(t *testing.T) {
 			}
 		}
 	}
+	// Random mixes of what the readings undo and what they leave: with
+	// characters that fold, and with runs and spaced-out words only.
+	for k, pieces := range [][]string{
+		{"a", "bc", "Z", "0", " ", "  ", "\n", "\t", "\"", "\\", "/", "日", "😀", "é", "\u200b", "%41", "&amp;", "&",
+			`\u0041`, base64.StdEncoding.EncodeToString([]byte("olga@fabrikam.de")), "9f86d081884c7d659a2feaa0c55ad015", "word"},
+		{"a", "b", "c", "Z", "0", " ", " ", " ", "  ", "\n", "\t", "\"", "\\", "/", "日", "😀", "&", "%", "x\\u", "=",
+			"b2xnYUBmYWJyaWthbS5kZQ", base64.StdEncoding.EncodeToString([]byte("olga@fabrikam.de")), "9f86d081884c7d659a2feaa0c55ad015", "6f6c6761", "word"},
+	} {
+		rng := rand.New(rand.NewPCG(9, uint64(k)))
+		for range 5000 {
+			var b strings.Builder
+			for range rng.IntN(40) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			s := b.String()
+			views := r.Views(s, nil)
+			if len(views) == 1 && views[0].Verbatim() {
+				continue
+			}
+			for _, raw := range encodings(t, s) {
+				if !r.MayHide(raw) {
+					t.Fatalf("MayHide(%s) = false, but %q reads as %d texts, the first %q", raw, s, len(views), views[0].S)
+				}
+			}
+		}
+	}
 	for _, doc := range []string{
 		`{"a":"plain text","n":[1,2,{"b":"C:\\Users\\x 100% sure"}]}`,
 		`{"sha":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","id":"550e8400-e29b-41d4-a716-446655440000"}`,
