@@ -173,24 +173,20 @@ const spacedWindow = minSpaced*(12+3*6) + 12
 // maySpaceRaw reports whether raw[j] may be in a spaced-out run: it is in
 // a one-character word next to another, or in a gap between two.
 func maySpaceRaw(raw []byte, j int) bool {
-	if j >= 6 && j+2 < len(raw) && raw[j] < utf8.RuneSelf {
-		// The common case: no escape around j, whose byte and its
-		// neighbours are characters of their own.
-		b := raw[j-6 : j+2]
-		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if y := x ^ 0x5c5c5c5c5c5c5c5c; (y-0x0101010101010101)&^y&0x8080808080808080 == 0 { // no backslash
-			edge := func(c byte) bool { return c == ' ' || c == '"' }
-			l, r := raw[j-1], raw[j+1]
-			switch {
-			case raw[j] != ' ':
-				if !edge(l) || !edge(r) {
-					return false // in a word of two characters or more
-				}
-			case l != ' ' && r != ' ' && r != '"' && l != '"':
-				if !edge(raw[j-2]) || !edge(raw[j+2]) {
-					return false // a space between two words, one longer
-				}
+	if j >= 8 && j+8 <= len(raw) && (raw[j-2]|raw[j-1]|raw[j]|raw[j+1]|raw[j+2]) < utf8.RuneSelf &&
+		!backslash8(raw[j-8:j]) && !backslash8(raw[j:j+8]) {
+		// The common case: raw[j-2:j+3] is ASCII and no escape reaches
+		// it, so each of its bytes is a character of its own.
+		edge := func(c byte) bool { return c == ' ' || c == '"' }
+		l, r := raw[j-1], raw[j+1]
+		switch {
+		case raw[j] != ' ':
+			if !edge(l) || !edge(r) {
+				return false // in a word of two characters or more
+			}
+		case l != ' ' && r != ' ' && r != '"' && l != '"':
+			if !edge(raw[j-2]) || !edge(raw[j+2]) {
+				return false // a space between two words, one longer
 			}
 		}
 	}
@@ -207,6 +203,15 @@ func maySpaceRaw(raw []byte, j int) bool {
 	}
 	_, r := gapEnds(raw, hi, hi)
 	return r > hi && oneCharAt(raw, r, charAfter(raw, r))
+}
+
+// backslash8 reports whether the 8 bytes of b hold a backslash.
+func backslash8(b []byte) bool {
+	b = b[:8]
+	x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	y := x ^ 0x5c5c5c5c5c5c5c5c
+	return (y-0x0101010101010101)&^y&0x8080808080808080 != 0
 }
 
 // rawToken returns the character raw[j] is part of, or the white space

@@ -166,7 +166,7 @@ func TestMayHide(t *testing.T) {
 		"/files/" + base64.RawURLEncoding.EncodeToString([]byte("olga@fabrikam.de")),
 		fmt.Sprintf("%x", "olga@fabrikam.de"),
 		"a b c d e f g h", "a\tb\nc d e f g h", "日 本 語 の テ キ ス ト", "x: a  b \n c\n\nd e f g \" h",
-		"\"a\" b c d e f g h", "ab c d e f g h i j",
+		"\"a\" b c d e f g h", "ab c d e f g h i j", "long words a b\nc\nd e f g h i", "long words 日 本 c d e f g h more",
 		"C:\\Users\\x", "100% & more", "plain", "日本語 — ok", "550e8400-e29b-41d4-a716-446655440000",
 	}
 	for _, s := range strs {
