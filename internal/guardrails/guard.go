@@ -9,7 +9,11 @@
 // rules for secrets; e-mail addresses, phone numbers, payment cards, IBANs
 // and US SSNs for pii) and either replaced by a typed marker
 // ("[redacted: aws-access-token]") or refuses the call. Reports name rule
-// ids and counts, never what was matched.
+// ids and counts, never what was matched. The detectors read each string as
+// its reader would (internal/guardrails/normalize: escapes, look-alike and
+// invisible characters, base64 and hex, spaced-out letters undone), object
+// keys too, and the text parts of an array joined, so that writing a
+// credential some other way does not carry it past them.
 package guardrails
 
 import (
@@ -208,6 +212,12 @@ func (r Report) DenialOf(what string) string {
 // In block mode a finding is reported Blocked and the document returned
 // unchanged: the caller must not pass it on. An error (a document that is
 // not JSON) must refuse the call too: nothing unfiltered goes through.
+//
+// The filters read every string of the document, object names included,
+// as its reader would (internal/guardrails/normalize: escapes, look-alike
+// and invisible characters, base64 and hex, spaced-out letters) and the
+// text parts of an array joined (see rewriteStrings); what they find is
+// redacted with all that wrote it.
 func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction string, raw json.RawMessage) (json.RawMessage, Report, error) {
 	rep := Report{Direction: direction}
 	if spec == nil || len(spec.ContentFilters) == 0 || len(raw) == 0 {
@@ -217,35 +227,21 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 	if err != nil {
 		return nil, rep, err
 	}
-	// Only the detectors that may find something in this document run on
-	// its strings; a regex filter can match anything, so it always runs.
-	pol := *p
-	pol.pii = p.pii && g.pii().Maybe(raw)
-	pol.secrets = p.secrets && g.secrets().Maybe(raw)
-	if !pol.pii && !pol.secrets && len(p.regexes) == 0 {
+	ps := newPass(ctx, g, p)
+	// The detectors' prefilters read the raw bytes: what they pass over
+	// is not in any string as it is, but may be in a reading of one (an
+	// encoded credential), or in the join of two. A regex filter can
+	// match anything, so it always runs.
+	ps.pii = p.pii && g.pii().Maybe(raw)
+	ps.secrets = p.secrets && g.secrets().Maybe(raw)
+	if !ps.pii && !ps.secrets && len(p.regexes) == 0 && !ps.reader.MayHide(raw) && !mayJoin(raw) {
 		return raw, rep, nil
 	}
-	p = &pol
-	counts := map[[2]string]int{}
-	var found []detect.Finding
-	out, err := rewriteStrings(raw, func(s string) (string, bool, error) {
-		found = found[:0]
-		var err error
-		if found, err = g.find(ctx, p, s, found); err != nil || len(found) == 0 {
-			return "", false, err
-		}
-		for _, f := range found {
-			counts[[2]string{p.filterOf(f.Rule), f.Rule}]++
-		}
-		if p.block {
-			return "", false, nil
-		}
-		return redact(s, found, p), true, nil
-	})
+	out, err := rewriteStrings(raw, ps)
 	if err != nil {
 		return nil, rep, fmt.Errorf("filter the %s: %w", direction, err)
 	}
-	for k, n := range counts {
+	for k, n := range ps.counts {
 		rep.Hits = append(rep.Hits, Hit{Filter: k[0], Rule: k[1], Count: n})
 	}
 	sort.Slice(rep.Hits, func(i, j int) bool { return rep.Hits[i].Rule < rep.Hits[j].Rule })
@@ -259,19 +255,20 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 	return out, rep, nil
 }
 
-// find appends what p's filters find in s, by start, without overlaps (the
-// earlier, then the longer, finding wins).
-func (g *Guard) find(ctx context.Context, p *policy, s string, out []detect.Finding) ([]detect.Finding, error) {
-	if p.secrets {
+// find appends what p's filters find in s: the detectors pii and secrets
+// ask for, and p's regex filters. Findings may overlap (the caller joins
+// them: dropping one would leave the part of it outside the other).
+func (g *Guard) find(ctx context.Context, p *policy, pii, secrets bool, s string, out []detect.Finding) ([]detect.Finding, error) {
+	if secrets {
 		var err error
 		if out, err = g.secrets().Find(ctx, s, out); err != nil {
 			return nil, fmt.Errorf("look for secrets: %w", err)
 		}
 	}
-	if p.pii {
+	if pii {
 		// Each detector drops what overlaps its own earlier findings: it
 		// must not see the other's (an address before a key would hide
-		// the key). The overlaps between them are settled below.
+		// the key).
 		out = append(out, g.pii().Find(s, out[len(out):len(out)])...)
 	}
 	for i, re := range p.regexes {
@@ -281,40 +278,25 @@ func (g *Guard) find(ctx context.Context, p *policy, s string, out []detect.Find
 			}
 		}
 	}
-	if len(out) < 2 {
-		return out, nil
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Start != out[j].Start {
-			return out[i].Start < out[j].Start
-		}
-		return out[i].End > out[j].End
-	})
-	kept := out[:1]
-	for _, f := range out[1:] {
-		if f.Start >= kept[len(kept)-1].End {
-			kept = append(kept, f)
-		}
-	}
-	return kept, nil
+	return out, nil
 }
 
-// redact replaces each finding in s (sorted, not overlapping) by its
-// marker: "[redacted: rule]", or a regex filter's replacement.
-func redact(s string, found []detect.Finding, p *policy) string {
+// redact replaces each span of s (sorted, not overlapping) by its marker:
+// "[redacted: rule]", or a regex filter's replacement.
+func redact(s string, spans []span, p *policy) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
-	for _, f := range found {
-		b.WriteString(s[last:f.Start])
-		if i := slices.Index(p.regexRules, f.Rule); i >= 0 {
+	for _, f := range spans {
+		b.WriteString(s[last:f.from])
+		if i := slices.Index(p.regexRules, f.rule); i >= 0 {
 			b.WriteString(p.replacements[i])
 		} else {
 			b.WriteString("[redacted: ")
-			b.WriteString(f.Rule)
+			b.WriteString(f.rule)
 			b.WriteByte(']')
 		}
-		last = f.End
+		last = f.to
 	}
 	b.WriteString(s[last:])
 	return b.String()

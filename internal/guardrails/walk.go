@@ -5,91 +5,284 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // binaryMembers hold base64 (an image's or audio's data, a blob
-// resource's blob): the filters read text, and base64 is no text a model
-// reads.
+// resource's blob): base64 of binary data is no text a model reads, so the
+// filters skip it, but only when it is (binary says so): base64 of text
+// in them is read like any other string.
 var binaryMembers = [...]string{"data", "blob"}
 
-// rewriteStrings calls edit with every string value of the JSON document
-// raw (unescaped; object names and base64 members are left alone) and
-// returns raw with each string edit changed put in its place, still valid
-// JSON, or raw itself when nothing changed. Only the changed strings are
-// encoded again: the rest of the document is copied as it came.
-func rewriteStrings(raw []byte, edit func(s string) (string, bool, error)) ([]byte, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
-	var out []byte
-	last := 0          // raw[:last] is in out (when out is not nil)
-	var names []string // the last object name read at each depth
+// textMember is the member that holds the text of an MCP content part.
+const textMember = "text"
+
+// rewriteStrings calls edit with the strings of the JSON document raw,
+// unescaped, in groups that read as one text, and returns raw with each
+// string edit changed put in its place, still valid JSON, or raw itself
+// when nothing changed. Only the changed strings are encoded again: the
+// rest of the document is copied as it came. edit returns nil when it
+// changes nothing, else a replacement for each string of the group.
+//
+// A group is one string (an object name, a value), or the text parts of
+// one array in order: its string elements and the "text" members of its
+// object elements. A reader joins those (an MCP result's content parts, a
+// list of strings in arguments), so a credential split over two of them
+// must be read joined. A "data" or "blob" member whose value binary calls
+// base64 of binary data is not offered.
+//
+// Object names are offered too, each alone: a credential used as a key is
+// still a credential. A changed name is made unique in its object: when it
+// equals another name of the object (the one of another redacted key, or
+// one that was there), " (2)", " (3)", ... is appended, so no object
+// holds one name twice, which strict decoders (this one among them) refuse.
+func rewriteStrings(raw []byte, e editor) ([]byte, error) {
+	w := walker{raw: raw, e: e}
+	w.names, w.objects = w.nameBuf[:0], w.objectBuf[:0]
+	if err := w.walk(); err != nil {
+		return nil, err
+	}
+	return w.spliced()
+}
+
+// An editor is what rewriteStrings offers the strings of a document to.
+type editor interface {
+	// edit returns nil when it changes none of texts, else a
+	// replacement for each.
+	edit(texts []string) ([]string, error)
+	// binary reports whether the value of a "data" or "blob" member is
+	// base64 of binary data, not to be offered.
+	binary(s string) bool
+}
+
+// walker is one pass of rewriteStrings.
+type walker struct {
+	raw []byte
+	e   editor
+
+	splices []splice
+	groups  []group  // the open arrays whose text parts are being read, innermost last
+	parts   []part   // the text parts of the groups, in order
+	texts   []string // of a group, for edit
+	names   []string // the last name read at each depth
+	objects []object // the object open at each depth
+	one     [1]string
+
+	nameBuf   [8]string
+	objectBuf [8]object
+}
+
+// splice replaces the encoded string raw[start:end] by s.
+type splice struct {
+	start, end int
+	s          string
+}
+
+// part is one string of a group, and where it is in the document.
+type part struct {
+	s          string
+	start, end int
+}
+
+type group struct {
+	depth int // the array's
+	start int // its first part in walker.parts
+}
+
+// object is an object being read: where it begins and, once one of its
+// names changed, all of its names (those there and those written).
+type object struct {
+	start int
+	names map[string]bool
+}
+
+func (w *walker) walk() error {
+	dec := jsontext.NewDecoder(bytes.NewReader(w.raw))
 	for {
 		depth := dec.StackDepth()
 		kind, n := dec.StackIndex(depth)
-		isName := kind == '{' && n%2 == 0
 		k := dec.PeekKind()
-		if k == 0 { // the end of the input, or an error ReadToken reports
+		switch k {
+		case 0: // the end of the input, or an error ReadToken reports
 			if _, err := dec.ReadToken(); err != nil && !errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("read the JSON document: %w", err)
+				return fmt.Errorf("read the JSON document: %w", err)
 			}
-			break
+			return nil
+		case ']':
+			if err := w.flush(depth); err != nil {
+				return err
+			}
 		}
 		if k != '"' {
 			if _, err := dec.ReadToken(); err != nil {
-				return nil, fmt.Errorf("read the JSON document: %w", err)
+				return fmt.Errorf("read the JSON document: %w", err)
+			}
+			if k == '{' {
+				w.opened(dec.StackDepth(), int(dec.InputOffset())-1)
 			}
 			continue
 		}
 		v, err := dec.ReadValue()
 		if err != nil {
-			return nil, fmt.Errorf("read the JSON document: %w", err)
-		}
-		if isName {
-			for len(names) <= depth {
-				names = append(names, "")
-			}
-			names[depth] = string(v[1 : len(v)-1])
-			if bytes.IndexByte(v, '\\') >= 0 {
-				names[depth] = "" // an escaped name is never one of binaryMembers
-			}
-			continue
-		}
-		if kind == '{' && depth < len(names) && isBinary(names[depth]) {
-			continue
-		}
-		var s string
-		if bytes.IndexByte(v, '\\') < 0 {
-			s = string(v[1 : len(v)-1])
-		} else {
-			u, err := jsontext.AppendUnquote(nil, v)
-			if err != nil {
-				return nil, fmt.Errorf("read a JSON string: %w", err)
-			}
-			s = string(u)
-		}
-		changed, ok, err := edit(s)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
+			return fmt.Errorf("read the JSON document: %w", err)
 		}
 		end := int(dec.InputOffset())
-		start := end - len(v)
-		if out == nil {
-			out = make([]byte, 0, len(raw)+64)
+		p := part{start: end - len(v), end: end}
+		if p.s, err = unquote(v); err != nil {
+			return err
 		}
-		out = append(out, raw[last:start]...)
-		if out, err = jsontext.AppendQuote(out, changed); err != nil {
+		if kind == '{' && n%2 == 0 {
+			for len(w.names) <= depth {
+				w.names = append(w.names, "")
+			}
+			w.names[depth] = p.s
+			if err := w.name(depth, p); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case kind == '{' && isBinary(w.names[depth]) && w.e.binary(p.s):
+		case kind == '[':
+			w.add(depth, p)
+		case kind == '{' && w.names[depth] == textMember && depth > 1 && parentKind(dec, depth) == '[':
+			w.add(depth-1, p)
+		default:
+			w.one[0] = p.s
+			if err := w.edited(w.one[:], []part{p}); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func parentKind(dec *jsontext.Decoder, depth int) jsontext.Kind {
+	k, _ := dec.StackIndex(depth - 1)
+	return k
+}
+
+func unquote(v jsontext.Value) (string, error) {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), nil
+	}
+	u, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return "", fmt.Errorf("read a JSON string: %w", err)
+	}
+	return string(u), nil
+}
+
+// add adds a text part to the group of the array at depth.
+func (w *walker) add(depth int, p part) {
+	if n := len(w.groups); n == 0 || w.groups[n-1].depth != depth {
+		w.groups = append(w.groups, group{depth: depth, start: len(w.parts)})
+	}
+	w.parts = append(w.parts, p)
+}
+
+// flush offers the text parts of the array at depth, which ends.
+func (w *walker) flush(depth int) error {
+	n := len(w.groups)
+	if n == 0 || w.groups[n-1].depth != depth {
+		return nil
+	}
+	parts := w.parts[w.groups[n-1].start:]
+	w.groups = w.groups[:n-1]
+	w.texts = w.texts[:0]
+	for _, p := range parts {
+		w.texts = append(w.texts, p.s)
+	}
+	err := w.edited(w.texts, parts)
+	w.parts = w.parts[:len(w.parts)-len(parts)]
+	return err
+}
+
+// edited offers texts, the strings of parts, to edit and keeps what it
+// changed.
+func (w *walker) edited(texts []string, parts []part) error {
+	out, err := w.e.edit(texts)
+	if err != nil || out == nil {
+		return err
+	}
+	for i, s := range out {
+		if s != texts[i] {
+			w.splices = append(w.splices, splice{start: parts[i].start, end: parts[i].end, s: s})
+		}
+	}
+	return nil
+}
+
+// opened notes the object that begins at raw[start], at depth.
+func (w *walker) opened(depth, start int) {
+	for len(w.objects) <= depth {
+		w.objects = append(w.objects, object{})
+	}
+	w.objects[depth] = object{start: start}
+}
+
+// name offers an object name and makes what edit changes it to unique
+// among the object's names.
+func (w *walker) name(depth int, p part) error {
+	w.one[0] = p.s
+	out, err := w.e.edit(w.one[:])
+	if err != nil || out == nil || out[0] == p.s {
+		return err
+	}
+	o := &w.objects[depth]
+	if o.names == nil {
+		if o.names, err = objectNames(w.raw[o.start:]); err != nil {
+			return err
+		}
+	}
+	name := out[0]
+	for i := 2; o.names[name]; i++ {
+		name = fmt.Sprintf("%s (%d)", out[0], i)
+	}
+	o.names[name] = true
+	w.splices = append(w.splices, splice{start: p.start, end: p.end, s: name})
+	return nil
+}
+
+// objectNames returns the names of the object raw begins with.
+func objectNames(raw []byte) (map[string]bool, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, fmt.Errorf("read an object's names: %w", err)
+	}
+	names := map[string]bool{}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("read an object's names: %w", err)
+		}
+		names[tok.String()] = true
+		if err := dec.SkipValue(); err != nil {
+			return nil, fmt.Errorf("read an object's names: %w", err)
+		}
+	}
+	return names, nil
+}
+
+// spliced returns raw with the splices made, or raw itself when there are
+// none.
+func (w *walker) spliced() ([]byte, error) {
+	if len(w.splices) == 0 {
+		return w.raw, nil
+	}
+	sort.Slice(w.splices, func(i, j int) bool { return w.splices[i].start < w.splices[j].start })
+	out := make([]byte, 0, len(w.raw)+64)
+	last := 0
+	for _, s := range w.splices {
+		out = append(out, w.raw[last:s.start]...)
+		var err error
+		if out, err = jsontext.AppendQuote(out, s.s); err != nil {
 			return nil, fmt.Errorf("write a JSON string: %w", err)
 		}
-		last = end
+		last = s.end
 	}
-	if out == nil {
-		return raw, nil
-	}
-	return append(out, raw[last:]...), nil
+	return append(out, w.raw[last:]...), nil
 }
 
 func isBinary(name string) bool {
@@ -99,4 +292,68 @@ func isBinary(name string) bool {
 		}
 	}
 	return false
+}
+
+// mayJoin reports whether raw may hold a group of two texts or more (see
+// rewriteStrings): two strings among the "text" members and the strings
+// that are array elements. It looks at the bytes only: true more often
+// than needed, never false for a document that has such a group.
+func mayJoin(raw []byte) bool {
+	n := 0
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '"')
+		if j < 0 {
+			return false
+		}
+		start := i + j
+		end := stringEnd(raw, start)
+		if end < 0 {
+			return true // not JSON: the walk will say so
+		}
+		k := skipSpace(raw, end+1)
+		switch {
+		case k == len(raw):
+		case raw[k] == ':':
+			if string(raw[start+1:end]) == textMember {
+				n++
+			}
+		case raw[k] == ',' || raw[k] == ']':
+			// An element, not a member's value (which follows a colon).
+			if b := bytes.TrimRight(raw[:start], " \t\n\r"); len(b) > 0 && (b[len(b)-1] == '[' || b[len(b)-1] == ',') {
+				n++
+			}
+		}
+		if n >= 2 {
+			return true
+		}
+		i = end + 1
+	}
+	return false
+}
+
+// stringEnd returns the index of the quote that ends the string raw[start]
+// begins, -1 if none does.
+func stringEnd(raw []byte, start int) int {
+	for p := start + 1; ; {
+		q := bytes.IndexByte(raw[p:], '"')
+		if q < 0 {
+			return -1
+		}
+		e := p + q
+		n := 0 // backslashes before it
+		for e-1-n > start && raw[e-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return e
+		}
+		p = e + 1
+	}
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
 }

@@ -19,8 +19,9 @@ const awsKey = "AKIAZ3MSJV5WKQ7TYRXB"
 
 // TestGuardrailsFilterBothWays: a caller's content filters apply to what
 // it sends (the upstream sees the redacted arguments, or nothing when
-// blocked) and to what it gets (text, embedded resources and structured
-// content; the result stays valid JSON), with an audit line per direction
+// blocked) and to what it gets (text, embedded resources, structured
+// content, and base64 data that decodes to text: the image here is the
+// key's base64; the result stays valid JSON), with an audit line per direction
 // naming rules, never the text, and the console's feed told.
 func TestGuardrailsFilterBothWays(t *testing.T) {
 	result := json.RawMessage(`{"content":[{"type":"text","text":"mail alice.smith@corp-mail.de now"},` +
@@ -43,7 +44,7 @@ func TestGuardrailsFilterBothWays(t *testing.T) {
 			args:       `{"body":"ping bob.jones@corp-mail.de","n":1}`,
 			wantCalled: true, wantArgs: `{"body":"ping [redacted: email]","n":1}`,
 			wantOutcome: OK,
-			wantText:    []string{"mail [redacted: email] now", "key [redacted: aws-access-token]", `"mail":"[redacted: email]"`, `"data":"QUtJQVozTVNKVjVXS1E3VFlSWEI="`},
+			wantText:    []string{"mail [redacted: email] now", "key [redacted: aws-access-token]", `"mail":"[redacted: email]"`, `"data":"[redacted: aws-access-token]"`},
 			wantNot:     []string{"alice.smith", awsKey},
 		},
 		{

@@ -1,0 +1,227 @@
+package guardrails
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/purko-io/mcp-hub/internal/guardrails/detect"
+	"github.com/purko-io/mcp-hub/internal/guardrails/normalize"
+)
+
+// joinReach is how far from the boundary of two text parts their join is
+// read: a finding that reaches further into both is not found across them.
+// 4 KiB holds any credential gitleaks knows, a private key block included.
+const joinReach = 4096
+
+// shortText is the longest string that the detectors' prefilters read on
+// its own before the detectors run on it.
+const shortText = 256
+
+// pass filters one document: it reads each group of strings rewriteStrings
+// offers, runs the detectors on each reading, maps what they find back to
+// the strings and redacts it, or only counts it in block mode.
+type pass struct {
+	g   *Guard
+	ctx context.Context
+	p   *policy
+	// pii, secrets: the detector's prefilter passed the raw document, so
+	// it may find something in a string as it is. A reading that is not
+	// the string itself is prefiltered on its own.
+	pii, secrets bool
+
+	reader normalize.Reader
+	views  []normalize.Text
+	found  []detect.Finding
+	spans  []span
+	quoted []byte
+	counts map[[2]string]int
+
+	viewBuf [4]normalize.Text
+	spanBuf [4]span
+}
+
+func newPass(ctx context.Context, g *Guard, p *policy) *pass {
+	ps := &pass{g: g, ctx: ctx, p: p}
+	ps.views, ps.spans = ps.viewBuf[:0], ps.spanBuf[:0]
+	return ps
+}
+
+// span is a finding in one string of a group: its bytes [from, to).
+type span struct {
+	part     int
+	from, to int
+	rule     string
+	// cont: the piece of a finding across parts that continues one in
+	// the part before (counted there).
+	cont bool
+}
+
+// binary is the editor's.
+func (ps *pass) binary(s string) bool { return ps.reader.Binary(s) }
+
+// edit is the editor's: it redacts what the filters find in a group.
+func (ps *pass) edit(group []string) ([]string, error) {
+	ps.spans = ps.spans[:0]
+	for i, s := range group {
+		err := ps.read(s, true, func(from, to int, rule string) {
+			ps.spans = append(ps.spans, span{part: i, from: from, to: to, rule: rule})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(group) > 1 {
+		if err := ps.readJoined(group); err != nil {
+			return nil, err
+		}
+	}
+	if len(ps.spans) == 0 {
+		return nil, nil
+	}
+	sort.Slice(ps.spans, func(i, j int) bool {
+		a, b := ps.spans[i], ps.spans[j]
+		if a.part != b.part {
+			return a.part < b.part
+		}
+		if a.from != b.from {
+			return a.from < b.from
+		}
+		return a.to > b.to
+	})
+	if ps.counts == nil {
+		ps.counts = map[[2]string]int{}
+	}
+	var out []string
+	if !ps.p.block {
+		out = slices.Clone(group)
+	}
+	for lo := 0; lo < len(ps.spans); {
+		part := ps.spans[lo].part
+		hi := lo
+		for hi < len(ps.spans) && ps.spans[hi].part == part {
+			hi++
+		}
+		merged := joinSpans(ps.spans[lo:hi])
+		for _, s := range merged {
+			if !s.cont {
+				ps.counts[[2]string{ps.p.filterOf(s.rule), s.rule}]++
+			}
+		}
+		if out != nil {
+			out[part] = redact(group[part], merged, ps.p)
+		}
+		lo = hi
+	}
+	return out, nil
+}
+
+// joinSpans joins the overlapping spans of one part (sorted by from, the
+// longer first) in place: a finding is redacted whole even where another
+// overlaps it. A joined span keeps the rule of its first.
+func joinSpans(spans []span) []span {
+	out := spans[:1]
+	for _, s := range spans[1:] {
+		last := &out[len(out)-1]
+		if s.from < last.to {
+			last.to = max(last.to, s.to)
+			last.cont = last.cont || s.cont
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// read runs the detectors on each reading of s and calls hit with the
+// bytes of s that produced each finding. asIs: s is a string of the
+// document, so the document's prefilter speaks for it as it is.
+func (ps *pass) read(s string, asIs bool, hit func(from, to int, rule string)) error {
+	ps.views = ps.reader.Views(s, ps.views[:0])
+	for k := range ps.views {
+		v := &ps.views[k]
+		pii, secrets := ps.pii, ps.secrets
+		switch {
+		case !asIs || !v.Verbatim():
+			pii, secrets = ps.maybe(v.S)
+		case (pii || secrets) && len(v.S) <= shortText:
+			// A short string (a name, an enum value) costs a detector
+			// more to set up than its prefilter to read.
+			mp, ms := ps.maybe(v.S)
+			pii, secrets = pii && mp, secrets && ms
+		}
+		if !pii && !secrets && len(ps.p.regexes) == 0 {
+			continue
+		}
+		found, err := ps.g.find(ps.ctx, ps.p, pii, secrets, v.S, ps.found[:0])
+		if err != nil {
+			return err
+		}
+		for _, f := range found {
+			from, to := v.Span(f.Start, f.End)
+			hit(from, to, f.Rule)
+		}
+		ps.found = found[:0]
+	}
+	return nil
+}
+
+// maybe asks the policy's detectors' prefilters about a reading.
+func (ps *pass) maybe(text string) (pii, secrets bool) {
+	if !ps.p.pii && !ps.p.secrets {
+		return false, false
+	}
+	// The prefilters read JSON; invalid UTF-8 is quoted as U+FFFD (the
+	// error says only that), which no finding holds.
+	ps.quoted, _ = jsontext.AppendQuote(ps.quoted[:0], text)
+	return ps.p.pii && ps.g.pii().Maybe(ps.quoted), ps.p.secrets && ps.g.secrets().Maybe(ps.quoted)
+}
+
+// readJoined reads the join of a group's texts within joinReach of each
+// boundary between two of them, and splits each finding there into its
+// pieces in each text.
+func (ps *pass) readJoined(group []string) error {
+	join := strings.Join(group, "")
+	starts := make([]int, len(group)+1) // of each text in join; then len(join)
+	for i, s := range group {
+		starts[i+1] = starts[i] + len(s)
+	}
+	hit := func(from, to int, rule string) {
+		first := true
+		for k := range group {
+			lo, hi := max(from, starts[k]), min(to, starts[k+1])
+			if lo >= hi {
+				continue
+			}
+			ps.spans = append(ps.spans, span{part: k, from: lo - starts[k], to: hi - starts[k], rule: rule, cont: !first})
+			first = false
+		}
+	}
+	var windows [][2]int // around each boundary, the overlapping ones joined
+	for _, b := range starts[1:len(group)] {
+		lo, hi := max(0, b-joinReach), min(len(join), b+joinReach)
+		if n := len(windows); n > 0 && lo <= windows[n-1][1] {
+			windows[n-1][1] = hi
+			continue
+		}
+		windows = append(windows, [2]int{lo, hi})
+	}
+	for _, w := range windows {
+		lo, hi := w[0], w[1]
+		for lo > 0 && !utf8.RuneStart(join[lo]) {
+			lo--
+		}
+		for hi < len(join) && !utf8.RuneStart(join[hi]) {
+			hi++
+		}
+		err := ps.read(join[lo:hi], false, func(from, to int, rule string) { hit(lo+from, lo+to, rule) })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
