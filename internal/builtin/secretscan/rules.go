@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -17,6 +18,14 @@ import (
 //go:embed gitleaks.toml
 var defaultConfig string
 
+// hubConfig is the hub's own rules, in gitleaks' format, extending
+// gitleaks' defaults ([extend] useDefault): credentials gitleaks' rules
+// miss in what tools return (see the header of the file for why each
+// rule exists).
+//
+//go:embed hub.toml
+var hubConfig string
+
 // configFile is the part of gitleaks' configuration format a text scanner
 // needs. Keys it does not know make compile fail (strict decoding): a newer
 // rule file with, say, composite rules (`required`) must be noticed and
@@ -25,9 +34,20 @@ type configFile struct {
 	Title       string           `toml:"title"`
 	Description string           `toml:"description"`
 	MinVersion  string           `toml:"minVersion"`
+	Extend      *extendEntry     `toml:"extend"`
 	Allowlist   *allowlistEntry  `toml:"allowlist"` // the older single global form
 	Allowlists  []allowlistEntry `toml:"allowlists"`
 	Rules       []ruleEntry      `toml:"rules"`
+}
+
+// extendEntry is gitleaks' [extend]: a configuration that adds to another.
+// Only useDefault (gitleaks' defaults, which this package embeds) can be
+// extended: a text scanner reads no files.
+type extendEntry struct {
+	UseDefault    bool     `toml:"useDefault"`
+	Path          string   `toml:"path"`
+	URL           string   `toml:"url"`
+	DisabledRules []string `toml:"disabledRules"`
 }
 
 type ruleEntry struct {
@@ -113,8 +133,10 @@ type ruleSet struct {
 	always  []int
 }
 
-// compile parses a gitleaks configuration and compiles its rules.
-func compile(config string) (*ruleSet, error) {
+// decode reads a gitleaks configuration, strictly, and applies its
+// [extend]: the result holds the default rules and allowlists it extends
+// (less its disabledRules) before its own, in one [[allowlists]] list.
+func decode(config string) (*configFile, error) {
 	var cf configFile
 	dec := toml.NewDecoder(strings.NewReader(config)).DisallowUnknownFields()
 	if err := dec.Decode(&cf); err != nil {
@@ -123,6 +145,46 @@ func compile(config string) (*ruleSet, error) {
 			return nil, fmt.Errorf("reading the secret rules: keys this scanner does not implement:\n%s", strict.String())
 		}
 		return nil, fmt.Errorf("reading the secret rules: %w", err)
+	}
+	if cf.Allowlist != nil {
+		if len(cf.Allowlists) > 0 {
+			return nil, errors.New("reading the secret rules: [allowlist] and [[allowlists]] cannot both be used")
+		}
+		cf.Allowlists, cf.Allowlist = []allowlistEntry{*cf.Allowlist}, nil
+	}
+	ext := cf.Extend
+	if ext == nil {
+		return &cf, nil
+	}
+	if ext.Path != "" || ext.URL != "" || !ext.UseDefault {
+		return nil, errors.New("reading the secret rules: [extend] can only use the default rules (useDefault = true): a text scanner reads no files")
+	}
+	base, err := decode(defaultConfig)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]ruleEntry, 0, len(base.Rules)+len(cf.Rules))
+	for _, r := range base.Rules {
+		if !slices.Contains(ext.DisabledRules, r.ID) {
+			rules = append(rules, r)
+		}
+	}
+	for _, id := range ext.DisabledRules {
+		if !slices.ContainsFunc(base.Rules, func(r ruleEntry) bool { return r.ID == id }) {
+			return nil, fmt.Errorf("reading the secret rules: [extend] disables rule %q, which the default rules do not have", id)
+		}
+	}
+	cf.Rules = append(rules, cf.Rules...)
+	cf.Allowlists = append(base.Allowlists, cf.Allowlists...)
+	cf.Extend = nil
+	return &cf, nil
+}
+
+// compile parses a gitleaks configuration and compiles its rules.
+func compile(config string) (*ruleSet, error) {
+	cf, err := decode(config)
+	if err != nil {
+		return nil, err
 	}
 	rs := &ruleSet{}
 	keywordIndex := map[string]int{}
@@ -142,14 +204,7 @@ func compile(config string) (*ruleSet, error) {
 		rs.rules = append(rs.rules, r)
 	}
 
-	globals := cf.Allowlists
-	if cf.Allowlist != nil {
-		if len(cf.Allowlists) > 0 {
-			return nil, errors.New("reading the secret rules: [allowlist] and [[allowlists]] cannot both be used")
-		}
-		globals = []allowlistEntry{*cf.Allowlist}
-	}
-	for i, e := range globals {
+	for i, e := range cf.Allowlists {
 		a, err := compileAllowlist(e)
 		if err != nil {
 			return nil, fmt.Errorf("secret rules: global allowlist %d: %w", i+1, err)

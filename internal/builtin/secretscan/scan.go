@@ -4,6 +4,10 @@
 // commit: keyword prefilter, the rule's regex and secret group, the entropy
 // threshold, the global and per-rule allowlists and the `gitleaks:allow`
 // marker, and generic rules giving way to specific ones on the same line.
+// Hub adds the hub's own rules (hub.toml, in gitleaks' format, extending
+// the defaults) for what tools return and gitleaks' rules, written for
+// source files, miss: connection strings, config values, command lines,
+// headers, provider tokens in any surroundings.
 //
 // It exists so the hub keeps gitleaks' rules without gitleaks' detector,
 // whose archive, git and configuration machinery (viper) pulled ~370
@@ -63,6 +67,15 @@ func New(config string) *Scanner {
 // Default returns a Scanner with gitleaks' default rules.
 func Default() *Scanner {
 	return New(defaultConfig)
+}
+
+// Hub returns a Scanner with gitleaks' default rules and the hub's own
+// (hub.toml): what tools return holds credentials in places gitleaks'
+// rules, written for source files, do not look (connection strings,
+// configuration values under secret-like names, command lines, headers,
+// and tokens right before a '<', ',' or ']').
+func Hub() *Scanner {
+	return New(hubConfig)
 }
 
 // Scan returns the secrets in text, in rule order. When ctx ends during the

@@ -65,8 +65,11 @@ func planWindow(expr string, keywords []string) windowPlan {
 // keywordPart parses a rule's regex and finds the part of its top-level
 // concatenation every match of which holds one of the keywords: parts are
 // the concatenation's parts and i that part's index. When no single part
-// does (a keyword straddling parts) or the regex is no concatenation, the
-// whole regex is the one part.
+// does, the shortest run of adjacent parts that does is made one part: the
+// parser factors common prefixes out of an alternation of names
+// ((?:password|pwd) is p(?:assword|wd)), which leaves the keyword
+// straddling two parts. When no run does either, or the regex is no
+// concatenation, the whole regex is the one part.
 func keywordPart(expr string, keywords []string) (re *syntax.Regexp, parts []*syntax.Regexp, i int, err error) {
 	if re, err = syntax.Parse(expr, syntax.Perl); err != nil {
 		return nil, nil, 0, err
@@ -76,9 +79,17 @@ func keywordPart(expr string, keywords []string) (re *syntax.Regexp, parts []*sy
 		top = top.Sub[0]
 	}
 	if top.Op == syntax.OpConcat {
-		for i, s := range top.Sub {
-			if mustContain(s, keywords) {
-				return re, top.Sub, i, nil
+		subs := top.Sub
+		for width := 1; width < len(subs); width++ {
+			for i := 0; i+width <= len(subs); i++ {
+				run := subs[i]
+				if width > 1 {
+					run = &syntax.Regexp{Op: syntax.OpConcat, Flags: top.Flags, Sub: subs[i : i+width]}
+				}
+				if mustContain(run, keywords) {
+					merged := append(append(slices.Clone(subs[:i]), run), subs[i+width:]...)
+					return re, merged, i, nil
+				}
 			}
 		}
 	}
@@ -503,7 +514,7 @@ func planGate(expr string, keywords []string) *gate {
 			runes += n
 			continue
 		}
-		sub = append(sub, minPrefix(p))
+		sub = append(sub, minPrefix(p, gateRunes-runes))
 		break
 	}
 	anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
@@ -541,10 +552,14 @@ func (g *gate) opens(text string, k string, h hit) bool {
 		if q < 0 {
 			continue
 		}
-		// A rune is a byte in ASCII text: the shorter input is cheaper to
-		// try (the backtracker clears a bit per instruction and byte).
-		end := min(len(text), q+g.maxLen)
-		if ascii := min(len(text), q+g.maxLen/utf8.UTFMax); isASCII(text[q:ascii]) {
+		// The gate reads one character past the longest match: an
+		// assertion where a match ends (\b, \B) looks at the character after
+		// it, and cut there it would see the end of the text (a gate that
+		// consumes nothing, \A\b, could then never match). A rune is a byte
+		// in ASCII text: the shorter input is cheaper to try (the
+		// backtracker clears a bit per instruction and byte).
+		end := min(len(text), q+g.maxLen+utf8.UTFMax)
+		if ascii := min(len(text), q+g.maxLen/utf8.UTFMax+1); isASCII(text[q:ascii]) {
 			end = ascii
 		}
 		if g.re.MatchString(text[q:end]) {
@@ -571,12 +586,16 @@ const gateRunes = 64
 
 // minPrefix returns a regex matching a prefix of every match of re, of
 // bounded length: optional parts dropped, repetitions cut to their
-// minimum, a concatenation cut after its first part of varying length.
-func minPrefix(re *syntax.Regexp) *syntax.Regexp {
+// minimum, a concatenation cut after its first part of varying length
+// that does not fit the budget. Parts of a concatenation that span at most
+// budget runes between them are kept whole, optional or not: a gate cut at
+// the first optional part (the quote that may close a key's name) would
+// test the keyword alone and open on every occurrence.
+func minPrefix(re *syntax.Regexp, budget int) *syntax.Regexp {
 	empty := &syntax.Regexp{Op: syntax.OpEmptyMatch, Flags: re.Flags}
 	switch re.Op {
 	case syntax.OpCapture, syntax.OpPlus:
-		return minPrefix(re.Sub[0])
+		return minPrefix(re.Sub[0], budget)
 	case syntax.OpQuest, syntax.OpStar:
 		return empty
 	case syntax.OpRepeat:
@@ -584,7 +603,7 @@ func minPrefix(re *syntax.Regexp) *syntax.Regexp {
 			return empty
 		}
 		if !fixed(re.Sub[0]) {
-			return minPrefix(re.Sub[0])
+			return minPrefix(re.Sub[0], budget)
 		}
 		cp := *re
 		cp.Max = re.Min
@@ -593,18 +612,19 @@ func minPrefix(re *syntax.Regexp) *syntax.Regexp {
 		cp := *re
 		cp.Sub = make([]*syntax.Regexp, len(re.Sub))
 		for i, s := range re.Sub {
-			cp.Sub[i] = minPrefix(s)
+			cp.Sub[i] = minPrefix(s, budget)
 		}
 		return &cp
 	case syntax.OpConcat:
 		cp := *re
 		cp.Sub = nil
 		for _, s := range re.Sub {
-			if fixed(s) {
+			if n := maxRunes(s); fixed(s) || n >= 0 && n <= budget {
 				cp.Sub = append(cp.Sub, s)
+				budget -= max(n, 0)
 				continue
 			}
-			cp.Sub = append(cp.Sub, minPrefix(s))
+			cp.Sub = append(cp.Sub, minPrefix(s, budget))
 			break
 		}
 		return &cp

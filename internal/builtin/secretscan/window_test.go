@@ -76,8 +76,12 @@ func differentialTexts(t *testing.T) []string {
 		}
 		texts = append(texts, string(b))
 	}
-	if f, err := os.Open(filepath.Join("..", "..", "guardrails", "detect", "testdata", "corpus.jsonl")); err == nil {
-		defer f.Close()
+	corpora, _ := filepath.Glob(filepath.Join("..", "..", "guardrails", "testdata", "heldout", "*.jsonl"))
+	for _, name := range append([]string{filepath.Join("..", "..", "guardrails", "detect", "testdata", "corpus.jsonl")}, corpora...) {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
@@ -86,6 +90,7 @@ func differentialTexts(t *testing.T) []string {
 				texts = append(texts, item.Text)
 			}
 		}
+		f.Close()
 	}
 	creds := []string{
 		"AKIAZ3MSJV5WKQ7TYRXB",
@@ -104,6 +109,12 @@ func differentialTexts(t *testing.T) []string {
 		"\n\n\nkey\n\n\n\n\n\n\n\n\n\n\n= %s\nkey=1",
 		"curl -u admin:%s https://h\n",
 		"x %s\ny %s\nsecret: %s",
+		"postgres://app:%s@db:5432/app",
+		"<add key=\"ApiKey\" value=\"%s\" />",
+		"  - name: API_TOKEN\n    value: \"%s\"\n",
+		"variable \"db_password\" {\n  sensitive = true\n  default   = \"%s\"\n}",
+		"docker login -u ci -p %s registry.example.com",
+		"Authorization: Bearer %s, next",
 		"Sourcegraph\n" + strings.Repeat("commit 0123456789abcdef0123456789abcdef01234567\n", 3) + "%s",
 	}
 	for _, c := range creds {
@@ -114,24 +125,55 @@ func differentialTexts(t *testing.T) []string {
 	return texts
 }
 
+// TestWindowedMatchesWhole holds the windowed scan to the whole-text scan,
+// with gitleaks' rules alone and with the hub's.
 func TestWindowedMatchesWhole(t *testing.T) {
-	rs, err := Default().rules()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	texts := differentialTexts(t)
 	if len(texts) < 60 {
 		t.Fatalf("%d texts, want more", len(texts))
 	}
-	for i, text := range texts {
-		whole, err1 := rs.scanWhole(ctx, text)
-		windowed, err2 := rs.scanWindowed(ctx, text)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("text %d: %v, %v", i, err1, err2)
+	for name, s := range map[string]*Scanner{"default": Default(), "hub": Hub()} {
+		rs, err := s.rules()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(located(whole), located(windowed)) {
-			t.Errorf("text %d (%d bytes): whole %v, windowed %v", i, len(text), located(whole), located(windowed))
+		for i, text := range texts {
+			whole, err1 := rs.scanWhole(ctx, text)
+			windowed, err2 := rs.scanWindowed(ctx, text)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s rules, text %d: %v, %v", name, i, err1, err2)
+			}
+			if !reflect.DeepEqual(located(whole), located(windowed)) {
+				t.Errorf("%s rules, text %d (%d bytes): whole %v, windowed %v", name, i, len(text), located(whole), located(windowed))
+			}
+		}
+	}
+}
+
+// TestGateReadsPastItsMatch: a gate that consumes nothing before the
+// keyword (here \b, the alternation's shortest start) must still see the
+// text after it, or it rejects every occurrence and the windowed scan
+// misses what the whole-text scan finds.
+func TestGateReadsPastItsMatch(t *testing.T) {
+	const config = `
+[[rules]]
+id = "connect-string"
+regex = '''(?i)(?:\bjdbc:oracle:thin:|\bsqlplus[ \t]+)[\w$#]{1,30}/([^\s@/]{3,64})@'''
+keywords = ["oracle:thin:", "sqlplus"]
+`
+	rs, err := New(config).rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs.rules[0]; !r.window.windowed || r.gate == nil {
+		t.Fatalf("the rule is not windowed and gated: %+v, gate %v", r.window, r.gate != nil)
+	}
+	for _, text := range []string{"jdbc:oracle:thin:app/s3cr3tPw@db:1521/ORCL", "x\n$ sqlplus app/s3cr3tPw@//db:1521/ORCL\n"} {
+		whole, _ := rs.scanWhole(context.Background(), text)
+		windowed, _ := rs.scanWindowed(context.Background(), text)
+		if len(whole) != 1 || !reflect.DeepEqual(located(whole), located(windowed)) {
+			t.Errorf("%q: whole %v, windowed %v", text, located(whole), located(windowed))
 		}
 	}
 }
@@ -148,15 +190,16 @@ func located(fs []Finding) []string {
 
 // TestOffsets: text[Start:End] is the secret the finding names.
 func TestOffsets(t *testing.T) {
-	s := Default()
-	for i, text := range differentialTexts(t) {
-		fs, err := s.Scan(context.Background(), text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fs {
-			if f.Start < 0 || f.End > len(text) || text[f.Start:f.End] != f.Secret {
-				t.Errorf("text %d: %s at %d:%d is not its secret", i, f.RuleID, f.Start, f.End)
+	for _, s := range []*Scanner{Default(), Hub()} {
+		for i, text := range differentialTexts(t) {
+			fs, err := s.Scan(context.Background(), text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range fs {
+				if f.Start < 0 || f.End > len(text) || text[f.Start:f.End] != f.Secret {
+					t.Errorf("text %d: %s at %d:%d is not its secret", i, f.RuleID, f.Start, f.End)
+				}
 			}
 		}
 	}
@@ -182,7 +225,7 @@ func TestFoldTraps(t *testing.T) {
 // keyword in a JSON string is in the document's raw bytes unless a \uXXXX
 // escape writes one of its letters, which detect's Secrets.Maybe checks.
 func TestKeywordsSurviveJSONEscapes(t *testing.T) {
-	rs, err := Default().rules()
+	rs, err := Hub().rules() // gitleaks' keywords and the hub's
 	if err != nil {
 		t.Fatal(err)
 	}
