@@ -303,7 +303,7 @@ func redact(s string, spans []span, p *policy) string {
 }
 
 // piiRules are the rule ids of detect.PII.
-var piiRules = [...]string{detect.RuleEmail, detect.RulePhone, detect.RulePaymentCard, detect.RuleIBAN, detect.RuleUSSSN}
+var piiRules = detect.PIIRules
 
 // filterOf names the filter of p a rule id belongs to.
 func (p *policy) filterOf(rule string) string {

@@ -20,7 +20,14 @@ type corpusItem struct {
 
 func readCorpus(t testing.TB) []corpusItem {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "corpus.jsonl"))
+	return readItems(t, filepath.Join("testdata", "corpus.jsonl"))
+}
+
+// readItems reads a file of JSON lines with (at least) a corpus item's
+// members; the held-out corpus's files have these and more.
+func readItems(t testing.TB, name string) []corpusItem {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +38,7 @@ func readCorpus(t testing.TB) []corpusItem {
 	for line := 1; sc.Scan(); line++ {
 		var it corpusItem
 		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
-			t.Fatalf("corpus line %d: %v", line, err)
+			t.Fatalf("%s:%d: %v", name, line, err)
 		}
 		items = append(items, it)
 	}

@@ -1,18 +1,35 @@
 package detect
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // findEmail looks for an e-mail address around the '@' at text[at]:
 // local@domain.tld with a dotted domain and an alphabetic top-level domain.
-// It leaves out what only looks like one: URL user info
-// (https://user@host), scp-style remotes (git@github.com:org/repo.git),
-// package versions (pkg@1.2.3), @mentions and npm scopes (nothing before
-// the '@'), image variants (icon@2x.png), and the domains reserved for
-// documentation and tests (RFC 2606 and 6761).
+// Local parts and domains may be written in any script (RFC 6531 and 6532,
+// IDNA: josé.pérez@correo.es, 用户@例子.中国) or in the ASCII form of an
+// IDN (xn--). It leaves out what only looks like one: URL user info
+// (https://user@host), scp-style remotes (git@github.com:org/repo.git,
+// deploy@host:/srv), package versions (pkg@1.2.3), @mentions and npm
+// scopes (nothing before the '@'), image variants (icon@2x.png), and the
+// domains reserved for documentation and tests (RFC 2606 and 6761).
 func findEmail(text string, at int) (Finding, bool) {
 	start := at
-	for start > 0 && class[text[start-1]]&cLocal != 0 {
-		start--
+	for start > 0 {
+		if c := text[start-1]; c < utf8.RuneSelf {
+			if class[c]&cLocal == 0 {
+				break
+			}
+			start--
+			continue
+		}
+		r, size := utf8.DecodeLastRuneInString(text[:start])
+		if !isAddressRune(r) {
+			break
+		}
+		start -= size
 	}
 	// The local part neither starts nor ends with a dot.
 	for start < at && text[start] == '.' {
@@ -31,8 +48,19 @@ func findEmail(text string, at int) (Finding, bool) {
 		}
 	}
 	end := at + 1
-	for end < len(text) && class[text[end]]&cHost != 0 {
-		end++
+	for end < len(text) {
+		if c := text[end]; c < utf8.RuneSelf {
+			if class[c]&cHost == 0 {
+				break
+			}
+			end++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[end:])
+		if !isAddressRune(r) {
+			break
+		}
+		end += size
 	}
 	// A sentence's full stop or a dash after the address is not its own.
 	for end > at+1 && (text[end-1] == '.' || text[end-1] == '-') {
@@ -45,22 +73,52 @@ func findEmail(text string, at int) (Finding, bool) {
 	if end < len(text) {
 		switch text[end] {
 		case ':', '/':
-			// git@github.com:org/repo, user@host/path: a remote, not an address.
-			if end+1 < len(text) && isWordByte(text[end+1]) {
+			// git@github.com:org/repo, deploy@host:/srv, user@host/path: a
+			// remote, not an address.
+			if end+1 < len(text) && (isWordByte(text[end+1]) || text[end+1] == '/' || text[end+1] == '~') {
 				return Finding{}, false
 			}
 		case '@', '_':
 			return Finding{}, false
 		}
 	}
-	if documentationDomain(strings.ToLower(domain)) {
+	if documentationDomain(strings.ToLower(domain)) || placeholderAddress(text[start:at], domain) {
 		return Finding{}, false
 	}
 	return Finding{RuleEmail, start, end}, true
 }
 
+// placeholderAddress reports the addresses documentation and forms write
+// for "your address here": a placeholder domain (the undelegated .tld,
+// domain.com, yourcompany.com, the German and French "example") or a
+// placeholder name (firstname.lastname, john.doe, max.mustermann).
+func placeholderAddress(local, domain string) bool {
+	domain = strings.ToLower(domain)
+	if strings.HasSuffix(domain, ".tld") {
+		return true
+	}
+	switch domain {
+	case "domain.com", "yourdomain.com", "mydomain.com", "yourcompany.com", "mycompany.com", "company.com",
+		"beispiel.de", "exemple.fr", "ejemplo.com", "esempio.it":
+		return true
+	}
+	switch strings.ToLower(local) {
+	case "firstname.lastname", "first.last", "your.name", "yourname", "name.surname", "john.doe", "jane.doe",
+		"max.mustermann", "erika.mustermann", "vorname.nachname", "prenom.nom", "nombre.apellido":
+		return true
+	}
+	return false
+}
+
+// isAddressRune: a non-ASCII character of an address's local part or
+// domain (RFC 6531, IDNA): a letter, mark or digit of any script.
+func isAddressRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r)
+}
+
 // validDomain: two or more labels of letters, digits and inner dashes, the
-// last alphabetic and at least two long, and not a file extension.
+// last of letters (any script's) and at least two long, or an IDN's ASCII
+// form (xn--), and not a file extension.
 func validDomain(d string) bool {
 	if len(d) < 4 || len(d) > 253 {
 		return false
@@ -79,11 +137,11 @@ func validDomain(d string) bool {
 		}
 		rest = after
 	}
-	if labels < 2 || len(last) < 2 {
+	if labels < 2 || utf8.RuneCountInString(last) < 2 {
 		return false
 	}
-	for i := 0; i < len(last); i++ {
-		if class[last[i]]&(cUpper|cLower) == 0 {
+	for _, r := range last {
+		if r < utf8.RuneSelf && class[byte(r)]&(cUpper|cLower) == 0 || r >= utf8.RuneSelf && !unicode.IsLetter(r) && !unicode.IsMark(r) {
 			return strings.HasPrefix(strings.ToLower(last), "xn--")
 		}
 	}

@@ -18,7 +18,8 @@ var ibanLength = map[string]int{
 // findIBAN reads an IBAN starting at text[i] (two upper-case letters seen):
 // the country's length of upper-case letters and digits, written whole or
 // in groups of four split by single spaces, not followed by more of a word,
-// whose ISO 7064 mod-97 remainder is 1. It returns the end.
+// with check digits 02 to 98 and an ISO 7064 mod-97 remainder of 1. It
+// returns the end.
 func findIBAN(text string, i int) (int, bool) {
 	length, ok := ibanLength[text[i:i+2]]
 	if !ok {
@@ -46,6 +47,11 @@ func findIBAN(text string, i int) (int, bool) {
 		j++
 	}
 	if n < length || (j < len(text) && isWordByte(text[j])) {
+		return 0, false
+	}
+	// Check digits are 02 to 98 (ISO 13616): 00, 01 and 99 pass mod 97
+	// where 97, 98 and 02 would, and no IBAN has them.
+	if check := int(buf[2]-'0')*10 + int(buf[3]-'0'); check < 2 || check > 98 {
 		return 0, false
 	}
 	return j, mod97(buf[:n]) == 1

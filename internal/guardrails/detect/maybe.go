@@ -7,13 +7,19 @@ import "bytes"
 // (unescaped) string of it finds nothing.
 //
 // It is one pass over the bytes that looks for what every finding needs:
-// an '@' between address characters, two upper-case letters and two digits
-// at the start of a word, or a run of digits, spaces and - . ( ) + with
-// seven digits or more, 13 to 19 if they are bare (JSON ids), not glued
-// to a word (hashes, timestamps). Escapes are read as what they stand for: \n, \t, \", \\ and
-// \/ are characters that end a word and are never in a run; \uXXXX is
-// decoded and an ASCII letter, digit or one of @ + ( ) - . _ % space makes
-// Maybe true at once (encoders write < > & and non-ASCII so, not these).
+// an '@' between address characters (bytes from 0x80 are letters of a
+// Unicode address), two upper-case letters and two digits at the start of
+// a word, a national id that holds letters (Find's own readers, run on the
+// raw bytes: an id's characters are never escaped), or a run of digits,
+// spaces and - . ( ) + (joined over a slash as Find joins it) with seven
+// digits or more, 13 to 19 if they are bare (JSON ids), not glued to a
+// word (hashes, timestamps), or fewer bare digits under a label Find would
+// read (a phone word; an id's name when the digits pass its check).
+// Escapes are read as what they stand for: \n, \t, \", \\ and \/ are
+// characters that end a word and are never in a run; \uXXXX is decoded and
+// an ASCII letter, digit or one of @ + ( ) - . _ % space makes Maybe true
+// at once (encoders write < > & and non-ASCII so, not these), and one in a
+// label's window may write any label.
 func (p *PII) Maybe(raw []byte) bool {
 	n := len(raw)
 	prevWord := false // the character before i, decoded, is a letter, digit or '_'
@@ -21,6 +27,12 @@ func (p *PII) Maybe(raw []byte) bool {
 		c := raw[i]
 		k := class[c]
 		switch {
+		case k&cQuiet != 0:
+			for i+1 < n && class[raw[i+1]]&cQuiet != 0 {
+				i++
+			}
+			prevWord = isWordByte(raw[i])
+			continue
 		case c == '\\':
 			if i+1 < n && raw[i+1] == 'u' {
 				if i+5 >= n {
@@ -37,30 +49,52 @@ func (p *PII) Maybe(raw []byte) bool {
 			prevWord = false
 			continue
 		case c == '@':
-			if i > 0 && i+1 < n && class[raw[i-1]]&cLocal != 0 && (isAlnum(raw[i+1]) || raw[i+1] == '\\') {
+			// Bytes from 0x80 are letters of a Unicode address (RFC 6531).
+			if i > 0 && i+1 < n && (class[raw[i-1]]&cLocal != 0 || raw[i-1] >= 0x80) && (isAlnum(raw[i+1]) || raw[i+1] == '\\' || raw[i+1] >= 0x80) {
 				return true
 			}
 		case k&cDigit != 0 || (k&cRun != 0 && i+1 < n && class[raw[i+1]]&cRun != 0):
 			end := i
 			digits := 0
 			first, last := -1, -1
-			marks := false // a '+' or parenthesis: phone formatting
-			for end < n && class[raw[end]]&cRun != 0 {
-				switch {
-				case class[raw[end]]&cDigit != 0:
-					digits++
-					if first < 0 {
-						first = end
+			marks := false // a '+', parenthesis or joining slash: phone formatting
+			for joined := false; ; {
+				for end < n && class[raw[end]]&cRun != 0 {
+					switch {
+					case class[raw[end]]&cDigit != 0:
+						digits++
+						if first < 0 {
+							first = end
+						}
+						last = end
+					case raw[end] == '+' || raw[end] == '(' || raw[end] == ')':
+						marks = true
 					}
-					last = end
-				case raw[end] == '+' || raw[end] == '(' || raw[end] == ')':
-					marks = true
+					end++
 				}
+				// "030/901820": Find joins the run over the slash, a mark.
+				if joined || end >= n || raw[end] != '/' || slashJoin(raw, i, end) == end {
+					break
+				}
+				joined, marks = true, true
 				end++
 			}
+			// An id that holds letters (12345678Z) starts at a word's first digit.
+			if end < n && (class[raw[end]]&cUpper != 0 || raw[end] == 'x') && first >= 0 && (first > i || !prevWord) && mayHoldLetter(raw, first, end) {
+				if _, rule := digitLetterID(raw, first); rule != "" {
+					return true
+				}
+			}
 			bare := !marks && last-first+1 == digits
-			if (bare && digits >= 13 && digits <= 19 || !bare && digits >= 7) && !glued(raw, i, end, marks) {
-				return true
+			switch {
+			case bare && digits >= 13 && digits <= 19 || !bare && digits >= 7:
+				if !glued(raw, i, end, marks) {
+					return true
+				}
+			case bare && digits >= 7:
+				if !glued(raw, i, end, marks) && p.maybeLabelled(raw[:last+1], first) {
+					return true
+				}
 			}
 			// A bare number is no phone or SSN (no formatting) and a card
 			// only with 13 to 19 digits, whatever surrounds it.
@@ -68,13 +102,31 @@ func (p *PII) Maybe(raw []byte) bool {
 			i = end - 1
 			continue
 		case k&cUpper != 0:
-			if !prevWord && i+3 < n && class[raw[i+1]]&cUpper != 0 && class[raw[i+2]]&cDigit != 0 && class[raw[i+3]]&cDigit != 0 {
-				return true
+			if !prevWord {
+				if i+3 < n && class[raw[i+1]]&cUpper != 0 && class[raw[i+2]]&cDigit != 0 && class[raw[i+3]]&cDigit != 0 {
+					return true
+				}
+				if _, rule := letterID(raw, i, true); rule != "" {
+					return true
+				}
 			}
 		}
 		prevWord = isWordByte(c)
 	}
 	return false
+}
+
+// maybeLabelled reports whether the bare digits raw[first:] could be a
+// labelled phone number or national id (Find's phoneNumber and writtenID):
+// a phone word right before them, or an id's label when they pass its
+// check.
+func (p *PII) maybeLabelled(raw []byte, first int) bool {
+	d := raw[first:]
+	if len(d) <= 15 && labelsBefore(raw, first, phoneLabelWindow, phoneLabelWords, true)&labelPhone != 0 {
+		return true
+	}
+	is := bareIDs(d)
+	return is != 0 && labelsBefore(raw, first, idLabelWindow, idLabelWords, true)&is != 0
 }
 
 // glued reports whether the run raw[start:end] is one number that Find

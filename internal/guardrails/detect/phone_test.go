@@ -309,3 +309,69 @@ func TestHubDoesNotLinkThePort(t *testing.T) {
 		}
 	}
 }
+
+// TestNationalPhonesAgreeWithLibrary holds national numbers of the other
+// national regions to the library: every example number of each region and
+// type, and its perturbations, written in the library's national format
+// ("030 123456", "06 12 34 56 78"), is taken as grouped exactly when the
+// library parses it as a valid number of that region (Parse with the
+// region as default, IsValidNumber, the region's calling code). The
+// layouts that rule out regions before any pattern runs must let every one
+// of them through.
+func TestNationalPhonesAgreeWithLibrary(t *testing.T) {
+	p := NewPII()
+	rng := rand.New(rand.NewPCG(2026, 35))
+	var n, agree, valid int
+	shown := 0
+	for r := 1; r < phone.NationalRegions; r++ {
+		region := phone.NationalRegionID(r)
+		for _, typ := range []phonenumbers.PhoneNumberType{
+			phonenumbers.FIXED_LINE, phonenumbers.MOBILE, phonenumbers.TOLL_FREE, phonenumbers.PREMIUM_RATE,
+			phonenumbers.SHARED_COST, phonenumbers.VOIP, phonenumbers.PERSONAL_NUMBER, phonenumbers.PAGER,
+			phonenumbers.UAN, phonenumbers.VOICEMAIL,
+		} {
+			ex := phonenumbers.GetExampleNumberForType(region, typ)
+			if ex == nil {
+				continue
+			}
+			cc := strconv.Itoa(int(ex.GetCountryCode()))
+			var nsns []string
+			for range 5 {
+				nsns = append(nsns, perturb(rng, phonenumbers.GetNationalSignificantNumber(ex))...)
+			}
+			for _, nsn := range nsns {
+				num, err := phonenumbers.Parse("+"+cc+nsn, "")
+				if err != nil {
+					continue
+				}
+				run := phonenumbers.Format(num, phonenumbers.NATIONAL)
+				s := shapeOf(run)
+				if s.ngroups < 2 {
+					continue // one group: no national format applies
+				}
+				d := s.digitsOf(run)
+				back, err := phonenumbers.Parse(run, region)
+				lib := err == nil && phonenumbers.IsValidNumber(back) && back.GetCountryCode() == ex.GetCountryCode()
+				ours := p.nationalFit(r, s.groups[:s.ngroups], d) == fitGrouped
+				n++
+				if ours == lib {
+					agree++
+				} else if shown < 20 {
+					t.Logf("%s %q: ours %v, library %v", region, run, ours, lib)
+					shown++
+				}
+				if lib {
+					valid++
+					if !p.phones.MayWrite(r, len(d), s.groups[0]) {
+						t.Errorf("%s %q: the layouts rule out a number the library writes", region, run)
+					}
+				}
+			}
+		}
+	}
+	rate := float64(agree) / float64(n)
+	t.Logf("national numbers of %d regions: %d/%d = %.4f agree (%d valid by the library)", phone.NationalRegions-1, agree, n, rate, valid)
+	if n < 1000 || valid < 500 || rate < 0.99 {
+		t.Errorf("national numbers: %d samples, %d valid, agreement %.4f; want hundreds, most valid, >= 0.99", n, valid, rate)
+	}
+}

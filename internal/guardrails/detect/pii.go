@@ -7,15 +7,16 @@ import (
 )
 
 // PII finds personal data: e-mail addresses, phone numbers, payment card
-// numbers, IBANs and US social security numbers. Its only state is the
-// phone number patterns it compiles on first use (safe for concurrent use),
-// so one PII serves concurrent calls.
+// numbers, IBANs, US social security numbers and the national ids of
+// ids.go. Its only state is the phone number patterns it compiles on first
+// use (safe for concurrent use), so one PII serves concurrent calls.
 type PII struct {
 	phones *phone.Rules
 }
 
 // NewPII returns a PII detector that reads national phone numbers as
-// numbers of phoneNationalRegion (the US).
+// numbers of phone.NationalRegion (the US) and, written as their country
+// writes them or labelled, of the other phone.NationalRegions.
 func NewPII() *PII {
 	return &PII{phones: phone.New()}
 }
@@ -28,6 +29,9 @@ const (
 	cRun   // may continue a numeric run: digit, space, - . ( ) +
 	cLocal // may be in an e-mail's local part
 	cHost  // may be in an e-mail's domain
+	// cQuiet starts nothing Find or Maybe reads (no digit, upper-case
+	// letter, '@', '\\' or numeric run byte): a scan skips runs of them.
+	cQuiet
 )
 
 var class = func() (t [256]uint8) {
@@ -47,6 +51,11 @@ var class = func() (t [256]uint8) {
 	for _, c := range ".-" {
 		t[c] |= cHost
 	}
+	for c := range t {
+		if t[c]&(cDigit|cUpper|cRun) == 0 && c != '@' && c != '\\' {
+			t[c] |= cQuiet
+		}
+	}
 	return t
 }()
 
@@ -65,15 +74,28 @@ func (p *PII) Find(text string, out []Finding) []Finding {
 		c := text[i]
 		k := class[c]
 		switch {
+		case k&cQuiet != 0:
+			for i+1 < n && class[text[i+1]]&cQuiet != 0 {
+				i++
+			}
 		case k&cDigit != 0:
 			if i < done {
 				continue
+			}
+			end := runEnd(text, i)
+			if (i == 0 || !isWordByte(text[i-1])) && mayHoldLetter(text, i, end) {
+				if e, rule := digitLetterID(text, i); rule != "" {
+					out = appendAfter(out, Finding{rule, i, e})
+					done = e
+					i = e - 1
+					continue
+				}
 			}
 			start := i
 			for start > done && class[text[start-1]]&cRun != 0 {
 				start--
 			}
-			end := runEnd(text, i)
+			end = slashJoin(text, start, end)
 			out = p.numericRun(text, start, end, out)
 			done = end
 			i = end - 1
@@ -82,12 +104,22 @@ func (p *PII) Find(text string, out []Finding) []Finding {
 				out = appendAfter(out, f)
 			}
 		case k&cUpper != 0:
-			if i+3 < n && class[text[i+1]]&cUpper != 0 && class[text[i+2]]&cDigit != 0 && (i == 0 || !isWordByte(text[i-1])) {
-				if end, ok := findIBAN(text, i); ok {
-					out = appendAfter(out, Finding{RuleIBAN, i, end})
-					i = end - 1
-					done = end
+			if i > 0 && isWordByte(text[i-1]) {
+				continue
+			}
+			end, rule := 0, ""
+			if i+3 < n && class[text[i+1]]&cUpper != 0 && class[text[i+2]]&cDigit != 0 {
+				if e, ok := findIBAN(text, i); ok {
+					end, rule = e, RuleIBAN
 				}
+			}
+			if rule == "" {
+				end, rule = letterID(text, i, false)
+			}
+			if rule != "" {
+				out = appendAfter(out, Finding{rule, i, end})
+				i = end - 1
+				done = end
 			}
 		}
 	}
@@ -145,8 +177,9 @@ func (p *PII) part(text string, start, end int, out []Finding) []Finding {
 }
 
 // numeric decides what text[start:end], a part of a run, holds: a card
-// number, an SSN or a phone number. It is trimmed to its digits (and a
-// leading '+' or parenthesis); the characters around it must end a token.
+// number, an SSN, a national id or a phone number. It is trimmed to its
+// digits (and a leading '+' or parenthesis); the characters around it must
+// end a token.
 func (p *PII) numeric(text string, start, end int, out []Finding) []Finding {
 	for start < end && !(class[text[start]]&cDigit != 0 || text[start] == '+' || text[start] == '(') {
 		start++
@@ -157,27 +190,179 @@ func (p *PII) numeric(text string, start, end int, out []Finding) []Finding {
 	if end-start < 7 || (start > 0 && !mayStartAfter(text, start)) || (end < len(text) && !mayEndBefore(text, end)) {
 		return out
 	}
+	// Parentheses around the whole number are the text's, not its own:
+	// "(PESEL 11320289493)", "(320625-1458264)".
+	opens, closes := strings.Count(text[start:end], "("), strings.Count(text[start:end], ")")
+	switch {
+	case text[end-1] == ')' && closes == 1 && (opens == 0 || opens == 1 && text[start] == '('):
+		end--
+		if opens == 1 {
+			start++
+		}
+	case text[start] == '(' && opens == 1 && closes == 0:
+		start++
+	}
 	run := text[start:end]
 	s := shapeOf(run)
 	if s.digits < 7 {
 		return out
 	}
-	switch {
-	case s.isSSN():
-		if validSSN(s.digitsOf(run)) {
+	d := s.digitsOf(run)
+	if s.isSSN() {
+		if validSSN(d) {
 			return appendAfter(out, Finding{RuleUSSSN, start, end})
 		}
 		return out
-	case s.digits >= 13 && s.digits <= 19 && s.mayBeCard():
-		if d := s.digitsOf(run); validCard(d) && !testCards[d] {
+	}
+	if s.digits >= 13 && s.digits <= 19 && s.mayBeCard() {
+		if testCards[d] {
+			return out
+		}
+		if validCard(d) {
 			return appendAfter(out, Finding{RulePaymentCard, start, end})
 		}
-		return out
 	}
-	if s.mayBePhone() && p.validPhone(run, s) {
+	if rule := writtenID(text, start, &s, d); rule != "" {
+		return appendAfter(out, Finding{rule, start, end})
+	}
+	if p.phoneNumber(text, start, run, &s, d) {
 		return appendAfter(out, Finding{RulePhone, start, end})
 	}
 	return out
+}
+
+// phoneNumber reports whether run, text[start:], is a phone number: valid
+// in its country after a '+' or the international prefix 00
+// ("0049 30 901820"); a US number grouped as the US writes them; a
+// national number of another of phone.NationalRegions written as that
+// country writes its numbers; or, without any formatting, one valid in one
+// of those countries right after a label ("Tel.", "電話"). A number
+// without '+' labelled as another kind of number (an id's name,
+// "Kundennummer") is not one.
+func (p *PII) phoneNumber(text string, start int, run string, s *shape, d string) bool {
+	if !s.formatted() {
+		return s.digits <= 15 && labelsBefore(text, start, phoneLabelWindow, phoneLabelWords, false)&labelPhone != 0 && p.anyNational(d)
+	}
+	if !s.mayBePhone() {
+		return false
+	}
+	if s.plus {
+		return p.validPhone(run, *s)
+	}
+	// Without a '+', a number after a word naming another kind of number
+	// ("Kundennummer 0341 806485", "TFN: 535 142 884") is that.
+	if l := labelsBefore(text, start, phoneLabelWindow, phoneLabelWords, false); l != 0 && l&labelPhone == 0 {
+		return false
+	}
+	if p.validPhone(run, *s) {
+		return true
+	}
+	if len(d) > 4 && d[0] == '0' && d[1] == '0' && d[2] != '0' && run[0] != '(' {
+		if n, ok := p.phones.Parse(d[2:], true); ok && p.phones.Valid(n) {
+			return true // 00 and a calling code: a '+' as dialled from most countries
+		}
+	}
+	return p.nationalElsewhere(text, start, s, d)
+}
+
+// nationalElsewhere reports whether d, the digits of a formatted number
+// without '+', is a national number of a phone.NationalRegions other than
+// the US, grouped as Format(NATIONAL) groups it ("030 123456", "06 12 34
+// 56 78"), or with its first group so and the rest grouped otherwise
+// ("030/1234567", "02-12345678") when it starts with the trunk prefix 0 or
+// a label stands before it. Each region's layouts rule out most candidates
+// before its patterns run.
+func (p *PII) nationalElsewhere(text string, start int, s *shape, d string) bool {
+	got := s.groups[:s.ngroups]
+	if s.ngroups < 2 || s.ngroups == len(s.groups) {
+		return false
+	}
+	labelled := -1 // unknown until needed: 0 no, 1 yes
+	for r := 1; r < phone.NationalRegions; r++ {
+		switch p.nationalFit(r, got, d) {
+		case fitGrouped:
+			return true
+		case fitFirstGroup:
+			if labelled < 0 {
+				labelled = 0
+				if d[0] == '0' || labelsBefore(text, start, phoneLabelWindow, phoneLabelWords, false)&labelPhone != 0 {
+					labelled = 1
+				}
+			}
+			if labelled == 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// How a written number fits a national region's numbers.
+const (
+	fitNone       = iota // no valid number of the region
+	fitFirstGroup        // valid, its first group as the region writes it, the rest grouped otherwise
+	fitGrouped           // valid and grouped as Format(NATIONAL) groups it
+)
+
+// nationalFit returns how the digits d, written in groups got, fit
+// national region r's numbers.
+func (p *PII) nationalFit(r int, got []int, d string) int {
+	if !p.phones.MayWrite(r, len(d), got[0]) {
+		return fitNone
+	}
+	n, ok := p.phones.ParseNational(d, r)
+	if !ok || !p.phones.InNationalRegion(n, r) || !p.phones.Valid(n) {
+		return fitNone
+	}
+	want := p.phones.NationalGroupsIn(n, r)
+	switch {
+	case equalInts(got, want):
+		return fitGrouped
+	case len(want) > 0 && want[0] == got[0]:
+		return fitFirstGroup
+	}
+	return fitNone
+}
+
+// anyNational reports whether the bare digits d are a valid national
+// number of one of phone.NationalRegions.
+func (p *PII) anyNational(d string) bool {
+	for r := range phone.NationalRegions {
+		if !p.phones.MayWrite(r, len(d), 0) {
+			continue
+		}
+		if n, ok := p.phones.ParseNational(d, r); ok && p.phones.InNationalRegion(n, r) && p.phones.Valid(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// slashJoin extends the numeric run text[start:end] over a '/' where the
+// slash is part of a number: after an area code ("030/901820", "02/123 45
+// 67": one group of two to five digits starting with 0) and in a CNPJ
+// ("12.345.678/0001-95"). Dates and ratios ("12/02/2026", "3/4") stay
+// apart.
+func slashJoin[T ~string | ~[]byte](text T, start, end int) int {
+	if end+1 >= len(text) || text[end] != '/' || !isDigitByte(text[end+1]) || !isDigitByte(text[end-1]) {
+		return end
+	}
+	i := start
+	for i < end && !isDigitByte(text[i]) {
+		i++
+	}
+	k := countDigits(text, i, 6)
+	switch {
+	case i+k == end && k >= 2 && k <= 5 && text[i] == '0': // an area code
+	case end-i == 10 && k == 2 && text[i+2] == '.' && text[i+6] == '.' && countDigits(text, end+1, 5) == 4: // a CNPJ
+	default:
+		return end
+	}
+	e := end + 1
+	for e < len(text) && class[text[e]]&cRun != 0 {
+		e++
+	}
+	return e
 }
 
 // mayStartAfter reports whether a number may start at text[i] given what
@@ -255,8 +440,8 @@ func shapeOf(run string) shape {
 		switch c {
 		case '+':
 			s.plus = true
-			if i != 0 {
-				s.sepRuns = true // a '+' inside is no phone formatting
+			if i != 0 && !(i == 1 && run[0] == '(') {
+				s.sepRuns = true // a '+' inside is no phone formatting; "(+49) 30 ..." is
 			}
 			continue
 		case '(', ')':
@@ -287,9 +472,9 @@ func (s shape) digitsOf(run string) string {
 
 func (s shape) formatted() bool { return s.plus || s.parens || s.seps != "" }
 
-// isSSN: AAA-GG-SSSS with one separator, dash or space.
+// isSSN: AAA-GG-SSSS with one separator, dash, space or dot.
 func (s shape) isSSN() bool {
-	return !s.plus && !s.parens && !s.sepRuns && (s.seps == "-" || s.seps == " ") &&
+	return !s.plus && !s.parens && !s.sepRuns && (s.seps == "-" || s.seps == " " || s.seps == ".") &&
 		s.ngroups == 3 && s.groups[0] == 3 && s.groups[1] == 2 && s.groups[2] == 4
 }
 
@@ -331,10 +516,10 @@ func (s shape) mayBePhone() bool {
 	if len(g) == 3 && ((g[0] == 4 && g[1] <= 2 && g[2] <= 2) || (g[0] <= 2 && g[1] <= 2 && g[2] == 4)) {
 		return false // a date
 	}
-	if strings.Contains(s.seps, ".") {
+	if strings.Contains(s.seps, ".") && len(g) < 5 {
 		for _, n := range g {
 			if n < 3 {
-				return false // versions, IP addresses, decimals
+				return false // versions, IP addresses, decimals; not 01.23.45.67.89
 			}
 		}
 	}
@@ -385,37 +570,24 @@ func equalInts(a, b []int) bool {
 // validSSN applies the SSA's rules: area not 000, 666 or 9xx, group not 00,
 // serial not 0000; and leaves out the numbers printed in advertisements
 // (078-05-1120, 219-09-9999), which are documentation, not a person's.
-func validSSN(d string) bool {
-	area, group, serial := d[:3], d[3:5], d[5:]
-	if area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000" {
+func validSSN[T digitsText](d T) bool {
+	if len(d) != 9 {
 		return false
 	}
-	return d != "078051120" && d != "219099999"
+	area, group, serial := num(d, 0, 3), num(d, 3, 2), num(d, 5, 4)
+	if area == 0 || area == 666 || area >= 900 || group == 0 || serial == 0 {
+		return false
+	}
+	return !(area == 78 && group == 5 && serial == 1120) && !(area == 219 && group == 9 && serial == 9999)
 }
 
 // validCard: Luhn check and a known issuer's prefix and length.
 func validCard(d string) bool {
-	sum := 0
-	double := false
-	for i := len(d) - 1; i >= 0; i-- {
-		v := int(d[i] - '0')
-		if double {
-			v *= 2
-			if v > 9 {
-				v -= 9
-			}
-		}
-		sum += v
-		double = !double
-	}
-	if sum%10 != 0 {
+	if !luhn(d) {
 		return false
 	}
 	n := len(d)
-	p2 := atoi(d[:2])
-	p3 := atoi(d[:3])
-	p4 := atoi(d[:4])
-	p6 := atoi(d[:6])
+	p2, p3, p4, p6 := num(d, 0, 2), num(d, 0, 3), num(d, 0, 4), num(d, 0, 6)
 	switch {
 	case d[0] == '4': // Visa
 		return n == 13 || n == 16 || n == 19
@@ -435,14 +607,6 @@ func validCard(d string) bool {
 		return n >= 12 && n <= 19
 	}
 	return false
-}
-
-func atoi(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		n = n*10 + int(s[i]-'0')
-	}
-	return n
 }
 
 // testCards are card numbers the payment networks and processors (Stripe,
@@ -513,7 +677,7 @@ func appendAfter(out []Finding, f Finding) []Finding {
 
 // runEnd returns the end of the maximal run of digits, spaces, - . ( ) +
 // starting at i.
-func runEnd(text string, i int) int {
+func runEnd[T ~string | ~[]byte](text T, i int) int {
 	for i < len(text) && class[text[i]]&cRun != 0 {
 		i++
 	}

@@ -57,6 +57,12 @@ type phoneFormat struct {
 	pattern, leadingDigits, format, nationalPrefixRule string
 }
 
+// phoneFormatSet is the national formats of one calling code.
+type phoneFormatSet struct {
+	code    uint16
+	formats []phoneFormat
+}
+
 // The library's bounds of a national significant number.
 const (
 	minNSN = 2
@@ -70,16 +76,33 @@ const (
 // the library's init this replaces.
 type Rules struct {
 	regions []lazyRegion // parallel to phoneRegions
-	// national is the index in phoneRegions of the region a number without
-	// '+' is read in, nationalCode the index of its code in phoneCodes.
-	national, nationalCode int
-	formats                func() []compiledFormat
+	// nationals are the regions of phoneNationalRegions, the one a number
+	// without '+' is read in first.
+	nationals []nationalRegion
+	formats   []lazyFormats // parallel to phoneFormatSets
+}
+
+// nationalRegion is a region whose national numbers Rules reads.
+type nationalRegion struct {
+	region, code int // indexes in phoneRegions and phoneCodes
+	formats      int // index in phoneFormatSets
 }
 
 type lazyRegion struct {
 	once sync.Once
 	r    *compiledRegion
 	err  error
+}
+
+// lazyFormats is a calling code's national formats, compiled on first use,
+// and the layouts they write.
+type lazyFormats struct {
+	once    sync.Once
+	formats []compiledFormat
+	// layouts[n] is a bit set of the lengths of the first group of digits
+	// of a number of n digits as the formats write it (n < 32); a zero
+	// entry: no format writes n digits.
+	layouts [32]uint32
 }
 
 // compiledRegion holds a phoneRegion's patterns compiled as the library
@@ -99,16 +122,26 @@ type compiledFormat struct {
 	rule    string         // format with the national prefix rule in place of its first group
 }
 
+// New returns Rules that read numbers without a '+' as numbers of
+// NationalRegion and, by ParseNational, of the other NationalRegions.
 func New() *Rules {
-	p := &Rules{regions: make([]lazyRegion, len(phoneRegions)), national: -1, nationalCode: -1}
-	for ci, c := range phoneCodes {
-		for i := int(c.first); i < int(c.first+c.n); i++ {
-			if p.national < 0 && phoneRegions[i].id == phoneNationalRegion {
-				p.national, p.nationalCode = i, ci
+	p := &Rules{regions: make([]lazyRegion, len(phoneRegions)), formats: make([]lazyFormats, len(phoneFormatSets))}
+	for _, id := range phoneNationalRegions {
+		for ci, c := range phoneCodes {
+			for i := int(c.first); i < int(c.first+c.n); i++ {
+				if phoneRegions[i].id != id {
+					continue
+				}
+				nr := nationalRegion{region: i, code: ci, formats: -1}
+				for fi, f := range phoneFormatSets {
+					if f.code == c.code {
+						nr.formats = fi
+					}
+				}
+				p.nationals = append(p.nationals, nr)
 			}
 		}
 	}
-	p.formats = sync.OnceValue(compileFormats)
 	return p
 }
 
@@ -147,12 +180,22 @@ func compileRegion(r *phoneRegion) (*compiledRegion, error) {
 	return c, nil
 }
 
-// compileFormats compiles phoneNationalFormats. The patterns are tested
+// formatsOf returns phoneFormatSets[i] compiled.
+func (p *Rules) formatsOf(i int) *lazyFormats {
+	l := &p.formats[i]
+	l.once.Do(func() {
+		l.formats = compileFormats(phoneFormatSets[i].formats)
+		l.layouts = layoutsOf(phoneFormatSets[i].formats)
+	})
+	return l
+}
+
+// compileFormats compiles a code's national formats. The patterns are tested
 // to compile (TestPhoneMetaCompiles); one that did not would leave the
 // formats that follow it unused rather than stop the hub.
-func compileFormats() []compiledFormat {
+func compileFormats(formats []phoneFormat) []compiledFormat {
 	var out []compiledFormat
-	for _, f := range phoneNationalFormats {
+	for _, f := range formats {
 		c := compiledFormat{rule: f.format}
 		var err error
 		if f.leadingDigits != "" {
@@ -214,7 +257,7 @@ func splitCode(digits string) (ci int, rest string, ok bool) {
 // (0 in most of Europe, 1 in NANPA, transforms in AR, MX, ...) is stripped
 // where the rest keeps a possible length. It returns the index of the
 // calling code in phoneCodes and the national significant number.
-func (p *Rules) parse(digits string, plus bool) (ci int, nsn string, ok bool) {
+func (p *Rules) parse(digits string, plus bool, national int) (ci int, nsn string, ok bool) {
 	meta := -1 // the region whose prefix and lengths apply
 	if plus {
 		if len(digits) <= minNSN {
@@ -225,11 +268,12 @@ func (p *Rules) parse(digits string, plus bool) (ci int, nsn string, ok bool) {
 		}
 		meta = int(phoneCodes[ci].first)
 	} else {
-		if p.national < 0 {
+		if national >= len(p.nationals) {
 			return 0, "", false
 		}
-		def := &phoneRegions[p.national]
-		c, err := p.region(p.national)
+		nr := p.nationals[national]
+		def := &phoneRegions[nr.region]
+		c, err := p.region(nr.region)
 		if err != nil {
 			return 0, "", false
 		}
@@ -242,7 +286,7 @@ func (p *Rules) parse(digits string, plus bool) (ci int, nsn string, ok bool) {
 			}
 			meta = int(phoneCodes[ci].first)
 		} else {
-			ci, nsn, meta = p.nationalCode, digits, p.national
+			ci, nsn, meta = nr.code, digits, nr.region
 			cc := strconv.Itoa(int(phoneCodes[ci].code))
 			if len(digits) > len(cc) && digits[:len(cc)] == cc {
 				potential := stripNationalPrefix(digits[len(cc):], def, c)
@@ -399,9 +443,9 @@ func (c *compiledRegion) validIn(r *phoneRegion, nsn string) bool {
 }
 
 // nationalGroups returns the digit groups of Format(NATIONAL) of a number
-// of the national region's code: "(201) 555-0123" is [3 3 4].
-func (p *Rules) nationalGroups(nsn string) []int {
-	for _, f := range p.formats() {
+// of the calling code of phoneFormatSets[set]: "(201) 555-0123" is [3 3 4].
+func (p *Rules) nationalGroups(set int, nsn string) []int {
+	for _, f := range p.formatsOf(set).formats {
 		if f.leading != nil {
 			if loc := f.leading.FindStringIndex(nsn); loc == nil || loc[0] != 0 {
 				continue
@@ -450,6 +494,13 @@ const (
 	NationalRegion = phoneNationalRegion
 )
 
+// NationalRegions is the number of regions ParseNational reads national
+// numbers of; region 0 is NationalRegion.
+const NationalRegions = len(phoneNationalRegions)
+
+// NationalRegionID returns the ISO 3166 code of national region r.
+func NationalRegionID(r int) string { return phoneNationalRegions[r] }
+
 // Number is a number as Parse reads it: its calling code (an index in the
 // tables) and its national significant number.
 type Number struct {
@@ -460,7 +511,16 @@ type Number struct {
 // Parse reads a number's digits (plus: written after a '+') as the
 // library's Parse does; false when they are no number of a known code.
 func (p *Rules) Parse(digits string, plus bool) (Number, bool) {
-	ci, nsn, ok := p.parse(digits, plus)
+	ci, nsn, ok := p.parse(digits, plus, 0)
+	return Number{code: ci, nsn: nsn}, ok
+}
+
+// ParseNational reads digits written without a '+' as Parse does with
+// national region r (< NationalRegions) as the default region: a national
+// number of r, one dialled through r's international prefix, or one with
+// r's calling code in front.
+func (p *Rules) ParseNational(digits string, r int) (Number, bool) {
+	ci, nsn, ok := p.parse(digits, false, r)
 	return Number{code: ci, nsn: nsn}, ok
 }
 
@@ -468,8 +528,34 @@ func (p *Rules) Parse(digits string, plus bool) (Number, bool) {
 func (p *Rules) Valid(n Number) bool { return p.valid(n.code, n.nsn) }
 
 // National reports whether n has the national region's calling code.
-func (p *Rules) National(n Number) bool { return n.code == p.nationalCode }
+func (p *Rules) National(n Number) bool { return p.InNationalRegion(n, 0) }
+
+// InNationalRegion reports whether n has the calling code of national
+// region r.
+func (p *Rules) InNationalRegion(n Number, r int) bool { return n.code == p.nationals[r].code }
 
 // NationalGroups returns the digit groups of Format(NATIONAL) of n, a
 // number of the national region's code: "(201) 555-0123" is [3 3 4].
-func (p *Rules) NationalGroups(n Number) []int { return p.nationalGroups(n.nsn) }
+func (p *Rules) NationalGroups(n Number) []int { return p.NationalGroupsIn(n, 0) }
+
+// NationalGroupsIn returns the digit groups of Format(NATIONAL) of n, a
+// number of national region r's calling code: "030 123456" is [3 6] in DE.
+func (p *Rules) NationalGroupsIn(n Number, r int) []int {
+	return p.nationalGroups(p.nationals[r].formats, n.nsn)
+}
+
+// MayWrite reports whether national region r's formats can write a number
+// of digits digits (its national prefix included) with a first group of
+// first digits; first 0 asks only whether they write that many digits. It
+// is a cheap test before ParseNational: false means no number so written
+// is one of r's in its national format.
+func (p *Rules) MayWrite(r, digits, first int) bool {
+	if digits <= 0 || digits >= 32 || first >= 32 {
+		return false
+	}
+	l := p.formatsOf(p.nationals[r].formats).layouts[digits]
+	if first == 0 {
+		return l != 0
+	}
+	return l&(1<<first) != 0
+}

@@ -1,8 +1,8 @@
 // Command phonegen writes meta_gen.go of package phone: the part of
 // libphonenumber's metadata the PII detector judges phone numbers by (every
 // country calling code, its regions' validity patterns and possible lengths,
-// the national prefixes Parse strips, the national formats of the default
-// region), as read-only tables.
+// the national prefixes Parse strips, the national formats of the regions
+// whose national numbers PII reads), as read-only tables.
 //
 // The tables exist so the hub does not link github.com/nyaruka/phonenumbers:
 // its init decodes all of its metadata in every process (about 2.5 MB
@@ -34,9 +34,14 @@ import (
 // into the file so an upgrade shows in the diff.
 const libPath = "github.com/nyaruka/phonenumbers"
 
-// nationalRegion is the region PII reads numbers without a '+' in; only its
-// calling code's national formats are written.
-const nationalRegion = "US"
+// nationalRegions are the regions PII reads numbers without a '+' in: the
+// first for any such number, the others (the held-out corpus's countries,
+// issue 35) when a number is written as that region writes its numbers.
+// Only their calling codes' national formats are written.
+var nationalRegions = []string{
+	"US", "GB", "DE", "FR", "ES", "IT", "NL", "BE", "PL", "SE", "FI", "DK", "NO",
+	"CH", "AT", "PT", "IE", "BR", "MX", "IN", "CN", "KR", "JP", "AU", "ZA",
+}
 
 func main() {
 	out := flag.String("o", "meta_gen.go", "file to write")
@@ -136,21 +141,40 @@ func generate() ([]byte, error) {
 	b.Write(regions.Bytes())
 	b.WriteString("}\n\n")
 
-	nat := byRegion[nationalRegion]
-	if nat == nil {
-		return nil, fmt.Errorf("no metadata for the national region %s", nationalRegion)
-	}
-	// Format reads the formats of the calling code's main region.
-	main := byRegion[phonenumbers.GetRegionCodeForCountryCode(int(nat.GetCountryCode()))]
-	fmt.Fprintf(&b, "// phoneNationalRegion is the region PII reads a number without a '+' in.\nconst phoneNationalRegion = %q\n\n", nationalRegion)
-	fmt.Fprintf(&b, "// phoneNationalFormats are Format(NATIONAL)'s number formats for calling\n// code %d (region %s's), in the library's order.\n", nat.GetCountryCode(), main.GetId())
-	b.WriteString("var phoneNationalFormats = [...]phoneFormat{\n")
-	for _, f := range main.GetNumberFormat() {
-		ld := ""
-		if l := f.GetLeadingDigitsPattern(); len(l) > 0 {
-			ld = l[len(l)-1] // the library uses the last, most detailed one
+	fmt.Fprintf(&b, "// phoneNationalRegion is the region PII reads a number without a '+' in.\nconst phoneNationalRegion = %q\n\n", nationalRegions[0])
+	b.WriteString("// phoneNationalRegions are the regions PII reads a number without a '+' in\n// when it is written as the region writes its numbers, phoneNationalRegion first.\n")
+	b.WriteString("var phoneNationalRegions = [...]string{")
+	for i, id := range nationalRegions {
+		if i > 0 {
+			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "\t{%s, %s, %s, %s},\n", lit(f.GetPattern()), lit(ld), lit(f.GetFormat()), lit(f.GetNationalPrefixFormattingRule()))
+		fmt.Fprintf(&b, "%q", id)
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// phoneFormatSets are Format(NATIONAL)'s number formats for the calling\n// codes of phoneNationalRegions (each code's main region's), in the library's order.\n")
+	b.WriteString("var phoneFormatSets = [...]phoneFormatSet{\n")
+	var done []int32
+	for _, id := range nationalRegions {
+		nat := byRegion[id]
+		if nat == nil {
+			return nil, fmt.Errorf("no metadata for the national region %s", id)
+		}
+		code := nat.GetCountryCode()
+		if slices.Contains(done, code) {
+			continue
+		}
+		done = append(done, code)
+		// Format reads the formats of the calling code's main region.
+		main := byRegion[phonenumbers.GetRegionCodeForCountryCode(int(code))]
+		fmt.Fprintf(&b, "\t{ // %s\n\t\tcode: %d,\n\t\tformats: []phoneFormat{\n", main.GetId(), code)
+		for _, f := range main.GetNumberFormat() {
+			ld := ""
+			if l := f.GetLeadingDigitsPattern(); len(l) > 0 {
+				ld = l[len(l)-1] // the library uses the last, most detailed one
+			}
+			fmt.Fprintf(&b, "\t\t\t{%s, %s, %s, %s},\n", lit(f.GetPattern()), lit(ld), lit(f.GetFormat()), lit(f.GetNationalPrefixFormattingRule()))
+		}
+		b.WriteString("\t\t},\n\t},\n")
 	}
 	b.WriteString("}\n")
 
