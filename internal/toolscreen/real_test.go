@@ -23,23 +23,9 @@ type realServer struct {
 // reference servers and popular servers: a rule that fires on one of them
 // would quarantine a tool every hub lists. Zero hits is the bar.
 func TestRealServersHaveNoHits(t *testing.T) {
-	files, err := filepath.Glob("testdata/real/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata: %v", err)
-	}
+	servers := realServers(t)
 	tools := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s realServer
-		if err := json.Unmarshal(b, &s); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if s.Package == "" || s.Version == "" || s.License == "" || len(s.Tools) == 0 {
-			t.Fatalf("%s: package, version, license and tools must be noted", f)
-		}
+	for _, s := range servers {
 		for _, tool := range s.Tools {
 			tools++
 			if hits := New().Screen(tool); len(hits) > 0 {
@@ -48,5 +34,35 @@ func TestRealServersHaveNoHits(t *testing.T) {
 		}
 		t.Logf("%s@%s (%s): %d tools, no hits", s.Package, s.Version, s.License, len(s.Tools))
 	}
-	t.Logf("%d real tool definitions of %d servers screened", tools, len(files))
+	t.Logf("%d real tool definitions of %d servers screened", tools, len(servers))
+}
+
+// realServers reads testdata/real.
+func realServers(tb testing.TB) []realServer {
+	servers := readTestdata[realServer](tb, "testdata/real/*.json")
+	for _, s := range servers {
+		if s.Package == "" || s.Version == "" || s.License == "" || len(s.Tools) == 0 {
+			tb.Fatalf("%s: package, version, license and tools must be noted", s.Package)
+		}
+	}
+	return servers
+}
+
+// readTestdata decodes each file glob matches, in name order.
+func readTestdata[T any](tb testing.TB, glob string) []T {
+	files, err := filepath.Glob(glob)
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no testdata %s: %v", glob, err)
+	}
+	out := make([]T, len(files))
+	for i, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+	}
+	return out
 }
