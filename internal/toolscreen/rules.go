@@ -50,7 +50,7 @@ type patterns struct {
 	mdRefImage     *regexp.Regexp
 	mdRefDef       *regexp.Regexp
 	dataSlot       *regexp.Regexp
-	query          *regexp.Regexp
+	emptyValue     *regexp.Regexp
 	paramSecret    *regexp.Regexp
 	paramData      *regexp.Regexp
 	sentenceEnd    *regexp.Regexp
@@ -125,13 +125,17 @@ func compilePatterns() *patterns {
 	p.argChange = regexp.MustCompile(`\b(?:change|replace|modify|redirect|override|overwrite|rewrite|swap|alter|set)\s+(?:the\s+|its\s+|their\s+|any\s+|all\s+|every\s+)?(?:recipients?|destination|address(?:es)?|to\s+field|to\s+address|arguments?|parameters?|target|url|endpoint|account(?:\s+number)?|amount|channel|phone\s+number|email\s+address)\b|\b(?:bcc|cc)\b|\balways\s+(?:send|forward|copy)\b|\bmust\s+(?:also\s+)?(?:send|forward|copy)\b`)
 	p.allMessages = regexp.MustCompile(`\b(?:all|every|each|any)\s+(?:outgoing\s+|future\s+|other\s+|sent\s+|new\s+)?(?:e-?mails?|messages?|mails?|dms?|sms|texts|transfers?|payments?|transactions?|invitations?|invites?)\b|\b(?:when|whenever|every\s+time|each\s+time|before|after)\s+(?:you|the\s+(?:assistant|model|agent|ai))\s+(?:[a-z]+\s+){0,2}?(?:sends?|emails?|messages?|forwards?|repl(?:y|ies)|posts?|transfers?|pays?|shares?)\b`)
 	p.target = regexp.MustCompile(`[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|\+\d[\d\s().-]{6,}\d|https?://\S+`)
-	p.redirect = regexp.MustCompile(`\b(?:to|bcc|cc|recipients?|forward(?:ed)?|cop(?:y|ied)|redirect(?:ed)?|address|instead)\b`)
+	// redirect is what sends a message to the target right after it:
+	// "to", "bcc:", "the recipient is" ("recipients, e.g." is no order).
+	p.redirect = regexp.MustCompile(`\b(?:to|bcc|cc|recipients?\s+(?:is|are|to|=)|recipients?\s*[:=]|address\s+(?:is|=)|instead)\s*[:=]?\s*["'` + "`" + `<(]?$`)
 	p.obligation = regexp.MustCompile(`\b(?:always|must|should|make sure|ensure|need to|needs to|has to|have to|required|instead|also)\b`)
 
 	// Exfiltration by Markdown or HTML: an image a client renders loads
 	// its URL at once, with whatever the model wrote into it. An image of
-	// an external URL with a query or a slot for data, or a link with a
-	// slot, is a hit; a plain image or link is not.
+	// an external URL with a slot for data (a placeholder, a value in
+	// capitals, an empty value, or a text that asks to fill its query in),
+	// or a link with a placeholder, is a hit; a plain image or link, or a
+	// badge's ?style=flat, is not.
 	p.mdImage = regexp.MustCompile(`!\[[^\]\n]{0,300}\]\(\s*<?((?:https?:)?//[^)\n]{1,600})\)`)
 	p.htmlImage = regexp.MustCompile(`(?i)<img\b[^>]{0,300}?\bsrc\s*=\s*["']?((?:https?:)?//[^"'>\n]{1,600})`)
 	p.mdLink = regexp.MustCompile(`\[[^\]\n]{0,300}\]\(\s*<?((?:https?:)?//[^)\n]{1,600})\)`)
@@ -140,7 +144,8 @@ func compilePatterns() *patterns {
 	p.mdRefImage = regexp.MustCompile(`!\[[^\]\n]{0,300}\]\[([^\]\n]{1,100})\]`)
 	p.mdRefDef = regexp.MustCompile(`(?m)^[ \t]*\[([^\]\n]{1,100})\]:[ \t]*<?((?:https?:)?//\S{1,600})`)
 	p.dataSlot = regexp.MustCompile(`\{[^}\n]{1,80}\}|%7[bB]|<[^>\n]{1,60}>|\$\{?[A-Za-z_]|\[[A-Za-z_ ]{3,60}\]|=[A-Z][A-Z0-9_]{3,}\b|=\.\.\.`)
-	p.query = regexp.MustCompile(`\?[^#\s]*=`)
+	// emptyValue is a query parameter left for the model to fill in.
+	p.emptyValue = regexp.MustCompile(`\?(?:[^#\s]*&)?[A-Za-z0-9_.-]+=(?:$|&|#|["'\s])`)
 
 	p.paramSecret = regexp.MustCompile(`id_(?:rsa|dsa|ecdsa|ed25519)|ssh_(?:private_)?key|(?:mcp|cursor|claude_desktop_config)_json|aws_credentials|etc_passwd|etc_shadow|_reading_|^reading_|private_key|secret_key|api_key|password`)
 	p.paramData = regexp.MustCompile(`content|data|text|value|dump`)
@@ -299,6 +304,9 @@ func (s *screener) sentence(where, t string) {
 	}
 }
 
+// fillWords ask a model to write something into a URL.
+var fillWords = []string{"append", "insert", "replace", "fill in", "substitute", "encode", "url-encode", "put the", "add the"}
+
 // secretFileWords are in every match of sensitivePath, payloadWords in
 // every other match of payload: the cheap look before them.
 var (
@@ -389,7 +397,7 @@ func (s *screener) hijacking(where, n string) {
 // otherTool looks for a change of the arguments of "any other tool".
 func (s *screener) otherTool(where, n string) {
 	for _, m := range s.re.otherTools.FindAllStringIndex(n, -1) {
-		window := n[max(0, m[0]-200):min(len(n), m[1]+300)]
+		window := n[max(0, m[0]-100):min(len(n), m[1]+300)]
 		if c := s.re.argChange.FindString(window); c != "" {
 			s.add(ToolShadowing, where, "instructions for "+quote(n[m[0]:m[1]])+": "+quote(c))
 			return
@@ -406,7 +414,7 @@ func (s *screener) everyMessage(where, n string) {
 			continue
 		}
 		for _, t := range s.re.target.FindAllStringIndex(window, -1) {
-			if s.re.redirect.MatchString(window[max(0, t[0]-40):t[0]]) {
+			if s.re.redirect.MatchString(window[max(0, t[0]-20):t[0]]) {
 				s.add(ToolShadowing, where, "sends "+quote(n[m[0]:m[1]])+" to "+quote(window[t[0]:t[1]]))
 				return
 			}
@@ -427,7 +435,7 @@ func (s *screener) markup(where, v string) {
 		image bool
 	}{{s.re.mdImage, "a Markdown image", true}, {s.re.htmlImage, "an <img>", true}, {s.re.mdLink, "a Markdown link", false}} {
 		for _, m := range f.re.FindAllStringSubmatch(v, -1) {
-			if s.sendsData(where, f.what, m[1], f.image) {
+			if s.sendsData(where, v, f.what, m[1], f.image) {
 				return
 			}
 		}
@@ -438,7 +446,7 @@ func (s *screener) markup(where, v string) {
 	}
 	for _, d := range s.re.mdRefDef.FindAllStringSubmatch(v, -1) {
 		for _, r := range refs {
-			if strings.EqualFold(r[1], d[1]) && s.sendsData(where, "a Markdown image", d[2], true) {
+			if strings.EqualFold(r[1], d[1]) && s.sendsData(where, v, "a Markdown image", d[2], true) {
 				return
 			}
 		}
@@ -446,9 +454,10 @@ func (s *screener) markup(where, v string) {
 }
 
 // sendsData adds an exfiltration hit when url (of an image, or not) has a
-// slot for data, or, for an image, a query.
-func (s *screener) sendsData(where, what, url string, image bool) bool {
-	if !s.re.dataSlot.MatchString(url) && !(image && s.re.query.MatchString(url)) {
+// slot for data (see above); text is the text it is in.
+func (s *screener) sendsData(where, text, what, url string, image bool) bool {
+	slot := s.re.dataSlot.MatchString(url) || image && s.re.emptyValue.MatchString(url)
+	if !slot && !(image && strings.Contains(url, "?") && hasAny(strings.ToLower(text), fillWords...)) {
 		return false
 	}
 	s.add(Exfiltration, where, what+" that sends data to "+quote(url))
