@@ -6,7 +6,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// BenchmarkScreenReal screens the 199 real definitions once per op: what a
+// BenchmarkScreenReal screens the real tool definitions once per op: what a
 // hub with those servers pays at a rebuild whose lists all changed.
 func BenchmarkScreenReal(b *testing.B) {
 	var tools []mcp.Tool

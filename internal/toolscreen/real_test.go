@@ -17,24 +17,49 @@ type realServer struct {
 	License string     `json:"license"`
 	Source  string     `json:"source"`
 	Tools   []mcp.Tool `json:"tools"`
+	// Instructions, Prompts, Resources and Templates are the rest of what
+	// it offers, where the file has them.
+	Instructions string                 `json:"instructions"`
+	Prompts      []mcp.Prompt           `json:"prompts"`
+	Resources    []mcp.Resource         `json:"resources"`
+	Templates    []mcp.ResourceTemplate `json:"resourceTemplates"`
 }
 
 // TestRealServersHaveNoHits screens the tool definitions of the official
-// reference servers and popular servers: a rule that fires on one of them
-// would quarantine a tool every hub lists. Zero hits is the bar.
+// reference servers and popular servers, and the instructions, prompts,
+// resources and templates where a file has them: a rule that fires on one
+// of them would quarantine a definition every hub lists. Zero hits is the
+// bar.
 func TestRealServersHaveNoHits(t *testing.T) {
 	servers := realServers(t)
-	tools := 0
+	sc := New()
+	tools, features := 0, 0
 	for _, s := range servers {
 		for _, tool := range s.Tools {
 			tools++
-			if hits := New().Screen(tool); len(hits) > 0 {
+			if hits := sc.Screen(tool); len(hits) > 0 {
 				t.Errorf("%s@%s tool %s: false hits: %s", s.Package, s.Version, tool.Name, Summary(hits))
 			}
 		}
-		t.Logf("%s@%s (%s): %d tools, no hits", s.Package, s.Version, s.License, len(s.Tools))
+		others := [][]Hit{sc.ScreenInstructions(s.Instructions)}
+		for _, p := range s.Prompts {
+			others = append(others, sc.ScreenPrompt(p))
+		}
+		for _, r := range s.Resources {
+			others = append(others, sc.ScreenResource(r))
+		}
+		for _, r := range s.Templates {
+			others = append(others, sc.ScreenTemplate(r))
+		}
+		for _, hits := range others {
+			if len(hits) > 0 {
+				t.Errorf("%s@%s: false hits: %s", s.Package, s.Version, Summary(hits))
+			}
+		}
+		features += len(others) - 1
+		t.Logf("%s@%s (%s): %d tools, %d prompts, resources and templates, no hits", s.Package, s.Version, s.License, len(s.Tools), len(others)-1)
 	}
-	t.Logf("%d real tool definitions of %d servers screened", tools, len(servers))
+	t.Logf("%d real tool definitions and %d others of %d servers screened", tools, features, len(servers))
 }
 
 // realServers reads testdata/real.
