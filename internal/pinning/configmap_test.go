@@ -234,3 +234,34 @@ func TestQuarantineEvents(t *testing.T) {
 		return nil
 	})
 }
+
+// TestConfigMapUpgradesVersion1Pins: a replica upgrades the pins of digest
+// version 1 in the ConfigMap, silently, and the other replica sees the
+// upgrade.
+func TestConfigMapUpgradesVersion1Pins(t *testing.T) {
+	c := kubetest.Shared(t)
+	admin := c.AdminConfig()
+	ns := fmt.Sprintf("pins-up-%d", time.Now().UnixNano()%1e9)
+	kubetest.ApplyYAML(t, admin, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n"))
+	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
+	hubCfg := c.ServiceAccountConfig(ns, "hub")
+	ctx := context.Background()
+	a, b := openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns), openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns)
+
+	app := withMeta(rawTool(t, "app", "Shows a widget", `{"type":"object"}`), "ui://widget/a.html")
+	k := Key{Server: "s", Tool: "app"}
+	old := NewPin(k, defOf(t, app).Legacy(), time.Now())
+	old.Version = 0
+	if err := a.Replace(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := New(Enforce, a, nil).Check(ctx, "s", []mcp.Tool{app}); err != nil || len(ch) != 0 {
+		t.Fatalf("check of a version 1 pin = %v, %v; want no change", ch, err)
+	}
+	eventually(t, "the other replica sees the upgrade", func() error {
+		if got, _ := b.Get(k); got.Version != DigestVersion || got.SHA256 != defOf(t, app).Sum() {
+			return fmt.Errorf("pin %+v", got)
+		}
+		return nil
+	})
+}
