@@ -21,9 +21,10 @@ import (
 //
 // skeleton is normalize's text as a reader takes it for English: every
 // letter that looks like a Latin one written as that letter (Cyrillic а,
-// Greek ο, Armenian օ, an accented e; Unicode's confusables, UTS #39), and
-// the digits and signs of leetspeak inside words read as letters
-// (1gn0r3 4ll pr3v10us). The English rules and the hidden blocks read it
+// Greek ο, Armenian օ, an accented e; Unicode's confusables, UTS #39), the
+// digits and signs of leetspeak inside words read as letters
+// (1gn0r3 4ll pr3v10us), and a word spelled out letter by letter read as
+// the word (i-g-n-o-r-e, i.g.n.o.r.e). The English rules and the hidden blocks read it
 // as well when it differs; the other languages' phrases do not (folding
 // their letters would make words of theirs collide).
 
@@ -125,7 +126,33 @@ func (p *patterns) skeleton(n string) string {
 	if changed {
 		out = b.String()
 	}
-	return unleet(out)
+	out = unleet(out)
+	if !spelledOut(out) {
+		return out
+	}
+	return p.spelled.ReplaceAllStringFunc(out, func(m string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' {
+				return r
+			}
+			return -1
+		}, m)
+	})
+}
+
+// spelledOut is a quick look for a word spelled out (three letters, each
+// followed by the same separator), before the regular expression that
+// joins its letters: most texts have none.
+func spelledOut(s string) bool {
+	letter := func(i int) bool { return i < len(s) && s[i] >= 'a' && s[i] <= 'z' }
+	for i := 0; i+4 < len(s); i++ {
+		sep := s[i+1]
+		if (sep == '-' || sep == '.' || sep == '_' || sep == '*' || sep == ' ') && letter(i) && letter(i+2) && s[i+3] == sep &&
+			letter(i+4) && (i == 0 || !letter(i-1)) {
+			return true
+		}
+	}
+	return false
 }
 
 // emailAt says whether s[start:end] is the part of an email address

@@ -62,6 +62,7 @@ func Languages() []string {
 var languageTable = []language{
 	{"en", "English", []string{
 		"secret: secretly|covertly|surreptitiously|without the user knowing|without the user's knowledge|without the users knowledge|without the user noticing|behind the user's back|without the user's consent|without user consent",
+		"ign: forget everything|disregard everything / above|before this|you were told|you have been told|you've been told|said before|said above",
 	}},
 	{"zh", "Chinese", []string{
 		"ign: 忽略|无视|無視|忘记|忘記|忽视|忽視|不要理会|不要理會|别管|別管|不要遵循|不要遵守 / 指令|指示|说明|說明|规则|規則|提示词|提示詞 / 之前|以前|先前|上面|以上|前面|所有|原有|原来|原來|系统|系統|一切",
@@ -78,7 +79,8 @@ var languageTable = []language{
 		"act: पढ़ें|पढ़ो|पढ़िए|खोलें|खोलो|खोलिए|भेजें|भेजो|भेजिए|अपलोड करें|शामिल करें|कॉपी करें",
 	}},
 	{"es", "Spanish", []string{
-		"ign: ignora|ignore|ignorad|ignoren|olvida|olvide|olviden|omite|omita|descarta|descarte|haz caso omiso|hagan caso omiso / instrucciones|indicaciones|reglas|órdenes|prompt del sistema|mensaje del sistema / anteriores|previas|previos|precedentes|de arriba|originales|del sistema|todas las",
+		"ign: olvida todo|olvide todo|olviden todo|olvidá todo|ignora todo|ignorá todo / anterior|antes|previo|de arriba|lo que te dijeron",
+		"ign: ignora|ignore|ignorá|ignorad|ignoren|olvida|olvidá|olvide|olviden|omite|omita|descarta|descarte|haz caso omiso|hagan caso omiso / instrucciones|indicaciones|reglas|órdenes|prompt del sistema|mensaje del sistema / anteriores|previas|previos|precedentes|de arriba|originales|del sistema|todas las",
 		"hide: no|nunca|jamás / digas|diga|digan|menciones|mencione|mencionen|informes|informe|reveles|revele|avises|avise|cuentes|cuente|comentes|notifiques|notifique / usuario*|usuaria*",
 		"secret: en secreto|secretamente|a escondidas|sin que el usuario lo sepa|sin que el usuario se entere|sin informar al usuario|sin avisar al usuario|sin conocimiento del usuario|de forma oculta|de manera oculta",
 		"before: antes de usar|antes de utilizar|antes de llamar|antes de invocar|antes de ejecutar / esta herramienta|este tool|esta función / lee|lea|abre|abra|envía|envia|envíe|envie|manda|mande|carga|cargue",
@@ -114,6 +116,7 @@ var languageTable = []language{
 	}},
 	{"ru", "Russian", []string{
 		"ign: игнорируй*|проигнорируй*|забудь*|не обращай внимания|не обращайте внимания|пренебреги|не учитывай* / инструкци*|указани*|правил*|промпт*|команд* / предыдущ*|прежн*|выше|вышеуказанн*|систем*|исходн*|ранее|все",
+		"ign: забудь|забудьте|игнорируй*|проигнорируй* / всё|все / ранее|раньше|до этого|прежде|выше",
 		"hide: не|никогда / говори*|сообщай*|сообщи*|упоминай*|рассказывай*|расскажи*|раскрывай*|уведомляй*|информируй* / пользовател*",
 		"secret: тайно|втайне|тайком|скрытно|незаметно для пользователя|без ведома пользователя|не сообщая пользователю|не уведомляя пользователя",
 		"before: перед использованием|прежде чем использовать|перед вызовом|перед запуском / этого инструмента|этот инструмент|этой функции|эту функцию / прочитай*|прочти*|открой*|отправь*|загрузи*|считай*",
@@ -135,6 +138,7 @@ var languageTable = []language{
 	}},
 	{"de", "German", []string{
 		"ign: ignoriere|ignorier|ignorieren|vergiss|vergesst|vergessen|missachte|missachten / anweisung*|instruktion*|befehl*|regeln|vorgaben|richtlinien|prompts / vorherig*|bisherig*|vorig*|obig*|früher*|vorangegangen*|ursprünglich*",
+		"ign: vergiss alles|vergesst alles|vergessen sie alles|ignoriere alles|ignorieren sie alles / vorher|zuvor|bisher|davor|oben|bisherige|vorherige",
 		"ign: ignoriere|ignorier|ignorieren|vergiss|vergesst|vergessen|missachte|missachten / systemprompt*|system-prompt*|systemanweisung*|sicherheitsrichtlinien",
 		"hide: sag|sage|sagen|erzähl*|verrat*|erwähn*|informier*|mitteil*|benachrichtig*|teile / benutzer*|nutzer*|anwender*|user / nicht|nichts|niemals|keinesfalls|kein wort",
 		"hide: erwähne das nicht|erwähne dies nicht|erwähne es nicht|erwähnen sie das nicht|erwähnen sie dies nicht|verrate nichts|verraten sie nichts",

@@ -28,10 +28,14 @@ type patterns struct {
 	whitespaceHide *regexp.Regexp
 	ignorePrevious *regexp.Regexp
 	conceal        []*regexp.Regexp
+	ignoreAbove    *regexp.Regexp
+	posing         *regexp.Regexp
+	covert         *regexp.Regexp
 	beforeRead     *regexp.Regexp
 	precedence     *regexp.Regexp
 	readVerb       *regexp.Regexp
 	passVerb       *regexp.Regexp
+	callWith       *regexp.Regexp
 	sensitivePath  *regexp.Regexp
 	contentOf      *regexp.Regexp
 	payload        *regexp.Regexp
@@ -55,6 +59,7 @@ type patterns struct {
 	paramData      *regexp.Regexp
 	sentenceEnd    *regexp.Regexp
 	nameWords      *regexp.Regexp
+	spelled        *regexp.Regexp
 	// fold maps lookalike characters to ASCII (fold.go); phrases are the
 	// other languages' word lists (languages.go); enc finds encoded runs
 	// (encoded.go).
@@ -84,6 +89,14 @@ func compilePatterns() *patterns {
 	// sentence.
 
 	p.ignorePrevious = regexp.MustCompile(`\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+)?(?:previous|prior|above|earlier|preceding|original|system|safety|existing)\s+(?:instructions|prompts?|messages|rules|directions|guidelines|guardrails|context|constraints)\b`)
+	// ignoreAbove is the goal hijack without a noun: "ignore the above
+	// and ...", "ignore everything above."
+	p.ignoreAbove = regexp.MustCompile(`\b(?:ignore|disregard|forget)\s+(?:all\s+of\s+)?(?:the\s+above|everything\s+(?:above|before|else|you\s+(?:were|have\s+been)\s+told))(?:\s+and\b|\s*[.,;:!]|$)`)
+	// posing are texts that pose as someone the model obeys: a note to
+	// the model, an authorization the user is said to have given it.
+	p.posing = regexp.MustCompile(`\bnote\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|model|llm|agent)s?\b|\buser\s+has\s+(?:already\s+)?(?:authori[sz]ed|approved|allowed|permitted|consented|agreed)(?:\s+to)?\s+(?:you|the\s+(?:assistant|model|ai|agent))\b`)
+	// covert is an order to act unseen: "silently call", "quietly send".
+	p.covert = regexp.MustCompile(`\b(?:silently|quietly|covertly|discreetly)\s+(?:call|send|forward|include|read|upload|copy|email|post|attach|add|append|invoke|exfiltrate)\b`)
 	p.conceal = []*regexp.Regexp{
 		regexp.MustCompile(`\b(?:do not|don't|dont|never|must not|should not|shouldn't|mustn't)\s+(?:tell|mention|inform|reveal|disclose|notify|alert)\b.{0,40}?\busers?\b`),
 		regexp.MustCompile(`\b(?:do not|don't|dont|never)\s+(?:mention|reveal|disclose)\s+(?:that|this|it|anything|the fact)\b`),
@@ -100,13 +113,15 @@ func compilePatterns() *patterns {
 	imperative := `(?:^[\s*•-]*|[,;:(>]\s*|\b(?:you|must|should|first|then|and|please|also|always|now|shall|sure to|need to|needs to|have to|required to|forget to|remember to)\s+)`
 	p.readVerb = regexp.MustCompile(imperative + `(?:read|cat|open|load|fetch|retrieve|get|grab|collect|access|copy|extract|dump|print|output|include|send|pass|upload|attach)\b`)
 	p.passVerb = regexp.MustCompile(imperative + `(?:pass|include|send|put|provide|add|append|insert|attach|forward|upload|post|embed|place|copy|write)\b`)
+	p.callWith = regexp.MustCompile(`\b(?:call|invoke|use)\s+(?:the\s+)?["'` + "`" + `]?[a-z][a-z0-9_.-]*["'` + "`" + `]?\s+(?:tool\s+)?with\b`)
 	// sensitivePath are files no tool's description asks a model to read.
 	p.sensitivePath = regexp.MustCompile(`(?:~|\$home|%userprofile%)?/?\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|/etc/(?:passwd|shadow|sudoers)\b|\bmcp\.json\b|claude_desktop_config\.json|\.cursor/|\.netrc\b|\.git-credentials\b|\.docker/config\.json|\.kube/config\b|\.npmrc\b|\.pypirc\b|\.gnupg\b|(?:^|[^a-z0-9_$])\.env\b|\bwallet\.dat\b|\bkeychain\b`)
 	p.contentOf = regexp.MustCompile(`\bcontents?\s+of\b`)
 	// payload is what exfiltration passes on: a file's content, a secret.
-	p.payload = regexp.MustCompile(`\b(?:its|their|the|full|entire|complete|whole)\s+(?:full\s+|entire\s+|complete\s+|whole\s+|raw\s+)?contents?\b|\bcontents?\s+of\b|\b(?:private|secret|ssh|api|signing)[ _-]?keys?\b|\bpasswords?\b|\bcredentials\b|\bseed phrases?\b|\bmnemonic\b|\b(?:access|auth|bearer|session|refresh)[ _-]?tokens?\b|\benvironment variables\b|\b(?:conversation|chat|message)\s+history\b|\bsystem prompt\b|` + p.sensitivePath.String())
-	// carrier is where exfiltration puts it: a parameter, a URL.
-	p.carrier = regexp.MustCompile(`\b(?:as|in|into|inside|within|via|through|under|to|using)\s+(?:the\s+|a\s+|an\s+)?["'` + "`" + `]?([a-z0-9_-]+)["'` + "`" + `]?(\s+(?:parameter|param|argument|arg|field|property))?|https?://`)
+	p.payload = regexp.MustCompile(`\b(?:its|their|the|full|entire|complete|whole)\s+(?:full\s+|entire\s+|complete\s+|whole\s+|raw\s+)?contents?\b|\bcontents?\s+of\b|\b(?:private|secret|ssh|api|signing)[ _-]?keys?\b|\bpasswords?\b|\bcredentials\b|\bseed phrases?\b|\bmnemonic\b|\b(?:access|auth|bearer|session|refresh)[ _-]?tokens?\b|\benvironment variables\b|\b(?:conversation|chat|message)\s+(?:history|logs?|transcripts?)\b|\btranscripts?\b|\bsystem prompt\b|` + p.sensitivePath.String())
+	// carrier is where exfiltration puts it: an email address, a
+	// parameter, a URL.
+	p.carrier = regexp.MustCompile(`\bto\s+[a-z0-9._%+-]+@[a-z0-9-]+\.[a-z]|\b(?:as|in|into|inside|within|via|through|under|to|using)\s+(?:the\s+|a\s+|an\s+)?["'` + "`" + `]?([a-z0-9_-]+)["'` + "`" + `]?(\s+(?:parameter|param|argument|arg|field|property))?|https?://`)
 
 	p.shadowTriggers = []*regexp.Regexp{
 		regexp.MustCompile(`\b(?:when|whenever|every\s+time|each\s+time|before|after|if)\s+(?:the\s+|any\s+|a\s+)?(?:\([^)]{1,40}\)\s*)?["'` + "`" + `]?([a-z][a-z0-9_.:-]*)["'` + "`" + `]?(\s+tool)?\s+(?:is|gets|has\s+been|was)\s+(?:used|called|invoked|run|executed|triggered)\b`),
@@ -123,12 +138,12 @@ func compilePatterns() *patterns {
 	// not change the file" is no hit.
 	p.otherTools = regexp.MustCompile(`\b(?:any|all|every|each|the)\s+other\s+(?:[a-z_-]+\s+)?tools?\b|\banother\s+(?:[a-z_-]+\s+)?tool\b|\b(?:any|all|every|each)\s+(?:[a-z_-]+\s+)?tools?\s+(?:that|which)\s+(?:can\s+)?(?:sends?|emails?|messages?|posts?|writes?|transfers?|pays?|calls?)\b`)
 	p.argChange = regexp.MustCompile(`\b(?:change|replace|modify|redirect|override|overwrite|rewrite|swap|alter|set)\s+(?:the\s+|its\s+|their\s+|any\s+|all\s+|every\s+)?(?:recipients?|destination|address(?:es)?|to\s+field|to\s+address|arguments?|parameters?|target|url|endpoint|account(?:\s+number)?|amount|channel|phone\s+number|email\s+address)\b|\b(?:bcc|cc)\b|\balways\s+(?:send|forward|copy)\b|\bmust\s+(?:also\s+)?(?:send|forward|copy)\b`)
-	p.allMessages = regexp.MustCompile(`\b(?:all|every|each|any)\s+(?:outgoing\s+|future\s+|other\s+|sent\s+|new\s+)?(?:e-?mails?|messages?|mails?|dms?|sms|texts|transfers?|payments?|transactions?|invitations?|invites?)\b|\b(?:when|whenever|every\s+time|each\s+time|before|after)\s+(?:you|the\s+(?:assistant|model|agent|ai))\s+(?:[a-z]+\s+){0,2}?(?:sends?|emails?|messages?|forwards?|repl(?:y|ies)|posts?|transfers?|pays?|shares?)\b`)
+	p.allMessages = regexp.MustCompile(`\b(?:all|every|each|any)\s+(?:outgoing\s+|future\s+|other\s+|sent\s+|new\s+)?(?:[a-z]+\s+)?(?:e-?mails?|messages?|mails?|dms?|sms|texts|transfers?|payments?|transactions?|invitations?|invites?)\b|\b(?:when|whenever|every\s+time|each\s+time|before|after)\s+(?:you|the\s+(?:assistant|model|agent|ai))\s+(?:[a-z]+\s+){0,2}?(?:sends?|emails?|messages?|forwards?|repl(?:y|ies)|posts?|transfers?|pays?|shares?)\b`)
 	p.target = regexp.MustCompile(`[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|\+\d[\d\s().-]{6,}\d|https?://\S+`)
 	// redirect is what sends a message to the target right after it:
 	// "to", "bcc:", "the recipient is" ("recipients, e.g." is no order).
 	p.redirect = regexp.MustCompile(`\b(?:to|bcc|cc|recipients?\s+(?:is|are|to|=)|recipients?\s*[:=]|address\s+(?:is|=)|instead)\s*[:=]?\s*["'` + "`" + `<(]?$`)
-	p.obligation = regexp.MustCompile(`\b(?:always|must|should|make sure|ensure|need to|needs to|has to|have to|required|instead|also)\b`)
+	p.obligation = regexp.MustCompile(`\b(?:always|must|should|make sure|ensure|need to|needs to|has to|have to|required|instead|also|please|as well)\b`)
 
 	// Exfiltration by Markdown or HTML: an image a client renders loads
 	// its URL at once, with whatever the model wrote into it. An image of
@@ -154,6 +169,9 @@ func compilePatterns() *patterns {
 	// nameWords are the words of a name: snake, kebab, dotted or camel
 	// case.
 	p.nameWords = regexp.MustCompile(`[A-Z]?[a-z]+|[A-Z]+(?:[a-z]+|\b|$)|[0-9]+[a-z]*|[^\x00-\x7F_\-.\s/:]+`)
+	// spelled is a word spelled out, one letter at a time, with one
+	// separator between the letters (skeleton).
+	p.spelled = regexp.MustCompile(`\b[a-z](?:-[a-z]){3,}\b|\b[a-z](?:\.[a-z]){3,}\b|\b[a-z](?:_[a-z]){3,}\b|\b[a-z](?:\*[a-z]){3,}\b|\b[a-z](?: [a-z]){3,}\b`)
 	p.fold = foldTable()
 	p.enc = compileEncodings()
 	p.phrases = compilePhrases(p)
@@ -275,6 +293,18 @@ func (s *screener) sentence(where, t string) {
 	if hasAny(t, "ignor", "disregard", "forget", "overrid", "bypass") {
 		if m := s.re.ignorePrevious.FindString(t); m != "" {
 			s.add(ModelInstruction, where, quote(m))
+		} else if m := s.re.ignoreAbove.FindString(t); m != "" {
+			s.add(ModelInstruction, where, quote(m))
+		}
+	}
+	if hasAny(t, "note ", "user has") {
+		if m := s.re.posing.FindString(t); m != "" {
+			s.add(ModelInstruction, where, "poses as an authority: "+quote(m))
+		}
+	}
+	if hasAny(t, "silently", "quietly", "covertly", "discreetly") {
+		if m := s.re.covert.FindString(t); m != "" {
+			s.add(ModelInstruction, where, "asks to act in secret: "+quote(m))
 		}
 	}
 	if hasAny(t, "user", "mention", "reveal", "disclos") {
@@ -313,7 +343,7 @@ var (
 	secretFileWords = []string{".ssh", "id_", ".aws", "/etc/", "mcp.json", "claude_desktop", ".cursor", ".netrc",
 		".git-cred", ".docker", ".kube", ".npmrc", ".pypirc", ".gnupg", ".env", "wallet", "keychain"}
 	payloadWords = []string{"content", "key", "password", "credential", "seed", "mnemonic", "token", "environment",
-		"history", "system prompt"}
+		"history", "log", "transcript", "system prompt"}
 )
 
 // secretFile looks for an order to read a secret file in sentence t.
@@ -335,7 +365,12 @@ func (s *screener) secretFile(where, t string) {
 // passOn looks for an order to pass content or a secret on in a
 // parameter or to a URL in sentence t.
 func (s *screener) passOn(where, t string) {
-	for _, m := range s.re.passVerb.FindAllStringIndex(t, -1) {
+	verbs := s.re.passVerb.FindAllStringIndex(t, -1)
+	// "call send_email with the chat log to ...": a call is only a way
+	// out to an address (a parameter of the tool is what a call has).
+	toAddress := len(verbs)
+	verbs = append(verbs, s.re.callWith.FindAllStringIndex(t, -1)...)
+	for i, m := range verbs {
 		rest := t[m[1]:]
 		p := s.re.payload.FindStringIndex(rest)
 		if p == nil || p[0] > 80 {
@@ -351,8 +386,10 @@ func (s *screener) passOn(where, t string) {
 			if c[2] >= 0 {
 				word = after[c[2]:c[3]]
 			}
-			url := strings.HasPrefix(into, "http") || (word == "http" || word == "https") && strings.HasPrefix(after[c[3]:], "://")
-			if url || word != "" && (s.params[word] || c[4] >= 0) {
+			// a URL, or an email address
+			url := strings.HasPrefix(into, "http") || strings.Contains(into, "@") ||
+				(word == "http" || word == "https") && strings.HasPrefix(after[c[3]:], "://")
+			if url || i < toAddress && word != "" && (s.params[word] || c[4] >= 0) {
 				s.add(Exfiltration, where, "asks to "+quote(strings.TrimLeft(t[m[0]:m[1]], ",;:( "))+" "+
 					quote(strings.TrimSpace(rest[p[0]:p[1]]))+" "+quote(into))
 				return
