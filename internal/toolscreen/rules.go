@@ -149,8 +149,9 @@ func compilePatterns() *patterns {
 	// its URL at once, with whatever the model wrote into it. An image of
 	// an external URL with a slot for data (a placeholder, a value in
 	// capitals, an empty value, or a text that asks to fill its query in),
-	// or a link with a placeholder, is a hit; a plain image or link, or a
-	// badge's ?style=flat, is not.
+	// or a link with a placeholder in its query, is a hit; a plain image
+	// or link, a badge's ?style=flat, or an API route's {owner} in a link,
+	// is not.
 	p.mdImage = regexp.MustCompile(`!\[[^\]\n]{0,300}\]\(\s*<?((?:https?:)?//[^)\n]{1,600})\)`)
 	p.htmlImage = regexp.MustCompile(`(?i)<img\b[^>]{0,300}?\bsrc\s*=\s*["']?((?:https?:)?//[^"'>\n]{1,600})`)
 	p.mdLink = regexp.MustCompile(`\[[^\]\n]{0,300}\]\(\s*<?((?:https?:)?//[^)\n]{1,600})\)`)
@@ -493,7 +494,13 @@ func (s *screener) markup(where, v string) {
 // sendsData adds an exfiltration hit when url (of an image, or not) has a
 // slot for data (see above); text is the text it is in.
 func (s *screener) sendsData(where, text, what, url string, image bool) bool {
-	slot := s.re.dataSlot.MatchString(url) || image && s.re.emptyValue.MatchString(url)
+	slotted := url
+	if !image {
+		// A link's path may show an API's route ({owner}/{repo}); its
+		// query is what carries data.
+		_, slotted, _ = strings.Cut(url, "?")
+	}
+	slot := s.re.dataSlot.MatchString(slotted) || image && s.re.emptyValue.MatchString(url)
 	if !slot && !(image && strings.Contains(url, "?") && hasAny(strings.ToLower(text), fillWords...)) {
 		return false
 	}
