@@ -18,7 +18,10 @@ Usage:
   mcp-hub pins approve --server NAME [--tool NAME] [--url URL] [-o table|json]
 
 approve re-pins what the server offers now: one tool, or with no --tool every
-tool of the server (after an upgrade). It needs an admin caller: the token in
+tool of the server (after an upgrade). A prompt, resource or resource template
+the screening held is approved by its name or URI as --tool, the server's
+instructions by --tool instructions; with no --tool, all of them are. It needs
+an admin caller: the token in
 MCP_HUB_TOKEN must be an auth.tokens entry with admin: true (a hub without
 auth on loopback needs none).
 
@@ -62,14 +65,26 @@ func runPins(args []string, stdout, stderr io.Writer) int {
 
 // listedPin is a pin as /api/mcp/pins and the approval list it.
 type listedPin struct {
-	Server, Tool, SHA256, Approved, Diff string
-	FirstSeen                            time.Time
-	Quarantined, Changed                 bool
-	CurrentSHA256                        string
+	Server, Tool, Kind, SHA256, Approved, Diff string
+	FirstSeen                                  time.Time
+	Quarantined, Changed                       bool
+	CurrentSHA256                              string
 	// Screened are the screening's hits (rule ids suffice here); Reason
 	// says why the tool is held.
 	Screened []struct{ Rule string }
 	Reason   string
+}
+
+// name is the pinned tool's name, or what a pin of another kind approves
+// ("prompt:summarize", "instructions").
+func (p listedPin) name() string {
+	switch {
+	case p.Kind == "":
+		return p.Tool
+	case p.Tool == "":
+		return p.Kind
+	}
+	return p.Kind + ":" + p.Tool
 }
 
 func printPins(w io.Writer, sub string, body []byte) error {
@@ -87,7 +102,7 @@ func printPins(w io.Writer, sub string, body []byte) error {
 			return nil
 		}
 		for _, p := range v.Approved {
-			fmt.Fprintf(w, "approved %s/%s sha256 %s\n", p.Server, p.Tool, p.SHA256)
+			fmt.Fprintf(w, "approved %s/%s sha256 %s\n", p.Server, p.name(), p.SHA256)
 		}
 		return nil
 	}
@@ -107,14 +122,14 @@ func printPins(w io.Writer, sub string, body []byte) error {
 		if p.Changed || len(p.Screened) > 0 {
 			changed = append(changed, p)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\n", p.Server, p.Tool, state, p.SHA256, p.FirstSeen.Format(time.RFC3339), cmp.Or(p.Approved, "-"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\n", p.Server, p.name(), state, p.SHA256, p.FirstSeen.Format(time.RFC3339), cmp.Or(p.Approved, "-"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nmode %s, %d pins, %d changed or screened\n", v.Mode, len(v.Pins), len(changed))
 	for _, p := range changed {
-		fmt.Fprintf(w, "\n%s/%s: %s\n  approve: mcp-hub pins approve --server %s --tool %s\n", p.Server, p.Tool, cmp.Or(p.Reason, p.Diff), p.Server, p.Tool)
+		fmt.Fprintf(w, "\n%s/%s: %s\n  approve: mcp-hub pins approve --server %s --tool %s\n", p.Server, p.name(), cmp.Or(p.Reason, p.Diff), p.Server, cmp.Or(p.Tool, p.Kind))
 	}
 	return nil
 }

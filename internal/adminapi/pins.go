@@ -25,8 +25,11 @@ const approveTimeout = 30 * time.Second
 
 // pinListing is one pin in GET /api/mcp/pins.
 type pinListing struct {
-	Server      string    `json:"server"`
-	Tool        string    `json:"tool"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Kind is set for the approval of a prompt, resource, template or a
+	// server's instructions the screening held (Tool is its name).
+	Kind        string    `json:"kind,omitempty"`
 	SHA256      string    `json:"sha256"`
 	FirstSeen   time.Time `json:"firstSeen"`
 	Approved    string    `json:"approved,omitempty"`
@@ -53,20 +56,24 @@ func (a *API) handlePins(w http.ResponseWriter, _ *http.Request) {
 		Pins []pinListing `json:"pins"`
 	}{Mode: string(p.Mode()), Pins: []pinListing{}}
 	if p.Store() != nil {
-		changed := map[[2]string]*quarantine.Quarantine{}
-		for _, sv := range a.reg.Catalog().Servers {
+		changed := map[pinning.Key]*quarantine.Quarantine{}
+		cat := a.reg.Catalog()
+		for _, sv := range cat.Servers {
 			for _, list := range [][]registry.Tool{sv.Tools, sv.Quarantined} {
 				for _, t := range list {
 					if t.Quarantine != nil {
-						changed[[2]string{sv.Name, t.Original}] = t.Quarantine
+						changed[pinning.Key{Server: sv.Name, Tool: t.Original}] = t.Quarantine
 					}
 				}
 			}
 		}
+		for _, f := range cat.Features.Screened {
+			changed[pinning.Key{Server: f.Server, Tool: f.Original, Kind: f.Kind}] = &f.Quarantine
+		}
 		for _, pin := range p.Store().List() {
-			pl := pinListing{Server: pin.Server, Tool: pin.Tool, SHA256: pin.SHA256, FirstSeen: pin.FirstSeen,
+			pl := pinListing{Server: pin.Server, Tool: pin.Tool, Kind: pin.Kind, SHA256: pin.SHA256, FirstSeen: pin.FirstSeen,
 				Approved: pin.Approved, Description: pin.Definition.Description}
-			if q := changed[[2]string{pin.Server, pin.Tool}]; q != nil {
+			if q := changed[pin.Key]; q != nil {
 				pl.Quarantined, pl.Changed, pl.CurrentSHA256, pl.Diff = q.Enforced, q.Changed(), q.CurrentSHA256, q.Diff
 				pl.Screened, pl.Reason = q.Screened, q.Reason()
 			}
@@ -114,7 +121,7 @@ func (a *API) handleApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	approved := make([]pinListing, len(pins))
 	for i, p := range pins {
-		approved[i] = pinListing{Server: p.Server, Tool: p.Tool, SHA256: p.SHA256, FirstSeen: p.FirstSeen, Approved: p.Approved,
+		approved[i] = pinListing{Server: p.Server, Tool: p.Tool, Kind: p.Kind, SHA256: p.SHA256, FirstSeen: p.FirstSeen, Approved: p.Approved,
 			Description: p.Definition.Description}
 	}
 	a.log.Warn().Str("audit", "pinning").Str("caller", caller.Name).Str("server", req.Server).Str("tool", req.Tool).

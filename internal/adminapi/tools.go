@@ -41,6 +41,21 @@ type serverListing struct {
 	// ErrorDetail is what the upstream answered that error does not show
 	// (the start of its body, redacted): for admin callers only.
 	ErrorDetail string `json:"errorDetail,omitempty"`
+	// Screened are its prompts, resources, templates and instructions
+	// whose screening found hits: not published (quarantined) in
+	// screening mode enforce, published in warn.
+	Screened []screenedListing `json:"screenedFeatures,omitempty"`
+}
+
+// screenedListing is one definition besides tools the screening held.
+type screenedListing struct {
+	Kind             string           `json:"kind"`
+	Name             string           `json:"name,omitempty"`
+	Published        string           `json:"published,omitempty"`
+	Quarantined      bool             `json:"quarantined,omitempty"`
+	CurrentSHA256    string           `json:"currentSha256,omitempty"`
+	Screened         []toolscreen.Hit `json:"screened"`
+	QuarantineReason string           `json:"quarantineReason"`
 }
 
 type toolListing struct {
@@ -125,6 +140,13 @@ func (a *API) handleTools(w http.ResponseWriter, r *http.Request) {
 		for _, p := range cat.Features.Prompts {
 			if p.Server == sv.Name {
 				sl.Prompts++
+			}
+		}
+		for _, f := range cat.Features.Screened {
+			if f.Server == sv.Name {
+				q := f.Quarantine
+				sl.Screened = append(sl.Screened, screenedListing{Kind: f.Kind, Name: f.Original, Published: f.Published,
+					Quarantined: q.Enforced, CurrentSHA256: q.CurrentSHA256, Screened: q.Screened, QuarantineReason: q.Reason()})
 			}
 		}
 		if namesOnly {

@@ -128,8 +128,9 @@ func pinsNamespace(o Options, settings config.KubeSettings, own string) string {
 	return cmp.Or(own, "default")
 }
 
-// reportTo sends a Kubernetes Event for every changed or screened tool
-// definition (its Diff says why: the change, the screening's hits).
+// reportTo sends a Kubernetes Event for every changed or screened
+// definition, a tool's or a prompt's, resource's or server's
+// instructions (its Diff says why: the change, the screening's hits).
 func (w *pinsWiring) reportTo(reg *registry.Registry) {
 	if w.events == nil {
 		return
@@ -141,7 +142,7 @@ func (w *pinsWiring) reportTo(reg *registry.Registry) {
 			obj = &pinning.Object{Group: g.Group, Version: g.Version, Resource: g.Resource, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
 		}
 		q := ev.Quarantine
-		w.events.Report(obj, pinning.Change{Key: pinning.Key{Server: ev.Server, Tool: ev.Tool}, PinnedSHA256: q.PinnedSHA256,
+		w.events.Report(obj, pinning.Change{Key: pinning.Key{Server: ev.Server, Tool: ev.Tool, Kind: ev.Kind}, PinnedSHA256: q.PinnedSHA256,
 			CurrentSHA256: q.CurrentSHA256, Diff: q.Reason(), PinnedAt: q.PinnedAt}, q.Enforced)
 	})
 }

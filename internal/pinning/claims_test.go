@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"k8s.io/client-go/dynamic"
-
-	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
 
 func claim(name, server, tool string) Claim {
@@ -88,15 +85,8 @@ func TestClaimsFileSurvivesRestart(t *testing.T) {
 // other adopts it. The claims share the pins ConfigMap without touching
 // the pins, with the chart's RBAC only.
 func TestConfigMapClaimsReplicasAgree(t *testing.T) {
-	c := kubetest.Shared(t)
-	admin := c.AdminConfig()
-	ns := fmt.Sprintf("names-%d", time.Now().UnixNano()%1e9)
-	kubetest.ApplyYAML(t, admin, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n"))
-	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
-	hubCfg := c.ServiceAccountConfig(ns, "hub")
+	a, b, _, _ := replicas(t, "names")
 	ctx := context.Background()
-	csA, csB := dynamic.NewForConfigOrDie(hubCfg), dynamic.NewForConfigOrDie(hubCfg)
-	a, b := openReplica(t, csA, ns), openReplica(t, csB, ns)
 
 	// A pin first: claims must leave it alone.
 	if _, err := New(Enforce, a, nil).Check(ctx, "a", []mcp.Tool{rawTool(t, "echo", "Echo", `{"type":"object"}`)}); err != nil {

@@ -216,6 +216,11 @@ func (s *ConfigMapStore) Replace(ctx context.Context, pins ...Pin) error {
 	})
 }
 
+// Upgrade implements Store.
+func (s *ConfigMapStore) Upgrade(ctx context.Context, pins ...Pin) error {
+	return s.modifyPins(ctx, func(m map[Key]Pin) bool { return upgrade(m, pins) })
+}
+
 // Forget implements Store.
 func (s *ConfigMapStore) Forget(ctx context.Context, servers ...string) error {
 	return s.modifyPins(ctx, func(pins map[Key]Pin) bool { return forget(pins, servers) })

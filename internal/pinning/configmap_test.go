@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
@@ -60,6 +61,22 @@ func openReplica(t *testing.T, dyn dynamic.Interface, ns string) *ConfigMapStore
 	return s
 }
 
+// replicas makes a namespace (named after prefix) where the hub's
+// ServiceAccount has the chart's access, and opens two replicas' stores
+// in it, each with a client of its own, as two pods would; admin is the
+// cluster's admin config.
+func replicas(t *testing.T, prefix string) (a, b *ConfigMapStore, ns string, admin *rest.Config) {
+	t.Helper()
+	c := kubetest.Shared(t)
+	admin = c.AdminConfig()
+	ns = fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e9)
+	kubetest.ApplyYAML(t, admin, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n"))
+	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
+	hubCfg := c.ServiceAccountConfig(ns, "hub")
+	a, b = openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns), openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns)
+	return a, b, ns, admin
+}
+
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -78,17 +95,8 @@ func eventually(t *testing.T, what string, cond func() error) {
 // TestConfigMapReplicasAgree runs two replicas' stores on one ConfigMap,
 // as the hub's ServiceAccount would with the chart's RBAC.
 func TestConfigMapReplicasAgree(t *testing.T) {
-	c := kubetest.Shared(t)
-	admin := c.AdminConfig()
-	ns := fmt.Sprintf("pins-%d", time.Now().UnixNano()%1e9)
-	kubetest.ApplyYAML(t, admin, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n"))
-	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
-	hubCfg := c.ServiceAccountConfig(ns, "hub")
+	a, b, ns, admin := replicas(t, "pins")
 	ctx := context.Background()
-
-	// Each replica has its own client, as two pods would.
-	csA, csB := dynamic.NewForConfigOrDie(hubCfg), dynamic.NewForConfigOrDie(hubCfg)
-	a, b := openReplica(t, csA, ns), openReplica(t, csB, ns)
 	pa, pb := New(Enforce, a, nil), New(Enforce, b, nil)
 
 	// Both meet the tool at once, each with another definition: one wins,
@@ -230,6 +238,31 @@ func TestQuarantineEvents(t *testing.T) {
 		}
 		if !onServer || !onPins {
 			return fmt.Errorf("on the MCPServer %v, on the ConfigMap %v, in %d events", onServer, onPins, len(list.Items))
+		}
+		return nil
+	})
+}
+
+// TestConfigMapUpgradesVersion1Pins: a replica upgrades the pins of digest
+// version 1 in the ConfigMap, silently, and the other replica sees the
+// upgrade.
+func TestConfigMapUpgradesVersion1Pins(t *testing.T) {
+	a, b, _, _ := replicas(t, "pins-up")
+	ctx := context.Background()
+
+	app := withMeta(rawTool(t, "app", "Shows a widget", `{"type":"object"}`), "ui://widget/a.html")
+	k := Key{Server: "s", Tool: "app"}
+	old := NewPin(k, defOf(t, app).Legacy(), time.Now())
+	old.Version = 0
+	if err := a.Replace(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if ch, err := New(Enforce, a, nil).Check(ctx, "s", []mcp.Tool{app}); err != nil || len(ch) != 0 {
+		t.Fatalf("check of a version 1 pin = %v, %v; want no change", ch, err)
+	}
+	eventually(t, "the other replica sees the upgrade", func() error {
+		if got, _ := b.Get(k); got.Version != DigestVersion || got.SHA256 != defOf(t, app).Sum() {
+			return fmt.Errorf("pin %+v", got)
 		}
 		return nil
 	})

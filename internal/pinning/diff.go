@@ -35,6 +35,10 @@ func Diff(old, cur Definition) string {
 	parts = append(parts, objectDiff("inputSchema", old.InputSchema, cur.InputSchema, schemaDiff)...)
 	parts = append(parts, objectDiff("outputSchema", old.OutputSchema, cur.OutputSchema, schemaDiff)...)
 	parts = append(parts, objectDiff("annotations", old.Annotations, cur.Annotations, keyDiff)...)
+	parts = append(parts, objectDiff("_meta", old.Meta, cur.Meta, keyDiff)...)
+	parts = append(parts, objectDiff("icons", old.Icons, cur.Icons, keyDiff)...)
+	parts = append(parts, objectDiff("execution", old.Execution, cur.Execution, keyDiff)...)
+	parts = append(parts, objectDiff("extra", old.Extra, cur.Extra, keyDiff)...)
 	return bound(parts)
 }
 

@@ -92,11 +92,10 @@ func (e *Events) run(ctx context.Context) {
 			if !r.enforced {
 				reason, what = ReasonChanged, "reported (mode warn: still listed and callable)"
 			}
-			msg := fmt.Sprintf("tool %s of server %s %s; pinned %.12s, now %.12s: %s",
-				r.change.Tool, r.change.Server, what, r.change.PinnedSHA256, r.change.CurrentSHA256, r.change.Diff)
+			msg := fmt.Sprintf("%s %s; pinned %.12s, now %.12s: %s",
+				r.change.Describe(), what, r.change.PinnedSHA256, r.change.CurrentSHA256, r.change.Diff)
 			if r.change.PinnedSHA256 == "" { // held by the hub's screening, not a change
-				msg = fmt.Sprintf("tool %s of server %s %s; definition %.12s: %s",
-					r.change.Tool, r.change.Server, what, r.change.CurrentSHA256, r.change.Diff)
+				msg = fmt.Sprintf("%s %s; definition %.12s: %s", r.change.Describe(), what, r.change.CurrentSHA256, r.change.Diff)
 			}
 			if len(msg) > maxEventMessage {
 				msg = msg[:maxEventMessage-3] + "..."

@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"k8s.io/client-go/dynamic"
-
-	"github.com/purko-io/mcp-hub/internal/kubetest"
 )
 
 // pinnedServers are the servers with pins in s, in order.
@@ -114,15 +111,8 @@ func TestStateFileIsBounded(t *testing.T) {
 // from the shared ConfigMap (with the chart's RBAC), the other replica
 // sees it, and the claims are left alone.
 func TestConfigMapForget(t *testing.T) {
-	c := kubetest.Shared(t)
-	admin := c.AdminConfig()
-	ns := fmt.Sprintf("pinforget-%d", time.Now().UnixNano()%1e9)
-	kubetest.ApplyYAML(t, admin, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n"))
-	kubetest.ApplyYAML(t, admin, []byte(fmt.Sprintf(hubAccess, ns)))
-	hubCfg := c.ServiceAccountConfig(ns, "hub")
+	a, b, _, _ := replicas(t, "pinforget")
 	ctx := context.Background()
-	a := openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns)
-	b := openReplica(t, dynamic.NewForConfigOrDie(hubCfg), ns)
 	pa := New(Enforce, a, nil)
 	tools := []mcp.Tool{rawTool(t, "read", "Read", `{"type":"object"}`)}
 	if _, err := pa.CheckAll(ctx, []Offer{{Server: "keep", Tools: tools}, {Server: "gone", Tools: tools}}); err != nil {

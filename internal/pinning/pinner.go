@@ -22,7 +22,10 @@ type Rule struct {
 	SHA256 string
 }
 
-func (r Rule) matches(key Key, sum string) bool {
+// matches says whether r approves d for key. A digest written before
+// digest version 2 (the currentSha256 a hub listed then) still matches
+// the definition it was of: the rule stays good over an upgrade.
+func (r Rule) matches(key Key, d Definition) bool {
 	if r.Server != key.Server {
 		return false
 	}
@@ -33,7 +36,7 @@ func (r Rule) matches(key Key, sum string) bool {
 	if ok, _ := path.Match(glob, key.Tool); !ok {
 		return false
 	}
-	return r.SHA256 == "" || r.SHA256 == sum
+	return r.SHA256 == "" || r.SHA256 == d.Sum() || r.SHA256 == d.Legacy().Sum()
 }
 
 // ErrOff is returned by approvals while pinning is off.
@@ -177,25 +180,39 @@ func (p *Pinner) CheckAll(ctx context.Context, offers []Offer) (map[string]map[s
 		}
 	}
 	p.forgetSaved()
-	var approved []Pin
+	var approved, upgraded []Pin
 	for _, o := range all {
 		key, def, sum, pin := o.key, o.def, o.sum, o.pin
-		if pin.SHA256 == sum {
+		if pin.Matches(def) {
+			if pin.Version < DigestVersion {
+				upgraded = append(upgraded, pin.Upgraded(def))
+			}
 			continue
 		}
-		if p.approvedByRule(key, sum) {
+		if p.approvedByRule(key, def) {
 			np := NewPin(key, def, p.now())
 			np.Approved = "config"
 			approved = append(approved, np)
 			continue
 		}
+		cur := def
+		if pin.Version < DigestVersion {
+			cur = def.Legacy() // what the pin holds of it
+		}
 		change(Change{Key: key, PinnedSHA256: pin.SHA256, CurrentSHA256: sum,
-			Diff: Diff(pin.Definition, def), PinnedAt: pin.FirstSeen})
+			Diff: Diff(pin.Definition, cur), PinnedAt: pin.FirstSeen})
 	}
 	if len(approved) > 0 {
 		// Approved as offered even if the write fails: the config says so.
 		if err := p.store.Replace(ctx, approved...); err != nil {
 			errs = append(errs, fmt.Errorf("save %d pins approved by config: %w", len(approved), err))
+		}
+	}
+	if len(upgraded) > 0 {
+		// Compared as upgraded meanwhile: the pin matches either way, and
+		// a later check upgrades it again.
+		if err := p.store.Upgrade(ctx, upgraded...); err != nil {
+			errs = append(errs, fmt.Errorf("upgrade %d pins to digest version %d: %w", len(upgraded), DigestVersion, err))
 		}
 	}
 	if len(errs) > 0 {
@@ -250,24 +267,23 @@ func (p *Pinner) forgetSaved() {
 	}
 }
 
-// Approved says an operator approved the definition of digest sum for
-// key: its pin holds that definition and was approved (not merely first
-// seen), or a config rule approves it. Screening lets such a definition
-// through.
-func (p *Pinner) Approved(key Key, sum string) bool {
+// Approved says an operator approved definition d for key: its pin
+// holds d and was approved (not merely first seen), or a config rule
+// approves it. Screening lets such a definition through.
+func (p *Pinner) Approved(key Key, d Definition) bool {
 	if p.Mode() == Off {
 		return false
 	}
-	if p.approvedByRule(key, sum) {
+	if p.approvedByRule(key, d) {
 		return true
 	}
 	pin, ok := p.store.Get(key)
-	return ok && pin.SHA256 == sum && pin.Approved != ""
+	return ok && pin.Matches(d) && pin.Approved != ""
 }
 
-func (p *Pinner) approvedByRule(key Key, sum string) bool {
+func (p *Pinner) approvedByRule(key Key, d Definition) bool {
 	for _, r := range p.rules {
-		if r.matches(key, sum) {
+		if r.matches(key, d) {
 			return true
 		}
 	}
@@ -284,25 +300,60 @@ func (p *Pinner) Approve(ctx context.Context, server string, tools []mcp.Tool, h
 	if p.Mode() == Off {
 		return nil, ErrOff
 	}
-	var pins []Pin
-	for _, t := range tools {
-		key := Key{Server: server, Tool: t.Name}
+	approvals := make([]approval, len(tools))
+	for i, t := range tools {
 		def, err := DefinitionOf(t)
 		if err != nil {
 			return nil, err
 		}
-		if old, ok := p.store.Get(key); ok && old.SHA256 == def.Sum() && (old.Approved != "" || !slices.Contains(asIs, t.Name)) {
+		approvals[i] = approval{key: Key{Server: server, Tool: t.Name}, def: def, asIs: slices.Contains(asIs, t.Name)}
+	}
+	return p.approve(ctx, how, approvals)
+}
+
+// ApproveDefinitions records an operator's approval (how says by what:
+// "api") of definitions besides tools that the hub's screening held back
+// (a prompt, a resource, a server's instructions; keys with a Kind), and
+// returns the pins written. Such a pin is no pin against change: a
+// definition that changes is screened afresh, and held again if it has
+// hits, until approved again.
+func (p *Pinner) ApproveDefinitions(ctx context.Context, how string, defs map[Key]Definition) ([]Pin, error) {
+	if p.Mode() == Off {
+		return nil, ErrOff
+	}
+	var approvals []approval
+	for key, d := range defs {
+		approvals = append(approvals, approval{key: key, def: d, asIs: true})
+	}
+	return p.approve(ctx, how, approvals)
+}
+
+// approval is one definition an operator approves; asIs approves it
+// even when it is the one pinned (its pin is marked approved).
+type approval struct {
+	key  Key
+	def  Definition
+	asIs bool
+}
+
+// approve writes the pins of approvals that are not pinned and approved
+// already, sorted, and returns them.
+func (p *Pinner) approve(ctx context.Context, how string, approvals []approval) ([]Pin, error) {
+	var pins []Pin
+	for _, a := range approvals {
+		if old, ok := p.store.Get(a.key); ok && old.Matches(a.def) && old.Version >= DigestVersion && (old.Approved != "" || !a.asIs) {
 			continue
 		}
-		np := NewPin(key, def, p.now())
+		np := NewPin(a.key, a.def, p.now())
 		np.Approved = how
 		pins = append(pins, np)
 	}
 	if len(pins) == 0 {
 		return nil, nil
 	}
+	sortPins(pins)
 	if err := p.store.Replace(ctx, pins...); err != nil {
-		return nil, fmt.Errorf("approve tools of %s: %w", server, err)
+		return nil, fmt.Errorf("approve %d definitions of %s: %w", len(pins), pins[0].Server, err)
 	}
 	return pins, nil
 }

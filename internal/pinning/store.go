@@ -29,6 +29,10 @@ type Store interface {
 	PinFirst(ctx context.Context, candidates []Pin) ([]Pin, error)
 	// Replace makes each of pins the pin of its key: an approval.
 	Replace(ctx context.Context, pins ...Pin) error
+	// Upgrade makes each of pins (Pin.Upgraded) the pin of its key if the
+	// pin there is still the one it upgrades: one another replica
+	// replaced meanwhile (an approval) is left as it is.
+	Upgrade(ctx context.Context, pins ...Pin) error
 	// Forget drops every pin of the servers: they were removed from the
 	// hub's sources, and a server of that name added later is a new one.
 	Forget(ctx context.Context, servers ...string) error
@@ -61,7 +65,7 @@ func decodePins(data []byte) (map[Key]Pin, error) {
 	}
 	out := make(map[Key]Pin, len(set.Pins))
 	for i, p := range set.Pins {
-		if p.Server == "" || p.Tool == "" || p.SHA256 == "" {
+		if p.Server == "" || p.Tool == "" && p.Kind != KindInstructions || p.SHA256 == "" {
 			return nil, fmt.Errorf("pins[%d]: server, tool and sha256 are required", i)
 		}
 		out[p.Key] = p
@@ -74,13 +78,22 @@ func sortedPins(pins map[Key]Pin) []Pin {
 	for _, p := range pins {
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Server != out[j].Server {
-			return out[i].Server < out[j].Server
-		}
-		return out[i].Tool < out[j].Tool
-	})
+	sortPins(out)
 	return out
+}
+
+// sortPins sorts pins by server, kind (tools first) and tool.
+func sortPins(pins []Pin) {
+	sort.Slice(pins, func(i, j int) bool {
+		a, b := pins[i].Key, pins[j].Key
+		if a.Server != b.Server {
+			return a.Server < b.Server
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Tool < b.Tool
+	})
 }
 
 // DefaultStateFile is where a hub on a laptop keeps its pins:
@@ -208,28 +221,45 @@ func pinFirst(pins map[Key]Pin, candidates []Pin) (inForce []Pin, added []Key) {
 
 // Replace implements Store.
 func (s *FileStore) Replace(_ context.Context, pins ...Pin) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := make(map[Key]Pin, len(s.pins))
-	for k, v := range s.pins {
-		old[k] = v
+	return s.modify(func(m map[Key]Pin) bool {
+		for _, p := range pins {
+			m[p.Key] = p
+		}
+		return true
+	})
+}
+
+// Upgrade implements Store.
+func (s *FileStore) Upgrade(_ context.Context, pins ...Pin) error {
+	return s.modify(func(m map[Key]Pin) bool { return upgrade(m, pins) })
+}
+
+// upgrade puts each of ups in pins where it upgrades the pin there, and
+// reports whether one did.
+func upgrade(pins map[Key]Pin, ups []Pin) bool {
+	changed := false
+	for _, up := range ups {
+		if stored, ok := pins[up.Key]; ok && upgrades(stored, up) {
+			pins[up.Key] = up
+			changed = true
+		}
 	}
-	for _, p := range pins {
-		s.pins[p.Key] = p
-	}
-	if err := s.write(); err != nil {
-		s.pins = old
-		return err
-	}
-	return nil
+	return changed
 }
 
 // Forget implements Store.
 func (s *FileStore) Forget(_ context.Context, servers ...string) error {
+	return s.modify(func(m map[Key]Pin) bool { return forget(m, servers) })
+}
+
+// modify applies change to a copy of the pins and, if it changed them,
+// writes the copy and keeps it; a failed write keeps the pins as they
+// were.
+func (s *FileStore) modify(change func(map[Key]Pin) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := maps.Clone(s.pins)
-	if !forget(next, servers) {
+	if !change(next) {
 		return nil
 	}
 	old := s.pins

@@ -9,7 +9,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry/naming"
+	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/upstream"
 )
 
@@ -55,12 +57,34 @@ type Capabilities struct {
 	Resources, Subscribe, Prompts, Logging, Completions bool
 }
 
+// ScreenedFeature is a prompt, resource, resource template or a server's
+// instructions that the screening found hits in (package quarantine):
+// in screening mode enforce not published, in warn mode published (and
+// listed here too), until an operator approves it.
+type ScreenedFeature struct {
+	// Kind is pinning.KindPrompt, KindResource, KindTemplate or
+	// KindInstructions.
+	Kind   string
+	Server string
+	// Original is its name at the server (a prompt's name, a resource's
+	// URI, a template's URI template; "" for instructions), Published
+	// the name it is (or would be) published under ("" for
+	// instructions, which are never passed on).
+	Original, Published string
+	Quarantine          quarantine.Quarantine
+	// def is the screened definition, which an approval records.
+	def pinning.Definition
+}
+
 // Features are the catalog's resources, templates and prompts.
 type Features struct {
 	Resources []Resource
 	Templates []Template
 	Prompts   []Prompt
 	Caps      Capabilities
+	// Screened are the definitions besides tools whose screening found
+	// hits, by server, kind and name.
+	Screened []ScreenedFeature
 
 	resourceIndex map[string]int
 	templateIndex map[string]int
@@ -192,11 +216,14 @@ func withAppURI(t mcp.Tool, server string, f *Features) mcp.Tool {
 	return t
 }
 
-// buildFeatures publishes the features of the connected upstreams.
-func buildFeatures(clients []*upstream.Client, policy config.Naming) Features {
+// buildFeatures publishes the features of the connected upstreams; the
+// ones holds holds (screened, enforce) are left out, and listed in
+// Screened with the ones reported (warn).
+func buildFeatures(clients []*upstream.Client, policy config.Naming, holds *quarantine.Checks) Features {
 	type srv struct {
-		c *upstream.Client
-		f upstream.Features
+		c    *upstream.Client
+		f    upstream.Features
+		held map[quarantine.FeatureKey]*quarantine.HeldFeature
 	}
 	var live []srv
 	var resKeys, tplKeys, promptKeys []naming.Key
@@ -206,7 +233,7 @@ func buildFeatures(clients []*upstream.Client, policy config.Naming) Features {
 			continue
 		}
 		feat := c.Features()
-		live = append(live, srv{c, feat})
+		live = append(live, srv{c, feat, holds.FeaturesOf(c, feat)})
 		caps := feat.Capabilities
 		f.Caps.Resources = f.Caps.Resources || caps.Resources != nil
 		f.Caps.Subscribe = f.Caps.Subscribe || caps.Resources != nil && caps.Resources.Subscribe
@@ -231,9 +258,21 @@ func buildFeatures(clients []*upstream.Client, policy config.Naming) Features {
 
 	for _, s := range live {
 		name := s.c.Name()
+		// withheld says whether the definition is held back, and lists
+		// it in Screened when the screening found hits in it.
+		withheld := func(kind, original, pub string) bool {
+			h := s.held[quarantine.FeatureKey{Kind: kind, Name: original}]
+			if h == nil {
+				return false
+			}
+			f.Screened = append(f.Screened, ScreenedFeature{Kind: kind, Server: name, Original: original, Published: pub,
+				Quarantine: h.Quarantine, def: h.Definition})
+			return h.Enforced
+		}
+		withheld(pinning.KindInstructions, "", "")
 		for _, r := range s.f.Resources {
 			pub, ok := uris[naming.Key{Server: name, Original: r.URI}]
-			if !ok {
+			if !ok || withheld(pinning.KindResource, r.URI, pub) {
 				continue
 			}
 			def := r
@@ -246,7 +285,7 @@ func buildFeatures(clients []*upstream.Client, policy config.Naming) Features {
 			}
 			orig := t.URITemplate.Raw()
 			pub, ok := tpls[naming.Key{Server: name, Original: orig}]
-			if !ok {
+			if !ok || withheld(pinning.KindTemplate, orig, pub) {
 				continue
 			}
 			def := t
@@ -262,7 +301,7 @@ func buildFeatures(clients []*upstream.Client, policy config.Naming) Features {
 		}
 		for _, p := range s.f.Prompts {
 			pub, ok := prompts[naming.Key{Server: name, Original: p.Name}]
-			if !ok {
+			if !ok || withheld(pinning.KindPrompt, p.Name, pub) {
 				continue
 			}
 			def := p

@@ -55,7 +55,9 @@ func (screenedWithoutPins) Is(target error) bool { return target == pinning.ErrO
 // ApprovePins re-pins the current definitions of server's tools: the one
 // called tool (original or published name), or all of them when tool is
 // "". A tool held by screening has its pin marked approved, whether or
-// not its definition changed. The catalog is rebuilt with the new pins
+// not its definition changed. A prompt, resource or template the
+// screening held, or the server's instructions, named by tool (or all of
+// them when tool is "") are approved too (screenedFeatures). The catalog is rebuilt with the new pins
 // before it returns, so the approved tools are listed and callable at once
 // on this replica (others follow their store). how names the approver in
 // the pins ("api").
@@ -86,8 +88,9 @@ func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([
 			}
 		}
 	}
+	features := r.screenedFeatures(server, tool)
 	if p.Mode() == pinning.Off {
-		if len(screened) > 0 {
+		if len(screened) > 0 || len(features) > 0 {
 			return nil, ErrScreenedWithoutPins
 		}
 		return nil, pinning.ErrOff
@@ -99,7 +102,7 @@ func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([
 				picked = append(picked, t)
 			}
 		}
-		if len(picked) == 0 {
+		if len(picked) == 0 && len(features) == 0 {
 			return nil, fmt.Errorf("server %q offers no tool %q: %w", server, tool, ErrNotFound)
 		}
 		tools = picked
@@ -108,11 +111,38 @@ func (r *Registry) ApprovePins(ctx context.Context, server, tool, how string) ([
 	if err != nil {
 		return nil, err
 	}
+	if len(features) > 0 {
+		more, err := p.ApproveDefinitions(ctx, how, features)
+		if err != nil {
+			return pins, err
+		}
+		pins = append(pins, more...)
+	}
 	r.pinsChanged()
 	if err := r.awaitRebuild(ctx); err != nil {
 		return pins, err
 	}
 	return pins, nil
+}
+
+// screenedFeatures are the definitions besides tools of server that the
+// screening found hits in and that name picks: its prompt, resource or
+// template of that name (original or published), "instructions" for its
+// instructions, or, when name is "", all of them.
+func (r *Registry) screenedFeatures(server, name string) map[pinning.Key]pinning.Definition {
+	var out map[pinning.Key]pinning.Definition
+	for _, s := range r.Catalog().Features.Screened {
+		picked := name == "" || name == s.Original && s.Original != "" || name == s.Published && s.Published != "" ||
+			name == pinning.KindInstructions && s.Kind == pinning.KindInstructions
+		if s.Server != server || !picked {
+			continue
+		}
+		if out == nil {
+			out = map[pinning.Key]pinning.Definition{}
+		}
+		out[pinning.Key{Server: server, Tool: s.Original, Kind: s.Kind}] = s.def
+	}
+	return out
 }
 
 // pinsChanged makes the next rebuild check every tool again.

@@ -618,7 +618,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
 	cat.Virtual = r.virtualServers()
 	// First: a tool that points at its app's UI names the UI as published.
-	cat.Features = buildFeatures(clients, r.opts.Naming)
+	cat.Features = buildFeatures(clients, r.opts.Naming, r.holds)
 	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
@@ -720,11 +720,14 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	return pending
 }
 
-// held are the quarantined tools of c, listed or not, server by server.
+// held are the quarantined tools of c, listed or not, server by server,
+// and the screened definitions besides tools.
 func (c *Catalog) held() []quarantine.Event {
 	var out []quarantine.Event
+	origins := map[string]*config.Origin{}
 	for i := range c.Servers {
 		sv := &c.Servers[i]
+		origins[sv.Name] = sv.Origin
 		for _, list := range [][]Tool{sv.Tools, sv.Quarantined} {
 			for j := range list {
 				if t := &list[j]; t.Quarantine != nil {
@@ -732,6 +735,10 @@ func (c *Catalog) held() []quarantine.Event {
 				}
 			}
 		}
+	}
+	for _, s := range c.Features.Screened {
+		out = append(out, quarantine.Event{Server: s.Server, Tool: s.Original, Published: s.Published, Kind: s.Kind,
+			Origin: origins[s.Server], Quarantine: s.Quarantine})
 	}
 	return out
 }

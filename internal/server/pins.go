@@ -1,12 +1,14 @@
 package server
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
-
+	"cmp"
 	"slices"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/toolscreen"
@@ -46,7 +48,7 @@ func newPinSignals(m *prometheus.Registry, log zerolog.Logger) *pinSignals {
 		}, []string{"server"}),
 		screened: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcphub_tools_screened_total",
-			Help: "Tool definitions whose screening found a prompt-injection marker (each such definition once, by each rule it hit), by server and rule.",
+			Help: "Definitions (tools, and prompts, resources, resource templates and server instructions) whose screening found a prompt-injection marker (each such definition once, by each rule it hit), by server and rule.",
 		}, []string{"server", "rule"}),
 	}
 	m.MustRegister(p.changes, p.screened)
@@ -69,22 +71,31 @@ func (s *pinSignals) heard(ev quarantine.Event) {
 			s.screened.WithLabelValues(ev.Server, h.Rule).Inc()
 		}
 	}
+	kind := cmp.Or(ev.Kind, "tool")
 	var what []string
 	if q.Changed() {
-		what = append(what, "tool definition changed since it was pinned")
+		what = append(what, kind+" definition changed since it was pinned")
 	}
 	if len(q.Screened) > 0 {
-		what = append(what, "tool definition looks like a prompt injection")
+		what = append(what, kind+" definition looks like a prompt injection")
 	}
 	action := "quarantined: not listed, calls refused"
-	if !q.Enforced {
+	switch {
+	case !q.Enforced:
 		action = "reported (mode warn: still listed and callable)"
+	case ev.Kind == pinning.KindInstructions:
+		action = "reported (a server's instructions are never passed on)"
+	case ev.Kind != "":
+		action = "quarantined: not listed, not served"
 	}
 	audit := "pinning"
 	if !q.Changed() {
 		audit = "screening"
 	}
 	l := s.log.Warn().Str("audit", audit).Str("server", ev.Server).Str("tool", ev.Tool).Str("published", ev.Published)
+	if ev.Kind != "" {
+		l = l.Str("kind", ev.Kind)
+	}
 	if q.Changed() {
 		l = l.Str("diff", q.Diff).Str("pinnedSha256", q.PinnedSHA256)
 	}

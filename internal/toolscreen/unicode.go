@@ -17,6 +17,7 @@ import (
 // unicodeOnly screens v for invisible and bidirectional characters.
 func (s *screener) unicodeOnly(where, v string) {
 	if isASCII(v) {
+		s.controls(where, v)
 		return
 	}
 	runes := []rune(v)
@@ -56,6 +57,10 @@ func (s *screener) unicodeOnly(where, v string) {
 			if invisible < 0 {
 				invisible = r
 			}
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7F, r >= 0x80 && r <= 0x9F:
+			if invisible < 0 {
+				invisible = r // a control character: ANSI escapes hide text in a terminal
+			}
 		case r == 0x200C || r == 0x200D:
 			if invisible < 0 && (i == 0 || i == len(runes)-1 || runes[i-1] < utf8.RuneSelf || runes[i+1] < utf8.RuneSelf) {
 				invisible = r
@@ -74,6 +79,18 @@ func (s *screener) unicodeOnly(where, v string) {
 			what = "direction mark in text with no right-to-left letters "
 		}
 		s.add(BidiControl, where, what+codePoint(bidi)+" "+context(runes, bidi))
+	}
+}
+
+// controls screens ASCII text for control characters: an ANSI escape
+// sequence (ESC [8m) hides the text after it from a person reading it in
+// a terminal, and a model reads it all.
+func (s *screener) controls(where, v string) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7F {
+			s.add(InvisibleUnicode, where, "control character "+codePoint(rune(c))+" "+context([]rune(v), rune(c)))
+			return
+		}
 	}
 }
 
@@ -101,7 +118,7 @@ func context(runes []rune, r rune) string {
 	lo, hi := max(0, i-12), min(len(runes), i+13)
 	var b strings.Builder
 	for _, c := range runes[lo:hi] {
-		if isHidden(c) {
+		if isHidden(c) || unicode.IsControl(c) && c != '\n' && c != '\t' {
 			b.WriteString("<" + codePoint(c) + ">")
 		} else if c == '\n' || c == '\t' {
 			b.WriteByte(' ')

@@ -23,6 +23,11 @@ type Features struct {
 	Resources    []mcp.Resource
 	Templates    []mcp.ResourceTemplate
 	Prompts      []mcp.Prompt
+	// Instructions are what the server said at initialize of how to use
+	// it. The hub answers its callers' initialize with its own, and never
+	// passes these on; its screening reads them (a server that writes a
+	// prompt injection there is not to be trusted with the rest).
+	Instructions string
 }
 
 // Events connects upstreams to what the hub shares among them: resource

@@ -35,7 +35,7 @@ func (cn *conn) lists(ctx context.Context) ([]mcp.Tool, Features, error) {
 // listFeatures lists resources, templates and prompts as the server's
 // capabilities announce them, on l's bounds.
 func (cn *conn) listFeatures(ctx context.Context, l *listbound.Listing) (Features, error) {
-	f := Features{Capabilities: cn.mc.GetServerCapabilities()}
+	f := Features{Capabilities: cn.mc.GetServerCapabilities(), Instructions: cn.instructions}
 	if f.Capabilities.Resources != nil {
 		res, err := listbound.Collect(ctx, l, string(mcp.MethodResourcesList), listbound.ByPage(
 			func(ctx context.Context, p mcp.PaginatedRequest) (*mcp.ListResourcesResult, error) {

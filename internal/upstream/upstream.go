@@ -221,6 +221,8 @@ type conn struct {
 	protocol string
 	info     Info     // its serverInfo
 	features Features // as listed when the session was made
+	// instructions are the instructions of its initialize result.
+	instructions string
 	// out is how the hub sends the requests it builds (wire.go); it is
 	// replaced when the tool list changes.
 	out    atomic.Pointer[out]
@@ -692,6 +694,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	cn.protocol = res.ProtocolVersion
 	cn.info = Info{Version: res.ServerInfo.Version, Title: res.ServerInfo.Title, Description: res.ServerInfo.Description}
+	cn.instructions = res.Instructions
 	if cn.protocol == "" {
 		cn.protocol = mc.ProtocolVersion()
 	}

@@ -147,10 +147,4 @@ func (pc *pinChecks) check(c *upstream.Client, tools []mcp.Tool) map[string]pinn
 }
 
 // keep forgets the memos of clients not in clients (removed or replaced).
-func (pc *pinChecks) keep(clients []*upstream.Client) {
-	for c := range pc.memos {
-		if !slices.Contains(clients, c) {
-			delete(pc.memos, c)
-		}
-	}
-}
+func (pc *pinChecks) keep(clients []*upstream.Client) { keepOnly(pc.memos, clients) }

@@ -1,18 +1,22 @@
 // Package quarantine decides, each time the catalog is rebuilt, which
-// upstream tool definitions are held: the ones that changed since they were
-// pinned (pinning) and the ones that look like a prompt injection
-// (toolscreen), unless an operator approved that very definition. It is a
+// upstream definitions are held: the tools that changed since they were
+// pinned (pinning), and the tools, prompts, resources, templates and
+// server instructions that look like a prompt injection (toolscreen,
+// features.go), unless an operator approved that very definition. It is a
 // package of its own because this is one job with its own state, kept
 // across rebuilds and read by nothing else: the memo of each client's last
 // pin check and screening, the store's failures, the holds already
-// reported. A rebuild drives it in fixed steps (Forget, CheckAll, Of for
-// each server, Keep, Report) and records what Of returns in the catalog;
-// the decision is made here, once, when the catalog is published: a call
-// only reads it. Approval stays with the catalog that owns the clients.
+// reported. A rebuild drives it in fixed steps (Forget, CheckAll, Of and
+// FeaturesOf for each server, Keep, Report) and records what they return
+// in the catalog; the decision is made here, once, when the catalog is
+// published: a call only reads it. Approval stays with the catalog that
+// owns the clients.
 package quarantine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,9 +64,14 @@ func (q *Quarantine) Reason() string {
 }
 
 // Event reports a tool whose definition changed or was screened with hits,
-// once per such definition.
+// or a prompt, resource, template or instructions screened with hits, once
+// per such definition.
 type Event struct {
 	Server, Tool, Published string
+	// Kind is "" for a tool, else what the definition is
+	// (pinning.KindPrompt, ...); Tool is then its name at the server
+	// (FeatureKey.Name).
+	Kind string
 	// Origin is the Kubernetes object the server came from, if any.
 	Origin     *config.Origin
 	Quarantine Quarantine
@@ -139,6 +148,11 @@ func (c *Checks) Keep(clients []*upstream.Client) {
 	c.screens.keep(clients)
 }
 
+// keepOnly deletes the memos of m of clients not in clients.
+func keepOnly[V any](m map[*upstream.Client]V, clients []*upstream.Client) {
+	maps.DeleteFunc(m, func(c *upstream.Client, _ V) bool { return !slices.Contains(clients, c) })
+}
+
 // Recheck makes the next CheckAll check every tool again: pins changed
 // (approved here, or by another replica). Safe from any goroutine.
 func (c *Checks) Recheck() { c.pins.gen.Add(1) }
@@ -149,7 +163,7 @@ func (c *Checks) Recheck() { c.pins.gen.Add(1) }
 func (c *Checks) Report(held []Event, tell func(Event)) {
 	seen := make(map[pinning.Key]string, len(held))
 	for _, ev := range held {
-		k := pinning.Key{Server: ev.Server, Tool: ev.Tool}
+		k := pinning.Key{Server: ev.Server, Tool: ev.Tool, Kind: ev.Kind}
 		sum := ev.Quarantine.CurrentSHA256
 		seen[k] = sum
 		if c.reported[k] == sum {

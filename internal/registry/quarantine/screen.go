@@ -1,8 +1,6 @@
 package quarantine
 
 import (
-	"slices"
-
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/config"
@@ -22,13 +20,15 @@ import (
 // screenChecks is the rebuild's memo of each client's screened list.
 // Only the rebuild goroutine uses it.
 type screenChecks struct {
-	mode     string // config.Screening*; "" is off
-	memos    map[*upstream.Client]screenMemo
-	screener *toolscreen.Screener
+	mode         string // config.Screening*; "" is off
+	memos        map[*upstream.Client]screenMemo
+	featureMemos map[*upstream.Client]featureMemo // features.go
+	screener     *toolscreen.Screener
 }
 
 func newScreenChecks(mode string) *screenChecks {
-	return &screenChecks{mode: mode, memos: map[*upstream.Client]screenMemo{}, screener: toolscreen.New()}
+	return &screenChecks{mode: mode, memos: map[*upstream.Client]screenMemo{}, featureMemos: map[*upstream.Client]featureMemo{},
+		screener: toolscreen.New()}
 }
 
 // screenMemo is the screening of one client's tool list (the same slice
@@ -39,11 +39,12 @@ type screenMemo struct {
 	held  map[string]screened
 }
 
-// screened is one tool's hits and the digest of the definition they are
-// of (what an approval is recorded against).
+// screened is one tool's hits and the definition they are of (what an
+// approval is recorded against; ok false when it cannot be read).
 type screened struct {
 	hits []toolscreen.Hit
-	sum  string
+	def  pinning.Definition
+	ok   bool
 }
 
 func (sc *screenChecks) on() bool {
@@ -65,14 +66,11 @@ func (sc *screenChecks) check(c *upstream.Client, tools []mcp.Tool) map[string]s
 		if len(hits) == 0 {
 			continue
 		}
-		var sum string
-		if def, err := pinning.DefinitionOf(t); err == nil {
-			sum = def.Sum()
-		}
+		def, err := pinning.DefinitionOf(t)
 		if m.held == nil {
 			m.held = map[string]screened{}
 		}
-		m.held[t.Name] = screened{hits: hits, sum: sum}
+		m.held[t.Name] = screened{hits: hits, def: def, ok: err == nil}
 	}
 	sc.memos[c] = m
 	return m.held
@@ -80,11 +78,8 @@ func (sc *screenChecks) check(c *upstream.Client, tools []mcp.Tool) map[string]s
 
 // keep forgets the memos of clients not in clients.
 func (sc *screenChecks) keep(clients []*upstream.Client) {
-	for c := range sc.memos {
-		if !slices.Contains(clients, c) {
-			delete(sc.memos, c)
-		}
-	}
+	keepOnly(sc.memos, clients)
+	keepOnly(sc.featureMemos, clients)
 }
 
 // quarantine returns what the rebuild records of a tool: its pin change
@@ -96,11 +91,14 @@ func (sc *screenChecks) quarantine(p *pinning.Pinner, server, tool string, ch *p
 		q = &Quarantine{Diff: ch.Diff, PinnedSHA256: ch.PinnedSHA256, CurrentSHA256: ch.CurrentSHA256,
 			PinnedAt: ch.PinnedAt, Enforced: p.Mode() == pinning.Enforce}
 	}
-	if s == nil || s.sum != "" && p.Approved(pinning.Key{Server: server, Tool: tool}, s.sum) {
+	if s == nil || s.ok && p.Approved(pinning.Key{Server: server, Tool: tool}, s.def) {
 		return q
 	}
 	if q == nil {
-		q = &Quarantine{CurrentSHA256: s.sum}
+		q = &Quarantine{}
+		if s.ok {
+			q.CurrentSHA256 = s.def.Sum()
+		}
 	}
 	q.Screened = s.hits
 	q.Enforced = q.Enforced || sc.mode == config.ScreeningEnforce
