@@ -1,13 +1,14 @@
 // Package guardrails holds an agent's tool calls to its guardrails, the
 // keys of a Purko Agent's spec.guardrails (toolspec.Guardrails): content
 // filters on a call's arguments before the upstream sees them and on its
-// result before the caller does, and a budget of tool calls per agent run.
+// result before the caller does, and budgets of tool calls per agent run
+// and per caller's hour.
 // The pipeline applies them to every call of a caller that has them,
 // whatever face it came in on; a caller without guardrails costs nothing.
 //
 // What a filter finds is detected by internal/guardrails/detect (gitleaks'
-// rules for secrets; e-mail addresses, phone numbers, payment cards, IBANs
-// and US SSNs for pii) and either replaced by a typed marker
+// rules and the hub's own for secrets; e-mail addresses, phone numbers,
+// payment cards, IBANs, US SSNs and national ids for pii) and either replaced by a typed marker
 // ("[redacted: aws-access-token]") or refuses the call. Reports name rule
 // ids and counts, never what was matched. The detectors read each string as
 // its reader would (internal/guardrails/normalize: escapes, look-alike and
@@ -79,7 +80,7 @@ func New(opts Options) *Guard {
 		}, []string{"filter", "rule", "direction", "action"}),
 		refused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcphub_guardrail_budget_refusals_total",
-			Help: "Tool calls refused because their agent run had used its maxIterations.",
+			Help: "Tool calls refused because their agent run had used its maxIterations, or their caller its maxIterationsPerHour.",
 		}),
 	}
 	if g.runs == nil {

@@ -108,9 +108,7 @@ func escape(s string, i int, buf []byte) ([]byte, int) {
 			return append(buf, byte(r)), 4
 		}
 	case rest[0] == '%':
-		if r, ok := hexRune(cut(rest, 1, 3)); ok {
-			return append(buf, byte(r)), 3
-		}
+		return percent(rest, buf)
 	case strings.HasPrefix(rest, "&#"):
 		return charRef(rest, buf)
 	case rest[0] == '&':
@@ -122,6 +120,32 @@ func escape(s string, i int, buf []byte) ([]byte, int) {
 			if u := html.UnescapeString(rest[:end+1]); u != rest[:end+1] {
 				return append(buf, u...), end + 1
 			}
+		}
+	}
+	return nil, 0
+}
+
+// percent decodes a %XX escape, or the run of them that spells one UTF-8
+// character (%C3%A9). A byte that starts no valid character is left as it
+// is: "%DB_PASSWORD%" is a placeholder, not the byte 0xDB.
+func percent(rest string, buf []byte) ([]byte, int) {
+	var b [utf8.UTFMax]byte
+	n := 0
+	for i := 0; n < len(b); i += 3 {
+		r, ok := hexRune(cut(rest, i+1, i+3))
+		if !ok || rest[i] != '%' {
+			break
+		}
+		b[n] = byte(r)
+		n++
+		if n == 1 && r < utf8.RuneSelf {
+			return append(buf, b[0]), 3
+		}
+		if utf8.FullRune(b[:n]) {
+			if r, size := utf8.DecodeRune(b[:n]); r != utf8.RuneError && size == n {
+				return append(buf, b[:n]...), 3 * n
+			}
+			break
 		}
 	}
 	return nil, 0

@@ -153,9 +153,17 @@ type Reader struct {
 }
 
 // Views appends the readings of s to out (see the package comment): the
-// first is s itself, Verbatim, when there is nothing in s to undo.
+// first is s itself, Verbatim. s as it is is read too when it has
+// something to undo: a rule written for the encoded form (a URL's
+// percent-encoded password, whose decoded '?' or '@' ends the rule's
+// match) finds there what it cannot find decoded.
 func (r *Reader) Views(s string, out []Text) []Text {
-	return r.views(Text{S: s}, 0, out)
+	n := len(out)
+	out = r.views(Text{S: s}, 0, out)
+	if !out[n].Verbatim() {
+		out = append(out, Text{S: s})
+	}
+	return out
 }
 
 // maxDepth is how deep encoded runs are decoded: base64 of base64 is read,
