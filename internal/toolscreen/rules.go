@@ -234,7 +234,6 @@ func (s *screener) phrases(where, n string, sentences, done []string) {
 		}
 	}
 	s.shadowing(where, n)
-	s.hijacking(where, n)
 }
 
 // hasAny says whether t holds one of words. The phrase rules ask it
@@ -399,65 +398,67 @@ func (s *screener) passOn(where, t string) {
 	}
 }
 
-// shadowing looks for instructions about how another tool is to be used.
+// shadowing records instructions about how other tools are to be used:
+// one named (toolFor), or "any other tool" and every message sent, which
+// name none (hijack).
 func (s *screener) shadowing(where, n string) {
-	if !s.re.shadowChange.MatchString(n) {
-		return // every hit needs a change after its trigger
+	if reason, ok := s.re.toolFor(n, s.self); ok {
+		s.add(ToolShadowing, where, reason)
 	}
-	for _, re := range s.re.shadowTriggers {
+	if reason, ok := s.re.hijack(n); ok {
+		s.add(ToolShadowing, where, reason)
+	}
+}
+
+// toolFor finds an instruction for how another tool than self is to be
+// used, and says it.
+func (p *patterns) toolFor(n, self string) (string, bool) {
+	if !p.shadowChange.MatchString(n) {
+		return "", false // every hit needs a change after its trigger
+	}
+	for _, re := range p.shadowTriggers {
 		for _, m := range re.FindAllStringSubmatchIndex(n, -1) {
 			name := strings.Trim(n[m[2]:m[3]], ".:-")
 			toolWord := m[4] >= 0
-			if name == s.self || !toolWord && !strings.ContainsAny(name, "_-.:") || notToolName[name] {
+			if name == self || !toolWord && !strings.ContainsAny(name, "_-.:") || notToolName[name] {
 				continue
 			}
 			rest := n[m[1]:min(len(n), m[1]+400)]
-			if c := s.re.shadowChange.FindString(rest); c != "" {
-				s.add(ToolShadowing, where, "instructions for tool "+quote(name)+": "+quote(c))
-				return
+			if c := p.shadowChange.FindString(rest); c != "" {
+				return "instructions for tool " + quote(name) + ": " + quote(c), true
 			}
 		}
 	}
+	return "", false
 }
 
-// hijacking looks for instructions about other tools that name none:
-// "any other tool" with a change of its arguments, or every message sent
-// to a fixed address.
-func (s *screener) hijacking(where, n string) {
-	if strings.Contains(n, "tool") && s.re.argChange.MatchString(n) {
-		s.otherTool(where, n)
-	}
-	if hasAny(n, "@", "+", "http") && s.re.obligation.MatchString(n) {
-		s.everyMessage(where, n)
-	}
-}
-
-// otherTool looks for a change of the arguments of "any other tool".
-func (s *screener) otherTool(where, n string) {
-	for _, m := range s.re.otherTools.FindAllStringIndex(n, -1) {
-		window := n[max(0, m[0]-100):min(len(n), m[1]+300)]
-		if c := s.re.argChange.FindString(window); c != "" {
-			s.add(ToolShadowing, where, "instructions for "+quote(n[m[0]:m[1]])+": "+quote(c))
-			return
+// hijack finds instructions about other tools that name none: "any other
+// tool" with a change of its arguments, or every message (email, payment)
+// sent to a fixed address, whatever tool sends it.
+func (p *patterns) hijack(n string) (string, bool) {
+	if strings.Contains(n, "tool") && p.argChange.MatchString(n) {
+		for _, m := range p.otherTools.FindAllStringIndex(n, -1) {
+			window := n[max(0, m[0]-100):min(len(n), m[1]+300)]
+			if c := p.argChange.FindString(window); c != "" {
+				return "instructions for " + quote(n[m[0]:m[1]]) + ": " + quote(c), true
+			}
 		}
 	}
-}
-
-// everyMessage looks for every message (email, payment) to be sent to a
-// fixed address, whatever tool sends it.
-func (s *screener) everyMessage(where, n string) {
-	for _, m := range s.re.allMessages.FindAllStringIndex(n, -1) {
+	if !hasAny(n, "@", "+", "http") || !p.obligation.MatchString(n) {
+		return "", false
+	}
+	for _, m := range p.allMessages.FindAllStringIndex(n, -1) {
 		window := n[max(0, m[0]-200):min(len(n), m[1]+300)]
-		if !s.re.obligation.MatchString(window) {
+		if !p.obligation.MatchString(window) {
 			continue
 		}
-		for _, t := range s.re.target.FindAllStringIndex(window, -1) {
-			if s.re.redirect.MatchString(window[max(0, t[0]-20):t[0]]) {
-				s.add(ToolShadowing, where, "sends "+quote(n[m[0]:m[1]])+" to "+quote(window[t[0]:t[1]]))
-				return
+		for _, t := range p.target.FindAllStringIndex(window, -1) {
+			if p.redirect.MatchString(window[max(0, t[0]-20):t[0]]) {
+				return "sends " + quote(n[m[0]:m[1]]) + " to " + quote(window[t[0]:t[1]]), true
 			}
 		}
 	}
+	return "", false
 }
 
 // markup looks for Markdown and HTML that sends data out when a client
