@@ -82,10 +82,33 @@ func findEmail(text string, at int) (Finding, bool) {
 			return Finding{}, false
 		}
 	}
-	if documentationDomain(strings.ToLower(domain)) || placeholderAddress(text[start:at], domain) {
+	if documentationDomain(strings.ToLower(domain)) || placeholderAddress(text[start:at], domain) || remoteLogin(text, start) {
 		return Finding{}, false
 	}
 	return Finding{RuleEmail, start, end}, true
+}
+
+// remoteCommands log in to a host as user@host: what follows one of them
+// on its line is a login, not an address.
+var remoteCommands = [...]string{"ssh", "scp", "sftp", "rsync", "mosh", "ssh-copy-id", "autossh"}
+
+// remoteLogin reports whether the candidate at text[start:] follows a
+// remote login command on its line (ssh -o X=no deploy@gateway). Any such
+// word before it on the line counts: an address in prose that names ssh
+// before it on the same line is missed, a login is never taken for one.
+func remoteLogin(text string, start int) bool {
+	line := text[strings.LastIndexByte(text[:start], '\n')+1 : start]
+	if len(line) > 512 {
+		line = line[len(line)-512:]
+	}
+	for _, f := range strings.Fields(line) {
+		for _, c := range remoteCommands {
+			if f == c || strings.HasSuffix(f, "/"+c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // placeholderAddress reports the addresses documentation and forms write
