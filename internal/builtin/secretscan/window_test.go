@@ -178,6 +178,49 @@ keywords = ["oracle:thin:", "sqlplus"]
 	}
 }
 
+// TestGateFollow: the byte after a keyword turns an occurrence away
+// without the gate's regex only where no match of the gate can have it
+// there: every byte that the gate accepts right after a keyword is in
+// its follow set, and "api" in a URL path is turned away.
+func TestGateFollow(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := 0
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		if r.gate == nil {
+			continue
+		}
+		for k, follow := range r.gate.follow {
+			gated++
+			// What a gate reads after its keyword: a byte, then what makes
+			// the rest of a generic rule's gate match.
+			for c := range 256 {
+				for _, tail := range []string{"", "=", " = ", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "\"abcdefghijkl\""} {
+					for _, kk := range []string{k, strings.ToUpper(k)} {
+						text := kk + string([]byte{byte(c)}) + tail + "abcdefghijklmnopqrstuvwxyz0123456789"
+						if r.gate.re.MatchString(text) && !follow[c] {
+							t.Errorf("%s: the gate matches %q, but %q is not in the follow set of %q", r.id, text, rune(c), k)
+						}
+					}
+				}
+			}
+		}
+	}
+	if gated == 0 {
+		t.Fatal("no gate has a follow set")
+	}
+	text := "GET /api/v1/items?page=2"
+	i := strings.Index(text, "api")
+	for _, r := range rs.rules {
+		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{start: i, end: i + 3}) {
+			t.Errorf("generic-api-key's gate opens on %q", text)
+		}
+	}
+}
+
 // located renders findings without their secrets (rule, line, column,
 // offsets), so a failure prints no credential.
 func located(fs []Finding) []string {
