@@ -236,6 +236,30 @@ type scan struct {
 	newlines []int // offsets of '\n' in text, computed on first need
 	// marked: 0 not yet looked up, 1 the text holds allowMarker, -1 not.
 	marked int8
+	// secrets remembers the secret in each match: a tool's result repeats
+	// itself (a list of issues, a log), and a rule's regex rematched on
+	// the same match (secretOf, an NFA run with captures) finds the same.
+	secrets map[matchText][2]int
+}
+
+// matchText is a rule's match.
+type matchText struct {
+	r     *rule
+	match string
+}
+
+// secretOf is secretOf, once per scan for each rule and match.
+func (sc *scan) secretOf(r *rule, match string) (string, int) {
+	key := matchText{r, match}
+	if s, ok := sc.secrets[key]; ok {
+		return match[s[0]:s[1]], s[0]
+	}
+	secret, offset := secretOf(r, match)
+	if sc.secrets == nil {
+		sc.secrets = map[matchText][2]int{}
+	}
+	sc.secrets[key] = [2]int{offset, offset + len(secret)}
+	return secret, offset
 }
 
 // allowMarked reports whether allowMarker occurs anywhere in the text.
@@ -294,7 +318,7 @@ func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most
 		if sc.allowMarked() && strings.Contains(lines, allowMarker) {
 			continue
 		}
-		secret, offset := secretOf(r, match)
+		secret, offset := sc.secretOf(r, match)
 		if r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
 			continue
 		}

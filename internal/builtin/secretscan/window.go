@@ -409,8 +409,15 @@ func lowerInto[T string | []byte](buf []byte, text T) {
 func (k *keywordIndex) any(text []byte) bool {
 	buf := k.buffers.Get().(*[chunk]byte)
 	defer k.buffers.Put(buf)
-	for off := 0; off < len(text); off += chunk - k.maxLen {
-		end := min(off+chunk, len(text))
+	// The automaton reports every occurrence in a chunk: the first chunks
+	// are small and grow, so a text with a keyword near its start (most
+	// that have one) is not read 8 KiB deep for it.
+	size := min(chunk, max(firstChunk, 2*k.maxLen))
+	for off := 0; off < len(text); off += size - k.maxLen {
+		if off > 0 {
+			size = min(chunk, 2*size)
+		}
+		end := min(off+size, len(text))
 		b := buf[:end-off]
 		lowerInto(b, text[off:end])
 		if len(k.ac.FindAllOverlapping(b)) > 0 {
@@ -422,6 +429,9 @@ func (k *keywordIndex) any(text []byte) bool {
 	}
 	return false
 }
+
+// firstChunk is the size of the first chunk any reads.
+const firstChunk = 512
 
 // hit is one occurrence of a keyword: text[start:end].
 type hit struct{ keyword, start, end int }

@@ -58,6 +58,13 @@ func TestHitsAcrossChunks(t *testing.T) {
 			t.Errorf("keywords at %d: any false", at)
 		}
 	}
+	// any reads growing chunks from firstChunk on: a keyword across any
+	// of their boundaries is found.
+	for at := range 4 * chunk {
+		if !k.any([]byte(strings.Repeat(".", at) + "-----BEGIN.")) {
+			t.Fatalf("a keyword at %d: any false", at)
+		}
+	}
 	if k.any([]byte(strings.Repeat("tok en", 5000))) {
 		t.Error("any true on a text without keywords")
 	}
