@@ -1,6 +1,7 @@
 package secretscan
 
 import (
+	"bytes"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -382,9 +383,11 @@ const chunk = 8 << 10
 var foldTraps = [...]string{"\u212a", "\u017f", "\u0130"}
 
 func hasFoldTrap[T string | []byte](text T) bool {
-	s := string(text) // no copy for a string; compiler-elided in Contains for []byte
+	// string(text) would copy a []byte (the conversion of a type
+	// parameter is not elided): a raw document is read where it is.
+	b, isBytes := any(text).([]byte)
 	for _, t := range foldTraps {
-		if strings.Contains(s, t) {
+		if isBytes && bytes.Contains(b, []byte(t)) || !isBytes && strings.Contains(any(text).(string), t) {
 			return true
 		}
 	}
