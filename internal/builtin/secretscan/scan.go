@@ -134,6 +134,11 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	sc := scan{text: text}
 	var found []Finding
 	var windows [][3]int // start, end, occurrences
+	// A text with few occurrences has few tries of gates to repeat.
+	var tried *gateCache
+	if len(hits) >= minCachedHits {
+		tried = newGateCache()
+	}
 	for _, i := range visit {
 		if err := ctx.Err(); err != nil {
 			return dropShadowed(found), fmt.Errorf("scanning for secrets: %w", err)
@@ -148,7 +153,7 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 			if !slices.Contains(r.keywords, h.keyword) {
 				continue
 			}
-			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h) {
+			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h, tried) {
 				w := sc.window(h, r.window.before, r.window.after, r.reach)
 				windows = append(windows, [3]int{w[0], w[1], 1})
 			}
@@ -174,6 +179,10 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	}
 	return dropShadowed(found), nil
 }
+
+// minCachedHits is how many occurrences of keywords make a scan remember
+// its gates' tries (gateCache).
+const minCachedHits = 16
 
 // window returns the lines from before lines before an occurrence to after
 // lines after it: from the start of a line to after a newline or the end of

@@ -2,6 +2,7 @@ package secretscan
 
 import (
 	"bytes"
+	"hash/maphash"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -575,7 +576,11 @@ func lookBehind(parts []*syntax.Regexp) bool {
 
 // opens reports whether the gate lets an occurrence h of keyword k
 // through: the gate matches anchored at h's start minus an offset of k.
-func (g *gate) opens(text string, k string, h hit) bool {
+// tried, when not nil, remembers what gates' regexes said of recent
+// inputs in one scan: a tool's result repeats itself ("the signing key to
+// the vault" in every other issue of a list), and the same input reads
+// the same.
+func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
 	follow := g.follow[k]
 	for _, o := range g.at[k] {
 		q := h.start - o
@@ -592,11 +597,42 @@ func (g *gate) opens(text string, k string, h hit) bool {
 		if ascii := min(len(text), q+g.maxLen/utf8.UTFMax+1); isASCII(text[q:ascii]) {
 			end = ascii
 		}
-		if g.re.MatchString(text[q:end]) {
+		if tried.match(g, text[q:end]) {
 			return true
 		}
 	}
 	return false
+}
+
+// gateCacheSize is how many tries of gates a gateCache remembers.
+const gateCacheSize = 64
+
+// gateCache remembers the last tries of gates in one scan, one per slot
+// of a hash of the input: a fixed array, so a text whose inputs never
+// repeat (source code) pays a hash per try and nothing grows.
+type gateCache struct {
+	seed  maphash.Seed
+	tries [gateCacheSize]struct {
+		g       *gate
+		text    string
+		set, ok bool
+	}
+}
+
+func newGateCache() *gateCache { return &gateCache{seed: maphash.MakeSeed()} }
+
+// match reports whether g's regex matches text, from the cache when it
+// was tried there last; a nil cache tries it.
+func (c *gateCache) match(g *gate, text string) bool {
+	if c == nil {
+		return g.re.MatchString(text)
+	}
+	t := &c.tries[maphash.String(c.seed, text)%gateCacheSize]
+	if t.set && t.g == g && t.text == text {
+		return t.ok
+	}
+	t.g, t.text, t.set, t.ok = g, text, true, g.re.MatchString(text)
+	return t.ok
 }
 
 // followOf returns the bytes that can follow the (ASCII, lower-case)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -222,9 +223,68 @@ func TestGateFollow(t *testing.T) {
 	text := "GET /api/v1/items?page=2"
 	i := strings.Index(text, "api")
 	for _, r := range rs.rules {
-		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{start: i, end: i + 3}) {
+		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{start: i, end: i + 3}, nil) {
 			t.Errorf("generic-api-key's gate opens on %q", text)
 		}
+	}
+}
+
+// TestGateCacheRepeats: a text that repeats the same occurrences (a list
+// of results) scans, with its gates' tries remembered, as the whole-text
+// scan does: every repetition is found, on its own line or not.
+func TestGateCacheRepeats(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := `{"title":"rotate the deploy token","body":"the signing key to the vault","config":"api_key = 'Zq8vR2mX7tLp4Wn9Kd3F'"}`
+	for _, sep := range []string{",", "\n", "\n\n"} {
+		text := strings.Repeat(item+sep, 3*minCachedHits)
+		whole, _ := rs.scanWhole(context.Background(), text)
+		windowed, _ := rs.scanWindowed(context.Background(), text)
+		if len(whole) < 3*minCachedHits || !reflect.DeepEqual(located(whole), located(windowed)) {
+			t.Errorf("separator %q: whole %d findings, windowed %d, or they differ", sep, len(whole), len(windowed))
+		}
+	}
+}
+
+// TestGateCacheAnswers: the cache answers what the gate's regex says of
+// each input, however many inputs share a slot, and for each gate.
+func TestGateCacheAnswers(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gates []*gate
+	for i := range rs.rules {
+		switch rs.rules[i].id {
+		case "generic-api-key", "generic-key", "generic-secret", "jwt":
+			gates = append(gates, rs.rules[i].gate)
+		}
+	}
+	opened := 0
+	c := newGateCache()
+	for round := range 4 {
+		for i := range 4 * gateCacheSize {
+			text := fmt.Sprintf("key = 'Zq8vR2mX7tLp4Wn9Kd3F%d'", i)
+			if i%2 == 1 {
+				text = fmt.Sprintf("key to the vault %d", i)
+			}
+			// Each round leaves one more gate out: a slot is read again by
+			// the gate that wrote it and by others.
+			for _, g := range gates[min(round, len(gates)):] {
+				got, want := c.match(g, text), g.re.MatchString(text)
+				if got != want {
+					t.Fatalf("round %d, %q: cached %v, the regex %v", round, text, got, want)
+				}
+				if want {
+					opened++
+				}
+			}
+		}
+	}
+	if len(gates) != 4 || opened == 0 {
+		t.Fatalf("%d gates opened %d times: the test tries nothing", len(gates), opened)
 	}
 }
 
