@@ -134,6 +134,11 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	sc := scan{text: text}
 	var found []Finding
 	var windows [][3]int // start, end, occurrences
+	// A text with few occurrences has few tries of gates to repeat.
+	var tried *gateCache
+	if len(hits) >= minCachedHits {
+		tried = newGateCache()
+	}
 	for _, i := range visit {
 		if err := ctx.Err(); err != nil {
 			return dropShadowed(found), fmt.Errorf("scanning for secrets: %w", err)
@@ -148,7 +153,7 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 			if !slices.Contains(r.keywords, h.keyword) {
 				continue
 			}
-			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h) {
+			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h, tried) {
 				w := sc.window(h, r.window.before, r.window.after, r.reach)
 				windows = append(windows, [3]int{w[0], w[1], 1})
 			}
@@ -174,6 +179,10 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	}
 	return dropShadowed(found), nil
 }
+
+// minCachedHits is how many occurrences of keywords make a scan remember
+// its gates' tries (gateCache).
+const minCachedHits = 16
 
 // window returns the lines from before lines before an occurrence to after
 // lines after it: from the start of a line to after a newline or the end of
@@ -236,6 +245,30 @@ type scan struct {
 	newlines []int // offsets of '\n' in text, computed on first need
 	// marked: 0 not yet looked up, 1 the text holds allowMarker, -1 not.
 	marked int8
+	// secrets remembers the secret in each match: a tool's result repeats
+	// itself (a list of issues, a log), and a rule's regex rematched on
+	// the same match (secretOf, an NFA run with captures) finds the same.
+	secrets map[matchText][2]int
+}
+
+// matchText is a rule's match.
+type matchText struct {
+	r     *rule
+	match string
+}
+
+// secretOf is secretOf, once per scan for each rule and match.
+func (sc *scan) secretOf(r *rule, match string) (string, int) {
+	key := matchText{r, match}
+	if s, ok := sc.secrets[key]; ok {
+		return match[s[0]:s[1]], s[0]
+	}
+	secret, offset := secretOf(r, match)
+	if sc.secrets == nil {
+		sc.secrets = map[matchText][2]int{}
+	}
+	sc.secrets[key] = [2]int{offset, offset + len(secret)}
+	return secret, offset
 }
 
 // allowMarked reports whether allowMarker occurs anywhere in the text.
@@ -294,7 +327,7 @@ func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most
 		if sc.allowMarked() && strings.Contains(lines, allowMarker) {
 			continue
 		}
-		secret, offset := secretOf(r, match)
+		secret, offset := sc.secretOf(r, match)
 		if r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
 			continue
 		}

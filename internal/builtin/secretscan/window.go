@@ -1,6 +1,8 @@
 package secretscan
 
 import (
+	"bytes"
+	"hash/maphash"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -382,9 +384,11 @@ const chunk = 8 << 10
 var foldTraps = [...]string{"\u212a", "\u017f", "\u0130"}
 
 func hasFoldTrap[T string | []byte](text T) bool {
-	s := string(text) // no copy for a string; compiler-elided in Contains for []byte
+	// string(text) would copy a []byte (the conversion of a type
+	// parameter is not elided): a raw document is read where it is.
+	b, isBytes := any(text).([]byte)
 	for _, t := range foldTraps {
-		if strings.Contains(s, t) {
+		if isBytes && bytes.Contains(b, []byte(t)) || !isBytes && strings.Contains(any(text).(string), t) {
 			return true
 		}
 	}
@@ -409,8 +413,15 @@ func lowerInto[T string | []byte](buf []byte, text T) {
 func (k *keywordIndex) any(text []byte) bool {
 	buf := k.buffers.Get().(*[chunk]byte)
 	defer k.buffers.Put(buf)
-	for off := 0; off < len(text); off += chunk - k.maxLen {
-		end := min(off+chunk, len(text))
+	// The automaton reports every occurrence in a chunk: the first chunks
+	// are small and grow, so a text with a keyword near its start (most
+	// that have one) is not read 8 KiB deep for it.
+	size := min(chunk, max(firstChunk, 2*k.maxLen))
+	for off := 0; off < len(text); off += size - k.maxLen {
+		if off > 0 {
+			size = min(chunk, 2*size)
+		}
+		end := min(off+size, len(text))
 		b := buf[:end-off]
 		lowerInto(b, text[off:end])
 		if len(k.ac.FindAllOverlapping(b)) > 0 {
@@ -422,6 +433,9 @@ func (k *keywordIndex) any(text []byte) bool {
 	}
 	return false
 }
+
+// firstChunk is the size of the first chunk any reads.
+const firstChunk = 512
 
 // hit is one occurrence of a keyword: text[start:end].
 type hit struct{ keyword, start, end int }
@@ -469,6 +483,12 @@ type gate struct {
 	at map[string][]int
 	// maxLen bounds the bytes a match of re spans.
 	maxLen int
+	// follow maps a keyword that can start a match of re to the bytes
+	// that can come right after it there (when no match ends within it):
+	// one byte then turns most occurrences away ("api" in "/api/v1/",
+	// "key" before a space for a rule wanting "key=") without starting
+	// the regex, whose every try clears the backtracker's state.
+	follow map[string]*[256]bool
 }
 
 // planGate returns the gate of a rule, or nil when it has none that can be
@@ -518,6 +538,16 @@ func planGate(expr string, keywords []string) *gate {
 		break
 	}
 	anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
+	for k, at := range g.at {
+		if slices.Contains(at, 0) {
+			if set, ok := followOf(anchored, k); ok {
+				if g.follow == nil {
+					g.follow = map[string]*[256]bool{}
+				}
+				g.follow[k] = &set
+			}
+		}
+	}
 	if g.maxLen = maxRunes(anchored) * utf8.UTFMax; g.maxLen < 0 {
 		return nil
 	}
@@ -546,10 +576,15 @@ func lookBehind(parts []*syntax.Regexp) bool {
 
 // opens reports whether the gate lets an occurrence h of keyword k
 // through: the gate matches anchored at h's start minus an offset of k.
-func (g *gate) opens(text string, k string, h hit) bool {
+// tried, when not nil, remembers what gates' regexes said of recent
+// inputs in one scan: a tool's result repeats itself ("the signing key to
+// the vault" in every other issue of a list), and the same input reads
+// the same.
+func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
+	follow := g.follow[k]
 	for _, o := range g.at[k] {
 		q := h.start - o
-		if q < 0 {
+		if q < 0 || o == 0 && follow != nil && h.end < len(text) && !follow[text[h.end]] {
 			continue
 		}
 		// The gate reads one character past the longest match: an
@@ -562,11 +597,299 @@ func (g *gate) opens(text string, k string, h hit) bool {
 		if ascii := min(len(text), q+g.maxLen/utf8.UTFMax+1); isASCII(text[q:ascii]) {
 			end = ascii
 		}
-		if g.re.MatchString(text[q:end]) {
+		if tried.match(g, text[q:end]) {
 			return true
 		}
 	}
 	return false
+}
+
+// gateCacheSize is how many tries of gates a gateCache remembers.
+const gateCacheSize = 64
+
+// gateCache remembers the last tries of gates in one scan, one per slot
+// of a hash of the input: a fixed array, so a text whose inputs never
+// repeat (source code) pays a hash per try and nothing grows.
+type gateCache struct {
+	seed  maphash.Seed
+	tries [gateCacheSize]struct {
+		g       *gate
+		text    string
+		set, ok bool
+	}
+}
+
+func newGateCache() *gateCache { return &gateCache{seed: maphash.MakeSeed()} }
+
+// match reports whether g's regex matches text, from the cache when it
+// was tried there last; a nil cache tries it.
+func (c *gateCache) match(g *gate, text string) bool {
+	if c == nil {
+		return g.re.MatchString(text)
+	}
+	t := &c.tries[maphash.String(c.seed, text)%gateCacheSize]
+	if t.set && t.g == g && t.text == text {
+		return t.ok
+	}
+	t.g, t.text, t.set, t.ok = g, text, true, g.re.MatchString(text)
+	return t.ok
+}
+
+// followOf returns the bytes that can follow the (ASCII, lower-case)
+// keyword k, in either case, at the start of a match of re: the first
+// bytes of re's derivative by k. ok is false when no such set bounds a
+// match: one may end within k or right after it, or k is not ASCII.
+func followOf(re *syntax.Regexp, k string) (set [256]bool, ok bool) {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf || nullable(re) {
+			return set, false
+		}
+		c := rune(k[i])
+		if re = derive(re, c, unicode.ToUpper(c)); size(re) > maxDerived {
+			return set, false
+		}
+	}
+	set, empty := firstBytes(re)
+	return set, !empty
+}
+
+// maxDerived bounds the nodes of a derivative: past it, a gate has no
+// follow (a derivative of nested optional parts can grow quickly).
+const maxDerived = 4096
+
+// size is the number of nodes of re.
+func size(re *syntax.Regexp) int {
+	n := 1
+	for _, s := range re.Sub {
+		n += size(s)
+	}
+	return n
+}
+
+// derive returns a regex matching what follows c or its upper case u in
+// the matches of re that start with it (Brzozowski's derivative), or
+// more: an assertion (\b, ^, $) is taken to hold, so the derivative errs
+// toward matching more.
+func derive(re *syntax.Regexp, c, u rune) *syntax.Regexp {
+	none := &syntax.Regexp{Op: syntax.OpNoMatch}
+	empty := &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 || !sameRune(re.Rune[0], c, re.Flags&syntax.FoldCase != 0) && !sameRune(re.Rune[0], u, re.Flags&syntax.FoldCase != 0) {
+			return none
+		}
+		if len(re.Rune) == 1 {
+			return empty
+		}
+		cp := *re
+		cp.Rune = re.Rune[1:]
+		return &cp
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i] <= c && c <= re.Rune[i+1] || re.Rune[i] <= u && u <= re.Rune[i+1] {
+				return empty
+			}
+		}
+		return none
+	case syntax.OpAnyChar:
+		return empty
+	case syntax.OpAnyCharNotNL:
+		if c == '\n' && u == '\n' {
+			return none
+		}
+		return empty
+	case syntax.OpCapture:
+		return derive(re.Sub[0], c, u)
+	case syntax.OpStar, syntax.OpPlus:
+		star := &syntax.Regexp{Op: syntax.OpStar, Flags: re.Flags, Sub: re.Sub[:1]}
+		return concat2(derive(re.Sub[0], c, u), star)
+	case syntax.OpQuest:
+		return derive(re.Sub[0], c, u)
+	case syntax.OpRepeat:
+		if re.Max == 0 {
+			return none
+		}
+		rest := &syntax.Regexp{Op: syntax.OpRepeat, Flags: re.Flags, Sub: re.Sub[:1], Min: max(re.Min-1, 0), Max: re.Max}
+		if re.Max > 0 {
+			rest.Max = re.Max - 1
+		}
+		return concat2(derive(re.Sub[0], c, u), rest)
+	case syntax.OpConcat:
+		if len(re.Sub) == 0 {
+			return none
+		}
+		tail := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[1:]}
+		d := concat2(derive(re.Sub[0], c, u), tail)
+		if nullable(re.Sub[0]) {
+			d = alternate(d, derive(tail, c, u))
+		}
+		return d
+	case syntax.OpAlternate:
+		d := none
+		for _, s := range re.Sub {
+			d = alternate(d, derive(s, c, u))
+		}
+		return d
+	case syntax.OpNoMatch, syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine,
+		syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return none // they consume no character
+	}
+	// What is not known matches anything after c.
+	return &syntax.Regexp{Op: syntax.OpStar, Sub: []*syntax.Regexp{{Op: syntax.OpAnyChar}}}
+}
+
+// sameRune reports whether the literal rune r matches c.
+func sameRune(r, c rune, fold bool) bool {
+	if r == c {
+		return true
+	}
+	if fold {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nullable reports whether re can match the empty string, its assertions
+// taken to hold.
+func nullable(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune) == 0
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpNoMatch:
+		return false
+	case syntax.OpCapture, syntax.OpPlus:
+		return nullable(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpRepeat:
+		return re.Min == 0 || nullable(re.Sub[0])
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			if !nullable(s) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			if nullable(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return true // the empty match, assertions, what is not known
+}
+
+// concat2 is a followed by b, no match when either cannot match.
+func concat2(a, b *syntax.Regexp) *syntax.Regexp {
+	if a.Op == syntax.OpNoMatch || b.Op == syntax.OpNoMatch {
+		return &syntax.Regexp{Op: syntax.OpNoMatch}
+	}
+	if a.Op == syntax.OpEmptyMatch {
+		return b
+	}
+	return &syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{a, b}}
+}
+
+// alternate is a or b, dropping what cannot match.
+func alternate(a, b *syntax.Regexp) *syntax.Regexp {
+	switch {
+	case a.Op == syntax.OpNoMatch:
+		return b
+	case b.Op == syntax.OpNoMatch:
+		return a
+	}
+	return &syntax.Regexp{Op: syntax.OpAlternate, Sub: []*syntax.Regexp{a, b}}
+}
+
+// firstBytes returns the bytes a match of re can start with, and whether
+// re can match empty (then what follows it may start the match too). It
+// errs on the side of more: every byte from 0x80 when a rune outside
+// ASCII can start it, every byte for what it does not know.
+func firstBytes(re *syntax.Regexp) (set [256]bool, empty bool) {
+	high := func() {
+		for c := utf8.RuneSelf; c < 256; c++ {
+			set[c] = true
+		}
+	}
+	addRune := func(r rune) {
+		if r >= 0 && r < utf8.RuneSelf {
+			set[r] = true
+		} else {
+			high()
+		}
+	}
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return set, false
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return set, true
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return set, true
+		}
+		r := re.Rune[0]
+		addRune(r)
+		if re.Flags&syntax.FoldCase != 0 {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				addRune(f)
+			}
+		}
+		return set, false
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := max(re.Rune[i], 0); c <= min(re.Rune[i+1], utf8.RuneSelf-1); c++ {
+				set[c] = true
+			}
+			if re.Rune[i+1] >= utf8.RuneSelf {
+				high()
+			}
+		}
+		return set, false
+	case syntax.OpAnyCharNotNL:
+		for c := range set {
+			set[c] = c != '\n'
+		}
+		return set, false
+	case syntax.OpCapture, syntax.OpPlus:
+		return firstBytes(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		set, _ = firstBytes(re.Sub[0])
+		return set, true
+	case syntax.OpRepeat:
+		set, empty = firstBytes(re.Sub[0])
+		return set, empty || re.Min == 0
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			first, e := firstBytes(s)
+			for c, ok := range first {
+				set[c] = set[c] || ok
+			}
+			if !e {
+				return set, false
+			}
+		}
+		return set, true
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			first, e := firstBytes(s)
+			for c, ok := range first {
+				set[c] = set[c] || ok
+			}
+			empty = empty || e
+		}
+		return set, empty
+	}
+	for c := range set { // any character, and what is not known
+		set[c] = true
+	}
+	return set, true
 }
 
 // maxRunes returns how many runes a match of re spans at most, or -1 when

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,6 +57,13 @@ func TestHitsAcrossChunks(t *testing.T) {
 		}
 		if !k.any([]byte(text)) {
 			t.Errorf("keywords at %d: any false", at)
+		}
+	}
+	// any reads growing chunks from firstChunk on: a keyword across any
+	// of their boundaries is found.
+	for at := range 4 * chunk {
+		if !k.any([]byte(strings.Repeat(".", at) + "-----BEGIN.")) {
+			t.Fatalf("a keyword at %d: any false", at)
 		}
 	}
 	if k.any([]byte(strings.Repeat("tok en", 5000))) {
@@ -175,6 +183,108 @@ keywords = ["oracle:thin:", "sqlplus"]
 		if len(whole) != 1 || !reflect.DeepEqual(located(whole), located(windowed)) {
 			t.Errorf("%q: whole %v, windowed %v", text, located(whole), located(windowed))
 		}
+	}
+}
+
+// TestGateFollow: the byte after a keyword turns an occurrence away
+// without the gate's regex only where no match of the gate can have it
+// there: every byte that the gate accepts right after a keyword is in
+// its follow set, and "api" in a URL path is turned away.
+func TestGateFollow(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := 0
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		if r.gate == nil {
+			continue
+		}
+		for k, follow := range r.gate.follow {
+			gated++
+			// What a gate reads after its keyword: a byte, then what makes
+			// the rest of a generic rule's gate match.
+			for c := range 256 {
+				for _, tail := range []string{"", "=", " = ", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "\"abcdefghijkl\""} {
+					for _, kk := range []string{k, strings.ToUpper(k)} {
+						text := kk + string([]byte{byte(c)}) + tail + "abcdefghijklmnopqrstuvwxyz0123456789"
+						if r.gate.re.MatchString(text) && !follow[c] {
+							t.Errorf("%s: the gate matches %q, but %q is not in the follow set of %q", r.id, text, rune(c), k)
+						}
+					}
+				}
+			}
+		}
+	}
+	if gated == 0 {
+		t.Fatal("no gate has a follow set")
+	}
+	text := "GET /api/v1/items?page=2"
+	i := strings.Index(text, "api")
+	for _, r := range rs.rules {
+		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{start: i, end: i + 3}, nil) {
+			t.Errorf("generic-api-key's gate opens on %q", text)
+		}
+	}
+}
+
+// TestGateCacheRepeats: a text that repeats the same occurrences (a list
+// of results) scans, with its gates' tries remembered, as the whole-text
+// scan does: every repetition is found, on its own line or not.
+func TestGateCacheRepeats(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := `{"title":"rotate the deploy token","body":"the signing key to the vault","config":"api_key = 'Zq8vR2mX7tLp4Wn9Kd3F'"}`
+	for _, sep := range []string{",", "\n", "\n\n"} {
+		text := strings.Repeat(item+sep, 3*minCachedHits)
+		whole, _ := rs.scanWhole(context.Background(), text)
+		windowed, _ := rs.scanWindowed(context.Background(), text)
+		if len(whole) < 3*minCachedHits || !reflect.DeepEqual(located(whole), located(windowed)) {
+			t.Errorf("separator %q: whole %d findings, windowed %d, or they differ", sep, len(whole), len(windowed))
+		}
+	}
+}
+
+// TestGateCacheAnswers: the cache answers what the gate's regex says of
+// each input, however many inputs share a slot, and for each gate.
+func TestGateCacheAnswers(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gates []*gate
+	for i := range rs.rules {
+		switch rs.rules[i].id {
+		case "generic-api-key", "generic-key", "generic-secret", "jwt":
+			gates = append(gates, rs.rules[i].gate)
+		}
+	}
+	opened := 0
+	c := newGateCache()
+	for round := range 4 {
+		for i := range 4 * gateCacheSize {
+			text := fmt.Sprintf("key = 'Zq8vR2mX7tLp4Wn9Kd3F%d'", i)
+			if i%2 == 1 {
+				text = fmt.Sprintf("key to the vault %d", i)
+			}
+			// Each round leaves one more gate out: a slot is read again by
+			// the gate that wrote it and by others.
+			for _, g := range gates[min(round, len(gates)):] {
+				got, want := c.match(g, text), g.re.MatchString(text)
+				if got != want {
+					t.Fatalf("round %d, %q: cached %v, the regex %v", round, text, got, want)
+				}
+				if want {
+					opened++
+				}
+			}
+		}
+	}
+	if len(gates) != 4 || opened == 0 {
+		t.Fatalf("%d gates opened %d times: the test tries nothing", len(gates), opened)
 	}
 }
 
