@@ -303,15 +303,12 @@ func redact(s string, spans []span, p *policy) string {
 	return b.String()
 }
 
-// piiRules are the rule ids of detect.PII.
-var piiRules = detect.PIIRules
-
 // filterOf names the filter of p a rule id belongs to.
 func (p *policy) filterOf(rule string) string {
 	switch {
 	case slices.Contains(p.regexRules, rule):
 		return toolspec.FilterRegex
-	case slices.Contains(piiRules[:], rule):
+	case detect.IsPIIRule(rule):
 		return toolspec.FilterPII
 	}
 	return toolspec.FilterSecrets

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/purko-io/mcp-hub/internal/guardrails/detect"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
@@ -145,8 +146,8 @@ func (s heldOutScore) recall() float64 {
 	return float64(s.tp) / float64(s.tp+s.fn)
 }
 
-// filterResult runs the filters over text as a tool result's text part
-// and returns what the caller would read.
+// filterText runs the filters over text as a tool result's text part, or
+// as an argument (per direction), and returns what the caller would read.
 func filterText(t *testing.T, g *Guard, spec *toolspec.Guardrails, direction, text string) string {
 	t.Helper()
 	var raw []byte
@@ -240,7 +241,7 @@ func TestHeldOutQuality(t *testing.T) {
 		for k, r := range rs {
 			if !used[k] {
 				f := toolspec.FilterSecrets
-				if slices.Contains(piiRules[:], r.rule) {
+				if detect.IsPIIRule(r.rule) {
 					f = toolspec.FilterPII
 				}
 				total[f].fp++

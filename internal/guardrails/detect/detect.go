@@ -20,6 +20,8 @@
 // parentheses) unless a word such as "Tel" or "電話" labels them.
 package detect
 
+import "slices"
+
 // Finding is one match: text[Start:End] (byte offsets) is what a filter
 // replaces; Rule names what was found in the marker and the audit line
 // ("email", "aws-access-token").
@@ -63,9 +65,13 @@ const (
 	RuleZAID             = "za-id"
 )
 
-// PIIRules are the rule ids PII reports, for those who name a finding's
-// filter by its rule (the guardrails' reports and metrics).
-var PIIRules = [...]string{
+// IsPIIRule reports whether rule is one of the rule ids PII reports, for
+// those who name a finding's filter by its rule (the guardrails' reports
+// and metrics).
+func IsPIIRule(rule string) bool { return slices.Contains(piiRules[:], rule) }
+
+// piiRules are the rule ids PII reports.
+var piiRules = [...]string{
 	RuleEmail, RulePhone, RulePaymentCard, RuleIBAN, RuleUSSSN,
 	RuleAUTFN, RuleBENationalNumber, RuleBRCNPJ, RuleBRCPF, RuleCASIN, RuleCHAHV, RuleCNResidentID,
 	RuleDKCPR, RuleDETaxID, RuleESDNI, RuleESNIE, RuleFIHETU, RuleFRNIR, RuleINAadhaar,

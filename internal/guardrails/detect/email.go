@@ -88,10 +88,6 @@ func findEmail(text string, at int) (Finding, bool) {
 	return Finding{RuleEmail, start, end}, true
 }
 
-// remoteCommands log in to a host as user@host: what follows one of them
-// on its line is a login, not an address.
-var remoteCommands = [...]string{"ssh", "scp", "sftp", "rsync", "mosh", "ssh-copy-id", "autossh"}
-
 // remoteLogin reports whether the candidate at text[start:] follows a
 // remote login command on its line (ssh -o X=no deploy@gateway). Any such
 // word before it on the line counts: an address in prose that names ssh
@@ -102,10 +98,10 @@ func remoteLogin(text string, start int) bool {
 		line = line[len(line)-512:]
 	}
 	for _, f := range strings.Fields(line) {
-		for _, c := range remoteCommands {
-			if f == c || strings.HasSuffix(f, "/"+c) {
-				return true
-			}
+		// The commands that log in to a host as user@host, by name or path.
+		switch f[strings.LastIndexByte(f, '/')+1:] {
+		case "ssh", "scp", "sftp", "rsync", "mosh", "ssh-copy-id", "autossh":
+			return true
 		}
 	}
 	return false
