@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -199,30 +200,48 @@ func TestConfigRejected(t *testing.T) {
 // yamlBlock is a fenced yaml block of a markdown file.
 var yamlBlock = regexp.MustCompile("(?s)```ya?ml\n(.*?)```")
 
-// TestConfigReadmeExamples: every config example of the README (each yaml
-// block there is one) passes the chart's schema as the chart's config, so
-// the schema is not stricter than the documented config.
+// TestConfigReadmeExamples: every config example of the README and the docs
+// (each yaml block of the pages below is one) passes the chart's schema as
+// the chart's config, so the schema is not stricter than the documented
+// config.
 func TestConfigReadmeExamples(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	// The pages whose yaml blocks are all config examples: the README's guide
+	// and the docs pages its reference sections moved to (issue 36). A page
+	// that gets a config example joins the list.
+	configExamplePages := []string{
+		"README.md",
+		"docs/operators.md",
+		"docs/security.md",
+		"docs/protocol.md",
+		"docs/api.md",
 	}
-	blocks := yamlBlock.FindAllSubmatch(readme, -1)
-	if len(blocks) < 5 {
-		t.Fatalf("README.md has %d yaml blocks; the test expects its config examples", len(blocks))
-	}
-	for i, b := range blocks {
-		var example map[string]any
-		if err := yaml.Unmarshal(b[1], &example); err != nil {
-			t.Fatalf("README yaml block %d: %v", i, err)
-		}
-		values, err := yaml.Marshal(map[string]any{"config": example})
+	total := 0
+	for _, page := range configExamplePages {
+		text, err := os.ReadFile(filepath.Join("..", "..", page))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := render(t, string(values)); err != nil {
-			t.Errorf("README yaml block %d (%s...) is refused by the chart: %v", i, firstLine(b[1]), err)
+		blocks := yamlBlock.FindAllSubmatch(text, -1)
+		if len(blocks) == 0 {
+			t.Errorf("%s has no yaml block: take it off configExamplePages, or its examples are no longer checked", page)
 		}
+		total += len(blocks)
+		for i, b := range blocks {
+			var example map[string]any
+			if err := yaml.Unmarshal(b[1], &example); err != nil {
+				t.Fatalf("%s yaml block %d: %v", page, i, err)
+			}
+			values, err := yaml.Marshal(map[string]any{"config": example})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := render(t, string(values)); err != nil {
+				t.Errorf("%s yaml block %d (%s...) is refused by the chart: %v", page, i, firstLine(b[1]), err)
+			}
+		}
+	}
+	if total < 5 {
+		t.Fatalf("%v hold %d yaml blocks; the test expects their config examples", configExamplePages, total)
 	}
 }
 

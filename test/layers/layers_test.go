@@ -1,4 +1,4 @@
-// Package layers checks that the map of the house in README.md ("Layout")
+// Package layers checks that the map of the house in docs/contributors.md ("Layout")
 // is the house: every package of the module is on the map, in a layer, no
 // package imports from a layer above its own, and within a layer a package
 // imports only the ones written below it. A newcomer reads the map to know
@@ -25,7 +25,7 @@ import (
 
 const module = "github.com/purko-io/mcp-hub/"
 
-// layout is the README's map: each package's layer (0 is the top) and
+// layout is the map of docs/contributors.md: each package's layer (0 is the top) and
 // place on the map, and the layers' names, in order.
 type layout struct {
 	layers []string
@@ -65,7 +65,7 @@ func readLayout(readme []byte) (*layout, error) {
 		fields := strings.Fields(line)
 		if line[0] != ' ' {
 			if len(fields) < 2 || !pathToken.MatchString(fields[1]) {
-				return nil, fmt.Errorf("README.md line %d: a layer's line is its name and a package path (internal/x/), got %q", n, line)
+				return nil, fmt.Errorf("docs/contributors.md line %d: a layer's line is its name and a package path (internal/x/), got %q", n, line)
 			}
 			l.layers = append(l.layers, fields[0])
 			fields = fields[1:]
@@ -74,19 +74,19 @@ func readLayout(readme []byte) (*layout, error) {
 			continue // a description's next line
 		}
 		if len(l.layers) == 0 {
-			return nil, fmt.Errorf("README.md line %d: package %s before any layer", n, fields[0])
+			return nil, fmt.Errorf("docs/contributors.md line %d: package %s before any layer", n, fields[0])
 		}
 		pkg := strings.TrimSuffix(fields[0], "/")
 		if prev, ok := l.of[pkg]; ok {
-			return nil, fmt.Errorf("README.md line %d: %s is on the map twice (layers %s and %s)", n, pkg, l.layers[prev], l.layers[len(l.layers)-1])
+			return nil, fmt.Errorf("docs/contributors.md line %d: %s is on the map twice (layers %s and %s)", n, pkg, l.layers[prev], l.layers[len(l.layers)-1])
 		}
 		l.of[pkg] = len(l.layers) - 1
 		l.line[pkg] = len(l.line)
 	}
 	if !inBlock {
-		return nil, fmt.Errorf("README.md has no code block under ## Layout")
+		return nil, fmt.Errorf("docs/contributors.md has no code block under ## Layout")
 	}
-	return nil, fmt.Errorf("README.md: the Layout block does not end")
+	return nil, fmt.Errorf("docs/contributors.md: the Layout block does not end")
 }
 
 // entryOf is the map's entry for pkg: its own, or its nearest parent's (a
@@ -159,7 +159,7 @@ func (l *layout) problems(pkgs []goPackage) (found []string, checked int) {
 		}
 		entry, ok := l.entryOf(pkg)
 		if !ok {
-			found = append(found, fmt.Sprintf("%s is not on the map: add it to a layer in README.md's Layout", pkg))
+			found = append(found, fmt.Sprintf("%s is not on the map: add it to a layer in docs/contributors.md's Layout", pkg))
 			continue
 		}
 		own := l.of[entry]
@@ -179,7 +179,7 @@ func (l *layout) problems(pkgs []goPackage) (found []string, checked int) {
 			case layer < own && l.layers[own] != harness: // a harness serves tests of any layer
 				found = append(found, fmt.Sprintf("%s (layer %s) imports %s from the layer above it (%s): imports point down", pkg, l.layers[own], dep, l.layers[layer]))
 			case layer == own && l.line[depEntry] < l.line[entry]:
-				found = append(found, fmt.Sprintf("%s imports %s, which README.md's Layout writes above it in layer %s: within a layer a package imports only the ones written below it. "+
+				found = append(found, fmt.Sprintf("%s imports %s, which docs/contributors.md's Layout writes above it in layer %s: within a layer a package imports only the ones written below it. "+
 					"Move the line of %s (with its description) below the line of %s, or, if another import holds that order, move the code %s needs out of %s%s",
 					pkg, dep, l.layers[own], depEntry, entry, pkg, dep, ownLine(pkg, entry)+ownLine(dep, depEntry)))
 			}
@@ -193,11 +193,11 @@ func TestMapMatchesTheHouse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, "docs", "contributors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := readLayout(readme)
+	l, err := readLayout(page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestMapMatchesTheHouse(t *testing.T) {
 	// exists, so a moved package does not leave its old line behind.
 	for pkg := range l.of {
 		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
-			t.Errorf("README.md's Layout names %s, which does not exist", pkg)
+			t.Errorf("docs/contributors.md's Layout names %s, which does not exist", pkg)
 		}
 	}
 }
@@ -292,12 +292,12 @@ func TestProblems(t *testing.T) {
 		}, nil},
 		{"inside a layer, an import of a line above", []goPackage{
 			pkg("internal/b", "internal/a"),
-		}, []string{"internal/b imports internal/a, which README.md's Layout writes above it in layer top: " +
+		}, []string{"internal/b imports internal/a, which docs/contributors.md's Layout writes above it in layer top: " +
 			"within a layer a package imports only the ones written below it. Move the line of internal/a (with its description) " +
 			"below the line of internal/b, or, if another import holds that order, move the code internal/b needs out of internal/a"}},
 		{"a sub-package on its parent's line", []goPackage{
 			pkg("internal/b", "internal/a/sub"),
-		}, []string{"internal/b imports internal/a/sub, which README.md's Layout writes above it in layer top",
+		}, []string{"internal/b imports internal/a/sub, which docs/contributors.md's Layout writes above it in layer top",
 			"(internal/a/sub has no line of its own, it is on internal/a's: give it one)"}},
 		{"an import of the layer above", []goPackage{
 			pkg("internal/c", "internal/b"),
