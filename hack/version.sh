@@ -9,7 +9,7 @@
 #   v0.1.1-dev+1a2b3c4.dirty  uncommitted changes
 #   v0.0.0-dev                not a git checkout
 #
-# Only tags vMAJOR.MINOR.PATCH count: a release is cut by pushing one (README
+# Only tags vMAJOR.MINOR.PATCH count: a release is cut by pushing one (docs/contributors.md
 # "Releases").
 set -euo pipefail
 cd "$(dirname "$0")/.."

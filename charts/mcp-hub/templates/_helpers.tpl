@@ -139,7 +139,7 @@ only: no list, no watch).
 
 {{/*
 The Secret holding replicas.secret, the key every replica seals task handles
-with (README "Tasks"), when the chart makes it: more than one pod may run and
+with (docs/protocol.md "Tasks"), when the chart makes it: more than one pod may run and
 config.replicas.secret is not set. Empty otherwise.
 */}}
 {{- define "mcp-hub.replicasSecret" -}}
@@ -181,10 +181,10 @@ modified in place.
 {{- end }}
 {{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $replicas) }}
 {{- end }}
-{{- /* One instance id for every replica (README "Registration loops"): the hub's own Service URL, registered on it, may land on another replica and is still the hub. */}}
+{{- /* One instance id for every replica (docs/operators.md "Registration loops"): the hub's own Service URL, registered on it, may land on another replica and is still the hub. */}}
 {{- $instance := dict "instanceId" (printf "%s/%s" .Release.Namespace (include "mcp-hub.fullname" .)) }}
 {{- $_ := set $config "replicas" (merge (get $config "replicas" | default dict) $instance) }}
-{{- /* One Lease per release (README "Status: one writer"): two releases in one namespace must not elect one writer between them. */}}
+{{- /* One Lease per release (docs/kubernetes.md "Status: one writer"): two releases in one namespace must not elect one writer between them. */}}
 {{- if include "mcp-hub.leaderElection" . }}
 {{- $kube := get $config "kubernetes" | default dict }}
 {{- $election := merge (get $kube "leaderElection" | default dict) (dict "leaseName" (include "mcp-hub.leaseName" .)) }}
