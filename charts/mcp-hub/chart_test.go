@@ -962,7 +962,7 @@ func checkConfig(t *testing.T, m manifests, servers int) *config.Config {
 		}
 	}
 	data = strings.ReplaceAll(data, tokensMountPath+"/", tokens+"/")
-	// The task handle key the chart makes (README "Tasks"): its Secret
+	// The task handle key the chart makes (docs/protocol.md "Tasks"): its Secret
 	// has it, and the hub reads it from the environment; a file here.
 	if strings.Contains(data, "env: MCP_HUB_REPLICAS_SECRET") {
 		if replicasSecret.Data["secret"] == "" {
