@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -99,7 +100,9 @@ type object struct {
 }
 
 func (w *walker) walk() error {
-	dec := jsontext.NewDecoder(bytes.NewReader(w.raw))
+	// A bytes.Buffer is read where it is: a bytes.Reader would be copied
+	// into the decoder's buffer, a second copy of the document.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(w.raw))
 	for {
 		depth := dec.StackDepth()
 		kind, n := dec.StackIndex(depth)
@@ -167,11 +170,13 @@ func unquote(v jsontext.Value) (string, error) {
 	if bytes.IndexByte(v, '\\') < 0 {
 		return string(v[1 : len(v)-1]), nil
 	}
-	u, err := jsontext.AppendUnquote(nil, v)
+	// A string unquoted is never longer than quoted; u is not written
+	// after, so the string can be it rather than a copy of it.
+	u, err := jsontext.AppendUnquote(make([]byte, 0, len(v)), v)
 	if err != nil {
 		return "", fmt.Errorf("read a JSON string: %w", err)
 	}
-	return string(u), nil
+	return unsafe.String(unsafe.SliceData(u), len(u)), nil
 }
 
 // add adds a text part to the group of the array at depth.
@@ -247,7 +252,7 @@ func (w *walker) name(depth int, p part) error {
 
 // objectNames returns the names of the object raw begins with.
 func objectNames(raw []byte) (map[string]bool, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, fmt.Errorf("read an object's names: %w", err)
 	}

@@ -119,7 +119,14 @@ func (rs *ruleSet) scanWhole(ctx context.Context, text string) ([]Finding, error
 // scanWindowed finds the same as scanWhole, running a rule's regex only
 // around its keywords where planWindow allows it (see window.go).
 func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, error) {
-	hits := rs.index.hits(text, nil)
+	buf := rs.index.hitBufs.Get().(*[]hit)
+	defer func() {
+		if cap(*buf) <= maxPooledHits {
+			rs.index.hitBufs.Put(buf)
+		}
+	}()
+	hits := rs.index.hits(text, (*buf)[:0])
+	*buf = hits
 	if len(hits) == 0 && !rs.keywordless {
 		return nil, nil
 	}
@@ -179,6 +186,10 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	}
 	return dropShadowed(found), nil
 }
+
+// maxPooledHits bounds the occurrences buffer a scan gives back for the
+// next: one text with a million would otherwise keep its buffer forever.
+const maxPooledHits = 1 << 14
 
 // minCachedHits is how many occurrences of keywords make a scan remember
 // its gates' tries (gateCache).

@@ -354,6 +354,9 @@ type keywordIndex struct {
 	// buffers holds the chunk buffers of scans: a scan of a short string,
 	// the common call, must not allocate and clear 8 KiB.
 	buffers sync.Pool
+	// hitBufs holds the *[]hit of scans: a large text has hundreds of
+	// occurrences ("api" in every URL), a slice grown anew in each scan.
+	hitBufs sync.Pool
 }
 
 func newKeywordIndex(keywords []string) (*keywordIndex, error) {
@@ -366,6 +369,7 @@ func newKeywordIndex(keywords []string) (*keywordIndex, error) {
 	}
 	k := &keywordIndex{ac: ac}
 	k.buffers.New = func() any { return new([chunk]byte) }
+	k.hitBufs.New = func() any { return new([]hit) }
 	for _, w := range keywords {
 		k.maxLen = max(k.maxLen, len(w))
 	}
