@@ -23,7 +23,7 @@
 //	             without, in interleaved rounds: the filters' cost per 100 KB
 //
 // The run ends with the verdicts of issue 22's (and 23's) targets and, with
-// -markdown, writes the table of the README's Speed section.
+// -markdown, writes the table of the Speed section of docs/operators.md.
 package main
 
 import (
@@ -48,7 +48,7 @@ func main() {
 	conc := flag.String("concurrency", "1,16,64", "concurrent sessions per scenario")
 	rounds := flag.Int("rounds", defaultRounds, "interleaved rounds of benchmarks 1, 3 and 10 (at least 3 for a verdict)")
 	out := flag.String("out", "", "write the results as JSON to this file")
-	markdown := flag.String("markdown", "", "write the README's table (Markdown) to this file, - for stdout")
+	markdown := flag.String("markdown", "", "write the Speed table of docs/operators.md (Markdown) to this file, - for stdout")
 	hubBin := flag.String("hub", "", "mcp-hub binary (default: build it)")
 	baseHub := flag.String("base-hub", "", "benchmark 8: also measure this mcp-hub binary (e.g. built before tracing), tracing unset")
 	notifyCalls := flag.Int("notify-calls", defaultNotifyCalls, "calls per target in the notification latency benchmark (0: skip it)")
@@ -111,7 +111,7 @@ func main() {
 			p.writeTops(ctx, os.Stdout)
 		}
 	}
-	fmt.Println("\nthe README's table (Markdown):")
+	fmt.Println("\nthe Speed table of docs/operators.md (Markdown):")
 	rep.WriteMarkdown(os.Stdout)
 	if *markdown != "" {
 		if err := writeMarkdownTo(rep, *markdown); err != nil {

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// The README's table of issue 22: benchmark 1's targets side by side,
+// The Speed table (docs/operators.md) of issue 22: benchmark 1's targets side by side,
 // then one line each for the list, idle, binary and guardrails benchmarks,
-// and the verdicts, with the machine and its load, so that the README shows one
+// and the verdicts, with the machine and its load, so that the page shows one
 // run and says where it ran.
 
 // writeMarkdownTo writes the table to path; "-" is stdout.
@@ -26,7 +26,7 @@ func writeMarkdownTo(r *Report, path string) error {
 	return nil
 }
 
-// WriteMarkdown prints the table for the README.
+// WriteMarkdown prints the table for docs/operators.md's Speed section.
 func (r *Report) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Measured by `make bench` on %d CPUs, %s, load average %s at the start (%s at the end); %d interleaved rounds of %s per target, medians.\n\n",
 		r.CPUs, r.GoVersion, r.LoadAvgStart, r.LoadAvgEnd, r.Rounds, r.Duration)
