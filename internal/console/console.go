@@ -20,7 +20,8 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler serves the console: the page at / and its assets under
-// /console/. Mount it on both.
+// /console/ (with the Connect panel's snippets, connect.go). Mount it on
+// both.
 func Handler() http.Handler {
 	sub, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -34,6 +35,10 @@ func Handler() http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
+		if r.URL.Path == connectPath {
+			serveConnect(w, r)
+			return
+		}
 		if r.URL.Path == "/" {
 			http.ServeFileFS(w, r, sub, "index.html")
 			return

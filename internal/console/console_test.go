@@ -1,12 +1,15 @@
 package console
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/clientconfig"
 )
 
 func get(t *testing.T, path string) (*http.Response, string) {
@@ -53,5 +56,51 @@ func TestScriptNeverParsesHTML(t *testing.T) {
 	}
 	if !strings.Contains(js, "sessionStorage") || strings.Contains(js, "localStorage") || strings.Contains(js, "document.cookie") {
 		t.Error("console.js must keep the token in sessionStorage only")
+	}
+}
+
+// The Connect panel's snippets are clientconfig's, for the URL the page
+// asks about, with a placeholder for a token; bad questions are refused.
+func TestConnectSnippets(t *testing.T) {
+	for _, tc := range []struct {
+		query, want, wantPath string
+		status                int
+	}{
+		{"url=http://127.0.0.1:8080/mcp&auth=token&os=linux", `"Authorization": "Bearer <token>"`, "~/.cursor/mcp.json", 200},
+		{"url=https://hub.example.com/mcp&auth=oauth&os=darwin", `"url": "https://hub.example.com/mcp"`, "~/Library/Application Support/Code/User/mcp.json", 200},
+		{"url=http://h:1/mcp&os=windows", `"serverUrl": "http://h:1/mcp"`, `%APPDATA%\Zed\settings.json`, 200},
+		{"url=ftp://h/mcp", "want http:// or https://", "", 400},
+		{"url=http://h/mcp&auth=basic", "auth: want", "", 400},
+		{"url=http://h/mcp&os=plan9", "os: want", "", 400},
+	} {
+		res, body := get(t, "/console/connect.json?"+tc.query)
+		if res.StatusCode != tc.status || !strings.Contains(body, strings.ReplaceAll(tc.want, `"`, `\"`)) {
+			t.Errorf("%s: %d, want %d and %s in\n%s", tc.query, res.StatusCode, tc.status, tc.want, body)
+		}
+		if tc.wantPath != "" && !strings.Contains(body, strings.ReplaceAll(tc.wantPath, `\`, `\\`)) {
+			t.Errorf("%s: no path %s in\n%s", tc.query, tc.wantPath, body)
+		}
+		if res.Header.Get("Content-Security-Policy") != CSP {
+			t.Errorf("%s: no CSP", tc.query)
+		}
+	}
+	_, body := get(t, "/console/connect.json?url=http://127.0.0.1:8080/mcp&auth=token")
+	var got struct {
+		Clients []struct{ ID, Snippet, Command string }
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Clients) != len(clientconfig.Clients()) {
+		t.Fatalf("%d clients, want %d", len(got.Clients), len(clientconfig.Clients()))
+	}
+	for _, c := range got.Clients {
+		ch, _ := clientconfig.Plan(c.ID, clientconfig.Hub{URL: "http://127.0.0.1:8080/mcp", Token: TokenPlaceholder}, clientconfig.Env{Home: "~", GOOS: "linux"})
+		if c.Snippet != ch.Snippet {
+			t.Errorf("%s: the console's snippet differs from the CLI's:\n%s\n%s", c.ID, c.Snippet, ch.Snippet)
+		}
+		if c.Command != "mcp-hub connect "+c.ID+" --hub http://127.0.0.1:8080" {
+			t.Errorf("%s: command %q", c.ID, c.Command)
+		}
 	}
 }

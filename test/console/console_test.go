@@ -416,6 +416,22 @@ func TestConsoleAsksForATokenAndKeepsItInTheTab(t *testing.T) {
 	if want := `{"session":"` + token + `","local":0,"cookie":""}`; kept != want {
 		t.Fatalf("the token is kept as %s, want %s (sessionStorage only)", kept, want)
 	}
+	// The Connect panel: this hub takes tokens, so the snippets carry the
+	// placeholder, never the token of the tab.
+	waitPage(t, ctx, "the Connect panel's tabs", `!!document.querySelector('#connect-tabs [data-client="cursor"]')`)
+	if _, err := evaluate[bool](ctx, `(() => { document.querySelector('#connect-tabs [data-client="cursor"]').click(); return true; })()`); err != nil {
+		t.Fatalf("pick Cursor in the Connect panel: %v", err)
+	}
+	waitPage(t, ctx, "Cursor's snippet for this hub with a token placeholder",
+		`(() => { const p = document.querySelector('#connect-snippet');
+		  return document.querySelector('#connect-auth').value === 'token' && p.dataset.client === 'cursor'
+		    && p.innerText.includes('"url": "`+hub.Base+`/mcp"') && p.innerText.includes('"Authorization": "Bearer <token>"')
+		    && document.querySelector('#connect-path').innerText.endsWith('.cursor/mcp.json')
+		    && document.querySelector('#connect-cmd').innerText === 'mcp-hub connect cursor --hub `+hub.Base+`'; })()`)
+	if _, err := evaluate[bool](ctx, `(() => { document.querySelector('#connect-copy').click(); return true; })()`); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	waitPage(t, ctx, "the copy button saying what it did", `document.querySelector('#connect-copy').innerText !== 'Copy'`)
 	if body, err := evaluate[string](ctx, `document.body.innerText`); err != nil || strings.Contains(body, token) {
 		t.Fatalf("the page shows the token (%v):\n%s", err, body)
 	}

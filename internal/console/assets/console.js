@@ -1,5 +1,6 @@
 // mcp-hub console: reads /api/mcp/tools, /api/mcp/calls, the event
-// stream /api/events and /readyz, and sends the add/remove/approve requests. A token,
+// stream /api/events and /readyz, and sends the add/remove/approve requests;
+// the Connect panel's snippets come from /console/connect.json. A token,
 // when the hub needs one, lives in sessionStorage and goes in the
 // Authorization header of every request (never a cookie).
 "use strict";
@@ -24,7 +25,7 @@
     opts = opts || {};
     return fetch(path, Object.assign({}, opts, { headers: headers(opts.headers), cache: "no-store", credentials: "omit" }))
       .then((res) => {
-        if (res.status === 401) askToken();
+        if (res.status === 401) { askToken(); sawAuth(); }
         return res;
       });
   }
@@ -337,6 +338,98 @@
     else { msg.className = "msg bad"; msg.textContent = await errorText(res); }
   }
 
+  // --- connect: the hub in each MCP client's own file, built by the hub
+  // (the same code as `mcp-hub connect CLIENT --print`) for the URL this
+  // page came from. A token is the placeholder <token>, never the one in
+  // this tab.
+
+  let connectData = null;
+  let connectClient = "claude-code";
+  let connectAuthChosen = false;
+  let authDetected = false;
+  let authNeeded = false;
+
+  function guessOS() {
+    const p = (navigator.userAgentData && navigator.userAgentData.platform) || navigator.platform || "";
+    return /mac/i.test(p) ? "darwin" : /win/i.test(p) ? "windows" : "linux";
+  }
+
+  // The hub publishes OAuth metadata when it is a resource server; a 401
+  // or a token in this tab says it takes tokens.
+  async function detectAuth() {
+    for (const p of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
+      try {
+        const res = await fetch(p, { cache: "no-store", credentials: "omit" });
+        if (res.ok) return "oauth";
+      } catch (e) { /* not an OAuth hub */ }
+    }
+    return token() || authNeeded ? "token" : "none";
+  }
+
+  function sawAuth() {
+    authNeeded = true;
+    const sel = $("#connect-auth");
+    if (authDetected && !connectAuthChosen && sel.value === "none") { sel.value = "token"; loadConnect(); }
+  }
+
+  async function loadConnect() {
+    const q = new URLSearchParams({ url: location.origin + "/mcp", auth: $("#connect-auth").value, os: $("#connect-os").value });
+    try {
+      const res = await fetch("/console/connect.json?" + q.toString(), { cache: "no-store", credentials: "omit" });
+      if (!res.ok) throw new Error(await errorText(res));
+      connectData = await res.json();
+    } catch (e) {
+      connectData = null;
+      $("#connect-snippet").textContent = "Cannot build the snippets: " + e.message;
+      return;
+    }
+    renderConnect();
+  }
+
+  function renderConnect() {
+    const tabs = $("#connect-tabs");
+    tabs.replaceChildren();
+    const list = connectData.clients || [];
+    const cur = list.find((c) => c.id === connectClient) || list[0];
+    if (!cur) return;
+    for (const c of list) {
+      const on = c.id === cur.id;
+      tabs.append(el("button", { type: "button", role: "tab", class: on ? "tab tab-on" : "tab", "aria-selected": on ? "true" : "false",
+        "data-client": c.id, text: c.title, onclick: () => { connectClient = c.id; renderConnect(); } }));
+    }
+    $("#connect-cmd").textContent = cur.command;
+    $("#connect-path").textContent = cur.path;
+    $("#connect-snippet").textContent = cur.snippet;
+    $("#connect-snippet").setAttribute("data-client", cur.id);
+    $("#connect-note").textContent = cur.note || "";
+    $("#connect-note").hidden = !cur.note;
+    $("#connect-token").hidden = cur.snippet.indexOf("<token>") < 0;
+    $("#connect-copy").textContent = "Copy";
+  }
+
+  // Copy: the Clipboard API where the page is a secure context (https,
+  // localhost), else the selection and execCommand.
+  async function copySnippet() {
+    const pre = $("#connect-snippet");
+    const btn = $("#connect-copy");
+    let ok = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(pre.textContent);
+        ok = true;
+      }
+    } catch (e) { /* fall back below */ }
+    if (!ok) {
+      const range = document.createRange();
+      range.selectNodeContents(pre);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    }
+    btn.textContent = ok ? "Copied" : "Press Ctrl+C";
+  }
+
   // --- start -----------------------------------------------------------
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -351,6 +444,15 @@
     $("#token-clear").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.reload(); });
     $("#autonomy").addEventListener("change", refresh);
     $("#add-form").addEventListener("submit", addServer);
+    $("#connect-os").value = guessOS();
+    $("#connect-auth").addEventListener("change", () => { connectAuthChosen = true; loadConnect(); });
+    $("#connect-os").addEventListener("change", loadConnect);
+    $("#connect-copy").addEventListener("click", copySnippet);
+    detectAuth().then((a) => {
+      authDetected = true;
+      if (!connectAuthChosen) $("#connect-auth").value = a;
+      loadConnect();
+    });
     renderCalls();
     refresh();
     stream();
