@@ -243,7 +243,11 @@ func encode(v any, indent, unit string) []byte {
 	return out.Bytes()
 }
 
+// splice puts text in place of b[at:end], with b's line endings.
 func splice(b []byte, at, end int, text []byte) []byte {
+	if bytes.Contains(b, []byte("\r\n")) {
+		text = bytes.ReplaceAll(text, []byte("\n"), []byte("\r\n"))
+	}
 	out := make([]byte, 0, len(b)+len(text))
 	out = append(out, b[:at]...)
 	out = append(out, text...)

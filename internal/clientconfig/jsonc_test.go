@@ -62,3 +62,19 @@ func TestPlainKeepsStrings(t *testing.T) {
 		t.Errorf("a = %q", m["a"])
 	}
 }
+
+// A file with CRLF line endings gets CRLF in what is added too.
+func TestLineEndingsKept(t *testing.T) {
+	for _, client := range []string{"cursor", "codex"} {
+		c, _ := lookup(client)
+		e, _ := c.entry(Hub{Name: "mcp-hub", URL: "http://h/mcp"})
+		before := strings.ReplaceAll(existing(client), "\n", "\r\n")
+		after, err := c.merge([]byte(before), "mcp-hub", e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(after, "\n"); n != strings.Count(after, "\r\n") {
+			t.Errorf("%s: %d of %d line ends are CRLF:\n%q", client, strings.Count(after, "\r\n"), n, after)
+		}
+	}
+}

@@ -38,6 +38,9 @@ func mergeTOML(before []byte, name, table string) (string, error) {
 		return "", err
 	}
 	own := regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*(?:` + regexp.QuoteMeta(name) + `|"` + regexp.QuoteMeta(name) + `"|'` + regexp.QuoteMeta(name) + `')\s*[\].]`)
+	if strings.Contains(string(before), "\r\n") {
+		table = strings.ReplaceAll(table, "\n", "\r\n")
+	}
 	var lines []string
 	if len(before) > 0 {
 		lines = strings.SplitAfter(string(before), "\n")
@@ -60,15 +63,19 @@ func mergeTOML(before []byte, name, table string) (string, error) {
 	if at >= 0 {
 		doc = strings.Join(out[:at], "") + table
 		if rest := strings.Join(out[at:], ""); rest != "" {
-			doc += "\n" + rest
+			doc += table[len(strings.TrimRight(table, "\r\n")):] + rest
 		}
 	} else {
 		doc = strings.Join(out, "")
+		eol := "\n"
+		if strings.Contains(doc, "\r\n") {
+			eol = "\r\n"
+		}
 		if doc != "" && !strings.HasSuffix(doc, "\n") {
-			doc += "\n"
+			doc += eol
 		}
 		if strings.TrimSpace(doc) != "" {
-			doc += "\n"
+			doc += eol
 		}
 		doc += table
 	}
