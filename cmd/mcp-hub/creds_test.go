@@ -29,7 +29,7 @@ func TestRegistrationCannotNameTheHubsSecrets(t *testing.T) {
 	up, upAuth := startUpstream(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "hub.yaml")
-	regFile := filepath.Join(dir, "hub.registered.yaml")
+	regFile := filepath.Join(dir, "registered.yaml") // the state directory is dir
 	const hubConfig = `servers: []
 auth:
   tokens:
@@ -44,7 +44,7 @@ auth:
 		t.Fatal(err)
 	}
 	secrets := []string{"ops-secret", "root-secret", "up-secret"}
-	h := startHub(t, []string{"OPS_TOKEN=ops-secret", "ROOT_TOKEN=root-secret", "UP_TOKEN=up-secret"}, "--config", cfg)
+	h := startHub(t, []string{"MCP_HUB_STATE_DIR=" + dir, "OPS_TOKEN=ops-secret", "ROOT_TOKEN=root-secret", "UP_TOKEN=up-secret"}, "--config", cfg)
 
 	for _, tc := range []struct{ name, ref, auth string }{
 		{"the full admin's token", "ROOT_TOKEN", "bearer"},

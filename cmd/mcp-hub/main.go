@@ -64,6 +64,7 @@ type options struct {
 	secretNames         string
 	authServiceAccounts bool
 	config              string
+	stateDir            string
 	logLevel            string
 	logFormat           string
 	// endpoint is stdio's --server: one server's or virtual server's part
@@ -111,6 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&o.endpoint, "server", "", "serve only this server's or virtual server's tools, as /servers/NAME/mcp does (default: the whole catalog)")
 	}
 	fs.StringVar(&o.config, "config", "", "YAML config file (default: the embedded default config)")
+	fs.StringVar(&o.stateDir, "state-dir", "", "directory of this hub's pins, stable names and registered servers (also MCP_HUB_STATE_DIR; default: one per config file under $XDG_STATE_HOME/mcp-hub; unused in a cluster)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or console")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the Kubernetes source out of a cluster (also KUBECONFIG); in a cluster the ServiceAccount is used")
@@ -226,6 +228,7 @@ func (o options) hubOptions() hub.Options {
 		AuthServiceAccounts: o.authServiceAccounts,
 		Version:             hubVersion(),
 		Tracer:              o.tracer,
+		StateDir:            o.stateDir,
 	}
 }
 

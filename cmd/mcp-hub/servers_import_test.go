@@ -360,7 +360,7 @@ upstream: {dial: {private: false}}
 	}
 	up, _ := startUpstream(t)
 	port := strings.TrimSuffix(strings.TrimPrefix(up, "http://127.0.0.1:"), "/mcp")
-	h := startHub(t, []string{"OPS_TOKEN=ops-secret", "BOT_TOKEN=bot-secret", "UP_TOKEN=up-secret"}, "--config", cfg)
+	h := startHub(t, []string{"MCP_HUB_STATE_DIR=" + dir, "OPS_TOKEN=ops-secret", "BOT_TOKEN=bot-secret", "UP_TOKEN=up-secret"}, "--config", cfg)
 	importCLI := func(token string, args ...string) (string, string, int) {
 		return serversCLI(t, token, append([]string{"import"}, append(args, "--hub", h.Base, "--wait", "15s")...)...)
 	}
@@ -387,7 +387,7 @@ upstream: {dial: {private: false}}
 	if code != 0 || !strings.Contains(out, "SERVER") || !regexpLine(out, "io.github.acme/echo-Server", "echo-server", "connected", up, "streamable-http, bearer from UP_TOKEN") {
 		t.Fatalf("import %s: exit %d\n%s%s", file, code, out, errOut)
 	}
-	if reg, err := os.ReadFile(filepath.Join(dir, "hub.registered.yaml")); err != nil || !strings.Contains(string(reg), "UP_TOKEN") || strings.Contains(string(reg), "up-secret") {
+	if reg, err := os.ReadFile(filepath.Join(dir, "registered.yaml")); err != nil || !strings.Contains(string(reg), "UP_TOKEN") || strings.Contains(string(reg), "up-secret") {
 		t.Fatalf("registrations file: %v\n%s", err, reg)
 	}
 	// Only an admin registers; the first refusal about the caller stops

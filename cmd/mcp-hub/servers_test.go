@@ -105,7 +105,7 @@ registrations: {credentialRefs: [UP_TOKEN]}
 	if err := os.WriteFile(cfg, []byte(userConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"OPS_TOKEN=ops-secret", "BOT_TOKEN=bot-secret", "UP_TOKEN=up-secret"}
+	env := []string{"MCP_HUB_STATE_DIR=" + dir, "OPS_TOKEN=ops-secret", "BOT_TOKEN=bot-secret", "UP_TOKEN=up-secret"}
 	up, _ := startUpstream(t)
 	h := startHub(t, env, "--config", cfg)
 	post := func(token, ct, origin, body string) (int, string) {
@@ -184,7 +184,7 @@ registrations: {credentialRefs: [UP_TOKEN]}
 	if b, _ := os.ReadFile(cfg); string(b) != userConfig {
 		t.Fatalf("the user's config was rewritten:\n%s", b)
 	}
-	reg, err := os.ReadFile(filepath.Join(dir, "hub.registered.yaml"))
+	reg, err := os.ReadFile(filepath.Join(dir, "registered.yaml"))
 	if err != nil || !strings.Contains(string(reg), "added") || strings.Contains(string(reg), "up-secret") {
 		t.Fatalf("registrations file: %v\n%s", err, reg)
 	}

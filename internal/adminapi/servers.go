@@ -158,7 +158,7 @@ func (a *API) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := a.registered.Upsert(ctx, e); err != nil {
 		switch {
-		case errors.Is(err, registrations.ErrOtherKind):
+		case errors.Is(err, registrations.ErrOtherKind), errors.Is(err, registrations.ErrReadOnly):
 			httpjson.Write(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		case errors.Is(err, registrations.ErrRefused):
 			// Naming a credential the operator did not set aside is what
@@ -200,6 +200,9 @@ func (a *API) handleUnregister(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		httpjson.Write(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
+		return
+	case errors.Is(err, registrations.ErrReadOnly):
+		httpjson.Write(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		return
 	case err != nil:
 		httpjson.Write(w, http.StatusInternalServerError, map[string]string{"error": "unregister " + name + ": " + err.Error()})

@@ -119,8 +119,10 @@ type PinningSettings struct {
 	// Mode is enforce (default: a changed tool is hidden and refused), warn
 	// (listed and callable, but reported) or off.
 	Mode string `json:"mode,omitempty"`
-	// StateFile is where a hub without a cluster keeps its pins; default
-	// $XDG_STATE_HOME/mcp-hub/pins.json (~/.local/state/mcp-hub/pins.json).
+	// StateFile is where a hub keeps its pins (name claims beside it, in
+	// names.json) instead of its state directory (internal/statedir:
+	// pins.json in one directory per config file) or, in a cluster, the
+	// pins ConfigMap.
 	StateFile string `json:"stateFile,omitempty"`
 	// Approve are standing approvals of changed definitions.
 	Approve []PinApproval `json:"approve,omitempty"`

@@ -44,8 +44,8 @@ const name = "mcp-hub"
 // command line's, and what the process knows about itself.
 type Options struct {
 	// ConfigPath is the file the config was read from; "" for the
-	// embedded default. A hub with a file watches it for servers and
-	// keeps the servers registered through the API beside it.
+	// embedded default. A hub with a file watches it for servers; its
+	// state directory is named after it (StateDir).
 	ConfigPath string
 	// Listen is the address the HTTP faces will listen on; "" when the
 	// hub serves none (stdio). With no auth configured, anonymous callers
@@ -66,6 +66,10 @@ type Options struct {
 	Version string
 	// Tracer records the hub's spans; nil when tracing is off.
 	Tracer trace.Tracer
+	// StateDir is --state-dir: where a hub without a cluster keeps its
+	// pins, stable names and registrations; "" for $MCP_HUB_STATE_DIR,
+	// else one directory per config file (internal/statedir).
+	StateDir string
 }
 
 // Hub is one wired hub: a registry fed by its sources and the server that
@@ -101,8 +105,13 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	pins, err := newPins(ctx, cfg, o, log)
+	state, err := openState(cfg, o, log)
 	if err != nil {
+		return nil, err
+	}
+	pins, err := newPins(ctx, cfg, o, state, log)
+	if err != nil {
+		state.Close()
 		return nil, err
 	}
 	chain := hubchain.New(cfg.Replicas.InstanceID)
@@ -125,13 +134,13 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 	pins.reportTo(reg)
 	// The OAuth verifier's discovery and key refreshes run until close.
 	authCtx, stopAuth := context.WithCancel(context.WithoutCancel(ctx))
-	closeAll := func() { stopAuth(); pins.close() }
+	closeAll := func() { stopAuth(); pins.close(); state.Close() }
 	auth, err := buildAuth(authCtx, cfg, o, log)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
-	registered, registeredSource, err := newRegistrations(cfg, o, log)
+	registered, registeredSource, err := newRegistrations(cfg, o, state, log)
 	if err != nil {
 		closeAll()
 		return nil, err

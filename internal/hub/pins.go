@@ -15,6 +15,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/pinning"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
+	"github.com/purko-io/mcp-hub/internal/statedir"
 )
 
 // pinsSyncTimeout bounds the wait for the pins ConfigMap at start-up; the
@@ -35,10 +36,12 @@ type pinsWiring struct {
 
 // newPins opens the pins store: in a cluster (or with --kubeconfig) the
 // ConfigMap mcp-hub-pins in the hub's namespace, shared by the replicas;
-// else the state file. The name claims live in the same place (key
-// names.json, or names.json beside the pins file) whatever the pinning
-// mode: with pinning.mode off only the pins are left out.
-func newPins(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger) (*pinsWiring, error) {
+// else pinning.stateFile when set, else pins.json of the state directory
+// (kept in memory when another hub holds it). The name claims live in the
+// same place (key names.json, or names.json beside the pins file)
+// whatever the pinning mode: with pinning.mode off only the pins are left
+// out.
+func newPins(ctx context.Context, cfg *config.Config, o Options, state *statedir.Dir, log zerolog.Logger) (*pinsWiring, error) {
 	p := cfg.Pinning
 	mode, err := pinning.ParseMode(p.Mode)
 	if err != nil {
@@ -54,19 +57,15 @@ func newPins(ctx context.Context, cfg *config.Config, o Options, log zerolog.Log
 		return nil, err
 	}
 	if rc == nil || p.StateFile != "" {
-		path := p.StateFile
+		path, namesPath := p.StateFile, pinning.NamesFileFor(p.StateFile)
+		openPins, openNames := pinning.OpenFile, pinning.OpenClaimsFile
 		if path == "" {
-			if path, err = pinning.DefaultStateFile(); err != nil {
-				if mode != pinning.Off {
-					return nil, err
-				}
-				// Nothing else needs the state directory: names are
-				// stable while the process runs.
-				log.Warn().Err(err).Msg("stable names: no state directory; published names are kept in memory only")
-				return w, nil
+			path, namesPath = state.Pins(), state.Names()
+			if state.ReadOnly {
+				openPins, openNames = pinning.OpenFileInMemory, pinning.OpenClaimsFileInMemory
 			}
 		}
-		names, err := pinning.OpenClaimsFile(pinning.NamesFileFor(path))
+		names, err := openNames(namesPath)
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +73,7 @@ func newPins(ctx context.Context, cfg *config.Config, o Options, log zerolog.Log
 		if mode == pinning.Off {
 			return w, nil
 		}
-		store, err := pinning.OpenFile(path)
+		store, err := openPins(path)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/statedir"
 )
 
 // TestNameClaimsKeptWithPinningOff: the name claims share the pins' state
@@ -19,7 +21,10 @@ func TestNameClaimsKeptWithPinningOff(t *testing.T) {
 	h := serveConfig(t, cfg, "XDG_STATE_HOME="+state, `MCP_SERVERS=[{"name":"up","url":"`+echoUpstream(t)+`"}]`)
 	waitConnected(t, h, "up")
 	h.Stop()
-	dir := filepath.Join(state, "mcp-hub")
+	dir, err := statedir.Resolve("", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "names.json"))
 	if err != nil || !strings.Contains(string(b), `"name": "echo"`) || !strings.Contains(string(b), `"server": "up"`) {
 		t.Fatalf("names file with pinning off: %v\n%s", err, b)

@@ -10,27 +10,30 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/registrations"
+	"github.com/purko-io/mcp-hub/internal/statedir"
 )
 
 // newRegistrations opens where POST /api/mcp/server writes: with a cluster
 // the mcp-servers ConfigMap and MCPServers of the namespace the hub
 // watches (the Kubernetes source brings them into the catalog); without
-// one a hub-managed file beside the config, which is also returned as the
-// discovery source that reads it.
-func newRegistrations(cfg *config.Config, o Options, log zerolog.Logger) (registrations.Writer, discovery.Source, error) {
+// one a hub-managed file in the state directory, which is also returned as
+// the discovery source that reads it (read-only when another hub holds the
+// directory).
+func newRegistrations(cfg *config.Config, o Options, state *statedir.Dir, log zerolog.Logger) (registrations.Writer, discovery.Source, error) {
 	rc, own, err := clusterConfig(o)
 	if err != nil {
 		return nil, nil, err
 	}
 	if rc == nil {
-		path, err := registrations.FilePath(o.ConfigPath)
-		if err != nil {
-			return nil, nil, err
-		}
+		path := state.Registrations()
 		f, err := registrations.OpenFile(path, cfg.Registrations, log)
 		if err != nil {
 			return nil, nil, err
 		}
+		if state.ReadOnly {
+			f.SetReadOnly(state.HeldBy())
+		}
+		reportUnkept(f, cfg, log)
 		log.Info().Str("file", path).Msg("servers registered through the API are kept in this file")
 		return f, f, nil
 	}

@@ -40,7 +40,7 @@ type servedHub struct {
 // its log is shown if the test failed.
 func serveConfig(t *testing.T, path string, env ...string) *servedHub {
 	t.Helper()
-	for _, k := range []string{"MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"} {
+	for _, k := range []string{"MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "MCP_HUB_STATE_DIR"} {
 		t.Setenv(k, "")
 	}
 	// New reads the state directory once: each hub has its own.

@@ -55,10 +55,11 @@ type HubOptions struct {
 	// Args come after the flags above (a flag given twice: the last wins).
 	Args []string
 	// Env is added to the hub's environment, which is this process's
-	// without MCP_SERVERS, KUBECONFIG and the in-cluster variables: a
-	// developer's shell must not add upstreams or a cluster behind a
-	// test's back. XDG_STATE_HOME (where the hub pins tools) is a fresh
-	// directory unless Env sets it.
+	// without MCP_SERVERS, KUBECONFIG, MCP_HUB_STATE_DIR and the
+	// in-cluster variables: a developer's shell must not add upstreams,
+	// state or a cluster behind a test's back. XDG_STATE_HOME (under which
+	// each config has its state directory) is a fresh directory unless Env
+	// sets it.
 	Env []string
 	// Dir is the hub's working directory; empty is this process's.
 	Dir string
@@ -237,7 +238,7 @@ func hubEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT":
+		case "MCP_SERVERS", "KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "MCP_HUB_STATE_DIR":
 			continue
 		}
 		env = append(env, kv)

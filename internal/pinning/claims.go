@@ -177,6 +177,8 @@ type FileClaims struct {
 	path string
 	// maxBytes bounds the file (MaxStateFileBytes).
 	maxBytes int
+	// inMemory: the file is read, never written (OpenClaimsFileInMemory).
+	inMemory bool
 	heldClaims
 }
 
@@ -192,6 +194,18 @@ func OpenClaimsFile(path string) (*FileClaims, error) {
 		claims = map[string]Claim{}
 	}
 	return &FileClaims{path: path, maxBytes: MaxStateFileBytes, heldClaims: heldClaims{claims: claims}}, nil
+}
+
+// OpenClaimsFileInMemory reads the claims at path as OpenClaimsFile does
+// and never writes the file: new claims are kept in memory, like
+// OpenFileInMemory's pins.
+func OpenClaimsFileInMemory(path string) (*FileClaims, error) {
+	s, err := OpenClaimsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s.inMemory = true
+	return s, nil
 }
 
 // Path is the file the store writes.
@@ -231,6 +245,9 @@ func (s *FileClaims) Release(_ context.Context, servers ...string) error {
 func (s *FileClaims) ClaimsChanged() <-chan struct{} { return nil }
 
 func (s *FileClaims) write(claims map[string]Claim) error {
+	if s.inMemory {
+		return nil
+	}
 	data, err := encodeClaims(claims)
 	if err != nil {
 		return fmt.Errorf("encode name claims: %w", err)

@@ -96,19 +96,6 @@ func sortPins(pins []Pin) {
 	})
 }
 
-// DefaultStateFile is where a hub on a laptop keeps its pins:
-// $XDG_STATE_HOME/mcp-hub/pins.json, or ~/.local/state/mcp-hub/pins.json.
-func DefaultStateFile() (string, error) {
-	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "mcp-hub", "pins.json"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find the state directory for pins (set pinning.stateFile): %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "mcp-hub", "pins.json"), nil
-}
-
 // FileStore keeps pins in one JSON file, rewritten whole on every change
 // through a temporary file and a rename, so a crash leaves the old file or
 // the new one, never half of one. One hub process owns the file.
@@ -116,6 +103,8 @@ type FileStore struct {
 	path string
 	// maxBytes bounds the file (MaxStateFileBytes).
 	maxBytes int
+	// inMemory: the file is read, never written (OpenFileInMemory).
+	inMemory bool
 	held
 }
 
@@ -161,6 +150,19 @@ func OpenFile(path string) (*FileStore, error) {
 		pins = map[Key]Pin{}
 	}
 	return &FileStore{path: path, maxBytes: MaxStateFileBytes, held: held{pins: pins}}, nil
+}
+
+// OpenFileInMemory reads the pins at path as OpenFile does and never
+// writes the file: the pins it adds, approves or forgets are kept in
+// memory. For a hub whose state directory another hub holds (statedir):
+// it enforces the pins saved there without rewriting the other's file.
+func OpenFileInMemory(path string) (*FileStore, error) {
+	s, err := OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s.inMemory = true
+	return s, nil
 }
 
 // readStateFile reads one of the hub's state files (pins, name claims)
@@ -288,6 +290,9 @@ func (s *FileStore) Changed() <-chan struct{} { return nil }
 
 // write persists s.pins atomically; s.mu is held.
 func (s *FileStore) write() error {
+	if s.inMemory {
+		return nil
+	}
 	data, err := encodePins(s.pins)
 	if err != nil {
 		return fmt.Errorf("encode pins: %w", err)

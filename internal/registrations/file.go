@@ -21,26 +21,6 @@ import (
 // SourceName is the discovery source of a laptop hub's registrations.
 const SourceName = "registered"
 
-// FilePath is where a laptop hub keeps its registrations: beside the
-// config file (hub.yaml -> hub.registered.yaml), never in it; with the
-// embedded default config, in the state directory
-// ($XDG_STATE_HOME/mcp-hub/registered.yaml, ~/.local/state/...).
-func FilePath(configPath string) (string, error) {
-	if configPath != "" {
-		ext := filepath.Ext(configPath)
-		return strings.TrimSuffix(configPath, ext) + ".registered.yaml", nil
-	}
-	dir := os.Getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("registrations file: no state directory: %w", err)
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "mcp-hub", "registered.yaml"), nil
-}
-
 // File keeps the registrations of a hub without a cluster in one YAML
 // file (a list in the shape of the mcp-servers ConfigMap's servers key)
 // and is the discovery source that reports them: a write is sent to the
@@ -53,6 +33,8 @@ type File struct {
 
 	mu      sync.Mutex
 	entries []Entry
+	// readOnly, when set, is why nothing may be written (SetReadOnly).
+	readOnly string
 	// changed wakes Run after a write; buffered one, a pending wake-up
 	// covers every write before it.
 	changed chan struct{}
@@ -78,6 +60,48 @@ func OpenFile(path string, allowed config.RegistrationSettings, log zerolog.Logg
 	return f, nil
 }
 
+// SetReadOnly makes Upsert and Delete fail with ErrReadOnly and why: the
+// file is another hub's (its state directory is held by that hub). The
+// registrations in it are still served.
+func (f *File) SetReadOnly(why string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.readOnly = why
+}
+
+// Unkept is a registration the hub cannot serve as its config stands,
+// and why.
+type Unkept struct {
+	Name, Reason string
+}
+
+// Unkept lists the registrations in the file that are not served with
+// this config, each with the reason: a name the config (declared)
+// already gives a server (that one wins), a URL or name the rules refuse,
+// a secretRef not in registrations.credentialRefs. They stay in the file,
+// and are served again once the config allows them.
+func (f *File) Unkept(declared func(name string) bool) []Unkept {
+	f.mu.Lock()
+	entries := slices.Clone(f.entries)
+	f.mu.Unlock()
+	var out []Unkept
+	for _, e := range entries {
+		switch err := e.Validate(); {
+		case declared(e.Name):
+			out = append(out, Unkept{e.Name, "the config declares a server of this name; the config's is served"})
+		case err != nil:
+			out = append(out, Unkept{e.Name, err.Error()})
+		case e.IsImage():
+			out = append(out, Unkept{e.Name, "image entries need a cluster to run in"})
+		case strings.EqualFold(e.Auth, "bearer"):
+			if err := f.checkSecretRef(e.SecretRef); err != nil {
+				out = append(out, Unkept{e.Name, "auth bearer: " + err.Error()})
+			}
+		}
+	}
+	return out
+}
+
 // Where implements Writer.
 func (f *File) Where() string { return f.path }
 
@@ -93,6 +117,9 @@ func (f *File) Upsert(_ context.Context, e Entry) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.readOnly != "" {
+		return fmt.Errorf("register %s: %w: %s", e.Name, ErrReadOnly, f.readOnly)
+	}
 	next := slices.Clone(f.entries)
 	i := slices.IndexFunc(next, func(x Entry) bool { return x.Name == e.Name })
 	if i >= 0 {
@@ -107,6 +134,9 @@ func (f *File) Upsert(_ context.Context, e Entry) error {
 func (f *File) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.readOnly != "" {
+		return fmt.Errorf("remove %s: %w: %s", name, ErrReadOnly, f.readOnly)
+	}
 	i := slices.IndexFunc(f.entries, func(x Entry) bool { return x.Name == name })
 	if i < 0 {
 		return ErrNotFound

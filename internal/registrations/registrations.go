@@ -28,6 +28,9 @@ var (
 	// names a credential the operator did not set aside for upstreams.
 	// The error's message starts with the field (secretRef: ...).
 	ErrRefused = errors.New("credential reference refused")
+	// ErrReadOnly: the store belongs to another hub (its state directory
+	// is held by that hub); this one only reads it.
+	ErrReadOnly = errors.New("this hub's registrations are read-only")
 )
 
 // refusal is an ErrRefused whose message is the reason alone.

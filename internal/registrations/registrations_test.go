@@ -53,16 +53,6 @@ func TestValidateNamesTheField(t *testing.T) {
 	}
 }
 
-func TestFilePath(t *testing.T) {
-	if got, _ := FilePath("/etc/hub/hub.yaml"); got != "/etc/hub/hub.registered.yaml" {
-		t.Errorf("beside the config: %s", got)
-	}
-	t.Setenv("XDG_STATE_HOME", "/state")
-	if got, _ := FilePath(""); got != "/state/mcp-hub/registered.yaml" {
-		t.Errorf("embedded default: %s", got)
-	}
-}
-
 // TestFileUpsertDeleteAndReopen writes through File, sees each write as a
 // snapshot of its source, and reads the file again as a restarted hub does.
 func TestFileUpsertDeleteAndReopen(t *testing.T) {
@@ -212,5 +202,52 @@ func TestFileCredentialRefs(t *testing.T) {
 	}
 	if has, _ := f.Has(ctx, "c"); has {
 		t.Error("a refused entry was kept")
+	}
+}
+
+// TestFileUnkeptAndReadOnly: Unkept names each entry this config does not
+// serve and why; a read-only File refuses writes with ErrReadOnly and the
+// reason, and leaves the file as it was.
+func TestFileUnkeptAndReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "registered.yaml")
+	body := `- {name: fine, url: "http://127.0.0.1:1/mcp"}
+- {name: declared, url: "http://127.0.0.1:2/mcp"}
+- {name: token, url: "http://127.0.0.1:3/mcp", auth: bearer, secretRef: NOT_LISTED}
+- {name: listed, url: "http://127.0.0.1:4/mcp", auth: bearer, secretRef: LISTED}
+- {name: badurl, url: "/mcp"}
+- {name: img, image: "ghcr.io/a/b:1"}
+`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path, config.RegistrationSettings{CredentialRefs: []string{"LISTED"}}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range f.Unkept(func(name string) bool { return name == "declared" }) {
+		got[u.Name] = u.Reason
+	}
+	for name, want := range map[string]string{"declared": "the config declares", "token": "NOT_LISTED", "badurl": "url: ", "img": "cluster"} {
+		if !strings.Contains(got[name], want) {
+			t.Errorf("%s: reason %q, want it to hold %q", name, got[name], want)
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("unkept: %v", got)
+	}
+
+	f.SetReadOnly("state directory /s is in use by another hub (pid 7)")
+	ctx := context.Background()
+	for what, err := range map[string]error{
+		"upsert": f.Upsert(ctx, Entry{Name: "new", URL: "http://127.0.0.1:5/mcp"}),
+		"delete": f.Delete(ctx, "fine"),
+	} {
+		if !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "pid 7") {
+			t.Errorf("%s on a read-only file: %v", what, err)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != body {
+		t.Errorf("the file changed:\n%s", b)
 	}
 }
