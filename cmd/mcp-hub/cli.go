@@ -147,9 +147,13 @@ func newGroupCommand(use, short string, subs ...*cobra.Command) *cobra.Command {
 
 // clientOptions are the flags of every command that talks to a running hub.
 type clientOptions struct {
-	hub       string
-	legacyURL string // the hub's address as --url, before --hub: deprecated
-	output    string
+	hub    string
+	output string
+	// legacyURL is the hub's address as --url, its name before --hub:
+	// hidden and deprecated; hasLegacy says the command has it (not where
+	// --url is an upstream server's).
+	legacyURL string
+	hasLegacy bool
 }
 
 // outputs are the values of -o, in the order the error lists them.
@@ -160,6 +164,7 @@ var outputs = []string{"table", "json", "yaml", "wide"}
 func clientFlags(fs *pflag.FlagSet, o *clientOptions, withLegacyURL bool) {
 	fs.StringVar(&o.hub, "hub", hubDefault(), "the hub's base URL (also $MCP_HUB_URL)")
 	fs.StringVarP(&o.output, "output", "o", "table", "output format: table, json, yaml or wide")
+	o.hasLegacy = withLegacyURL
 	if withLegacyURL {
 		fs.StringVar(&o.legacyURL, "url", "", "the hub's base URL (deprecated: --hub)")
 		_ = fs.MarkHidden("url")
@@ -181,7 +186,7 @@ func (o clientOptions) client(cmd *cobra.Command, allowed ...string) (hubClient,
 		return hubClient{}, err
 	}
 	base, flag := o.hub, "hub"
-	if cmd.Flags().Changed("url") {
+	if o.hasLegacy && cmd.Flags().Changed("url") {
 		fmt.Fprintln(cmd.ErrOrStderr(), "Flag --url has been deprecated, use --hub (or $MCP_HUB_URL)")
 		if !cmd.Flags().Changed("hub") {
 			base, flag = o.legacyURL, "url"

@@ -186,9 +186,14 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// colour reports whether console lines to w may be coloured: w is a
+// terminal and NO_COLOR (https://no-color.org) is not set in getenv.
+func colour(w io.Writer, getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && isTerminal(w)
+}
+
 // newLogger is the hub's logger on w: JSON lines, or console lines for
-// people, in colour only on a terminal and when NO_COLOR is not set
-// (https://no-color.org).
+// people, in colour only where colour says.
 func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
 	if err != nil || level == "" {
@@ -197,8 +202,7 @@ func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	switch format {
 	case "json":
 	case "console":
-		noColor := os.Getenv("NO_COLOR") != "" || !isTerminal(w)
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: noColor}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !colour(w, os.Getenv)}
 	default:
 		return zerolog.Logger{}, fmt.Errorf("--log-format: %q is not one of auto, json, console", format)
 	}

@@ -109,6 +109,7 @@ it exits 1 when the server is in error.`,
 				return err
 			}
 			if state.Status == statusError {
+				fmt.Fprintf(stderr, "mcp-hub servers add: %s is registered but in error; the hub keeps retrying it: fix the server, or remove it with mcp-hub servers rm %s\n", state.Name, state.Name)
 				return exitStatus(1)
 			}
 			return nil

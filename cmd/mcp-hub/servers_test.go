@@ -232,7 +232,7 @@ registrations: {credentialRefs: [UP_TOKEN]}
 	if _, errOut, code := serversCLI(t, "bot-secret", "add", "cli", "--url", up, "--hub", h.Base); code != 1 || !strings.Contains(errOut, "403") {
 		t.Fatalf("servers add as bot: exit %d, %s", code, errOut)
 	}
-	if out, errOut, code := serversCLI(t, "ops-secret", "add", "cli", "--url", up, "--hub", h.Base); code != 0 || !strings.Contains(out, "cli connected") {
+	if out, errOut, code := serversCLI(t, "ops-secret", "add", "cli", "--url", up, "--hub", h.Base); code != 0 || !strings.Contains(out, "cli connected") || strings.Contains(errOut, "deprecated") {
 		t.Fatalf("servers add: exit %d, %s%s", code, out, errOut)
 	}
 	waitStatus(t, h, "cli", "connected")

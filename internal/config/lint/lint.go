@@ -12,6 +12,7 @@
 package lint
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -78,7 +79,18 @@ func Check(name string, data []byte, o Options) []Problem {
 		}
 		return nil
 	}
+	// What the hub's YAML reader refuses that this one took (an anchor
+	// that holds itself) is a syntax error too.
+	if _, err := config.Parse(name, data); err != nil {
+		if msg := strings.TrimPrefix(err.Error(), "config "+name+": "); strings.HasPrefix(msg, "yaml: ") {
+			return []Problem{syntaxProblem(errors.New(msg))}
+		}
+	}
 	doc := root.Content[0]
+	expandAliases(doc, map[*yaml.Node]bool{}, map[*yaml.Node]bool{})
+	if size(doc, map[*yaml.Node]int{}) > maxNodes {
+		return []Problem{{Line: 1, Column: 1, Message: fmt.Sprintf("more than %d values with its aliases expanded", maxNodes)}}
+	}
 	l := &linter{index: map[*yaml.Node]int{}}
 	l.numberItems(doc)
 	l.walk(doc, reflect.TypeFor[config.Config](), "")
@@ -118,6 +130,46 @@ func (l *linter) numberItems(n *yaml.Node) {
 		}
 		l.numberItems(c)
 	}
+}
+
+// expandAliases replaces each alias (*name) under n by what it names, so
+// that cutting a field never leaves an alias without its anchor; an alias
+// of its own ancestor becomes null. done are the nodes already expanded,
+// onPath n's ancestors.
+func expandAliases(n *yaml.Node, done, onPath map[*yaml.Node]bool) {
+	done[n], onPath[n] = true, true
+	defer delete(onPath, n)
+	n.Anchor = ""
+	for i, c := range n.Content {
+		for c.Kind == yaml.AliasNode && c.Alias != nil {
+			c = c.Alias
+		}
+		if onPath[c] {
+			c = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null", Line: n.Content[i].Line, Column: n.Content[i].Column}
+		}
+		n.Content[i] = c
+		if !done[c] {
+			expandAliases(c, done, onPath)
+		}
+	}
+}
+
+// maxNodes bounds the expanded document: aliases of aliases can make a
+// small file a huge one.
+const maxNodes = 100000
+
+// size is the number of nodes of n with aliases expanded, at most
+// maxNodes+1; memo holds the sizes of nodes already counted.
+func size(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	total := 1
+	for _, c := range n.Content {
+		total = min(total+size(c, memo), maxNodes+1)
+	}
+	memo[n] = total
+	return total
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -166,6 +218,10 @@ func (l *linter) walk(n *yaml.Node, t reflect.Type, path string) {
 		kept := n.Content[:0]
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				kept = append(kept, k, v) // <<: *anchor, the anchor's fields checked where it is
+				continue
+			}
 			ft, ok := fieldType(fields, k.Value)
 			if !ok {
 				l.add(k, join(path, k.Value), unknownField(k.Value, fields))
@@ -347,7 +403,7 @@ func (l *linter) parseRounds(name string, doc *yaml.Node) {
 		if err == nil {
 			return
 		}
-		msg := strings.TrimPrefix(err.Error(), "config "+name+": ")
+		msg := typeError(strings.TrimPrefix(err.Error(), "config "+name+": "))
 		m := errPathRE.FindStringSubmatch(msg)
 		if m == nil {
 			l.add(nil, "", msg)
@@ -358,9 +414,34 @@ func (l *linter) parseRounds(name string, doc *yaml.Node) {
 			l.add(nil, m[1], m[2])
 			return
 		}
-		l.add(node, path, rename(m[2]))
+		msg = rename(m[2])
+		if n := len(l.problems); n > 0 && l.problems[n-1].Path == path && l.problems[n-1].Message == msg {
+			return // cutting did not help: say it once
+		}
+		l.add(node, path, msg)
 		cut()
 	}
+}
+
+// typeErrorRE is encoding/json's error for a value of the wrong type.
+var typeErrorRE = regexp.MustCompile(`cannot unmarshal (\w+) into Go struct field \w+\.(\S+) of type (\S+)`)
+
+// typeError is msg in the linter's form, "FIELD: got a number, want a
+// list", when it is encoding/json's error for a value of the wrong type.
+func typeError(msg string) string {
+	m := typeErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := strings.TrimPrefix(m[3], "*")
+	switch {
+	case strings.HasPrefix(want, "[]"):
+		want = "a list"
+	case strings.HasPrefix(want, "map["), strings.Contains(want, "."):
+		want = "a mapping"
+	}
+	got := map[string]string{"number": "a number", "string": "a string", "bool": "true or false", "array": "a list", "object": "a mapping"}[m[1]]
+	return fmt.Sprintf("%s: got %s, want %s", m[2], cmp.Or(got, m[1]), want)
 }
 
 var segmentRE = regexp.MustCompile(`^([^\[]+)((?:\[\d+\])*)$`)

@@ -27,6 +27,14 @@ func TestCheck(t *testing.T) {
 				`f.yaml:6:3: naming.prefx: unknown field; did you mean "prefix"?`,
 				`f.yaml:8:3: upstream.conectTimeout: unknown field; did you mean "connectTimeout"?`,
 			}},
+		{name: "anchors and merge keys", doc: "x-common: &common\n  url: http://127.0.0.1:1/mcp\nservers:\n- <<: *common\n  name: a\n- {<<: *common, name: b}\n",
+			want: []string{`f.yaml:1:1: x-common: unknown field`}},
+		{name: "an alias of its own ancestor", doc: "servers: []\nnaming: &n\n  prefix: *n\n", want: []string{"f.yaml: not YAML: anchor 'n' value contains itself"}},
+		{name: "aliases of aliases", doc: "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n",
+			want: []string{"f.yaml: not YAML: document contains excessive aliasing"}},
+		{name: "a second document is not read", doc: "servers: []\n---\nbogus: 1\n"},
+		{name: "a scalar where a list goes", doc: "servers: 3\n", want: []string{"f.yaml:1:10: servers: got a number, want a list"}},
+		{name: "a list where a mapping goes", doc: "servers: []\nnaming: [a]\n", want: []string{"f.yaml:2:9: naming: got a list, want a mapping"}},
 		{name: "a field with any case is the field", doc: "servers:\n- Name: a\n  URL: http://127.0.0.1:1/mcp\n"},
 		{name: "command not on PATH, URL without a scheme", doc: "servers:\n- name: a\n  command: npx-typo\n- name: b\n  url: localhost:3000/mcp\n- name: c\n  command: ./bin/missing\n",
 			want: []string{
@@ -73,4 +81,19 @@ func TestDistance(t *testing.T) {
 			t.Errorf("distance(%q, %q) = %d, want %d", tc.a, tc.b, d, tc.d)
 		}
 	}
+}
+
+// FuzzCheck: no document makes the linter panic or loop, and every
+// problem it reports has a message.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"servers: []\n", "servers:\n- name: a\n  comand: x\n", "a: &a [*a]\n", "servers:\n- {name: a, url: 'h:'}\n- {name: a, url: ftp://x}\n", "[", "naming: {prefix: 3}\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		for _, p := range Check("f.yaml", []byte(doc), Options{LookPath: func(string) (string, error) { return "", errors.New("no") }}) {
+			if p.Message == "" {
+				t.Fatalf("a problem without a message: %+v", p)
+			}
+		}
+	})
 }
