@@ -79,6 +79,9 @@ func (c hubClient) send(ctx context.Context, method, path string, body []byte, h
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return 0, nil, fmt.Errorf("no hub at %s: is `mcp-hub serve` running? (or give its address with --hub or $MCP_HUB_URL)", c.base)
 	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return 0, nil, fmt.Errorf("cannot reach the hub at %s: %w", c.base, ue.Err)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
