@@ -17,10 +17,11 @@ CONFORMANCE := test/conformance
 all: build
 
 build:
+	@echo "building bin/mcp-hub $(VERSION) with go build (the first build compiles about 1,160 packages: a few minutes; later builds relink only what changed)"
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcp-hub ./cmd/mcp-hub
 
 run: build
-	./bin/mcp-hub serve --listen $(LISTEN) --log-format console $(ARGS)
+	./bin/mcp-hub serve --listen $(LISTEN) $(ARGS)
 
 # Pinned npm packages (lockfile) for the interop tests: the official
 # reference server and the official TypeScript SDK client; and for the

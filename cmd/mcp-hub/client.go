@@ -4,19 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // The subcommands that talk to a running hub (pins, servers, tools) share one
-// client: the hub's base URL from --url, the caller's token from
+// client: the hub's base URL from --hub (or $MCP_HUB_URL), the caller's token from
 // MCP_HUB_TOKEN (never a flag: flags show in ps and shell history), and the
 // hub's own error text when it refuses.
 
@@ -27,35 +26,6 @@ const defaultHubURL = "http://127.0.0.1:8080"
 type hubClient struct {
 	base, token string
 	http        *http.Client
-}
-
-// subcommand reads the first of args as one of cmd's subcommands (subs)
-// and returns it, the arguments after it, and its flag set, which prints
-// usage on a bad flag. ok is false, with usage printed, when args do not
-// start with one of subs.
-func subcommand(cmd, usage string, subs []string, args []string, stderr io.Writer) (sub string, rest []string, fs *flag.FlagSet, ok bool) {
-	if len(args) == 0 || !slices.Contains(subs, args[0]) {
-		fmt.Fprint(stderr, usage)
-		return "", nil, nil, false
-	}
-	fs = flag.NewFlagSet("mcp-hub "+cmd+" "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	return args[0], args[1:], fs, true
-}
-
-// parseExit is the exit code of a flag set's Parse error: 0 when the user
-// asked for help (-h, --help), which is not a failure, else 2.
-func parseExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return 2
-}
-
-// clientFlags adds the flags every client subcommand has: --url and -o.
-func clientFlags(fs *flag.FlagSet) (base, out *string) {
-	return fs.String("url", defaultHubURL, "the hub's base URL"), fs.String("o", "table", "output: table or json")
 }
 
 // newHubClient is a client of the hub at base, the value of the flag
@@ -76,7 +46,11 @@ func (c hubClient) do(ctx context.Context, method, path string, body []byte) ([]
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, fmt.Errorf("%s %s: %d %s: %s", method, path, status, http.StatusText(status), errorText(b))
+		hint := ""
+		if status == http.StatusUnauthorized && c.token == "" {
+			hint = " (set MCP_HUB_TOKEN to a token of the hub's auth.tokens)"
+		}
+		return nil, fmt.Errorf("%s %s: %d %s: %s%s", method, path, status, http.StatusText(status), errorText(b), hint)
 	}
 	return b, nil
 }
@@ -102,6 +76,12 @@ func (c hubClient) send(ctx context.Context, method, path string, body []byte, h
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return 0, nil, fmt.Errorf("no hub at %s: is `mcp-hub serve` running? (or give its address with --hub or $MCP_HUB_URL)", c.base)
+	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return 0, nil, fmt.Errorf("cannot reach the hub at %s: %w", c.base, ue.Err)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -132,17 +112,11 @@ func errorText(b []byte) string {
 	return msg
 }
 
-// answer ends a CLI request of `mcp-hub <cmd>`: the error, or the hub's
-// body as it came with -o json, or print's human form; the exit code.
-func answer(stdout, stderr io.Writer, cmd, format string, body []byte, err error, print func(io.Writer, []byte) error) int {
-	if err == nil && format != "json" {
-		err = print(stdout, body)
-	} else if err == nil {
-		_, err = stdout.Write(body)
-	}
+// answer ends a CLI request: the request's error, or the hub's body
+// written as format asks (see writeOutput).
+func answer(stdout io.Writer, format string, body []byte, err error, table func(io.Writer, []byte, bool) error) error {
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub %s: %v\n", cmd, err)
-		return 1
+		return err
 	}
-	return 0
+	return writeOutput(stdout, format, body, table)
 }

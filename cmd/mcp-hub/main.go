@@ -1,17 +1,18 @@
 // Command mcp-hub puts many MCP servers behind one MCP endpoint.
 //
-//	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format json|console]
-//	mcp-hub stdio   [--config FILE] [--server NAME] [--log-level LEVEL] [--log-format json|console]
-//	mcp-hub pins list|approve [--url URL] [--server S] [--tool T] [-o table|json]
-//	mcp-hub tools list [--autonomy L] | call NAME [JSON] [--url URL] [-o json]
-//	mcp-hub servers list|add|rm [NAME] [--url URL] [-o table|json]
-//	mcp-hub servers import FILE|REGISTRY_URL [--secret-ref REF] [--var K=V] [--hub URL] [--dry-run]
-//	mcp-hub version
+//	mcp-hub [serve] [--listen ADDR] [--config FILE] [--log-level LEVEL] [--log-format auto|json|console]
+//	mcp-hub stdio   [--config FILE] [--server NAME] [--log-level LEVEL] [--log-format auto|json|console]
+//	mcp-hub pins list|approve [--server S] [--tool T] [--hub URL] [-o table|json|yaml|wide]
+//	mcp-hub tools list [--autonomy L] | call NAME [KEY=VALUE...] [--hub URL] [-o ...]
+//	mcp-hub servers list|add|rm|import ... [--hub URL] [-o ...]
+//	mcp-hub validate FILE
+//	mcp-hub version | --version | completion bash|zsh|fish|powershell
+//
+// See docs/cli.md.
 package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,7 +28,10 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/term"
 	"k8s.io/klog/v2"
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
@@ -39,20 +43,6 @@ import (
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-const usage = `mcp-hub puts many MCP servers behind one MCP endpoint.
-
-Usage:
-  mcp-hub [serve] [flags]   serve MCP over HTTP (/mcp, /sse, /ws; /servers/NAME/mcp for one server or virtual server) and the JSON listing
-  mcp-hub stdio [flags]     serve the same catalog over stdin/stdout (--server NAME: one server's or virtual server's part)
-  mcp-hub pins list|approve list or approve pinned tool definitions of a running hub
-  mcp-hub tools list|call   list the tools of a running hub, or run one (mcp-hub tools for help)
-  mcp-hub servers list|add|rm|import  list, register, remove or import (server.json) the servers of a running hub
-  mcp-hub validate --config FILE  check a config file (and every token and file it names) without starting
-  mcp-hub version           print the version, commit and build date
-
-Flags:
-`
 
 // options are the command-line settings shared by serve and stdio.
 type options struct {
@@ -75,37 +65,25 @@ type options struct {
 	tracer trace.Tracer
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "version":
-		fmt.Fprintf(stdout, "mcp-hub %s\n", currentBuild())
-		return 0
-	case "serve", "stdio":
-	case "pins":
-		return runPins(args, stdout, stderr)
-	case "tools":
-		return runTools(args, stdout, stderr)
-	case "servers":
-		return runServers(args, stdout, stderr)
-	case "validate":
-		return runValidate(args, stdout, stderr)
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (want serve, stdio, pins, servers, tools, validate or version)\n", cmd)
-		return 2
-	}
-
-	fs := flag.NewFlagSet("mcp-hub "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+// newServeCommand is `mcp-hub serve` (mode "serve") or `mcp-hub stdio`.
+func newServeCommand(mode string, stdout, stderr io.Writer) *cobra.Command {
 	var o options
-	if cmd == "serve" {
+	c := &cobra.Command{
+		Use:   mode,
+		Short: "Serve MCP over HTTP (/mcp, /sse, /ws, /servers/NAME/mcp), the REST API and the web console",
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, mode, &o, stdout, stderr) },
+	}
+	if mode == "stdio" {
+		c.Short = "Serve the same catalog over stdin/stdout (for clients that start the hub themselves)"
+	}
+	serveFlags(c.Flags(), &o, mode)
+	return c
+}
+
+// serveFlags adds the flags of serve (also the root command's) or stdio.
+func serveFlags(fs *pflag.FlagSet, o *options, mode string) {
+	if mode == "serve" {
 		fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve HTTP on")
 		fs.StringVar(&o.pprof, "pprof", "", "serve Go profiles (net/http/pprof) on this address, e.g. 127.0.0.1:6060; off when empty")
 	} else {
@@ -114,21 +92,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.config, "config", "", "YAML config file (default: the embedded default config)")
 	fs.StringVar(&o.stateDir, "state-dir", "", "directory of this hub's pins, stable names and registered servers (also MCP_HUB_STATE_DIR; default: one per config file under $XDG_STATE_HOME/mcp-hub; unused in a cluster)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&o.logFormat, "log-format", "json", "log format: json or console")
+	fs.StringVar(&o.logFormat, "log-format", "auto", "log format: console, json, or auto (console when stderr is a terminal, else json)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file for the Kubernetes source out of a cluster (also KUBECONFIG); in a cluster the ServiceAccount is used")
 	fs.StringVar(&o.namespaces, "namespaces", "", "namespaces to watch for MCPServers and the mcp-servers ConfigMap, comma-separated, * for all (default: the hub's own)")
 	fs.StringVar(&o.labelSelector, "label-selector", "", "only MCPServers matching this label selector")
 	fs.StringVar(&o.secretNames, "secret-names", "", "comma-separated: read only these Secrets, each watched by name, so RBAC can name them (default: every Secret of the watched namespaces)")
 	fs.BoolVar(&o.authServiceAccounts, "auth-service-accounts", false, "admit pods by their ServiceAccount token (TokenReview) with their Agent's autonomy (also auth.serviceAccounts.enabled)")
-	if err := fs.Parse(args); err != nil {
-		return parseExit(err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mcp-hub %s: unexpected arguments %q\n", cmd, fs.Args())
-		return 2
-	}
+}
 
+// serve runs the hub (mode serve or stdio) until SIGTERM or SIGINT. Its
+// failures are log lines; the error is the exit status.
+func serve(_ *cobra.Command, mode string, o *options, stdout, stderr io.Writer) error {
 	// Logs go to stderr: in stdio mode stdout carries the protocol.
+	o.logFormat = resolveLogFormat(o.logFormat, stderr)
 	log, err := newLogger(o.logLevel, o.logFormat, stderr)
 	if err != nil {
 		if o.logFormat == "json" {
@@ -139,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintf(stderr, "mcp-hub: %v\n", err)
 		}
-		return 2
+		return exitStatus(2)
 	}
 	// The hub's heap is small and short-lived (requests); trading a little
 	// memory for fewer collections shortens the call path. GOGC still wins.
@@ -153,13 +129,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := loadConfig(o.config)
 	if err != nil {
 		log.Error().Err(err).Msg("mcp-hub cannot start")
-		return 1
+		return exitStatus(1)
 	}
 
 	traces, err := tracing.Setup(context.Background(), "mcp-hub", hubVersion())
 	if err != nil {
 		log.Error().Err(fmt.Errorf("tracing: %w", err)).Msg("mcp-hub cannot start")
-		return 1
+		return exitStatus(1)
 	}
 	defer flushTraces(traces, log)
 	o.tracer = traces.Tracer()
@@ -169,16 +145,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if cmd == "stdio" {
-		err = serveStdio(ctx, cfg, o, log)
+	if mode == "stdio" {
+		err = serveStdio(ctx, cfg, *o, log)
 	} else {
-		err = serveHTTP(ctx, cfg, o, log, stdout)
+		err = serveHTTP(ctx, cfg, *o, log, stdout)
 	}
 	if err != nil {
 		log.Error().Err(err).Msg("mcp-hub stopped with an error")
-		return 1
+		return exitStatus(1)
 	}
-	return 0
+	return nil
 }
 
 // traceFlushTimeout bounds how long a stopping hub waits for its last
@@ -194,6 +170,32 @@ func flushTraces(p *tracing.Provider, log zerolog.Logger) {
 	}
 }
 
+// resolveLogFormat is --log-format with auto resolved: console for a
+// person at a terminal (stderr is one), json for a log collector.
+func resolveLogFormat(format string, stderr io.Writer) string {
+	if format != "auto" {
+		return format
+	}
+	if isTerminal(stderr) {
+		return "console"
+	}
+	return "json"
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// colour reports whether console lines to w may be coloured: w is a
+// terminal and NO_COLOR (https://no-color.org) is not set in getenv.
+func colour(w io.Writer, getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && isTerminal(w)
+}
+
+// newLogger is the hub's logger on w: JSON lines, or console lines for
+// people, in colour only where colour says.
 func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(strings.ToLower(level))
 	if err != nil || level == "" {
@@ -202,9 +204,9 @@ func newLogger(level, format string, w io.Writer) (zerolog.Logger, error) {
 	switch format {
 	case "json":
 	case "console":
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !colour(w, os.Getenv)}
 	default:
-		return zerolog.Logger{}, fmt.Errorf("--log-format: %q is not one of json, console", format)
+		return zerolog.Logger{}, fmt.Errorf("--log-format: %q is not one of auto, json, console", format)
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
 }
@@ -250,19 +252,34 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o options, log zerolog.L
 		}
 		defer stopProfiles()
 	}
-	addr := ln.Addr().String()
-	// The first line on stdout says where the hub listens (scripts and
-	// tests read it); in JSON mode it is a JSON log line like every other.
-	banner := fmt.Sprintf("mcp-hub %s listening on http://%s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)", hubVersion(), addr)
-	if o.logFormat == "json" {
-		out := zerolog.New(stdout).With().Timestamp().Logger()
-		out.Info().Str("url", "http://"+addr+"/mcp").Str("version", hubVersion()).Int("sources", h.Sources()).Msg(banner)
-	} else {
-		fmt.Fprintln(stdout, banner)
-	}
+	printBanner(stdout, o.logFormat, ln.Addr().String(), cfg.Auth.Configured(), h.Sources())
 	err = h.Serve(ctx, ln)
 	log.Info().Msg("stopped")
 	return err
+}
+
+// printBanner prints where the hub listens, its web console and how to
+// connect a client. Its first line on stdout says where the hub listens
+// (scripts and tests read it); in JSON mode it is one JSON log line like
+// every other, with the console and the hint as fields.
+func printBanner(stdout io.Writer, format, addr string, auth bool, sources int) {
+	listening := "http://" + addr
+	local := listening // what a client on this machine dials
+	if host, port, err := net.SplitHostPort(addr); err == nil && net.ParseIP(host).IsUnspecified() {
+		local = "http://" + net.JoinHostPort("127.0.0.1", port)
+	}
+	connect := "claude mcp add --transport http mcp-hub " + local + "/mcp"
+	if auth {
+		connect += ` --header "Authorization: Bearer $MCP_HUB_TOKEN"`
+	}
+	banner := fmt.Sprintf("mcp-hub %s listening on %s/mcp (SSE: /sse, WebSocket: /ws, tools: /api/mcp/tools)", hubVersion(), listening)
+	if format == "json" {
+		out := zerolog.New(stdout).With().Timestamp().Logger()
+		out.Info().Str("url", listening+"/mcp").Str("console", local+"/").Str("connect", connect).
+			Str("version", hubVersion()).Int("sources", sources).Msg(banner)
+		return
+	}
+	fmt.Fprintf(stdout, "%s\n  web console:          %s/\n  connect Claude Code:  %s\n", banner, local, connect)
 }
 
 func serveStdio(ctx context.Context, cfg *config.Config, o options, log zerolog.Logger) error {

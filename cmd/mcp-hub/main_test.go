@@ -110,18 +110,44 @@ func TestVersionAndUsage(t *testing.T) {
 		{[]string{"-h"}, 0, "-listen"},
 		{[]string{"help"}, 0, "mcp-hub stdio"},
 		{[]string{"stdio", "--help"}, 0, "-config"},
-		{[]string{"pins", "list", "-h"}, 0, "-url"},
-		{[]string{"tools", "call", "--help"}, 0, "-o"},
-		{[]string{"servers", "add", "--help"}, 0, "servers add"},
+		{[]string{"pins", "list", "-h"}, 0, "--hub"},
+		{[]string{"tools", "call", "--help"}, 0, "-o, --output"},
+		{[]string{"tools", "--help"}, 0, "mcp-hub tools [command]"},
+		{[]string{"tools"}, 0, "mcp-hub tools [command]"},
+		{[]string{"tools", "frob"}, 2, `unknown command "frob" for "mcp-hub tools"`},
+		{[]string{"servers", "add", "--help"}, 0, "--secret-ref"},
+		{[]string{"servers", "add"}, 2, "NAME is required"},
+		{[]string{"--version"}, 0, "mcp-hub v"},
+		{[]string{"completion", "bash"}, 0, "bash completion"},
+		{[]string{"completion", "zsh"}, 0, "zsh completion"},
+		{[]string{"completion", "fish"}, 0, "fish completion"},
+		{[]string{"completion", "powershell"}, 0, "powershell completion"},
+		{[]string{"tools", "list", "-o", "xml"}, 2, `unknown output format "xml": want table, json, yaml or wide`},
+		{[]string{"tools", "list", "--hub", "http://127.0.0.1:1"}, 1, "no hub at http://127.0.0.1:1: is `mcp-hub serve` running?"},
 		{[]string{"servers", "import", "--help"}, 0, "servers import SOURCE"},
 		{[]string{"servers", "import"}, 2, "servers import SOURCE"},
-		{[]string{"--no-such-flag"}, 2, "flag provided but not defined"},
-		{[]string{"pins", "list", "--no-such-flag"}, 2, "flag provided but not defined"},
+		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
+		{[]string{"pins", "list", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},
 	} {
-		out, err := exec.Command(hubBin, tc.args...).CombinedOutput()
-		if code := exitCode(err); code != tc.code || !strings.Contains(string(out), tc.says) {
+		// Help and what was asked for on stdout, mistakes on stderr.
+		cmd := exec.Command(hubBin, tc.args...)
+		cmd.Env = append(os.Environ(), "MCP_HUB_URL=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		code := exitCode(cmd.Run())
+		out := stdout.String()
+		if tc.code != 0 {
+			out = stderr.String()
+		}
+		if code != tc.code || !strings.Contains(out, tc.says) {
 			t.Errorf("mcp-hub %s: exit %d, want %d with %q in:\n%s", strings.Join(tc.args, " "), code, tc.code, tc.says, out)
 		}
+	}
+	// MCP_HUB_URL is the hub of every client command.
+	cmd = exec.Command(hubBin, "servers", "list")
+	cmd.Env = append(os.Environ(), "MCP_HUB_URL=http://127.0.0.1:1")
+	if out, err := cmd.CombinedOutput(); exitCode(err) != 1 || !strings.Contains(string(out), "no hub at http://127.0.0.1:1") {
+		t.Errorf("servers list with MCP_HUB_URL: exit %d\n%s", exitCode(err), out)
 	}
 }
 
@@ -272,17 +298,27 @@ func TestValidate(t *testing.T) {
 		{"bad transport", "servers:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  transport: htttp\n", nil, 1, `servers[0] (a).transport: "htttp"`},
 		{"bad api tool credential", "servers: []\napiTools:\n- name: w\n  url: https://api.example.com/w\n  method: GET\n  authScheme: Bearer\n  credentials: {env: MCPHUB_TEST_UNSET_9}\n", nil, 1, "MCPHUB_TEST_UNSET_9"},
 		{"bad MCP_SERVERS", "servers: []\n", []string{`MCP_SERVERS=[{"name":"e","url":"ftp://x"}]`}, 1, "MCP_SERVERS[0] (e)"},
+		{"every mistake, placed", "servers:\n- name: a\n  comand: npx\n- name: b\n  command: npx-typo-36\n- name: c\n  url: localhost:3000/mcp\n", nil, 1,
+			"every-mistake,-placed.yaml:3:3: servers[0] (a).comand: unknown field; did you mean \"command\"?\n" +
+				"every-mistake,-placed.yaml:5:12: servers[1] (b).command: \"npx-typo-36\" not found on PATH\n" +
+				"every-mistake,-placed.yaml:7:8: servers[2] (c).url: \"localhost:3000/mcp\" has no scheme"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
 			if err := os.WriteFile(path, []byte(tc.doc), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(hubBin, "validate", "--config", path)
+			args := []string{"validate", path} // the form of before: --config FILE
+			if tc.code == 0 {
+				args = []string{"validate", "--config", path}
+			}
+			cmd := exec.Command(hubBin, args...)
 			cmd.Env = append(os.Environ(), tc.env...)
 			out, err := cmd.CombinedOutput()
-			if code := exitCode(err); code != tc.code || !strings.Contains(string(out), tc.says) {
-				t.Fatalf("exit %d, want %d with %q:\n%s", code, tc.code, tc.says, out)
+			for w := range strings.SplitSeq(tc.says, "\n") {
+				if code := exitCode(err); code != tc.code || !strings.Contains(string(out), w) {
+					t.Fatalf("exit %d, want %d with %q:\n%s", code, tc.code, w, out)
+				}
 			}
 			if strings.Contains(string(out), "file-token-123") {
 				t.Fatal("validate printed a token")

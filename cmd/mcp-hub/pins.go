@@ -2,65 +2,74 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
-const pinsUsage = `mcp-hub pins: list and approve pinned tool definitions of a running hub.
-
-Usage:
-  mcp-hub pins list [--url URL] [-o table|json]
-  mcp-hub pins approve --server NAME [--tool NAME] [--url URL] [-o table|json]
+const pinsLong = `List and approve the pinned tool definitions of a running hub.
 
 approve re-pins what the server offers now: one tool, or with no --tool every
 tool of the server (after an upgrade). A prompt, resource or resource template
 the screening held is approved by its name or URI as --tool, the server's
 instructions by --tool instructions; with no --tool, all of them are. It needs
-an admin caller: the token in
-MCP_HUB_TOKEN must be an auth.tokens entry with admin: true (a hub without
-auth on loopback needs none).
+an admin caller: the token in MCP_HUB_TOKEN must be an auth.tokens entry with
+admin: true (a hub without auth on loopback needs none).`
 
-Flags:
-`
-
-// runPins is `mcp-hub pins`: a client of the hub's /api/mcp/pins.
-func runPins(args []string, stdout, stderr io.Writer) int {
-	sub, args, fs, ok := subcommand("pins", pinsUsage, []string{"list", "approve"}, args, stderr)
-	if !ok {
-		return 2
-	}
-	base, out := clientFlags(fs)
-	var server, tool string
-	if sub == "approve" {
-		fs.StringVar(&server, "server", "", "server whose tools to approve (required)")
-		fs.StringVar(&tool, "tool", "", "tool to approve (original or published name); empty: every tool of the server")
-	}
-	if err := fs.Parse(args); err != nil {
-		return parseExit(err)
-	}
-	if fs.NArg() > 0 || (*out != "table" && *out != "json") || (sub == "approve" && server == "") {
-		fs.Usage()
-		return 2
-	}
-	c, err := newHubClient("url", *base)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub pins: %v\n", err)
-		return 2
-	}
-	ctx := context.Background()
-	var body []byte
-	if sub == "list" {
-		body, err = c.do(ctx, http.MethodGet, "/api/mcp/pins", nil)
-	} else {
-		req, _ := json.Marshal(map[string]string{"server": server, "tool": tool})
-		body, err = c.do(ctx, http.MethodPost, "/api/mcp/pins/approve", req)
-	}
-	return answer(stdout, stderr, "pins "+sub, *out, body, err, func(w io.Writer, b []byte) error { return printPins(w, sub, b) })
+// newPinsCommand is `mcp-hub pins`: a client of the hub's /api/mcp/pins.
+func newPinsCommand(stdout, _ io.Writer) *cobra.Command {
+	list := func() *cobra.Command {
+		var o clientOptions
+		c := &cobra.Command{
+			Use:   "list",
+			Short: "List the pinned tool definitions and what changed",
+			Args:  noArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				c, err := o.client(cmd)
+				if err != nil {
+					return err
+				}
+				body, err := c.do(cmd.Context(), http.MethodGet, "/api/mcp/pins", nil)
+				return answer(stdout, o.output, body, err, func(w io.Writer, b []byte, _ bool) error { return printPins(w, "list", b) })
+			},
+		}
+		clientFlags(c.Flags(), &o, true)
+		return c
+	}()
+	approve := func() *cobra.Command {
+		var o clientOptions
+		var server, tool string
+		c := &cobra.Command{
+			Use:     "approve --server NAME [--tool NAME]",
+			Short:   "Approve what a server offers now (one tool, or all of the server's)",
+			Example: "  mcp-hub pins approve --server fs --tool read_file\n  mcp-hub pins approve --server github",
+			Args:    noArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				if server == "" {
+					return usagef("--server is required")
+				}
+				c, err := o.client(cmd)
+				if err != nil {
+					return err
+				}
+				req, _ := json.Marshal(map[string]string{"server": server, "tool": tool})
+				body, err := c.do(cmd.Context(), http.MethodPost, "/api/mcp/pins/approve", req)
+				return answer(stdout, o.output, body, err, func(w io.Writer, b []byte, _ bool) error { return printPins(w, "approve", b) })
+			},
+		}
+		c.Flags().StringVar(&server, "server", "", "server whose tools to approve (required)")
+		c.Flags().StringVar(&tool, "tool", "", "tool to approve (original or published name); empty: every tool of the server")
+		clientFlags(c.Flags(), &o, true)
+		return c
+	}()
+	g := newGroupCommand("pins", "List or approve pinned tool definitions of a running hub", list, approve)
+	g.Long = pinsLong
+	return g
 }
 
 // listedPin is a pin as /api/mcp/pins and the approval list it.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/secrets"
@@ -114,93 +115,96 @@ const (
 	statusError      = "error"
 )
 
-const importUsage = `mcp-hub servers import: register the remote servers of an MCP Registry server.json.
+const importLong = `Register the remote servers of an MCP Registry server.json.
 
-Usage:
-  mcp-hub servers import SOURCE [--secret-ref REF] [--var KEY=VALUE]... [--name NAME] [--hub URL] [--dry-run] [--wait D] [-o table|json]
-
-SOURCE is a server.json file, or the http(s) URL of a registry answer: one
-server.json, /v0.1/servers/{name}/versions/latest, or a /v0.1/servers list
-(its nextCursor pages are followed, at most --max-pages). Each server's
-streamable-http (else sse) remote is registered with POST /api/mcp/server of
+SOURCE is a server.json file, a registry's list or version document (a file,
+or an http(s) URL such as
+https://registry.modelcontextprotocol.io/v0.1/servers?search=weather&version=latest),
+whose nextCursor pages are followed, at most --max-pages. Each server's
+streamable-http (else sse) remote is registered (POST /api/mcp/server) with
 the hub at --hub, which checks it as any registration; packages (npm, pypi,
-oci ...) run on a client and are skipped, saying why. A remote whose
+oci) are listed as skipped, with how to run them. A remote whose
 Authorization header is required needs --secret-ref (registered as auth
 bearer); {variables} in a remote URL take --var, else their default. The
 hub's name of a server is the last part of its server.json name
 (io.github.acme/weather -> weather), or --name when the source holds one
 server. A server that fails does not stop the others; the exit code is 1
-when any failed or lists error after --wait.
+when any failed or lists error after --wait.`
 
-Flags:
-`
-
-// runServersImport is `mcp-hub servers import SOURCE`.
-func runServersImport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mcp-hub servers import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
+// newServersImportCommand is `mcp-hub servers import SOURCE`.
+func newServersImportCommand(stdout, stderr io.Writer) *cobra.Command {
 	o := importOptions{vars: map[string]string{}}
+	var co clientOptions
+	var dryRun bool
+	var wait time.Duration
+	var maxPages int
+	var vars []string
+	c := &cobra.Command{
+		Use:     "import SOURCE",
+		Short:   "Register the remote servers of an MCP Registry server.json (a file or a registry URL)",
+		Long:    importLong,
+		Example: "  mcp-hub servers import server.json --var port=8001 --secret-ref GITHUB_MCP_TOKEN --dry-run\n  mcp-hub servers import 'https://registry.modelcontextprotocol.io/v0.1/servers?search=weather&version=latest&limit=100'",
+		Args:    argsBetween(1, 1, "SOURCE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, kv := range vars {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("--var %q is not KEY=VALUE", kv)
+				}
+				o.vars[k] = v
+			}
+			if maxPages < 1 {
+				return usagef("--max-pages %d: want at least 1", maxPages)
+			}
+			c, err := co.client(cmd)
+			if err != nil {
+				return err
+			}
+			return runServersImport(cmd.Context(), c, args[0], o, importRun{dryRun, wait, maxPages, co.output}, stdout, stderr)
+		},
+	}
+	fs := c.Flags()
 	fs.StringVar(&o.name, "name", "", "the hub's name for the server, when SOURCE holds one")
 	fs.StringVar(&o.secretRef, "secret-ref", "", "for servers whose Authorization header is required: the labelled Secret (Kubernetes) or listed environment variable (laptop) holding the token")
-	fs.Func("var", "KEY=VALUE for a {KEY} of a remote URL (repeat for more)", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("%q is not KEY=VALUE", s)
-		}
-		o.vars[k] = v
-		return nil
-	})
-	base := fs.String("hub", defaultHubURL, "the hub's base URL")
-	dryRun := fs.Bool("dry-run", false, "print what would be registered; the hub is not asked")
-	wait := fs.Duration("wait", 10*time.Second, "after registering, wait this long for the hub to connect and print what it lists (0: do not wait)")
-	maxPages := fs.Int("max-pages", 20, "most pages of a registry list to read")
-	out := fs.String("o", "table", "output: table or json")
-	var source string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		source, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		return parseExit(err)
-	}
-	if source == "" && fs.NArg() == 1 {
-		source = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		source = ""
-	}
-	if source == "" || (*out != "table" && *out != "json") || *maxPages < 1 {
-		fs.Usage()
-		return 2
-	}
-	c, err := newHubClient("hub", *base)
+	fs.StringArrayVar(&vars, "var", nil, "KEY=VALUE for a {KEY} of a remote URL (repeat for more)")
+	fs.BoolVar(&dryRun, "dry-run", false, "print what would be registered; the hub is not asked")
+	fs.DurationVar(&wait, "wait", 10*time.Second, "after registering, wait this long for the hub to connect and print what it lists (0: do not wait)")
+	fs.IntVar(&maxPages, "max-pages", 20, "most pages of a registry list to read")
+	clientFlags(fs, &co, false)
+	return c
+}
+
+// importRun are the flags of an import besides what to register.
+type importRun struct {
+	dryRun   bool
+	wait     time.Duration
+	maxPages int
+	output   string
+}
+
+// runServersImport reads source, registers what it can with the hub of c
+// and prints what became of each server.
+func runServersImport(ctx context.Context, c hubClient, source string, o importOptions, r importRun, stdout, stderr io.Writer) error {
+	docs, err := readServerDocs(ctx, source, r.maxPages)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub servers import: %v\n", err)
-		return 2
-	}
-	ctx := context.Background()
-	docs, err := readServerDocs(ctx, source, *maxPages)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcp-hub servers import: %v\n", err)
-		return 1
+		return err
 	}
 	if o.name != "" && len(docs) != 1 {
-		fmt.Fprintf(stderr, "mcp-hub servers import: --name names one server; %s holds %d\n", secrets.URLForMessage(source), len(docs))
-		return 2
+		return usagef("--name names one server; %s holds %d", secrets.URLForMessage(source), len(docs))
 	}
 	results := planImport(docs, o)
-	if !*dryRun {
+	if !r.dryRun {
 		if err := registerAll(ctx, c, results); err != nil {
 			fmt.Fprintf(stderr, "mcp-hub servers import: %v\n", err)
 		}
-		if *wait > 0 {
-			if err := awaitConnections(ctx, c, results, *wait); err != nil {
+		if r.wait > 0 {
+			if err := awaitConnections(ctx, c, results, r.wait); err != nil {
 				fmt.Fprintf(stderr, "mcp-hub servers import: %v\n", err)
 			}
 		}
 	}
-	if err := printImport(stdout, *out, results); err != nil {
-		fmt.Fprintf(stderr, "mcp-hub servers import: %v\n", err)
-		return 1
+	if err := printImport(stdout, r.output, results); err != nil {
+		return err
 	}
 	failed := 0
 	for _, r := range results {
@@ -210,9 +214,9 @@ func runServersImport(args []string, stdout, stderr io.Writer) int {
 	}
 	if failed > 0 {
 		fmt.Fprintf(stderr, "mcp-hub servers import: %d of %d servers failed\n", failed, len(results))
-		return 1
+		return exitStatus(1)
 	}
-	return 0
+	return nil
 }
 
 // readServerDocs reads source, a file or an http(s) URL, and every page a
@@ -813,16 +817,18 @@ func takePhases(listing []byte, results []importResult) error {
 	return nil
 }
 
-// printImport prints the results as a table, or as {"servers": [...]}.
+// printImport prints the results as a table, or as {"servers": [...]}
+// in JSON or YAML.
 func printImport(w io.Writer, format string, results []importResult) error {
-	if format == "json" {
-		b, err := json.MarshalIndent(map[string][]importResult{"servers": results}, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+	b, err := json.MarshalIndent(map[string][]importResult{"servers": results}, "", "  ")
+	if err != nil {
 		return err
 	}
+	return writeOutput(w, format, append(b, '\n'), func(w io.Writer, _ []byte, _ bool) error { return printImportTable(w, results) })
+}
+
+// printImportTable prints the results as a table.
+func printImportTable(w io.Writer, results []importResult) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "SERVER\tNAME\tSTATUS\tURL\tDETAIL\n")
 	for _, r := range results {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -156,13 +157,20 @@ registrations: {credentialRefs: [UP_TOKEN]}
 	})
 	waitStatus(t, h, "added", "connected")
 
-	// The CLI lists it (table and JSON); any caller may list.
+	// The CLI lists it (table, JSON, YAML); any caller may list. The
+	// hub's old flag --url still works, with a deprecation notice.
 	out, errOut, code := serversCLI(t, "bot-secret", "list", "--url", h.Base)
 	if code != 0 || !strings.Contains(out, "NAME") || !regexpLine(out, "added", "connected", "streamable-http", "1", "registered (api)") ||
-		!regexpLine(out, "declared", "file") {
+		!regexpLine(out, "declared", "file") || !strings.Contains(errOut, "--url has been deprecated, use --hub") {
 		t.Fatalf("servers list: exit %d\n%s%s", code, out, errOut)
 	}
-	out, _, code = serversCLI(t, "bot-secret", "list", "--url", h.Base, "-o", "json")
+	if out, errOut, code := serversCLI(t, "bot-secret", "list", "-o", "wide", "--hub", h.Base); code != 0 || !regexpLine(out, "added", "connected", up) {
+		t.Fatalf("servers list -o wide: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := serversCLI(t, "bot-secret", "list", "-o", "yaml", "--hub", h.Base); code != 0 || !strings.Contains(out, "servers:\n- ") || !strings.Contains(out, "    name: added\n") {
+		t.Fatalf("servers list -o yaml: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = serversCLI(t, "bot-secret", "list", "--hub", h.Base, "-o", "json")
 	var listed struct {
 		Servers []struct {
 			Metadata   struct{ Name string }
@@ -224,17 +232,28 @@ registrations: {credentialRefs: [UP_TOKEN]}
 	if _, errOut, code := serversCLI(t, "bot-secret", "add", "cli", "--url", up, "--hub", h.Base); code != 1 || !strings.Contains(errOut, "403") {
 		t.Fatalf("servers add as bot: exit %d, %s", code, errOut)
 	}
-	if out, errOut, code := serversCLI(t, "ops-secret", "add", "cli", "--url", up, "--hub", h.Base); code != 0 || !strings.Contains(out, "cli connected") {
+	if out, errOut, code := serversCLI(t, "ops-secret", "add", "cli", "--url", up, "--hub", h.Base); code != 0 || !strings.Contains(out, "cli connected") || strings.Contains(errOut, "deprecated") {
 		t.Fatalf("servers add: exit %d, %s%s", code, out, errOut)
 	}
 	waitStatus(t, h, "cli", "connected")
+	// A server nothing listens for: add waits for the first connection,
+	// says it failed and why, and exits 1.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	if out, errOut, code := serversCLI(t, "ops-secret", "add", "down", "--url", closed, "--hub", h.Base); code != 1 || !strings.Contains(out, "down error: ") {
+		t.Fatalf("servers add with nothing listening: exit %d, %s%s", code, out, errOut)
+	}
 	if _, errOut, code := serversCLI(t, "ops-secret", "add", "bad", "--url", "nope", "--hub", h.Base); code != 1 || !strings.Contains(errOut, "400") || !strings.Contains(errOut, "url: ") {
 		t.Fatalf("servers add with a bad url: exit %d, %s", code, errOut)
 	}
-	if out, errOut, code := serversCLI(t, "ops-secret", "rm", "cli", "--url", h.Base); code != 0 || !strings.Contains(out, "cli deleted") {
+	if out, errOut, code := serversCLI(t, "ops-secret", "rm", "cli", "--hub", h.Base); code != 0 || !strings.Contains(out, "cli deleted") {
 		t.Fatalf("servers rm: exit %d, %s%s", code, out, errOut)
 	}
-	if _, errOut, code := serversCLI(t, "ops-secret", "rm", "cli", "--url", h.Base); code != 1 || !strings.Contains(errOut, "404") {
+	if _, errOut, code := serversCLI(t, "ops-secret", "rm", "cli", "--hub", h.Base); code != 1 || !strings.Contains(errOut, "404") {
 		t.Fatalf("servers rm twice: exit %d, %s", code, errOut)
 	}
 }

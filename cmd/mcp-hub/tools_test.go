@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,7 +76,12 @@ auth:
 			`get_issue gh yes read verb "get"`, "static-analysis hub yes", "4 tools from 2 servers"}},
 		{name: "list restricted", args: []string{"list", "--autonomy", "restricted"}, stdout: []string{"get_issue", "3 tools from 2 servers, as seen at autonomy restricted"},
 			notStdout: []string{"create_issue"}},
-		{name: "list json", args: []string{"list", "-o", "json", "--url", h.Base}, stdout: []string{`"totalTools": 4`}},
+		{name: "list json", args: []string{"list", "-o", "json", "--hub", h.Base}, stdout: []string{`"totalTools": 4`}},
+		{name: "list yaml", args: []string{"list", "-o", "yaml"}, stdout: []string{"totalTools: 4"}},
+		{name: "list bad output", args: []string{"list", "-o", "xml"}, code: 2, stderr: []string{`unknown output format "xml": want table, json, yaml or wide`}},
+		{name: "call key=value", token: "reader-secret", args: []string{"call", "get_issue", "number=8"}, stdout: []string{"issue #8"}},
+		{name: "call --args", token: "reader-secret", args: []string{"call", "get_issue", "--args", `{"number": 9}`}, stdout: []string{"issue #9"}},
+		{name: "call not key=value", token: "reader-secret", args: []string{"call", "get_issue", "number"}, code: 2, stderr: []string{`"number" is not KEY=VALUE`}},
 		{name: "list bad level", args: []string{"list", "--autonomy", "godmode"}, code: 1, stderr: []string{"400"}},
 		{name: "call allowed", token: "reader-secret", args: []string{"call", "get_issue", `{"number": 7}`}, stdout: []string{"issue #7"}},
 		{name: "call json, flags after the arguments", token: "reader-secret", args: []string{"call", "get_issue", `{"number": 7}`, "-o", "json"},
@@ -86,19 +90,20 @@ auth:
 			stderr: []string{"BLOCKED: Restricted autonomy — write tool 'create_issue' not allowed."}},
 		{name: "call lowered by --autonomy", token: "ops-secret", args: []string{"call", "create_issue", "{}", "--autonomy", "shu"}, code: 1,
 			stderr: []string{"BLOCKED: Restricted autonomy"}},
-		{name: "flags before the subcommand", token: "reader-secret", args: []string{"-o", "json", "call", "create_issue"}, code: 2},
+		{name: "flags before the subcommand", token: "reader-secret", args: []string{"-o", "json", "call", "create_issue"}, code: 1,
+			stdout: []string{`"isError":true`}, stderr: []string{"BLOCKED"}},
 		{name: "call tool error", token: "reader-secret", args: []string{"call", "list_failures"}, code: 1, stderr: []string{"ERROR: the CI is down"}},
 		{name: "call unknown", token: "ops-secret", args: []string{"call", "nope"}, code: 1, stderr: []string{"404", "tool 'nope' not found"}},
 		{name: "call duplicate key", token: "ops-secret", args: []string{"call", "create_issue", `{"a":1,"a":2}`}, code: 1, stderr: []string{"400", "appears twice"}},
 		{name: "call wrong token", token: "nope", args: []string{"call", "get_issue"}, code: 1, stderr: []string{"401", "bearer token refused"}},
-		{name: "call without a name", args: []string{"call"}, code: 2, stderr: []string{"mcp-hub tools call NAME"}},
-		{name: "bad url", args: []string{"list", "--url", "ftp://x"}, code: 2, stderr: []string{"not an http(s) URL"}},
+		{name: "call without a name", args: []string{"call"}, code: 2, stderr: []string{"NAME is required", "mcp-hub tools call NAME"}},
+		{name: "bad hub url", args: []string{"list", "--hub", "ftp://x"}, code: 2, stderr: []string{`--hub "ftp://x" is not an http(s) URL`}},
 		{name: "call write as ops", token: "ops-secret", args: []string{"call", "create_issue", "{}"}, stdout: []string{"created"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
-			if !slices.Contains(args, "--url") {
-				args = append(args, "--url", h.Base)
+			if !slices.Contains(args, "--hub") {
+				args = append(args, "--hub", h.Base)
 			}
 			out, errOut, code := toolsCLI(t, tc.token, args...)
 			if code != tc.code {
@@ -128,7 +133,7 @@ auth:
 	}
 	// The whole result with -o json, even for a denial, and the reason on
 	// stderr.
-	out, errOut, code := toolsCLI(t, "reader-secret", "call", "create_issue", "-o", "json", "--url", h.Base)
+	out, errOut, code := toolsCLI(t, "reader-secret", "call", "create_issue", "-o", "json", "--hub", h.Base)
 	var res struct {
 		IsError bool `json:"isError"`
 	}
@@ -141,21 +146,32 @@ auth:
 	}
 }
 
-func TestParseInterspersed(t *testing.T) {
+func TestToolArguments(t *testing.T) {
 	for _, tc := range []struct {
-		args      []string
-		pos, o, u string
+		base  string
+		pairs []string
+		want  string // the JSON object, or the error's start
 	}{
-		{args: []string{"get_issue", "{}"}, pos: "get_issue {}", o: "table", u: defaultHubURL},
-		{args: []string{"-o", "json", "get_issue", "{}"}, pos: "get_issue {}", o: "json", u: defaultHubURL},
-		{args: []string{"get_issue", "-o", "json", "{}", "--url", "http://h:1"}, pos: "get_issue {}", o: "json", u: "http://h:1"},
-		{args: []string{"get_issue", "--", "-o"}, pos: "get_issue -o", o: "table", u: defaultHubURL},
+		{pairs: nil, want: `{}`},
+		{pairs: []string{`{"a": 1}`}, want: `{"a": 1}`},
+		{pairs: []string{"n=7", "s=hello", "b=true", `l=["x"]`, "o={\"k\":1}", "e=", "q=\"7\""},
+			want: `{"b":true,"e":"","l":["x"],"n":7,"o":{"k":1},"q":"7","s":"hello"}`},
+		{pairs: []string{"text=a=b"}, want: `{"text":"a=b"}`},
+		{base: `{"n":1,"m":2}`, pairs: []string{"n=3"}, want: `{"m":2,"n":3}`},
+		{pairs: []string{"novalue"}, want: `argument "novalue" is not KEY=VALUE`},
+		{pairs: []string{"=1"}, want: `argument "=1" is not KEY=VALUE`},
+		{base: `[1]`, want: "--args: not a JSON object"},
+		{base: `{}`, pairs: []string{`{"a":1}`}, want: "give the arguments as --args or"},
 	} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		base, out := clientFlags(fs)
-		pos, err := parseInterspersed(fs, tc.args)
-		if err != nil || strings.Join(pos, " ") != tc.pos || *out != tc.o || *base != tc.u {
-			t.Errorf("%q: positional %q, -o %q, --url %q, %v; want %q, %q, %q", tc.args, pos, *out, *base, err, tc.pos, tc.o, tc.u)
+		got, err := toolArguments(tc.base, tc.pairs)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("%q %q: %v, want %s", tc.base, tc.pairs, err, tc.want)
+			}
+			continue
+		}
+		if string(got) != tc.want {
+			t.Errorf("%q %q = %s, want %s", tc.base, tc.pairs, got, tc.want)
 		}
 	}
 }

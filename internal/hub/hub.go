@@ -116,7 +116,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 	}
 	chain := hubchain.New(cfg.Replicas.InstanceID)
 	// The id as it appears in other hubs' Mcp-Hub-Chain headers.
-	log.Info().Str("instance", chain.Instance()).Str("chainId", string(chain.Own())).Msg("instance id (registration loops are refused by it)")
+	log.Info().Str("instance", chain.Instance()).Str("chainId", string(chain.Own())).Msg("this hub's id: sent with its requests to upstreams, so that a request that comes back to it through another hub is refused instead of going round in a loop")
 	upstreamOpts := upstreamOptions(cfg, httpClient, o)
 	upstreamOpts.Dial, upstreamOpts.Chain = dial, chain
 	reg := registry.New(registry.Options{

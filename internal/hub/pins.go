@@ -77,7 +77,7 @@ func newPins(ctx context.Context, cfg *config.Config, o Options, state *statedir
 		if err != nil {
 			return nil, err
 		}
-		log.Info().Str("mode", string(mode)).Str("file", path).Msg("tool pinning on")
+		log.Info().Str("mode", string(mode)).Str("file", path).Msg("tool pinning on: each tool's definition is remembered in this file, and a tool whose definition changes is held until approved (mcp-hub pins list)")
 		w.pinner = pinning.New(mode, store, rules)
 		return w, nil
 	}
@@ -103,7 +103,7 @@ func newPins(ctx context.Context, cfg *config.Config, o Options, state *statedir
 	if mode == pinning.Off {
 		return w, nil
 	}
-	log.Info().Str("mode", string(mode)).Str("configmap", ns+"/"+pinning.ConfigMapName).Msg("tool pinning on")
+	log.Info().Str("mode", string(mode)).Str("configmap", ns+"/"+pinning.ConfigMapName).Msg("tool pinning on: each tool's definition is remembered in this ConfigMap, and a tool whose definition changes is held until approved (mcp-hub pins list)")
 	w.pinner = pinning.New(mode, store, rules)
 	w.events = pinning.NewEvents(dyn, store, log)
 	w.close = func() {

@@ -119,9 +119,9 @@ func (st *startup) markTried(pending []string) {
 	close(st.tried)
 	took := time.Since(st.began).Round(time.Millisecond)
 	if len(pending) > 0 {
-		st.log.Warn().Strs("servers", pending).Dur("after", took).
-			Msg("start-up goes on without servers still connecting after upstream.connectTimeout")
+		st.log.Warn().Strs("servers", pending).Int64("elapsed_ms", took.Milliseconds()).
+			Msg("ready, without these servers: still connecting after upstream.connectTimeout (they join when connected)")
 		return
 	}
-	st.log.Info().Dur("after", took).Msg("every upstream tried once")
+	st.log.Info().Int64("elapsed_ms", took.Milliseconds()).Msg("ready: every server was tried once (see each server's line for how it went)")
 }
