@@ -96,6 +96,7 @@ running hub (pins, servers, tools) find it at --hub, default $MCP_HUB_URL, else
 		newToolsCommand(stdout, stderr),
 		newServersCommand(stdout, stderr),
 		newValidateCommand(stdout, stderr),
+		newConnectCommand(stdout, stderr),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print the version, commit and build date",

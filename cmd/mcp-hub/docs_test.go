@@ -14,11 +14,21 @@ import (
 // inside [optional] brackets: --hub, -o.
 var docFlagRE = regexp.MustCompile(`^\[?(--?[a-z][a-z-]*)`)
 
-// TestDocsCommandLines holds docs/cli.md to the command tree: every
-// command line in its code blocks names a command that exists and only
-// flags that command has.
+// TestDocsCommandLines holds docs/cli.md and docs/connect.md to the
+// command tree: every command line in their code blocks names a command
+// that exists and only flags that command has.
 func TestDocsCommandLines(t *testing.T) {
-	b, err := os.ReadFile("../../docs/cli.md")
+	for _, tc := range []struct {
+		page     string
+		minLines int
+	}{{"docs/cli.md", 20}, {"docs/connect.md", 3}} {
+		t.Run(tc.page, func(t *testing.T) { checkDocCommandLines(t, tc.page, tc.minLines) })
+	}
+}
+
+// checkDocCommandLines checks the command lines of one page.
+func checkDocCommandLines(t *testing.T, page string, minLines int) {
+	b, err := os.ReadFile("../../" + page)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,12 +66,12 @@ func TestDocsCommandLines(t *testing.T) {
 				known = cmd.Flags().ShorthandLookup(name) != nil
 			}
 			if !known {
-				t.Errorf("docs/cli.md:%d: %s has no flag %s: %s", n+1, cmd.CommandPath(), m[1], line)
+				t.Errorf("%s:%d: %s has no flag %s: %s", page, n+1, cmd.CommandPath(), m[1], line)
 			}
 		}
 	}
-	if lines < 20 {
-		t.Fatalf("docs/cli.md: only %d command lines found", lines)
+	if lines < minLines {
+		t.Fatalf("%s: only %d command lines found", page, lines)
 	}
 }
 
