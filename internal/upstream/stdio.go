@@ -10,18 +10,18 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream/stdiochild"
 )
 
-// handshakeTimeout bounds a connect's handshake and first listing: a
-// stdio child gets StartTimeout when it is longer than ConnectTimeout,
-// since `npx -y PKG` or `uvx PKG` may download for half a minute before
-// the server reads its stdin, and a child stopped mid-download is no
-// faster the next time. A child that exits is told at once (its stdout
-// closes), whatever is left of the bound.
-// setting names the setting the bound is.
-func (c *Client) handshakeTimeout() (bound time.Duration, setting string) {
-	if c.spec.Transport == config.TransportStdio && c.opts.StartTimeout > c.opts.ConnectTimeout {
-		return c.opts.StartTimeout, "upstream.startTimeout"
+// handshakeTimeout bounds the handshake and first listing of a server
+// of transport tr, and setting names the setting the bound is: a stdio
+// child gets StartTimeout when it is longer than ConnectTimeout, since
+// `npx -y PKG` or `uvx PKG` may download for half a minute before the
+// server reads its stdin, and a child stopped mid-download is no faster
+// the next time. A child that exits is told at once (its stdout closes),
+// whatever is left of the bound.
+func (o *Options) handshakeTimeout(tr config.Transport) (bound time.Duration, setting string) {
+	if tr == config.TransportStdio && o.StartTimeout > o.ConnectTimeout {
+		return o.StartTimeout, "upstream.startTimeout"
 	}
-	return c.opts.ConnectTimeout, "upstream.connectTimeout"
+	return o.ConnectTimeout, "upstream.connectTimeout"
 }
 
 // childFailed closes the session of a stdio child whose connect failed at

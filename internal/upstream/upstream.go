@@ -679,7 +679,7 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}
 	cn.child, _ = tr.(*stdiochild.Transport)
 	c.answers.Reset() // what an earlier connect was answered is not this one's
-	handshake, setting := c.handshakeTimeout()
+	handshake, setting := c.opts.handshakeTimeout(c.spec.Transport)
 	hctx, hcancel := context.WithTimeout(sessCtx, handshake)
 	defer hcancel()
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
