@@ -194,8 +194,9 @@ func (c *Classifier) Classify(t Tool) Class {
 			if cl, ok := classifyHints(t.ReadOnlyHint, t.DestructiveHint); ok {
 				return cl
 			}
+			return classifyName(t.Name)
 		}
-		return classifyName(t.Name)
+		return ignoredHint(t, classifyName(t.Name))
 	case Builtin:
 		return classifyBuiltin(t.Name)
 	case API:
@@ -222,6 +223,19 @@ func (s *overrideSource) match(server, name string) (Class, bool) {
 		return Class{ReadOnly: true, Reason: fmt.Sprintf("operator override (%s): pattern %q", s.label, p)}, true
 	}
 	return Class{}, false
+}
+
+// ignoredHint says so in the reason of cl, how the name rules classed a
+// tool of a server not trusted, when the tool declared readOnlyHint: true
+// and is a write all the same: otherwise "unknown: treated as write" reads
+// as if the hub had not seen the hint, and nothing names the setting that
+// would let it count.
+func ignoredHint(t Tool, cl Class) Class {
+	if cl.ReadOnly || t.ReadOnlyHint == nil || !*t.ReadOnlyHint {
+		return cl
+	}
+	cl.Reason = fmt.Sprintf("%s; its readOnlyHint: true was ignored: server %q is not trusted (trustAnnotations: true on the server lets its hints decide)", cl.Reason, t.Server)
+	return cl
 }
 
 // classifyHints applies a trusted server's annotations as the MCP spec

@@ -77,7 +77,12 @@ func TestClassifyRules(t *testing.T) {
 		{"trusted destructive write stays a write", Tool{Server: "trusted", Name: "get_issue", ReadOnlyHint: ptr(false), DestructiveHint: ptr(true)}, false, "destructiveHint from trusted server"},
 		{"trusted destructiveHint false alone falls through", Tool{Server: "trusted", Name: "get_issue", DestructiveHint: ptr(false)}, true, `read verb "get"`},
 		{"trusted without hints falls through", Tool{Server: "trusted", Name: "create_issue"}, false, `write verb "create"`},
-		{"untrusted readOnlyHint ignored", Tool{Server: "github", Name: "frobnicate_thing", ReadOnlyHint: ptr(true)}, false, "unknown: treated as write"},
+		{"untrusted readOnlyHint ignored", Tool{Server: "github", Name: "frobnicate_thing", ReadOnlyHint: ptr(true)}, false,
+			`unknown: treated as write; its readOnlyHint: true was ignored: server "github" is not trusted (trustAnnotations: true on the server lets its hints decide)`},
+		{"untrusted readOnlyHint ignored, write verb", Tool{Server: "fs", Name: "delete_thing", ReadOnlyHint: ptr(true)}, false,
+			`write verb "delete"; its readOnlyHint: true was ignored: server "fs" is not trusted (trustAnnotations: true on the server lets its hints decide)`},
+		{"untrusted readOnlyHint agreeing with the name", Tool{Server: "fs", Name: "read_file", ReadOnlyHint: ptr(true)}, true, `read verb "read"`},
+		{"untrusted readOnlyHint false says nothing of it", Tool{Server: "fs", Name: "directory_tree", ReadOnlyHint: ptr(false)}, false, "unknown: treated as write"},
 		{"untrusted destructiveHint ignored", Tool{Server: "gitlab", Name: "get_issue", DestructiveHint: ptr(true), ReadOnlyHint: ptr(false)}, true, `read verb "get"`},
 		{"hints ignored for API tools", Tool{Server: "trusted", Name: "x", Kind: API, Method: "POST", ReadOnlyHint: ptr(true)}, false, `API method "POST"`},
 

@@ -410,6 +410,12 @@ type UpstreamDefaults struct {
 	BreakerFailures int      `json:"breakerFailures"` // consecutive failures that open the breaker
 	BreakerOpenFor  Duration `json:"breakerOpenFor"`  // how long an open breaker fails fast
 	DiscoverTimeout Duration `json:"discoverTimeout"` // bound of the 2026-07-28 probe on first connect
+	// StartTimeout bounds the handshake and first tools/list of a stdio
+	// child in place of ConnectTimeout: a child started with npx or uvx
+	// may spend tens of seconds downloading its package before it reads
+	// its stdin, and a child stopped mid-download starts no faster next
+	// time. A child that exits is reported at once, whatever is left of it.
+	StartTimeout Duration `json:"startTimeout"`
 	// Dial says which private address ranges upstream connections may
 	// reach (dial.go); metadata addresses are never reached.
 	Dial DialSettings `json:"dial"`
@@ -445,6 +451,12 @@ const (
 	minMaxResponseBytes     = 64 << 10
 	maxMaxResponseBytes     = 1 << 30
 )
+
+// DefaultStartTimeout is upstream.startTimeout unless set: a cold
+// `npx -y PKG` downloads for about half a minute before the server starts;
+// four times that leaves room for a slow network without hiding a child
+// that hangs for good.
+const DefaultStartTimeout = Duration(2 * time.Minute)
 
 // Bounds of what one server lists (upstream.maxListPages, maxTools,
 // maxListBytes).
@@ -720,6 +732,7 @@ func (c *Config) applyDefaults() {
 	u := &c.Upstream
 	setDefault(&u.Timeout, Duration(60*time.Second))
 	setDefault(&u.ConnectTimeout, Duration(15*time.Second))
+	setDefault(&u.StartTimeout, DefaultStartTimeout)
 	setDefault(&u.PingInterval, Duration(15*time.Second))
 	setDefault(&u.BackoffMin, Duration(250*time.Millisecond))
 	setDefault(&u.BackoffMax, Duration(30*time.Second))

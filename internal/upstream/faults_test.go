@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if mode := os.Getenv(stdioChildEnv); mode != "" {
+		os.Exit(runStdioChild(mode))
+	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		if tok := os.Getenv(stdioTokenEnv); tok != "" {
 			// A careless server printing the credential it was given.

@@ -49,6 +49,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 	"github.com/purko-io/mcp-hub/internal/upstream/statustext"
+	"github.com/purko-io/mcp-hub/internal/upstream/stdiochild"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 	"github.com/purko-io/mcp-hub/internal/upstream/transports"
 )
@@ -88,8 +89,11 @@ type Info struct {
 
 // Options are the connection settings shared by all upstreams.
 type Options struct {
-	Timeout         time.Duration
-	ConnectTimeout  time.Duration
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	// StartTimeout bounds the handshake and first listing of a stdio
+	// child in place of ConnectTimeout when longer (config.StartTimeout).
+	StartTimeout    time.Duration
 	PingInterval    time.Duration
 	BackoffMin      time.Duration
 	BackoffMax      time.Duration
@@ -137,7 +141,7 @@ type Options struct {
 // OptionsFrom builds Options from the config defaults.
 func OptionsFrom(u config.UpstreamDefaults, httpClient *http.Client, info mcp.Implementation) Options {
 	return Options{
-		Timeout: u.Timeout.D(), ConnectTimeout: u.ConnectTimeout.D(), PingInterval: u.PingInterval.D(),
+		Timeout: u.Timeout.D(), ConnectTimeout: u.ConnectTimeout.D(), StartTimeout: u.StartTimeout.D(), PingInterval: u.PingInterval.D(),
 		BackoffMin: u.BackoffMin.D(), BackoffMax: u.BackoffMax.D(),
 		BreakerFailures: u.BreakerFailures, BreakerOpenFor: u.BreakerOpenFor.D(),
 		DiscoverTimeout: u.DiscoverTimeout.D(), HTTPClient: httpClient, ClientInfo: info,
@@ -233,6 +237,9 @@ type conn struct {
 	// side is the stateless 2026-07-28 client of relayed calls beside a
 	// 2025-11-25 session (side.go).
 	side sideClient
+	// child is the session's stdio child (stdio.go); nil on other
+	// transports.
+	child *stdiochild.Transport
 }
 
 // New returns a client for spec. It does nothing until Start.
@@ -414,6 +421,7 @@ func (c *Client) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		err = cn.childExit(err)
 		st := c.setFailed(err)
 		c.log.Warn().Str("error", st.Error).Func(st.logDetail).Msg("connection lost; reconnecting")
 		if !sleep(ctx, c.opts.backoff(0)) {
@@ -669,10 +677,19 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	}
 	mc := c.newMCPClient(tr, legacy)
 	cn := &conn{c: c, mc: mc, ctx: sessCtx, cancel: cancel}
+	cn.child, _ = tr.(*stdiochild.Transport)
 	c.answers.Reset() // what an earlier connect was answered is not this one's
+	handshake, setting := c.opts.handshakeTimeout(c.spec.Transport)
+	hctx, hcancel := context.WithTimeout(sessCtx, handshake)
+	defer hcancel()
 	fail := func(what string, err error) (*conn, []mcp.Tool, error) {
 		if over := streamBoundCause(sessCtx); over != nil {
 			err = over // whatever the transport made of the stream it stopped reading
+		}
+		if cn.child != nil {
+			if exit := cn.childFailed(hctx, what, handshake, setting, err); exit != nil {
+				return nil, nil, statustext.Failures{Answers: &c.answers, Redactor: c.cred}.Failed("", exit)
+			}
 		}
 		err = statustext.Failures{Answers: &c.answers, Redactor: c.cred}.Failed(what, err) // before closing adds answers
 		c.closeConn(cn, err)
@@ -684,8 +701,6 @@ func (c *Client) dial(ctx context.Context, legacy bool) (*conn, []mcp.Tool, erro
 	mc.OnNotification(c.notification)
 	mc.OnConnectionLost(func(err error) { cancel(fmt.Errorf("transport: %w", err)) })
 
-	hctx, hcancel := context.WithTimeout(sessCtx, c.opts.ConnectTimeout)
-	defer hcancel()
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = c.opts.ClientInfo
 	res, err := mc.Initialize(hctx, init)

@@ -20,8 +20,8 @@ func TestParse(t *testing.T) {
 	  {"name":"github","url":"http://dup/mcp"},
 	  {"url":"http://noname/mcp"}
 	]`)
-	if len(specs) != 2 {
-		t.Fatalf("got %d specs, want 2: %+v", len(specs), specs)
+	if len(specs) != 3 || specs[2].Name != "notoken" || specs[2].Problem == "" || specs[2].BearerToken != "" {
+		t.Fatalf("got %d specs, want 3, notoken in error: %+v", len(specs), specs)
 	}
 	if specs[0].BearerToken.Reveal() != "ghp_secret" || specs[0].Transport != config.TransportStreamableHTTP {
 		t.Errorf("github spec = %+v", specs[0])
@@ -56,5 +56,52 @@ func TestSourceSendsOneSnapshot(t *testing.T) {
 	snap := <-out
 	if snap.Source != SourceName || len(snap.Servers) != 1 || snap.Servers[0].Name != "a" {
 		t.Fatalf("snapshot = %+v", snap)
+	}
+}
+
+// A token with no auth is a bearer token, as Purko's executor sends it; a
+// token that cannot be used refuses its entry with an error naming it, the
+// entry listed in error (never dropped in silence), and no error or
+// problem holds the token.
+func TestParseToken(t *testing.T) {
+	const tok = "pk_live_Secret-Value.123"
+	cases := []struct {
+		name       string
+		entry      string
+		wantBearer string
+		wantErr    string // "" for none; else in the error and the spec's Problem
+	}{
+		{"token without auth is bearer", `{"name":"s","url":"http://h/mcp","token":"` + tok + `"}`, tok, ""},
+		{"auth bearer", `{"name":"s","url":"http://h/mcp","auth":"Bearer","token":"` + tok + `"}`, tok, ""},
+		{"no token, no auth", `{"name":"s","url":"http://h/mcp"}`, "", ""},
+		{"auth none, no token", `{"name":"s","url":"http://h/mcp","auth":"none"}`, "", ""},
+		{"auth none beside a token", `{"name":"s","url":"http://h/mcp","auth":"none","token":"` + tok + `"}`, "", `MCP_SERVERS[0] (s).token: auth is "none" but a token is given`},
+		{"blank token", `{"name":"s","url":"http://h/mcp","token":"   "}`, "", "MCP_SERVERS[0] (s).token: is blank"},
+		{"token with a newline", `{"name":"s","url":"http://h/mcp","token":"` + tok + `\n"}`, "", "MCP_SERVERS[0] (s).token: starts or ends with white space"},
+		{"token with a control character", `{"name":"s","url":"http://h/mcp","token":"` + tok + `\u0000x"}`, "", "MCP_SERVERS[0] (s).token: holds a character an HTTP header cannot carry (at byte 24)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			specs, errs := Parse("[" + tc.entry + "]")
+			if len(specs) != 1 {
+				t.Fatalf("specs %+v, errs %v: want the entry listed", specs, errs)
+			}
+			s := specs[0]
+			if got := s.BearerToken.Reveal(); got != tc.wantBearer {
+				t.Errorf("bearer token %q, want %q", got, tc.wantBearer)
+			}
+			if tc.wantErr == "" {
+				if len(errs) != 0 || s.Problem != "" {
+					t.Fatalf("errs %v, problem %q; want none", errs, s.Problem)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.wantErr) || !strings.Contains(s.Problem, tc.wantErr) {
+				t.Fatalf("errs %v, problem %q; want %q in both", errs, s.Problem, tc.wantErr)
+			}
+			if strings.Contains(errs[0].Error(), tok) || strings.Contains(s.Problem, tok) {
+				t.Errorf("the token leaks: %v / %q", errs[0], s.Problem)
+			}
+		})
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/listbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
+	"github.com/purko-io/mcp-hub/internal/upstream/stdiochild"
 	"github.com/purko-io/mcp-hub/internal/upstream/streambound"
 )
 
@@ -96,7 +97,15 @@ func (f Failures) explain(what string, err error) (public, detail string) {
 		te    *oauthclient.TokenError
 		re    *oauth2.RetrieveError
 		unsup mcp.UnsupportedProtocolVersionError
+		exit  *stdiochild.ExitError
 	)
+	if errors.As(err, &exit) {
+		// How a stdio child ended and the last of its stderr, redacted,
+		// for everyone: the operator's own program saying why it stopped
+		// ("FATAL: GITHUB_TOKEN is not set"), bounded by the child's
+		// tail (stdiochild.TailLines); it names its stage.
+		return full, ""
+	}
 	if what != "" {
 		// mcp-go says only "authorization required" of a 401.
 		if r := f.Answers.Refusal(); r != nil {

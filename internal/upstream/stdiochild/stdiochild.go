@@ -68,6 +68,9 @@ type Transport struct {
 	command   string
 	env, args []string
 	stderr    io.Writer
+	// tail keeps the child's last lines of stderr, redacted, to tell why
+	// it failed (ExitError).
+	tail *tail
 
 	mu sync.Mutex
 	// The child's ends of its stdin and stdout until it starts, and the
@@ -75,12 +78,35 @@ type Transport struct {
 	childIn, childOut, stdout *os.File
 	cmd                       *exec.Cmd
 	stop                      context.CancelFunc
+	// exited is closed when the child has ended and its stderr is read
+	// (wait); nil until it starts.
+	exited chan struct{}
+
+	// endMu guards what wait learns of the child's end and what it tells;
+	// apart from mu, which Close holds while it waits for the end.
+	endMu sync.Mutex
+	end   childEnd
+	// closing: Close has begun; an end after it is the hub's doing.
+	closing bool
+	// lost is told of a child that ends on its own (the mcp-go client's
+	// connection-lost handler): mcp-go's stdio transport tells nobody.
+	lost func(error)
+}
+
+// childEnd is how a child ended, as wait saw it.
+type childEnd struct {
+	state *os.ProcessState
+	err   error // Wait's
+	// byHub: the hub had cancelled the child when it ended.
+	byHub bool
 }
 
 // NewTransport returns a transport that starts command with env and args
 // (Command) when started, reading its stdout through read(stdout) and
-// writing its stderr to stderr; log receives mcp-go's messages.
-func NewTransport(command string, env, args []string, read func(io.Reader) io.Reader, stderr io.Writer, log *slog.Logger) (*Transport, error) {
+// writing its stderr to stderr; log receives mcp-go's messages. The last
+// TailLines lines of its stderr are kept for ExitError, each passed
+// through redact (nil: kept as written).
+func NewTransport(command string, env, args []string, read func(io.Reader) io.Reader, stderr io.Writer, redact func(string) string, log *slog.Logger) (*Transport, error) {
 	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe of %s: %w", command, err)
@@ -93,7 +119,7 @@ func NewTransport(command string, env, args []string, read func(io.Reader) io.Re
 	}
 	t := &Transport{
 		Stdio:   transport.NewIO(read(stdout), stdin, nil),
-		command: command, env: env, args: args, stderr: stderr,
+		command: command, env: env, args: args, stderr: stderr, tail: newTail(redact),
 		childIn: childIn, childOut: childOut, stdout: stdout,
 	}
 	transport.WithCommandLogger(log)(t.Stdio)
@@ -116,37 +142,111 @@ func (t *Transport) Start(ctx context.Context) error {
 		stop()
 		return err
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = t.childIn, t.childOut, t.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = t.childIn, t.childOut, io.MultiWriter(t.stderr, t.tail)
 	if err := cmd.Start(); err != nil {
 		stop()
 		return fmt.Errorf("failed to start command: %w", err)
 	}
 	// The child has its own copies: the pipes end with it.
 	t.closeChildEnds()
-	t.cmd, t.stop = cmd, stop
+	t.cmd, t.stop, t.exited = cmd, stop, make(chan struct{})
+	go t.wait(ctx, cmd, t.exited) // owned by Close, which waits for exited
 	return t.Stdio.Start(ctx)
+}
+
+// wait waits for the child to end (its stderr read to the end, or
+// WaitDelay after), records how, and tells lost of an end the hub did not
+// cause.
+func (t *Transport) wait(ctx context.Context, cmd *exec.Cmd, exited chan<- struct{}) {
+	err := cmd.Wait()
+	t.endMu.Lock()
+	t.end = childEnd{state: cmd.ProcessState, err: err, byHub: ctx.Err() != nil}
+	lost := t.lost
+	if t.closing || t.end.byHub {
+		lost = nil // the hub's doing, not a connection lost
+	}
+	t.endMu.Unlock()
+	close(exited)
+	if lost != nil {
+		lost(t.Exit("", nil))
+	}
+}
+
+// SetConnectionLostHandler makes handler be told, with an *ExitError, of
+// a child that ends before the transport is closed.
+func (t *Transport) SetConnectionLostHandler(handler func(error)) {
+	t.endMu.Lock()
+	defer t.endMu.Unlock()
+	t.lost = handler
+}
+
+// Exit returns err told as an *ExitError with how the child ended and its
+// last stderr; stage is what the hub was waiting for ("" once connected).
+// It is for a failure the child caused (its stdout closed, its stdin
+// broken): asked after Close, it tells a child that lingered as stopped by
+// the hub. nil while the child was never started or still runs.
+func (t *Transport) Exit(stage string, err error) *ExitError {
+	end, ok := t.ended()
+	if !ok {
+		return nil
+	}
+	if err == nil {
+		err = end.err
+	}
+	return &ExitError{Stage: stage, Status: exitStatus(end.state, end.byHub), Stderr: t.tail.Lines(), Err: err}
+}
+
+// Stopped returns err told as the *ExitError of a child that had not
+// answered stage within timeout (of setting) when the hub stopped it; nil
+// when the child was never started or still runs (Close ends it).
+func (t *Transport) Stopped(stage string, timeout time.Duration, setting string, err error) *ExitError {
+	end, ok := t.ended()
+	if !ok {
+		return nil
+	}
+	status := exitStatus(end.state, end.byHub)
+	if end.byHub {
+		status = "was stopped"
+	}
+	return &ExitError{Stage: stage, Timeout: timeout, Setting: setting, Status: status, Stderr: t.tail.Lines(), Err: err}
+}
+
+// ended returns how the child ended, once it has.
+func (t *Transport) ended() (childEnd, bool) {
+	t.mu.Lock()
+	exited := t.exited
+	t.mu.Unlock()
+	if exited == nil {
+		return childEnd{}, false
+	}
+	select {
+	case <-exited:
+	default:
+		return childEnd{}, false
+	}
+	t.endMu.Lock()
+	defer t.endMu.Unlock()
+	return t.end, true
 }
 
 // Close closes the child's stdin, gives it gracefulExit to end, then stops
 // its process group, and waits for it.
 func (t *Transport) Close() error {
+	t.endMu.Lock()
+	t.closing = true
+	t.endMu.Unlock()
 	err := t.Stdio.Close()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closeChildEnds()
 	if t.cmd != nil {
-		exited := make(chan struct{})
-		go func() {
-			defer close(exited)
-			_ = t.cmd.Wait() // how it ended is the transport's read error's to say
-		}()
 		select {
-		case <-exited:
+		case <-t.exited:
 		case <-time.After(gracefulExit):
 		}
 		t.stop() // the child's group, also what it left behind
-		<-exited
-		t.cmd = nil
+		<-t.exited
+		t.cmd = nil // exited stays: how it ended is for Exit and Stopped
 	}
 	// A reader blocked on stdout that a grandchild still holds open.
 	t.stdout.Close()

@@ -2,6 +2,7 @@ package stdiochild
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -53,7 +54,7 @@ func TestTransport(t *testing.T) {
 			}
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			tr, err := NewTransport(command, []string{"PIDFILE=" + pidFile}, args,
-				func(r io.Reader) io.Reader { return countingReader{r, &read} }, io.Discard, slog.New(slog.DiscardHandler))
+				func(r io.Reader) io.Reader { return countingReader{r, &read} }, io.Discard, nil, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,11 +83,24 @@ func TestTransport(t *testing.T) {
 			if slow := took >= gracefulExit; slow != tc.closeSlow || took > gracefulExit+childKillDelay+2*time.Second {
 				t.Fatalf("Close took %s", took)
 			}
-			if pid, err := os.ReadFile(pidFile); err == nil && running(strings.TrimSpace(string(pid))) {
+			if pid, err := os.ReadFile(pidFile); err == nil && !gone(strings.TrimSpace(string(pid)), 2*time.Second) {
 				t.Fatalf("the child's own child %s runs on", pid)
 			}
 		})
 	}
+}
+
+// gone reports whether process pid stops running within d: a SIGKILL sent
+// to the group as its leader ends is delivered at once, but the process
+// ends when it is next scheduled, which on a loaded machine may be after
+// Close returned.
+func gone(pid string, d time.Duration) bool {
+	for end := time.Now().Add(d); running(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			return false
+		}
+	}
+	return true
 }
 
 // running reports whether process pid runs (a zombie, not reaped in a
@@ -109,4 +123,48 @@ func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// The tail keeps the last TailLines lines, oldest first, each redacted
+// before it is cut, a line not ended yet last, blank lines not at all.
+func TestTail(t *testing.T) {
+	secret := strings.Repeat("s", 20)
+	redact := func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
+	long := strings.Repeat("x", maxTailLine-5) + secret // the cut would split the secret
+	cases := []struct {
+		name   string
+		writes []string
+		want   []string
+	}{
+		{"lines, blank ones dropped", []string{"a\n\nb\r\n", "c"}, []string{"a", "b", "c"}},
+		{"a line split across writes", []string{"FATAL: GITHUB_", "TOKEN is not set\n"}, []string{"FATAL: GITHUB_TOKEN is not set"}},
+		{"only the last lines", []string{strings.Repeat("old\n", 5) + func() string {
+			var b strings.Builder
+			for i := range TailLines {
+				fmt.Fprintf(&b, "l%d\n", i)
+			}
+			return b.String()
+		}()}, func() []string {
+			var out []string
+			for i := range TailLines {
+				out = append(out, fmt.Sprintf("l%d", i))
+			}
+			return out
+		}()},
+		{"redacted, then cut", []string{"token " + secret + "\n", long + "\n"}, []string{"token [redacted]", strings.Repeat("x", maxTailLine-5) + "[reda …"}},
+		{"a line that never ends is bounded", []string{strings.Repeat("y", maxPending+10)}, []string{strings.Repeat("y", maxTailLine) + " …", strings.Repeat("y", 10)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := newTail(redact)
+			for _, w := range tc.writes {
+				if n, err := tl.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			if got := tl.Lines(); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("Lines = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

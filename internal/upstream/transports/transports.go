@@ -116,7 +116,7 @@ func (cfg *Config) New(legacy bool, end context.CancelCauseFunc) (transport.Inte
 		}
 		tr, err := stdiochild.NewTransport(spec.Command, env, spec.Args,
 			func(stdout io.Reader) io.Reader { return bound.Lines(stdout, "stdout") },
-			liblog.Stderr(cfg.Log, cred.Text), cred.TransportLog(cfg.Log))
+			liblog.Stderr(cfg.Log, cred.Text), cred.Text, cred.TransportLog(cfg.Log))
 		if err != nil {
 			return nil, fmt.Errorf("stdio transport: %w", err)
 		}
