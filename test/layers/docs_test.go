@@ -17,13 +17,12 @@ import (
 // whose reference sections live in docs/.
 const maxReadmeLines = 400
 
-// pendingPages are the pages the README links that other branches of issue
-// 36 write (the CLI reference, `mcp-hub connect`, stdio servers): until they
-// are merged a link to one of them may point at nothing. The integrator
-// empties this list when merging them; a page still listed once it exists
-// fails the test, so the list cannot outlive its reason.
+// pendingPages are pages linked before the branch that writes them is
+// merged (none now): until then a link to one may point at nothing. A page
+// still listed once it exists fails the test, so the list cannot outlive
+// its reason.
 func pendingPages() []string {
-	return []string{"docs/stdio-servers.md"}
+	return nil
 }
 
 // docLink is one link of a Markdown page: its target as written and the
