@@ -23,11 +23,19 @@ build:
 run: build
 	./bin/mcp-hub serve --listen $(LISTEN) $(ARGS)
 
-# Pinned npm packages (lockfile) for the interop tests: the official
-# reference server and the official TypeScript SDK client; and for the
-# conformance tests: the official MCP conformance suite with the Node 22 it
-# needs, plus go-sdk's conformance everything-server.
-test-deps: $(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed kube-bins everything-server jaeger hydra idp chromium goreleaser actionlint cyclonedx-gomod
+# Everything the tests need, installed once and cached outside the repo
+# (~/.cache/mcp-hub): pinned npm packages (lockfile) for the interop tests
+# (the official reference server and the official TypeScript SDK client) and
+# for the conformance tests (the official MCP conformance suite with the Node
+# 22 it needs); Debian's chromium; and Go programs built from the Go module
+# proxy. On a fresh machine these builds are most of a cold `make test`, so
+# they run DEPS_JOBS at a time, the longest first: one Go build leaves a
+# 2-core machine idle while it links or downloads (times in docs/ci.md).
+DEPS_JOBS ?= 3
+TEST_DEPS := kube-bins goreleaser hydra helm idp everything-server cyclonedx-gomod actionlint chromium \
+	$(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed
+test-deps:
+	@$(MAKE) --no-print-directory -j$(DEPS_JOBS) --output-sync=target $(TEST_DEPS)
 
 # Debian's chromium, the headless browser of the web console's test
 # (test/console, driven with chromedp). Installed when missing: CI runs as
@@ -59,13 +67,6 @@ $(CONFORMANCE)/node_modules/.installed: $(CONFORMANCE)/package.json $(CONFORMANC
 everything-server:
 	hack/everything-server.sh >/dev/null
 
-# Jaeger v2, the real trace backend of the tracing test (test/tracing),
-# built once from the Go module proxy into ~/.cache/mcp-hub (~18 min on a
-# fresh, busy 2-core machine).
-.PHONY: jaeger
-jaeger:
-	hack/jaeger.sh >/dev/null
-
 # Ory Hydra, the real OAuth 2.1 / OpenID Connect authorization server the
 # tests get JWT access tokens from (internal/hubtest/hydra), built once
 # from the Go module proxy into ~/.cache/mcp-hub (~3 min on a 2-core machine).
@@ -81,11 +82,13 @@ hydra:
 idp:
 	hack/idp.sh >/dev/null
 
-# GoReleaser v2, the release tool (.goreleaser.yaml), actionlint, the
-# checker of .github/workflows, and cyclonedx-gomod, the SBOM writer, built
-# once from the Go module proxy into ~/.cache/mcp-hub (about 3.5 min, 10 s
-# and 35 s on a fresh 2-core machine).
-.PHONY: goreleaser actionlint cyclonedx-gomod
+# helm (the chart's lint and render), GoReleaser v2 (the release tool,
+# .goreleaser.yaml), actionlint (the checker of .github/workflows) and
+# cyclonedx-gomod (the SBOM writer), built once from the Go module proxy into
+# ~/.cache/mcp-hub.
+.PHONY: goreleaser actionlint cyclonedx-gomod helm
+helm:
+	hack/helm.sh >/dev/null
 goreleaser:
 	hack/goreleaser.sh >/dev/null
 actionlint:
@@ -133,7 +136,14 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: test-deps vet helm-test release-check fuzz budgets
+# Each step says how long it took (hack/step.sh); a failing step stops the
+# run. `make test-go` is the last step alone.
+TEST_STEPS := test-deps vet helm-test release-check fuzz budgets test-go
+test:
+	@set -e; for s in $(TEST_STEPS); do hack/step.sh "$$s" $(MAKE) --no-print-directory $$s; done
+
+.PHONY: test-go
+test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 # Budgets the race detector would distort (it changes what allocates), so

@@ -32,7 +32,7 @@ if [[ ! -x $bin ]]; then
 	if [[ ! -x $bin ]]; then
 		echo "hack/goreleaser.sh: building $PKG@$GORELEASER_VERSION into $bin (first time only, a few minutes)" >&2
 		start=$SECONDS
-		# A throwaway module in a scratch dir, as hack/jaeger.sh does: `go get`
+		# A throwaway module in a scratch dir, as hack/hydra.sh does: `go get`
 		# in a module of our own resolves goreleaser's own requirements and
 		# leaves this repo's go.mod/go.sum untouched. GOFLAGS/GOWORK of the
 		# caller must not leak in. Build beside the binary and rename, so an

@@ -1,6 +1,7 @@
 // Package tracing tests the hub's OpenTelemetry tracing end to end: a
-// caller, the hub binary and an upstream each export spans to a real Jaeger,
-// and the test reads the trace back through Jaeger's query API.
+// caller, the hub binary and an upstream each export spans over OTLP/HTTP
+// to a receiver the test runs (collector_test.go), and the test reads the
+// trace back from it.
 package tracing
 
 import (
@@ -29,10 +30,10 @@ import (
 	"github.com/purko-io/mcp-hub/internal/tracing"
 )
 
-// tracerOf is a tracer of service that exports every span to Jaeger as it
+// tracerOf is a tracer of service that exports every span to the collector as it
 // ends (a synchronous exporter: nothing is buffered when the test reads),
 // with the hub's own OTLP exporter.
-func tracerOf(t *testing.T, j jaeger, service string) trace.Tracer {
+func tracerOf(t *testing.T, j *collector, service string) trace.Tracer {
 	t.Helper()
 	env := map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": j.OTLP + "/v1/traces"}
 	exp, err := tracing.NewExporter(context.Background(), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
@@ -48,7 +49,7 @@ func tracerOf(t *testing.T, j jaeger, service string) trace.Tracer {
 // startUpstream is an MCP server (mcp-go, Streamable HTTP, in this process)
 // that joins the trace it is called in: it reads the traceparent header the
 // hub sends and makes a span of its own for every tool run, exported to
-// Jaeger as service test-upstream.
+// the collector as service test-upstream.
 func startUpstream(t *testing.T, tracer trace.Tracer) string {
 	t.Helper()
 	s := server.NewMCPServer("up", "1")
@@ -116,7 +117,7 @@ const (
 	tokenRestricted = "tok-restricted-0123456789"
 )
 
-// TestTraceCallerHubUpstream: one trace in Jaeger holds the caller's span,
+// TestTraceCallerHubUpstream: one trace at the collector holds the caller's span,
 // the hub's SERVER span (with tool, server, caller, level, decision and
 // outcome), the hub's CLIENT span under it, and the upstream's span under
 // that, whether the caller's context came in the traceparent header
@@ -126,7 +127,7 @@ const (
 // the hub: decision=denied, no CLIENT span, nothing upstream. Each call's
 // audit line carries its trace id.
 func TestTraceCallerHubUpstream(t *testing.T) {
-	j := startJaeger(t)
+	j := startCollector(t)
 	callerTracer := tracerOf(t, j, "test-caller")
 	upstream := startUpstream(t, tracerOf(t, j, "test-upstream"))
 	hub := hubtest.StartHub(t, hubtest.HubOptions{
@@ -146,7 +147,7 @@ func TestTraceCallerHubUpstream(t *testing.T) {
 		token    string
 		tool     string
 		server   string // the upstream that owns tool
-		upstream string // its service name in Jaeger
+		upstream string // its service name in the trace
 		caller   string
 		level    string
 		denied   bool
@@ -236,9 +237,9 @@ func TestTraceCallerHubUpstream(t *testing.T) {
 }
 
 // only is the one span of service and kind in spans.
-func only(t *testing.T, spans []jaegerSpan, service, kind string) jaegerSpan {
+func only(t *testing.T, spans []otlpSpan, service, kind string) otlpSpan {
 	t.Helper()
-	var found []jaegerSpan
+	var found []otlpSpan
 	for _, s := range spans {
 		if s.Service == service && s.Tag("span.kind") == kind {
 			found = append(found, s)
