@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 )
 
 // The subcommands that talk to a running hub (pins, servers, tools) share one
@@ -50,7 +51,7 @@ func (c hubClient) do(ctx context.Context, method, path string, body []byte) ([]
 		if status == http.StatusUnauthorized && c.token == "" {
 			hint = " (set MCP_HUB_TOKEN to a token of the hub's auth.tokens)"
 		}
-		return nil, fmt.Errorf("%s %s: %d %s: %s%s", method, path, status, http.StatusText(status), errorText(b), hint)
+		return nil, fmt.Errorf("%s %s: %d %s: %s%s", method, path, status, http.StatusText(status), httpjson.ErrorText(b), hint)
 	}
 	return b, nil
 }
@@ -91,25 +92,6 @@ func (c hubClient) send(ctx context.Context, method, path string, body []byte, h
 		return 0, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return resp.StatusCode, b, nil
-}
-
-// errorText is the message of a refusal the hub answered with: its REST
-// error ({"error": "..."}), a JSON-RPC error of the auth or guard layer,
-// or the body as it is.
-func errorText(b []byte) string {
-	var e struct {
-		Error any `json:"error"`
-	}
-	msg := strings.TrimSpace(string(b))
-	if json.Unmarshal(b, &e) == nil && e.Error != nil {
-		switch v := e.Error.(type) {
-		case string:
-			msg = v
-		case map[string]any:
-			msg = fmt.Sprint(v["message"])
-		}
-	}
-	return msg
 }
 
 // answer ends a CLI request: the request's error, or the hub's body

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/httpjson"
 )
 
 const toolsCallLong = `Run one tool of a running hub (POST /api/mcp/tools/NAME/run) as the caller
@@ -224,7 +225,7 @@ func toolsCall(ctx context.Context, c hubClient, name string, arguments []byte, 
 	case !isResult:
 		// A refusal before the tool: unknown tool, rate limit, bad
 		// arguments, credentials; the hub's error says which.
-		return fail("%d %s: %s", status, http.StatusText(status), errorText(body))
+		return fail("%d %s: %s", status, http.StatusText(status), httpjson.ErrorText(body))
 	case status != http.StatusOK || res.IsError:
 		// Denied (403, BLOCKED: ...) or failed (ERROR: ...).
 		return fail("%s", res.text())

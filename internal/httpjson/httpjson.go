@@ -5,7 +5,9 @@ package httpjson
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Write answers with status and v as JSON.
@@ -16,4 +18,25 @@ func Write(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// ErrorText is the message of an error answer an HTTP API wrote: its
+// {"error": "..."} (the hub's own, Write's) or {"error": {"message": ...}}
+// (a JSON-RPC-shaped one, as some registries answer), else the body as it
+// is. The hub's CLI reads the hub's refusals with it, the registry import
+// a registry's.
+func ErrorText(b []byte) string {
+	var e struct {
+		Error any `json:"error"`
+	}
+	msg := strings.TrimSpace(string(b))
+	if json.Unmarshal(b, &e) == nil && e.Error != nil {
+		switch v := e.Error.(type) {
+		case string:
+			msg = v
+		case map[string]any:
+			msg = fmt.Sprint(v["message"])
+		}
+	}
+	return msg
 }

@@ -20,3 +20,16 @@ func TestWrite(t *testing.T) {
 		t.Fatalf("body %q, want %q", got, want)
 	}
 }
+
+func TestErrorText(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"error":"needs an admin caller"}`, "needs an admin caller"},
+		{`{"error":{"code":-32602,"message":"no such server"}}`, "no such server"},
+		{"  upstream went away \n", "upstream went away"},
+		{`{"detail":"other shape"}`, `{"detail":"other shape"}`},
+	} {
+		if got := httpjson.ErrorText([]byte(tc.body)); got != tc.want {
+			t.Errorf("ErrorText(%s) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
