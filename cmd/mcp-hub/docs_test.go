@@ -12,7 +12,7 @@ import (
 
 // docFlagRE is a flag as docs/cli.md writes it in a command line, maybe
 // inside [optional] brackets: --hub, -o.
-var docFlagRE = regexp.MustCompile(`^\[?(--?[a-z][a-z-]*)`)
+var docFlagRE = regexp.MustCompile(`^\[?(--?[a-z][a-z0-9-]*)`)
 
 // TestDocsCommandLines holds docs/cli.md and docs/connect.md to the
 // command tree: every command line in their code blocks names a command

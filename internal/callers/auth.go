@@ -174,7 +174,7 @@ func (a *Auth) Authenticate(r *http.Request) (Caller, *Refusal) {
 				errors.As(err, &oe)
 				return Caller{}, &Refusal{oe.Status, "bearer token refused: " + oe.Reason, oe}
 			}
-			c, found = Caller{Name: g.Caller, Ceiling: g.Ceiling, Allow: allowlist(g.Tools), Admin: g.Admin, Guardrails: g.Guardrails,
+			c, found = Caller{Name: g.Caller, Ceiling: g.Ceiling, Allow: allowlist(g.Tools), Admin: g.Admin, Approver: g.Approver, Guardrails: g.Guardrails,
 				Subject: identity.OAuthSubject(token, g.Issuer, g.Expiry)}, true
 		}
 		if !found && a.reviewer != nil {

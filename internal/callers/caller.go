@@ -51,6 +51,10 @@ type Caller struct {
 	// changed tool definitions): a token with admin: true, the local
 	// user of a hub without auth on loopback, and stdio.
 	Admin bool
+	// Approver may decide the calls held for a person's approval
+	// (internal/approvals), besides approvals.approvers: an OAuth grant
+	// with approver: true.
+	Approver bool
 	// Face names the face the call came through in its audit line, when
 	// it is not an MCP one ("rest"); empty keeps the MCP faces' lines as
 	// they were.

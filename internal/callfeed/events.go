@@ -12,7 +12,9 @@ import (
 
 // GET /api/events: server-sent events for the web console. "catalog" says
 // the catalog changed (a server connected, died or changed, tools came or
-// went): read /api/mcp/tools again. "call" carries one recorded call, as
+// went): read /api/mcp/tools again. "approvals" says a call started or
+// stopped waiting for a person's approval: read /api/mcp/approvals again.
+// "call" carries one recorded call, as
 // /api/mcp/calls lists it (an admin's stream every call, another caller's
 // only its own). A comment line every heartbeat keeps proxies
 // from closing a quiet stream. The stream ends when the client goes or the
@@ -110,6 +112,7 @@ func (f *Feed) HandleEvents(w http.ResponseWriter, r *http.Request) {
 	// The stream starts with the state now: the catalog generation, and
 	// calls only from here on (the page reads /api/mcp/calls for the past).
 	_, seq, gen := f.since(^uint64(0))
+	approvals := f.approvalsGen()
 	send := func(write func() error) bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
 		return write() == nil && rc.Flush() == nil
@@ -130,7 +133,13 @@ func (f *Feed) HandleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-wake:
 			calls, newSeq, newGen := f.since(seq)
 			calls = visibleCalls(caller, calls)
+			newApprovals := f.approvalsGen()
 			ok := send(func() error {
+				if newApprovals != approvals {
+					if err := writeEvent(w, "approvals", map[string]uint64{"gen": newApprovals}); err != nil {
+						return err
+					}
+				}
 				if newGen != gen {
 					if err := writeEvent(w, "catalog", map[string]uint64{"gen": newGen}); err != nil {
 						return err
@@ -146,7 +155,7 @@ func (f *Feed) HandleEvents(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			seq, gen = newSeq, newGen
+			seq, gen, approvals = newSeq, newGen, newApprovals
 		}
 	}
 }

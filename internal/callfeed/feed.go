@@ -68,7 +68,10 @@ type Feed struct {
 	ring [recentCalls]Call
 	seq  uint64 // calls recorded so far; the newest is ring[(seq-1)%len]
 	gen  uint64 // catalog changes seen
-	subs map[chan struct{}]struct{}
+	// approvals counts the changes of the calls held for approval
+	// (internal/approvals): a page reads /api/mcp/approvals again.
+	approvals uint64
+	subs      map[chan struct{}]struct{}
 	// streams counts the open event streams (events.go); heartbeat is
 	// their keep-alive interval.
 	streams   int
@@ -105,6 +108,23 @@ func (f *Feed) CatalogChanged() {
 	f.gen++
 	f.wakeLocked()
 	f.mu.Unlock()
+}
+
+// ApprovalsChanged wakes the streams, which tell their consoles to read
+// the held calls again (/api/mcp/approvals): call it whenever a call
+// starts or stops waiting for approval.
+func (f *Feed) ApprovalsChanged() {
+	f.mu.Lock()
+	f.approvals++
+	f.wakeLocked()
+	f.mu.Unlock()
+}
+
+// approvalsGen is the count of ApprovalsChanged so far.
+func (f *Feed) approvalsGen() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.approvals
 }
 
 // wakeLocked signals each stream without blocking: a stream that has not

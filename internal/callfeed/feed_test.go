@@ -130,6 +130,9 @@ func TestEventStreamHeartbeats(t *testing.T) {
 		mustf(t, !strings.Contains(l, "not_yours"), "another caller's call reached the stream: %s", l)
 		return strings.HasPrefix(l, "data: ") && strings.Contains(l, `"tool":"yours"`)
 	}), "the stream ended before the call")
+	f.ApprovalsChanged()
+	mustf(t, waitLine("approvals event", func(l string) bool { return l == "event: approvals" }), "the stream ended before the approvals event")
+	mustf(t, waitLine("its data", func(l string) bool { return l == `data: {"gen":1}` }), "the stream ended before the approvals event's data")
 	cancel()
 	if waitLine("end of the stream", func(string) bool { return false }) {
 		t.Fatal("unreachable")

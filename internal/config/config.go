@@ -104,6 +104,9 @@ type Config struct {
 	VirtualServers []toolspec.VirtualServer `json:"virtualServers,omitempty"`
 	// RegistryAPI shapes the MCP Registry API (/v0.1/servers).
 	RegistryAPI RegistryAPISettings `json:"registryAPI"`
+	// Approvals say who approves the calls that guardrails hold for a
+	// person (humanApprovalRequired), and for how long they wait.
+	Approvals ApprovalSettings `json:"approvals"`
 }
 
 // Pinning modes (pinning.mode).
@@ -689,6 +692,13 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 		r.SecretValue = v
 	}
+	if w := c.Approvals.Webhook; w != nil && w.Token != nil {
+		v, err := w.Token.read()
+		if err != nil {
+			return nil, fmt.Errorf("config %s: approvals.webhook.token: %w", name, err)
+		}
+		w.TokenValue = v
+	}
 	for i := range c.Auth.Tokens {
 		t := &c.Auth.Tokens[i]
 		v, err := t.Token.read()
@@ -752,6 +762,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Pinning.Mode, PinningEnforce)
 	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
+	c.Approvals.applyDefaults()
 	c.RegistryAPI.applyDefaults()
 }
 
@@ -778,6 +789,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.RegistryAPI.validate(); err != nil {
+		return err
+	}
+	if err := c.Approvals.validate(); err != nil {
 		return err
 	}
 	if c.Upstream.BackoffMax < c.Upstream.BackoffMin {

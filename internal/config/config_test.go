@@ -148,6 +148,13 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"pinning unknown key", "pinning: {approvals: []}\n", `unknown field "approvals"`},
 		{"screening mode", "screening: {mode: strict}\n", `screening.mode: "strict" is not one of enforce, warn, off`},
 		{"screening unknown key", "screening: {rules: []}\n", `unknown field "rules"`},
+		{"approver glob", "approvals: {approvers: ['[ops']}\n", `approvals.approvers[0]: "[ops" is not a valid glob`},
+		{"approver blank", "approvals: {approvers: [' ops']}\n", `approvals.approvers[0]: " ops" is not a caller name or glob`},
+		{"approval timeout", "approvals: {timeout: 500ms}\n", "approvals.timeout: 500ms is shorter than 1s"},
+		{"approval webhook url", "approvals: {webhook: {url: 'ftp://chat/hook'}}\n", "approvals.webhook.url: not an absolute http(s) URL"},
+		{"approval webhook console", "approvals: {webhook: {url: 'https://chat/hook', consoleURL: 'hub.example.com'}}\n", `approvals.webhook.consoleURL: "hub.example.com" is not an absolute`},
+		{"approval webhook token", "approvals: {webhook: {url: 'https://chat/hook', token: {env: MCPHUB_TEST_UNSET_WEBHOOK}}}\n", "approvals.webhook.token"},
+		{"approval mode", "auth: {tokens: [{name: a, token: {env: HOME}, maxLevel: supervised, guardrails: {humanApprovalRequired: true, approvalMode: chat}}]}\n", `guardrails.approvalMode: "chat" is not one of api, elicit`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,6 +59,9 @@ type OAuthGrant struct {
 	Tools []string `json:"tools,omitempty"`
 	// Admin lets the caller use the REST API's writes.
 	Admin bool `json:"admin,omitempty"`
+	// Approver lets the caller approve or deny calls held for a person
+	// (approvals), besides approvals.approvers.
+	Approver bool `json:"approver,omitempty"`
 	// Guardrails hold the tokens this grant matches (by scope: claim
 	// scope; by subject: claim sub); the guardrails of every matching
 	// grant and of the issuer add up, the strictest wins.

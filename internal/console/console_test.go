@@ -39,6 +39,10 @@ func TestPageRefersOnlyToEmbeddedAssets(t *testing.T) {
 				t.Errorf("%s: %d, X-Content-Type-Options %q", ref, res.StatusCode, res.Header.Get("X-Content-Type-Options"))
 			}
 		case strings.HasPrefix(ref, "/api/"), ref == "/metrics", strings.HasPrefix(ref, "data:"):
+		case strings.HasPrefix(ref, "#"): // a place on the page itself
+			if !strings.Contains(page, `id="`+ref[1:]+`"`) {
+				t.Errorf("the page links to %s, which it does not hold", ref)
+			}
 		default:
 			t.Errorf("the page refers to %q, outside the hub", ref)
 		}
@@ -102,5 +106,75 @@ func TestConnectSnippets(t *testing.T) {
 		if c.Command != "mcp-hub connect "+c.ID+" --hub http://127.0.0.1:8080" {
 			t.Errorf("%s: command %q", c.ID, c.Command)
 		}
+	}
+}
+
+// Under the CSP (script-src 'self', style-src 'self') inline code would
+// not run: the page holds none, neither scripts nor styles nor handlers.
+func TestPageHoldsNoInlineCode(t *testing.T) {
+	_, page := get(t, "/")
+	for _, m := range regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`).FindAllStringSubmatch(page, -1) {
+		if !strings.Contains(m[1], ` src="/console/`) || strings.TrimSpace(m[2]) != "" {
+			t.Errorf("index.html holds a script that is not an embedded file: %q", m[0])
+		}
+	}
+	for _, re := range []string{
+		`(?i)<style`,
+		`(?i)\sstyle\s*=`,
+		`(?i)\son[a-z]+\s*=`,
+		`(?i)javascript:`,
+	} {
+		if m := regexp.MustCompile(re).FindString(page); m != "" {
+			t.Errorf("index.html holds inline code (%s): %q", re, m)
+		}
+	}
+	_, js := get(t, "/console/console.js")
+	for _, bad := range []string{`setAttribute("on`, "setAttribute('on", ".style.", `"style"`, "cssText"} {
+		if strings.Contains(js, bad) {
+			t.Errorf("console.js sets inline handlers or styles (%s)", bad)
+		}
+	}
+}
+
+// Every element the script looks up by id is on the page.
+func TestScriptFindsItsElements(t *testing.T) {
+	_, page := get(t, "/")
+	_, js := get(t, "/console/console.js")
+	ids := regexp.MustCompile(`\$\("#([A-Za-z0-9_-]+)`).FindAllStringSubmatch(js, -1)
+	if len(ids) < 20 {
+		t.Fatalf("found %d lookups by id in console.js", len(ids))
+	}
+	for _, m := range ids {
+		if !strings.Contains(page, `id="`+m[1]+`"`) {
+			t.Errorf("console.js looks up #%s, which index.html does not hold", m[1])
+		}
+	}
+}
+
+// The Approvals panel: its count in the top bar and the panel's heading,
+// the list read from /api/mcp/approvals again on the stream's approvals
+// event, decisions that name the digest of the arguments shown, and the
+// webhook's link (/console/#approval=ID) leading to the call's box.
+func TestApprovalsPanel(t *testing.T) {
+	_, page := get(t, "/")
+	for _, want := range []string{`id="approvals-card"`, `id="approvals-count"`, `href="#approvals-card"`, `id="approvals-empty"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html holds no %s", want)
+		}
+	}
+	if strings.Index(page, `id="approvals-card"`) > strings.Index(page, `id="servers-h"`) {
+		t.Error("the Approvals panel comes after the servers: held calls wait for a person, they go first")
+	}
+	_, js := get(t, "/console/console.js")
+	for _, want := range []string{`api("/api/mcp/approvals")`, `"/api/mcp/approvals/" + encodeURIComponent(`,
+		`argumentsSha256: b.p.argumentsSha256`, `name === "approvals"`, `#approval=`, `"hashchange"`, `visibilityState`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("console.js holds no %s", want)
+		}
+	}
+	// The console's /console/ answers the webhook's link with the page.
+	res, body := get(t, "/console/")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `id="approvals-card"`) || res.Header.Get("Content-Security-Policy") != CSP {
+		t.Errorf("GET /console/: %d, CSP %q", res.StatusCode, res.Header.Get("Content-Security-Policy"))
 	}
 }

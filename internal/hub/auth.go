@@ -110,7 +110,7 @@ func newVerifier(ctx context.Context, o *config.OAuthSettings, log zerolog.Logge
 			if err != nil {
 				return nil, fmt.Errorf("auth.oauth.issuers[%d].grants[%d].maxLevel: %w", i, j, err)
 			}
-			in.Rules = append(in.Rules, oauth.Rule{Claim: g.Claim, Value: g.Value, MaxLevel: lvl, Tools: g.Tools, Admin: g.Admin, Guardrails: g.Guardrails})
+			in.Rules = append(in.Rules, oauth.Rule{Claim: g.Claim, Value: g.Value, MaxLevel: lvl, Tools: g.Tools, Admin: g.Admin, Approver: g.Approver, Guardrails: g.Guardrails})
 		}
 		opts.Issuers = append(opts.Issuers, in)
 	}

@@ -1,10 +1,14 @@
 package hub
 
 import (
+	"net/http"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/adminapi"
+	"github.com/purko-io/mcp-hub/internal/approvals"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
 	"github.com/purko-io/mcp-hub/internal/config"
@@ -47,13 +51,18 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 	}
 	runs := guardrails.NewRuns(share)
 	feed := callfeed.New()
+	gate := approvals.New(approvals.Options{
+		Timeout: cfg.Approvals.Timeout.D(), Approvers: cfg.Approvals.Approvers, Webhook: approvalWebhook(cfg),
+		Peers: ps, Metrics: metrics, Log: flog, OnChange: feed.ApprovalsChanged,
+	})
 	pipe := pipeline.New(pipeline.Options{
 		Registry: reg, Route: route,
 		PerCaller:       pipeline.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
 		PerUpstream:     pipeline.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
 		OwnCallerLimits: auth.HasOwnLimits(), Replicas: ps.Replicas,
 		Metrics: metrics, Feed: feed, Log: flog, Tracer: o.Tracer,
-		Guard: guardrails.New(guardrails.Options{Metrics: metrics, Runs: runs}),
+		Guard:     guardrails.New(guardrails.Options{Metrics: metrics, Runs: runs}),
+		Approvals: gate,
 	})
 	api := adminapi.RegistryOptions{Namespace: cfg.RegistryAPI.Namespace, BaseURL: cfg.RegistryBaseURL(), HubVersion: o.Version}
 	return server.New(server.Parts{
@@ -76,12 +85,34 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 		Admin: adminapi.New(adminapi.Options{
 			Registry: reg, Auth: auth, Visible: pipeline.Visible, Registrations: registered, Log: flog, RegistryAPI: api,
 		}),
-		Tasks: taskhandle.New([]byte(cfg.Replicas.SecretValue)),
-		Chain: chain,
+		Tasks:     taskhandle.New([]byte(cfg.Replicas.SecretValue)),
+		Chain:     chain,
+		Approvals: gate,
 	}, server.Options{
 		Name:         name,
 		Version:      o.Version,
 		Instructions: "mcp-hub serves the tools of many MCP servers through this one endpoint.",
 		Tracer:       o.Tracer,
 	}, log)
+}
+
+// approvalWebhook is approvals.webhook, nil when none is set: its POSTs
+// go under the dial policy of upstreams, its links to the hub's address as
+// approvers reach it.
+func approvalWebhook(cfg *config.Config) *approvals.Webhook {
+	w := cfg.Approvals.Webhook
+	if w == nil {
+		return nil
+	}
+	hook := &approvals.Webhook{URL: w.URL, ConsoleURL: w.ConsoleURL,
+		Client: &http.Client{Transport: outboundTransport(dialPolicy(cfg)), Timeout: 15 * time.Second,
+			// A redirect would take the credential elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	if hook.ConsoleURL == "" {
+		hook.ConsoleURL = cfg.RegistryBaseURL()
+	}
+	if w.TokenValue != "" {
+		hook.Authorization = "Bearer " + string(w.TokenValue)
+	}
+	return hook
 }

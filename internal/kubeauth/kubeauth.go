@@ -470,6 +470,37 @@ func agentGuardrails(obj *unstructured.Unstructured) (*toolspec.Guardrails, erro
 	default:
 		return nil, fmt.Errorf("spec.guardrails.maxIterations is a %T, not a number", v)
 	}
+	// Purko's flag for irreversible steps, held per call here. A string
+	// "true" is what a kubectl patch without quotes around the YAML value
+	// leaves, and is read as meant.
+	switch v := raw["humanApprovalRequired"].(type) {
+	case nil:
+	case bool:
+		g.HumanApprovalRequired = v
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("spec.guardrails.humanApprovalRequired: %q is not true or false", v)
+		}
+		g.HumanApprovalRequired = b
+	default:
+		return nil, fmt.Errorf("spec.guardrails.humanApprovalRequired is a %T, not true or false", v)
+	}
+	switch v := raw["approvalFor"].(type) {
+	case nil:
+	case []any:
+		for i, item := range v {
+			p, ok := item.(string)
+			if !ok {
+				return nil, fmt.Errorf("spec.guardrails.approvalFor[%d] is a %T, not a tool pattern", i, item)
+			}
+			g.ApprovalFor = append(g.ApprovalFor, p)
+		}
+	default:
+		return nil, fmt.Errorf("spec.guardrails.approvalFor is a %T, not a list", v)
+	}
+	// approvalMode is not read from an Agent: its callers are
+	// ServiceAccounts, never asked in band (an agent would answer itself).
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("spec.guardrails.%w", err)
 	}

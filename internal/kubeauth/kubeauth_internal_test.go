@@ -83,6 +83,13 @@ func TestAgentGuardrails(t *testing.T) {
 		{name: "word", guardrails: map[string]any{"maxIterations": "many"}, err: `spec.guardrails.maxIterations: "many" is not a number`},
 		{name: "not an object", guardrails: []any{"pii"}, err: "spec.guardrails is a []interface {}, not an object"},
 		{name: "filter not a string", guardrails: map[string]any{"contentFilters": []any{int64(1)}}, err: "spec.guardrails.contentFilters[0]"},
+		{name: "human approval", guardrails: map[string]any{"humanApprovalRequired": true, "approvalFor": []any{"merge_*", "delete_file"}},
+			want: &toolspec.Guardrails{HumanApprovalRequired: true, ApprovalFor: []string{"merge_*", "delete_file"}}},
+		{name: "human approval as a string", guardrails: map[string]any{"humanApprovalRequired": "true"}, want: &toolspec.Guardrails{HumanApprovalRequired: true}},
+		{name: "human approval off", guardrails: map[string]any{"humanApprovalRequired": false}},
+		{name: "human approval not a bool", guardrails: map[string]any{"humanApprovalRequired": "sometimes"}, err: `spec.guardrails.humanApprovalRequired: "sometimes" is not true or false`},
+		{name: "approvalFor without approval", guardrails: map[string]any{"approvalFor": []any{"merge_*"}}, err: "spec.guardrails.approvalFor: set without humanApprovalRequired"},
+		{name: "approvalFor not a list", guardrails: map[string]any{"humanApprovalRequired": true, "approvalFor": "merge_*"}, err: "spec.guardrails.approvalFor is a string, not a list"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,6 +45,7 @@ func (v *Verifier) grant(in *issuer, tok jwt.Token) (Grant, error) {
 		if slices.Contains(claimValues(tok, r.Claim), r.Value) {
 			add(r.MaxLevel, r.Tools)
 			g.Admin = g.Admin || r.Admin
+			g.Approver = g.Approver || r.Approver
 			g.Guardrails = g.Guardrails.Merge(r.Guardrails)
 		}
 	}

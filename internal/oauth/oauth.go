@@ -74,6 +74,8 @@ type Rule struct {
 	Tools []string
 	// Admin lets the caller use the REST API's writes.
 	Admin bool
+	// Approver lets the caller decide calls held for a person.
+	Approver bool
 	// Guardrails, when set, hold the tokens this rule matches.
 	Guardrails *toolspec.Guardrails
 }
@@ -126,6 +128,8 @@ type Grant struct {
 	// Tools, when not nil, are the only tools the caller may use.
 	Tools []string
 	Admin bool
+	// Approver: a matching rule lets the caller decide held calls.
+	Approver bool
 	// Guardrails are the issuer's and every matching rule's, added up.
 	Guardrails *toolspec.Guardrails
 	// Expiry is the token's exp.

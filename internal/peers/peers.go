@@ -265,10 +265,11 @@ func (p *Peers) post(ctx context.Context, target string, r *http.Request, body [
 	return resp.StatusCode == http.StatusAccepted
 }
 
-// do sends a client's POST to one peer with the client's own credentials
-// and session headers, marked as passed on.
+// do sends a client's request (a POST, or a GET of a list every replica
+// has a part of) to one peer with the client's own credentials and
+// session headers, marked as passed on.
 func (p *Peers) do(ctx context.Context, client *http.Client, target string, r *http.Request, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+target+r.URL.Path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, r.Method, "http://"+target+r.URL.Path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

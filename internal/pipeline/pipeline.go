@@ -26,6 +26,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/purko-io/mcp-hub/internal/approvals"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
@@ -96,32 +97,37 @@ type Options struct {
 	// Guard holds the calls of callers with guardrails; nil, a Guard whose
 	// run counts no peer hears of.
 	Guard *guardrails.Guard
+	// Approvals hold the write calls of callers whose guardrails require
+	// a person's approval (approve.go); nil: such calls are refused.
+	Approvals *approvals.Gate
 }
 
 // Pipeline runs tool calls. It is safe for concurrent use.
 type Pipeline struct {
-	route   Router
-	limits  *callLimits
-	metrics *metrics
-	feed    *callfeed.Feed
-	log     zerolog.Logger
-	tracer  trace.Tracer // nil when tracing is off
-	calls   inflight
-	reader  jsonrpc.Reader // reads the isError of results
-	guard   *guardrails.Guard
+	route     Router
+	limits    *callLimits
+	metrics   *metrics
+	feed      *callfeed.Feed
+	log       zerolog.Logger
+	tracer    trace.Tracer // nil when tracing is off
+	calls     inflight
+	reader    jsonrpc.Reader // reads the isError of results
+	guard     *guardrails.Guard
+	approvals *approvals.Gate // nil: calls that need one are refused
 }
 
 // New builds a Pipeline. Call Follow with each new catalog so the owning
 // servers' own limits apply.
 func New(opts Options) *Pipeline {
 	p := &Pipeline{
-		route:   opts.Route,
-		limits:  newCallLimits(opts),
-		metrics: newMetrics(opts.Metrics),
-		feed:    opts.Feed,
-		log:     opts.Log,
-		tracer:  opts.Tracer,
-		guard:   opts.Guard,
+		route:     opts.Route,
+		limits:    newCallLimits(opts),
+		metrics:   newMetrics(opts.Metrics),
+		feed:      opts.Feed,
+		log:       opts.Log,
+		tracer:    opts.Tracer,
+		guard:     opts.Guard,
+		approvals: opts.Approvals,
 	}
 	if p.guard == nil {
 		p.guard = guardrails.New(guardrails.Options{Metrics: opts.Metrics})
@@ -178,12 +184,18 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 		ctx, span = p.startCall(ctx, caller, session, call)
 		defer span.End()
 	}
+	var releaseCaller func() // the caller's in-flight slot, given back while a call waits for a person
 	if p.limits.callers != nil {
 		release, refused := p.limits.acquireCaller(caller)
 		if refused != nil {
 			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, Request{Method: methodToolsCall, Target: call.Name}, "", refused)}
 		}
-		defer release()
+		releaseCaller = release
+		defer func() {
+			if releaseCaller != nil {
+				releaseCaller()
+			}
+		}()
 	}
 	rt, err := p.route(caller, session, call.Name)
 	if err != nil {
@@ -197,6 +209,7 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 		return Result{Result: ErrorResult(denial), Outcome: Denied}
 	}
 	var guarded *guardrails.Report // what the filters did to the arguments
+	approval := ""                 // who approved the call, when it waited for a person
 	if g := caller.Guardrails; !g.Empty() {
 		var res *Result
 		if call, guarded, res = p.guardCall(ctx, span, session, caller, call, rt); res != nil {
@@ -218,6 +231,27 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 			}
 			defer wait()
 		}
+		if needsApproval(g, call, rt) {
+			// Waiting for a person is not running: the caller's reads
+			// go on meanwhile (approvals bounds what one caller holds).
+			if releaseCaller != nil {
+				releaseCaller()
+				releaseCaller = nil
+			}
+			held := approvals.Call{Caller: caller, Session: session, Tool: call.Name, Server: rt.Server(),
+				Arguments: call.Arguments, ProgressToken: call.ProgressToken()}
+			if relay != nil {
+				held.Notify, held.Elicit = relay.Notify, relay.Elicit
+			}
+			addEvent(span, "approval requested")
+			var blocked string
+			if approval, blocked = p.approvals.Wait(ctx, held); blocked != "" {
+				addEvent(span, "approval refused")
+				p.recordDenial(span, session, caller, call.Name, rt, blocked, approval)
+				return Result{Result: ErrorResult(blocked), Outcome: Denied}
+			}
+			addEvent(span, "approval given")
+		}
 	}
 	if policy := p.limits.policy.Load(); policy != nil {
 		release, refused := p.limits.acquireUpstream(policy, rt.Server())
@@ -235,7 +269,11 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 		ctx, seen = identity.WithSeen(ctx)
 	}
 	result, err := rt.Backend.Call(ctx, bc)
-	return p.finish(ctx, span, session, caller, call.Name, rt, start, result, err, guarded.Summary(), seen)
+	guard := guarded.Summary()
+	if approval != "" {
+		guard = joinGuard(guard, approval)
+	}
+	return p.finish(ctx, span, session, caller, call.Name, rt, start, result, err, guard, seen)
 }
 
 // runResult is the rest of run for a task's result (RunResult): the

@@ -96,3 +96,11 @@ func endCall(span trace.Span, srv, decision string, outcome Outcome, err error) 
 	span.SetAttributes(tracing.ErrorType.String(errType))
 	span.SetStatus(codes.Error, outcome)
 }
+
+// addEvent marks a moment of a call on its span (nil when tracing is
+// off): the wait for a person's approval, which may be most of its time.
+func addEvent(span trace.Span, name string) {
+	if span != nil {
+		span.AddEvent(name)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/adminapi"
+	"github.com/purko-io/mcp-hub/internal/approvals"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
@@ -232,10 +233,11 @@ func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
 		share = ps.TellRun
 	}
 	runs, feed := guardrails.NewRuns(share), callfeed.New()
+	gate := approvals.New(approvals.Options{Peers: ps, Metrics: metrics, Log: log, OnChange: feed.ApprovalsChanged})
 	pipe := pipeline.New(pipeline.Options{
 		Registry: reg, Route: route, PerCaller: so.PerCaller, PerUpstream: so.PerUpstream,
 		OwnCallerLimits: auth.HasOwnLimits(), Replicas: ps.Replicas, Metrics: metrics, Feed: feed, Log: log, Tracer: so.Tracer,
-		Guard: guardrails.New(guardrails.Options{Metrics: metrics, Runs: runs}),
+		Guard: guardrails.New(guardrails.Options{Metrics: metrics, Runs: runs}), Approvals: gate,
 	})
 	if so.RegistryAPI.HubVersion == "" {
 		so.RegistryAPI.HubVersion = so.Version
@@ -250,7 +252,7 @@ func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
 		Peers: ps, Runs: runs, Feed: feed, Find: find, Metrics: metrics,
 		Admin: adminapi.New(adminapi.Options{Registry: reg, Auth: auth, Visible: pipeline.Visible, Log: log, RegistryAPI: so.RegistryAPI}),
 		Tasks: taskhandle.New(nil),
-		Chain: so.Chain,
+		Chain: so.Chain, Approvals: gate,
 	}, Options{Name: so.Name, Version: so.Version, Tracer: so.Tracer}, log)
 }
 

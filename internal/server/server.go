@@ -31,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/adminapi"
+	"github.com/purko-io/mcp-hub/internal/approvals"
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
@@ -106,6 +107,9 @@ type Parts struct {
 	// that reaches this one through its upstreams can tell; nil presents
 	// none.
 	Chain *hubchain.Chain
+	// Approvals hold the calls waiting for a person (internal/approvals):
+	// /api/mcp/approvals is theirs; nil, it is not served.
+	Approvals *approvals.Gate
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
@@ -122,6 +126,8 @@ type Server struct {
 	metrics *prometheus.Registry
 	admin   *adminapi.API
 	chain   *hubchain.Chain // nil: no chain header
+	// approvals hold calls for a person; nil: none are held.
+	approvals *approvals.Gate
 
 	log        zerolog.Logger
 	mcp        *server.MCPServer
@@ -152,7 +158,7 @@ type Server struct {
 func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	s := &Server{
 		reg: parts.Registry, auth: parts.Auth, pipe: parts.Pipeline, feat: parts.Features, edge: parts.Edge, peers: parts.Peers,
-		runs: parts.Runs, feed: parts.Feed, metrics: parts.Metrics, admin: parts.Admin, chain: parts.Chain,
+		runs: parts.Runs, feed: parts.Feed, metrics: parts.Metrics, admin: parts.Admin, chain: parts.Chain, approvals: parts.Approvals,
 		log: log.With().Str("component", "server").Logger(), streams: newStreams(),
 	}
 	reg := parts.Registry
@@ -284,6 +290,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /console/", page)
 	mux.Handle("GET /api/mcp/calls", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
 	mux.Handle("GET /api/events", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
+	if s.approvals != nil {
+		// Calls held for a person's approval: listed to any caller (its
+		// own; every one to an approver), decided by approvers only.
+		mux.Handle("GET /api/mcp/approvals", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.approvals.HandleList)), false))
+		mux.Handle("POST /api/mcp/approvals/{id}", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.approvals.HandleDecide)), false))
+	}
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by
 		// browser-based clients of any origin, like the 401 that names it.
@@ -365,6 +377,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	case <-ctx.Done():
 	}
 	s.draining.Store(true)
+	if s.approvals != nil {
+		// Calls waiting for a person end now, run nothing: their callers
+		// hear why instead of waiting out the grace period.
+		s.approvals.Close()
+	}
 	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	shutdownDone := make(chan error, 1)

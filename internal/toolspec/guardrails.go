@@ -32,6 +32,42 @@ type Guardrails struct {
 	// ServiceAccount caller's run is its pod, which it cannot restart at
 	// will: the hour does not apply to it (nor is it read from an Agent).
 	MaxIterationsPerHour int `json:"maxIterationsPerHour,omitempty"`
+	// HumanApprovalRequired holds every call of a write tool (one the
+	// restricted level refuses) until a person approves it (internal/
+	// approvals): the key Purko's Agent already has for irreversible
+	// steps, enforced per call. Read tools are never held.
+	HumanApprovalRequired bool `json:"humanApprovalRequired,omitempty"`
+	// ApprovalFor, when not empty, narrows the approval to the write tools
+	// whose published or upstream name matches one of these globs.
+	ApprovalFor []string `json:"approvalFor,omitempty"`
+	// ApprovalMode is api (default: out of band, an approver answers at
+	// /api/mcp/approvals, the console, the CLI or the webhook's bot) or
+	// elicit: the caller's own client is asked through elicitation, for a
+	// person at the keyboard (an IDE user). Never elicit for a
+	// ServiceAccount caller: an agent would answer for itself.
+	ApprovalMode string `json:"approvalMode,omitempty"`
+}
+
+// The approval modes.
+const (
+	ApprovalAPI    = "api"
+	ApprovalElicit = "elicit"
+)
+
+// NeedsApproval reports whether a call of a write tool published under
+// published (original: its upstream's name) must wait for a person.
+func (g *Guardrails) NeedsApproval(published, original string) bool {
+	if g == nil || !g.HumanApprovalRequired {
+		return false
+	}
+	if len(g.ApprovalFor) == 0 {
+		return true
+	}
+	if _, ok := Match(g.ApprovalFor, published); ok {
+		return true
+	}
+	_, ok := Match(g.ApprovalFor, original)
+	return ok
 }
 
 // The content filters' canonical names and the modes.
@@ -140,6 +176,17 @@ func (g *Guardrails) Validate() error {
 	if g.MaxIterationsPerHour < 0 {
 		return fmt.Errorf("maxIterationsPerHour: %d is negative (0 or absent: no cap)", g.MaxIterationsPerHour)
 	}
+	if err := ValidatePatterns(g.ApprovalFor); err != nil {
+		return fmt.Errorf("approvalFor: %w", err)
+	}
+	if len(g.ApprovalFor) > 0 && !g.HumanApprovalRequired {
+		return fmt.Errorf("approvalFor: set without humanApprovalRequired: true, so it would hold nothing")
+	}
+	switch g.ApprovalMode {
+	case "", ApprovalAPI, ApprovalElicit:
+	default:
+		return fmt.Errorf("approvalMode: %q is not one of api, elicit", g.ApprovalMode)
+	}
 	return nil
 }
 
@@ -149,7 +196,7 @@ func (g *Guardrails) Block() bool { return g != nil && g.ContentFilterMode == Mo
 
 // Empty reports whether g holds the caller to nothing.
 func (g *Guardrails) Empty() bool {
-	return g == nil || len(g.ContentFilters) == 0 && g.MaxIterations == 0 && g.MaxIterationsPerHour == 0
+	return g == nil || len(g.ContentFilters) == 0 && g.MaxIterations == 0 && g.MaxIterationsPerHour == 0 && !g.HumanApprovalRequired
 }
 
 // Merge returns the stricter union of g and o (either may be nil): every
@@ -177,7 +224,36 @@ func (g *Guardrails) Merge(o *Guardrails) *Guardrails {
 	}
 	m.MaxIterations = lowerCap(m.MaxIterations, o.MaxIterations)
 	m.MaxIterationsPerHour = lowerCap(m.MaxIterationsPerHour, o.MaxIterationsPerHour)
+	m.HumanApprovalRequired, m.ApprovalFor, m.ApprovalMode = mergeApproval(g, o)
 	return m
+}
+
+// mergeApproval is the stricter of two approval policies: held if either
+// holds; every tool if either holds every tool, else the globs of both;
+// out of band unless both ask the caller's own client.
+func mergeApproval(g, o *Guardrails) (required bool, patterns []string, mode string) {
+	for _, x := range [2]*Guardrails{g, o} {
+		if !x.HumanApprovalRequired {
+			continue
+		}
+		if !required {
+			required, patterns, mode = true, slices.Clone(x.ApprovalFor), x.ApprovalMode
+			continue
+		}
+		if len(patterns) == 0 || len(x.ApprovalFor) == 0 {
+			patterns = nil
+		} else {
+			for _, p := range x.ApprovalFor {
+				if !slices.Contains(patterns, p) {
+					patterns = append(patterns, p)
+				}
+			}
+		}
+		if mode != x.ApprovalMode {
+			mode = ApprovalAPI
+		}
+	}
+	return required, patterns, mode
 }
 
 // lowerCap is the stricter of two caps, where 0 is none.

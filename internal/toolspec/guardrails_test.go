@@ -56,6 +56,10 @@ func TestGuardrailsValidate(t *testing.T) {
 		{g: Guardrails{MaxIterations: -1}, wantErr: "maxIterations: -1 is negative"},
 		{g: Guardrails{MaxIterations: 20, MaxIterationsPerHour: 200}},
 		{g: Guardrails{MaxIterationsPerHour: -5}, wantErr: "maxIterationsPerHour: -5 is negative (0 or absent: no cap)"},
+		{g: Guardrails{HumanApprovalRequired: true, ApprovalFor: []string{"merge_*", "delete_file"}, ApprovalMode: "elicit"}},
+		{g: Guardrails{HumanApprovalRequired: true, ApprovalFor: []string{"merge_["}}, wantErr: `approvalFor: "merge_[" is not a valid tool pattern`},
+		{g: Guardrails{ApprovalFor: []string{"merge_*"}}, wantErr: "approvalFor: set without humanApprovalRequired: true"},
+		{g: Guardrails{HumanApprovalRequired: true, ApprovalMode: "slack"}, wantErr: `approvalMode: "slack" is not one of api, elicit`},
 	}
 	for _, tt := range tests {
 		err := tt.g.Validate()
@@ -89,11 +93,67 @@ func TestGuardrailsMerge(t *testing.T) {
 	if (&Guardrails{MaxIterationsPerHour: 1}).Empty() {
 		t.Error("guardrails with only maxIterationsPerHour are empty")
 	}
+	if (&Guardrails{HumanApprovalRequired: true}).Empty() {
+		t.Error("guardrails with only humanApprovalRequired are empty")
+	}
 	var none *Guardrails
 	if none.Merge(nil) != nil || none.Merge(a) != a || a.Merge(nil) != a || a.Merge(&Guardrails{}) != a {
 		t.Fatal("nil or empty guardrails changed a merge")
 	}
 	if len(a.ContentFilters) != 1 {
 		t.Fatalf("merge changed its receiver: %+v", a)
+	}
+}
+
+// TestApprovalMerge: an approval policy only narrows too: held if either
+// holds, every tool if either says every tool, the globs of both, and the
+// caller's own client (elicit) only when both say so.
+func TestApprovalMerge(t *testing.T) {
+	every := &Guardrails{HumanApprovalRequired: true}
+	merges := &Guardrails{HumanApprovalRequired: true, ApprovalFor: []string{"merge_*"}, ApprovalMode: ApprovalElicit}
+	deletes := &Guardrails{HumanApprovalRequired: true, ApprovalFor: []string{"delete_*"}, ApprovalMode: ApprovalElicit}
+	filters := &Guardrails{ContentFilters: []string{"pii"}}
+	for _, tt := range []struct {
+		name     string
+		a, b     *Guardrails
+		patterns string
+		mode     string
+	}{
+		{"filters and globs", filters, merges, "merge_*", ApprovalElicit},
+		{"globs and filters", merges, filters, "merge_*", ApprovalElicit},
+		{"globs of both", merges, deletes, "merge_*,delete_*", ApprovalElicit},
+		{"every tool wins", merges, every, "", ""},
+		{"every tool wins, the other way", every, deletes, "", ""},
+	} {
+		m := tt.a.Merge(tt.b)
+		if !m.HumanApprovalRequired || strings.Join(m.ApprovalFor, ",") != tt.patterns || m.ApprovalMode != tt.mode && !(tt.mode == "" && m.ApprovalMode == ApprovalAPI) {
+			t.Errorf("%s: %+v", tt.name, m)
+		}
+	}
+	if m := merges.Merge(every); m.ApprovalMode == ApprovalElicit {
+		t.Errorf("elicit and api merged to elicit: %+v", m)
+	}
+	if len(merges.ApprovalFor) != 1 {
+		t.Fatalf("merge changed its receiver: %+v", merges)
+	}
+}
+
+func TestNeedsApproval(t *testing.T) {
+	g := &Guardrails{HumanApprovalRequired: true, ApprovalFor: []string{"merge_*"}}
+	for _, tt := range []struct {
+		g                   *Guardrails
+		published, original string
+		want                bool
+	}{
+		{nil, "merge_pull_request", "merge_pull_request", false},
+		{&Guardrails{ContentFilters: []string{"pii"}}, "delete_file", "delete_file", false},
+		{&Guardrails{HumanApprovalRequired: true}, "delete_file", "delete_file", true},
+		{g, "github_merge_pull_request", "merge_pull_request", true},
+		{g, "merge_pull_request", "merge_pull_request", true},
+		{g, "delete_file", "delete_file", false},
+	} {
+		if got := tt.g.NeedsApproval(tt.published, tt.original); got != tt.want {
+			t.Errorf("%+v NeedsApproval(%s, %s) = %v", tt.g, tt.published, tt.original, got)
+		}
 	}
 }

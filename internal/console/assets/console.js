@@ -1,5 +1,6 @@
-// mcp-hub console: reads /api/mcp/tools, /api/mcp/calls, the event
-// stream /api/events and /readyz, and sends the add/remove/approve requests;
+// mcp-hub console: reads /api/mcp/tools, /api/mcp/calls, /api/mcp/approvals,
+// the event stream /api/events and /readyz, and sends the add/remove/approve
+// requests and the decisions on held calls;
 // the Connect panel's snippets come from /console/connect.json. A token,
 // when the hub needs one, lives in sessionStorage and goes in the
 // Authorization header of every request (never a cookie).
@@ -196,13 +197,17 @@
       const c = calls[i];
       const dcls = { allowed: "b-ok", denied: "b-bad", limited: "b-warn" }[c.decision] || "b-idle";
       const ocls = c.outcome === "ok" ? "b-ok" : c.outcome === "tool_error" ? "b-warn" : "b-bad";
+      // The guardrail text: what the caller's filters found (rule ids,
+      // never the text), and who decided a call held for approval.
+      const held = /^approval |; approval /.test(c.guardrail || "");
       body.append(el("tr", { class: "call", "data-tool": c.tool, "data-decision": c.decision, "data-guardrail": c.guardrail || null },
         el("td", { "data-label": "Time" }, el("span", { class: "mono", text: new Date(c.time).toLocaleTimeString() })),
         el("td", { "data-label": "Tool" }, el("span", { class: "mono", text: c.tool })),
         el("td", { "data-label": "Server" }, el("span", { text: c.server || "" })),
         el("td", { "data-label": "Caller" }, el("span", { text: c.caller + " · " + c.level })),
         el("td", { "data-label": "Decision", class: "decision" }, el("span", { class: "badge " + dcls, text: c.decision }),
-          c.guardrail ? el("span", { class: "badge b-warn guardrail", title: "What the caller's guardrails did (rule ids, never the text)", text: "guardrail: " + c.guardrail }) : null),
+          c.guardrail ? el("span", { class: "badge b-warn guardrail", text: "guardrail: " + c.guardrail,
+            title: held ? "What the caller's guardrails did, and who decided the approval" : "What the caller's guardrails did (rule ids, never the text)" }) : null),
         el("td", { "data-label": "Outcome" }, el("span", { class: "badge " + ocls, text: c.outcome })),
         el("td", { "data-label": "ms", class: "num" }, el("span", { text: c.decision === "allowed" ? c.durationMs.toFixed(1) : "—" }))));
     }
@@ -221,6 +226,281 @@
   async function loadCalls() {
     const res = await api("/api/mcp/calls");
     if (res.ok) addCalls((await res.json()).calls || []);
+  }
+
+  // --- approvals: write calls held until a person decides (guardrails
+  // humanApprovalRequired). The list is read again on every "approvals"
+  // event and every APPROVALS_MS while the page is shown (another
+  // replica's held calls wake no stream of this one). A box, once shown,
+  // stays as it is between reads (a reason being typed keeps its text and
+  // focus): new calls are added, gone ones removed. A decision sends back
+  // the digest of the arguments shown, so what is approved is what was
+  // seen. The webhook links to /console/#approval=ID: that box is shown.
+
+  const APPROVALS_MS = 10000;
+  const ARGS_SHOWN = 20000; // characters of arguments shown until "Show all"
+  const DONE_KEPT_MS = 60000; // a box decided here stays this long, with its result
+  const boxes = new Map(); // approval id -> its box (approvalBox)
+  let approvalsAsked = 0, approvalsShown = 0; // order of the reads: a late answer is dropped
+  let approvalsTimer = null;
+  let focusApproval = approvalFromHash();
+  let focusMsg = false; // the panel's message says focusApproval was not found
+
+  function approvalFromHash() {
+    const m = /^#approval=([A-Za-z0-9_.-]{1,128})$/.exec(location.hash);
+    return m ? m[1] : null;
+  }
+
+  // A number of the listing as a number, whether or not it came as raw
+  // JSON (keepNumbers).
+  function num(v) {
+    return v && typeof v === "object" && "rawJSON" in v ? Number(v.rawJSON) : Number(v);
+  }
+
+  // keepNumbers parses numbers a double cannot hold as they were written
+  // (JSON.rawJSON, where the browser has it), so the arguments an approver
+  // reads say 9007199254740993 when the call holds 9007199254740993.
+  function keepNumbers(key, value, ctx) {
+    if (typeof value === "number" && ctx && typeof ctx.source === "string" && typeof JSON.rawJSON === "function" &&
+        String(value) !== ctx.source) return JSON.rawJSON(ctx.source);
+    return value;
+  }
+
+  function dur(sec) {
+    sec = Math.max(0, Math.floor(sec));
+    const two = (n) => String(n).padStart(2, "0");
+    if (sec < 60) return sec + "s";
+    if (sec < 3600) return Math.floor(sec / 60) + "m " + two(sec % 60) + "s";
+    return Math.floor(sec / 3600) + "h " + two(Math.floor(sec % 3600 / 60)) + "m";
+  }
+
+  function approvalsSoon() {
+    clearTimeout(approvalsTimer);
+    approvalsTimer = setTimeout(loadApprovals, 100);
+  }
+
+  async function loadApprovals() {
+    const n = ++approvalsAsked;
+    let listing;
+    try {
+      const res = await api("/api/mcp/approvals");
+      if (res.status === 404) { $("#approvals-card").hidden = true; return; } // a hub that holds no calls
+      if (res.status === 401) return; // the token prompt is up
+      if (!res.ok) throw new Error(await errorText(res));
+      listing = JSON.parse(await res.text(), keepNumbers);
+    } catch (e) {
+      if (n >= approvalsShown) { panelMsg("Cannot read the held calls: " + e.message, "bad"); focusMsg = false; }
+      return;
+    }
+    if (n < approvalsShown) return;
+    approvalsShown = n;
+    if (!focusMsg) panelMsg("");
+    $("#approvals-card").hidden = false;
+    renderApprovals(listing);
+  }
+
+  function panelMsg(text, cls) {
+    const m = $("#approvals-msg");
+    m.className = "msg" + (cls ? " " + cls : "");
+    m.textContent = text || "";
+    m.hidden = !text;
+  }
+
+  function renderApprovals(listing) {
+    const list = Array.isArray(listing.approvals) ? listing.approvals : [];
+    const approver = listing.approver === true;
+    const timeout = num(listing.timeoutSeconds) || 0;
+    const box = $("#approvals");
+    const now = Date.now();
+    const waiting = new Set(list.map((p) => p.id));
+    for (const [id, b] of boxes) {
+      if (waiting.has(id) && b.approver === approver) continue;
+      if (b.done && now - b.doneAt < DONE_KEPT_MS) continue;
+      // Gone (decided elsewhere, expired, canceled), or the caller's right
+      // to decide changed: a box of the right kind is made below.
+      b.node.remove();
+      boxes.delete(id);
+    }
+    // New boxes go before the next box already shown: the list is oldest
+    // first, the boxes shown keep that order, and none of them moves.
+    let next = null;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const p = list[i];
+      let b = boxes.get(p.id);
+      if (!b) {
+        b = approvalBox(p, approver, timeout);
+        boxes.set(p.id, b);
+        box.insertBefore(b.node, next && next.isConnected ? next : null);
+      }
+      if (!b.done) { b.age = num(p.ageSeconds) || 0; b.fetched = now; timeText(b, now); }
+      next = b.node;
+    }
+    const n = list.length;
+    const count = $("#approvals-count");
+    count.textContent = String(n);
+    count.hidden = n === 0;
+    const pill = $("#approvals-pill");
+    pill.textContent = n === 1 ? "1 call awaits approval" : n + " calls await approval";
+    pill.hidden = n === 0;
+    document.title = (n ? "(" + n + ") " : "") + "mcp-hub console";
+    $("#approvals-empty").hidden = box.childElementCount > 0;
+    const who = $("#approvals-who");
+    const names = [...new Set(list.map((p) => p.approvers).filter(Boolean))].join("; ");
+    who.textContent = !approver && n ? "Read-only: only " + (names || "an approver") + " may approve or deny these calls." : "";
+    who.hidden = who.textContent === "";
+    if (focusApproval) showFocus();
+  }
+
+  // showFocus shows the box of the approval the page's hash names
+  // (#approval=ID), once the list that should hold it has been read.
+  function showFocus() {
+    const id = focusApproval;
+    focusApproval = null;
+    for (const b of boxes.values()) b.node.classList.remove("ap-focus");
+    const b = boxes.get(id);
+    if (b) {
+      // Highlighted, not focused: a key pressed by chance decides nothing.
+      b.node.classList.add("ap-focus");
+      b.node.scrollIntoView({ block: "center" });
+      if (focusMsg) { panelMsg(""); focusMsg = false; }
+    } else {
+      panelMsg("Approval " + id + " does not wait here: it was decided, expired or canceled, or is not one this token may see.", "bad");
+      focusMsg = true;
+      $("#approvals-card").scrollIntoView({ block: "start" });
+    }
+  }
+
+  // argsView is the call's arguments, pretty-printed, at most ARGS_SHOWN
+  // characters until asked for all.
+  function argsView(p) {
+    if (p.arguments === undefined || p.arguments === null) return el("div", { class: "muted ap-args", text: "no arguments" });
+    let text;
+    try { text = JSON.stringify(p.arguments, null, 2); } catch (e) { text = String(p.arguments); }
+    const pre = el("pre", { class: "ap-args", tabindex: "0", "aria-label": "arguments of " + p.tool });
+    if (text.length <= ARGS_SHOWN) {
+      pre.textContent = text;
+      return pre;
+    }
+    pre.textContent = text.slice(0, ARGS_SHOWN) + "\n…";
+    const cut = el("div", { class: "ap-cut muted" });
+    const all = el("button", { class: "btn btn-small btn-ghost", type: "button", text: "Show all",
+      onclick: () => { pre.textContent = text; cut.remove(); } });
+    cut.append(el("span", { text: "Shown: the first " + ARGS_SHOWN.toLocaleString() + " of " + text.length.toLocaleString() +
+      " characters. An approval approves all of them." }), all);
+    return el("div", {}, pre, cut);
+  }
+
+  function approvalBox(p, approver, timeout) {
+    const created = Date.parse(p.created), expires = Date.parse(p.expires);
+    const b = { p: p, approver: approver, done: false, doneAt: 0, age: 0, fetched: Date.now(),
+      life: isFinite(created) && isFinite(expires) ? (expires - created) / 1000 : timeout };
+    b.time = el("span", { class: "ap-time muted" });
+    b.msg = el("span", { class: "msg" });
+    b.verdict = el("span", {});
+    const who = ["asked by " + p.caller, p.agent ? "agent " + p.agent : null, p.level ? "level " + p.level : null].filter(Boolean).join(" · ");
+    const act = el("div", { class: "ap-act" });
+    if (approver && p.own) {
+      // No one decides their own call: another approver does.
+      act.append(el("span", { class: "muted ap-own", text: "Your own call: another approver decides it." }));
+    } else if (approver) {
+      b.approve = el("button", { class: "btn btn-small", type: "button", text: "Approve", "data-decide": "approve",
+        onclick: () => decide(b, "approve") });
+      b.reason = el("input", { type: "text", maxlength: "1000", autocomplete: "off", placeholder: "why deny? (the caller reads it)",
+        "aria-label": "reason for denying " + p.tool });
+      b.deny = el("button", { class: "btn btn-small btn-danger", type: "submit", text: "Deny", "data-decide": "deny" });
+      b.form = el("form", { class: "deny", onsubmit: (ev) => { ev.preventDefault(); decide(b, "deny"); } }, b.reason, b.deny);
+      act.append(b.approve, b.form);
+    }
+    act.append(b.msg);
+    b.node = el("div", { class: "ap", "data-approval": p.id, "data-tool": p.tool },
+      el("div", { class: "ap-head" },
+        el("span", {}, el("span", { class: "name mono", text: p.tool }), " ", el("span", { class: "muted", text: "on " + p.server }), " ", b.verdict),
+        b.time),
+      el("div", { class: "ap-who muted", text: who }),
+      argsView(p),
+      el("div", { class: "ap-digest muted mono", title: "the SHA-256 of the arguments: a decision names it, so it applies to these arguments only",
+        text: "approval " + p.id + " · arguments sha256 " + p.argumentsSha256 }),
+      act);
+    return b;
+  }
+
+  function timeText(b, now) {
+    const age = b.age + (now - b.fetched) / 1000;
+    const left = b.life - age;
+    b.time.textContent = "waiting " + dur(age) + " · " + (left > 0 ? dur(left) + " left" : "expired");
+    b.time.classList.toggle("soon", left < 60);
+    if (left <= 0) setBusy(b, true);
+  }
+
+  function tickApprovals() {
+    const now = Date.now();
+    for (const b of boxes.values()) if (!b.done) timeText(b, now);
+  }
+
+  function setBusy(b, busy) {
+    for (const x of [b.approve, b.deny, b.reason]) if (x) x.disabled = busy;
+  }
+
+  function say(b, text, cls) {
+    b.msg.className = "msg" + (cls ? " " + cls : "");
+    b.msg.textContent = text;
+  }
+
+  // finish marks b decided (here, or found decided or gone when deciding):
+  // its buttons go, its result stays for DONE_KEPT_MS.
+  function finish(b, verdict, cls) {
+    b.done = true;
+    b.doneAt = Date.now();
+    b.node.classList.add("ap-done");
+    b.node.setAttribute("data-verdict", verdict);
+    b.verdict.replaceChildren(el("span", { class: "badge " + cls, text: verdict }));
+    b.time.textContent = "";
+    if (b.form) b.form.remove();
+    if (b.approve) b.approve.remove();
+  }
+
+  async function decide(b, decision) {
+    if (b.done) return;
+    const body = { decision: decision, argumentsSha256: b.p.argumentsSha256 };
+    if (decision === "deny") {
+      const reason = b.reason.value.trim();
+      if (!reason) {
+        say(b, "Say why it is denied: the caller reads the reason.", "bad");
+        b.reason.focus();
+        return;
+      }
+      body.reason = reason;
+    }
+    setBusy(b, true);
+    say(b, decision === "approve" ? "Approving…" : "Denying…", "");
+    let res;
+    try {
+      res = await api("/api/mcp/approvals/" + encodeURIComponent(b.p.id), { method: "POST",
+        headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    } catch (e) {
+      say(b, "Cannot reach the hub: " + e.message, "bad");
+      setBusy(b, false);
+      return;
+    }
+    if (res.ok) {
+      let d = {};
+      try { d = await res.json(); } catch (e) { /* the status says enough */ }
+      const verdict = d.verdict || (decision === "approve" ? "approved" : "denied");
+      const by = d.by ? " by " + d.by : "";
+      finish(b, verdict, verdict === "approved" ? "b-ok" : "b-bad");
+      say(b, verdict === "approved" ? "Approved" + by + ": the call runs now." : "Denied" + by + ": " + (d.reason || body.reason || "no reason given."),
+        verdict === "approved" ? "ok" : "");
+    } else {
+      const text = await errorText(res);
+      if (res.status === 404 || res.status === 410 || (res.status === 409 && !/not the ones shown/.test(text))) {
+        // Decided by someone else meanwhile, expired, or gone: nothing to decide.
+        finish(b, res.status === 410 ? "expired" : "gone", "b-idle");
+      } else if (res.status !== 403) {
+        setBusy(b, false); // 403 (its own call, not an approver) stays refused
+      }
+      say(b, text, "bad");
+    }
+    approvalsSoon();
   }
 
   // --- health: what /readyz says when it is more than "ok" (a source cut
@@ -262,6 +542,7 @@
           delay = 1000;
           await loadCalls(); // what happened while the stream was down
           refreshSoon();
+          approvalsSoon();
           await readEvents(res.body.getReader());
         }
       } catch (e) { /* reconnect below */ }
@@ -288,6 +569,7 @@
           else if (line.startsWith("data: ")) data += line.slice(6);
         }
         if (name === "catalog") refreshSoon();
+        else if (name === "approvals") approvalsSoon();
         else if (name === "call" && data) addCalls([JSON.parse(data)]);
       }
     }
@@ -453,8 +735,17 @@
       if (!connectAuthChosen) $("#connect-auth").value = a;
       loadConnect();
     });
+    window.addEventListener("hashchange", () => {
+      focusApproval = approvalFromHash();
+      if (focusApproval && approvalsShown > 0) showFocus();
+    });
+    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") approvalsSoon(); });
+    setInterval(() => { if (document.visibilityState === "visible") loadApprovals(); }, APPROVALS_MS);
+    setInterval(tickApprovals, 1000);
+    if (focusApproval) $("#approvals-card").scrollIntoView({ block: "start" });
     renderCalls();
     refresh();
+    loadApprovals();
     stream();
     health();
   });
