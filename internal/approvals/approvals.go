@@ -246,6 +246,15 @@ func (g *Gate) approverNames() string {
 	return strings.Join(g.approvers, ", ")
 }
 
+type holdNoticeKey struct{}
+
+// WithHoldNotice returns ctx with f, told when a call made under ctx
+// starts to wait for a decision: a task-augmented call (internal/tasks)
+// answers its caller with a task then, instead of keeping the request open.
+func WithHoldNotice(ctx context.Context, f func(Pending)) context.Context {
+	return context.WithValue(ctx, holdNoticeKey{}, f)
+}
+
 // Request is a call to hold.
 type Request struct {
 	Caller       callers.Caller
@@ -319,6 +328,9 @@ func (g *Gate) Hold(ctx context.Context, req Request) Decision {
 		Time("expires", h.Expires).Msg("tool call held for approval")
 	g.onChange()
 	g.notify(h.Pending)
+	if f, ok := ctx.Value(holdNoticeKey{}).(func(Pending)); ok {
+		f(h.Pending)
+	}
 	if req.Ask != nil {
 		askCtx, stopAsk := context.WithCancel(ctx)
 		var asking sync.WaitGroup

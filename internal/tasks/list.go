@@ -206,6 +206,7 @@ func (t *Routes) listTasks(r *http.Request, body []byte) json.RawMessage {
 		}
 	}
 	add(t.ownTasks(r.Context(), caller))
+	add(t.heldOwn(r.Context(), caller, r.Header.Get("Mcp-Session-Id")))
 	if !peers.PassedOn(r) {
 		for _, b := range t.peers.ForwardAll(r, body) {
 			var reply struct {

@@ -67,6 +67,7 @@ type Routes struct {
 	mcp   *server.MCPServer // notifications/tasks/status to sessions
 	peers *peers.Peers
 	log   zerolog.Logger
+	held  heldTasks // calls waiting for approval, answered as tasks (held.go)
 }
 
 // New returns the routes of MCP Tasks over opts' collaborators.
@@ -88,10 +89,16 @@ func IsMethod(method string) bool {
 }
 
 // Call answers a task-augmented tools/call (msg, call): the pipeline's
-// result, with the upstream's task id sealed into a handle.
+// result, with the upstream's task id sealed into a handle; or, for a call
+// that waits for a person's approval, a task of the hub's (held.go).
 func (t *Routes) Call(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
 	caller := callers.From(r.Context())
-	out := t.pipe.Run(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), *call, nil)
+	out, held := t.run(r, msg, caller, r.Header.Get("Mcp-Session-Id"), call)
+	if held != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jsonrpc.Reply(msg.ID, t.heldCreated(caller, held), nil))
+		return
+	}
 	if out.Error == nil && out.Server != "" {
 		task := taskhandle.Task{Replica: t.peers.Self(), Server: out.Server, Tool: call.Name}
 		t.remember(caller, r.Header.Get("Mcp-Session-Id"), task, out.Result)
@@ -130,6 +137,8 @@ func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			return
 		}
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
+	case t.isHeld(task):
+		res, err = t.heldRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
 	default:
 		res, err = t.taskRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
 	}
