@@ -213,6 +213,8 @@ func TestMayApprove(t *testing.T) {
 		{"an admin not named", []string{"alice"}, admin, false},
 		{"an OAuth grant's approver", []string{"alice"}, callers.Caller{Name: "corp/bob", Approver: true}, true},
 		{"anonymous never by glob", []string{"*"}, anon, false},
+		{"an Agent's pods", []string{"agent ops/release-captain (pod */*)"}, callers.Caller{Name: "agent ops/release-captain (pod ops/captain-7f9c)"}, true},
+		{"another Agent", []string{"agent ops/release-captain (pod */*)"}, callers.Caller{Name: "agent ops/deployer (pod ops/deployer-1)"}, false},
 	} {
 		if got := New(Options{Approvers: tc.approvers}).MayApprove(tc.who); got != tc.want {
 			t.Errorf("%s: %v", tc.name, got)

@@ -122,7 +122,22 @@ func dial(t *testing.T, url, token string, elicit elicitFunc) *caller {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []client.ClientOption{client.WithProtocolVersion("2025-06-18")}
+	return start(t, tr, "2025-06-18", elicit)
+}
+
+// dialSSE is dial over the legacy HTTP+SSE face (base+"/sse").
+func dialSSE(t *testing.T, base, token string) *caller {
+	t.Helper()
+	tr, err := transport.NewSSE(base+"/sse", transport.WithHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start(t, tr, "2024-11-05", nil)
+}
+
+func start(t *testing.T, tr transport.Interface, protocol string, elicit elicitFunc) *caller {
+	t.Helper()
+	opts := []client.ClientOption{client.WithProtocolVersion(protocol)}
 	if elicit != nil {
 		opts = append(opts, client.WithElicitationHandler(elicit))
 	}
@@ -318,6 +333,21 @@ func TestHumanApproval(t *testing.T) {
 		t.Fatalf("the denied call reached the upstream %d times", n)
 	}
 
+	// Over legacy SSE too: the call waits, its caller hears progress on
+	// the stream, and the approval runs it.
+	sse := dialSSE(t, hub.Base, botToken)
+	third := sse.call("merge_pull_request", 10)
+	held3 := heldCall(t, hub.Base, opsToken, "merge_pull_request", `{"pr":10}`)
+	if status, body := rest(t, http.MethodPost, hub.Base+"/api/mcp/approvals/"+held3.ID, opsToken, `{"decision":"approve"}`); status != http.StatusOK {
+		t.Fatalf("approve over SSE: %d %s", status, body)
+	}
+	if got := wait(t, third); got != `ran merge_pull_request {"pr":10} (isError false)` || up.seen("merge_pull_request", `{"pr":10}`) != 1 {
+		t.Fatalf("the approved call over SSE: %s", got)
+	}
+	if msgs := sse.progressMessages(); len(msgs) == 0 || !strings.Contains(msgs[0], "(approval "+held3.ID) {
+		t.Errorf("progress over SSE while waiting: %q", msgs)
+	}
+
 	// In band: the IDE user's client is asked, and its yes runs the call.
 	var asked atomic.Int32
 	ide := dial(t, hub.MCPURL(), ideToken, func(_ context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -349,7 +379,7 @@ func TestHumanApproval(t *testing.T) {
 		}
 	}
 	_, metrics := rest(t, http.MethodGet, hub.Base+"/metrics", opsToken, "")
-	for _, want := range []string{"mcphub_approvals_pending 0", `mcphub_approval_decision_seconds_count{verdict="approved"} 2`, `mcphub_approval_decision_seconds_count{verdict="denied"} 1`} {
+	for _, want := range []string{"mcphub_approvals_pending 0", `mcphub_approval_decision_seconds_count{verdict="approved"} 3`, `mcphub_approval_decision_seconds_count{verdict="denied"} 1`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
