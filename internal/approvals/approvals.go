@@ -168,8 +168,6 @@ type Decision struct {
 	Reason  string        `json:"reason,omitempty"`
 	Waited  time.Duration `json:"-"`
 	InBand  bool          `json:"-"` // approved by the caller's own client (elicit)
-	Tool    string        `json:"-"`
-	Server  string        `json:"-"`
 }
 
 // Summary is the decision in a few words, for the console's feed and the
@@ -296,7 +294,7 @@ func ArgumentsDigest(args json.RawMessage) (string, error) {
 func (g *Gate) Hold(ctx context.Context, req Request) Decision {
 	digest, err := ArgumentsDigest(req.Arguments)
 	if err != nil {
-		return Decision{Verdict: Denied, Reason: err.Error(), Tool: req.Tool, Server: req.Server}
+		return Decision{Verdict: Denied, Reason: err.Error()}
 	}
 	now := g.now()
 	h := &held{
@@ -311,13 +309,13 @@ func (g *Gate) Hold(ctx context.Context, req Request) Decision {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return Decision{ID: h.ID, Verdict: Canceled, Reason: "the hub is shutting down", Tool: req.Tool, Server: req.Server}
+		return Decision{ID: h.ID, Verdict: Canceled, Reason: "the hub is shutting down"}
 	}
 	if refused := g.overLimitLocked(h.callerKey); refused != "" {
 		g.mu.Unlock()
 		g.log.Warn().Str("audit", "approval").Str("event", "refused").Str("caller", h.Caller).Str("tool", h.Tool).Str("server", h.Server).
 			Str("reason", refused).Msg("tool call not held: too many wait for approval")
-		return Decision{ID: h.ID, Verdict: Denied, Reason: refused, Tool: req.Tool, Server: req.Server}
+		return Decision{ID: h.ID, Verdict: Denied, Reason: refused}
 	}
 	g.pending[h.ID] = h
 	g.mu.Unlock()
@@ -389,7 +387,7 @@ func (g *Gate) end(h *held, d Decision, received bool) Decision {
 	}
 	h.done = true
 	delete(g.pending, h.ID)
-	d.ID, d.Tool, d.Server = h.ID, h.Tool, h.Server
+	d.ID = h.ID
 	d.Waited = g.now().Sub(h.Created)
 	g.recent.Add(h.ID, d)
 	g.mu.Unlock()
@@ -432,7 +430,7 @@ func (g *Gate) Decide(approver callers.Caller, id string, approve bool, reason, 
 	if !g.MayApprove(approver) {
 		// Before the id is looked up: a caller that may decide nothing
 		// learns nothing of which calls wait, and nothing is passed on.
-		return Decision{}, fmt.Errorf("approval %s: %w: %s may not decide held calls (approvers: %s)", id, ErrNotApprover, approver.Name, g.approverNames())
+		return Decision{}, g.notApprover(approver, id)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -464,6 +462,12 @@ func (g *Gate) Decide(approver callers.Caller, id string, approve bool, reason, 
 	h.done = true
 	h.decided <- d
 	return d, nil
+}
+
+// notApprover is the refusal of a decision by a caller that may decide
+// none.
+func (g *Gate) notApprover(caller callers.Caller, id string) error {
+	return fmt.Errorf("approval %s: %w: %s may not decide held calls (approvers: %s)", id, ErrNotApprover, caller.Name, g.approverNames())
 }
 
 // decideInBand is the caller's own decision through its client

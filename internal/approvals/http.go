@@ -94,8 +94,7 @@ func (g *Gate) HandleDecide(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if caller := callers.From(r.Context()); !g.MayApprove(caller) {
 		// First: a caller that decides nothing is told so whatever it sent.
-		_, err := g.Decide(caller, id, false, "", "")
-		httpjson.Write(w, statusOf(err), map[string]string{"error": err.Error()})
+		httpjson.Write(w, http.StatusForbidden, map[string]string{"error": g.notApprover(caller, id).Error()})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxDecisionBody))

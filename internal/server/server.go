@@ -474,6 +474,10 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, le
 		return ctx
 	})
 	ctx, cancel := context.WithCancel(ctx)
+	if s.approvals != nil {
+		// Last: held calls ended with ctx; the webhook's deliveries end here.
+		defer s.approvals.Close()
+	}
 	var served sync.WaitGroup
 	defer served.Wait()
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,7 +50,10 @@ type heldTask struct {
 	created time.Time
 	pending approvals.Pending
 	cancel  context.CancelFunc // ends the wait (tasks/cancel)
-	done    chan struct{}      // closed when the call has ended
+	// cancelled: tasks/cancel ended the wait (the call ended as any
+	// cancelled hold: BLOCKED, nothing ran).
+	cancelled atomic.Bool
+	done      chan struct{} // closed when the call has ended
 
 	// Set before done closes.
 	ended    time.Time
@@ -203,11 +207,11 @@ func heldText(res pipeline.Result) string {
 
 // finalStatus is the status of a hub task whose call ended without an
 // upstream task.
-func finalStatus(res pipeline.Result) string {
+func (ht *heldTask) finalStatus() string {
 	switch {
-	case res.Outcome == pipeline.Canceled || res.Outcome == pipeline.Denied && strings.Contains(heldText(res), "did not run"):
+	case ht.cancelled.Load():
 		return "cancelled"
-	case res.Error != nil, res.Outcome != pipeline.OK:
+	case ht.final.Error != nil, ht.final.Outcome != pipeline.OK:
 		return "failed"
 	}
 	return "completed"
@@ -238,6 +242,7 @@ func (t *Routes) heldRequest(ctx context.Context, caller callers.Caller, session
 		}
 	case mcp.MethodTasksCancel:
 		if !ended {
+			ht.cancelled.Store(true)
 			ht.cancel() // the wait ends, canceled: nothing runs
 			select {
 			case <-ht.done:
@@ -248,7 +253,7 @@ func (t *Routes) heldRequest(ctx context.Context, caller callers.Caller, session
 				return mustMarshal(t.heldStatus(caller, ht, "cancelled")), nil
 			}
 		} else if ht.upstream == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/cancel: the task has ended (" + finalStatus(ht.final) + ")"}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/cancel: the task has ended (" + ht.finalStatus() + ")"}
 		}
 	case mcp.MCPMethod("tasks/result"):
 		select {
@@ -264,7 +269,7 @@ func (t *Routes) heldRequest(ctx context.Context, caller callers.Caller, session
 		}
 	}
 	if ht.upstream == nil {
-		return mustMarshal(t.heldStatus(caller, ht, finalStatus(ht.final))), nil
+		return mustMarshal(t.heldStatus(caller, ht, ht.finalStatus())), nil
 	}
 	// Approved: the upstream's task answers, under the hub task's handle.
 	res, err := t.taskRequest(ctx, caller, session, method, *ht.upstream)

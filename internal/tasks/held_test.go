@@ -16,17 +16,20 @@ func TestHeldTaskWords(t *testing.T) {
 		return pipeline.Result{Result: pipeline.ErrorResult(text), Outcome: pipeline.Denied}
 	}
 	for _, tc := range []struct {
-		name   string
-		res    pipeline.Result
-		status string
-		text   string
+		name      string
+		res       pipeline.Result
+		cancelled bool // by tasks/cancel
+		status    string
+		text      string
 	}{
-		{"denied", blocked("BLOCKED: ... and ops denied it: no"), "failed", "BLOCKED: ... and ops denied it: no"},
-		{"cancelled", blocked("BLOCKED: tool 'x' on server 's' waited for a person's approval (approval A) and did not run: the caller went away before a decision"), "cancelled", ""},
-		{"ran without a task", pipeline.Result{Result: json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), Outcome: pipeline.OK}, "completed", "done"},
-		{"an error", pipeline.Result{Error: &jsonrpc.Error{Code: -32603, Message: "upstream gone"}, Outcome: pipeline.Unavailable}, "failed", "upstream gone"},
+		{"denied", blocked("BLOCKED: ... and ops denied it: no"), false, "failed", "BLOCKED: ... and ops denied it: no"},
+		{"cancelled", blocked("BLOCKED: tool 'x' on server 's' waited for a person's approval (approval A) and did not run: the caller went away before a decision"), true, "cancelled", ""},
+		{"ran without a task", pipeline.Result{Result: json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), Outcome: pipeline.OK}, false, "completed", "done"},
+		{"an error", pipeline.Result{Error: &jsonrpc.Error{Code: -32603, Message: "upstream gone"}, Outcome: pipeline.Unavailable}, false, "failed", "upstream gone"},
 	} {
-		if got := finalStatus(tc.res); got != tc.status {
+		ht := &heldTask{final: tc.res}
+		ht.cancelled.Store(tc.cancelled)
+		if got := ht.finalStatus(); got != tc.status {
 			t.Errorf("%s: status %s, want %s", tc.name, got, tc.status)
 		}
 		if tc.text != "" && heldText(tc.res) != tc.text {
