@@ -361,6 +361,11 @@ func TestHumanApproval(t *testing.T) {
 		t.Fatalf("in band: %s (asked %d times)", got, asked.Load())
 	}
 
+	// The decision's log line is written by the one who decided, beside
+	// the call it let go on: the call's answer may come first.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(hub.Output(), `"in_band":true`) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	log := hub.Output()
 	for _, want := range []string{
 		`"audit":"approval","event":"requested","approval":"` + held.ID + `"`,
