@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -364,9 +365,15 @@ func TestHumanApproval(t *testing.T) {
 	// The hub writes the decision's line before the call goes on, but the
 	// test reads the hub's stderr through a pipe: the call's answer can
 	// arrive here before the line does (seen on a loaded machine).
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(hub.Output(), `"in_band":true`) && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The checks below say what is missing if it never comes.
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = hubtest.Poll(waitCtx, 20*time.Millisecond, func() error {
+		if !strings.Contains(hub.Output(), `"in_band":true`) {
+			return errors.New("no in-band decision line yet")
+		}
+		return nil
+	})
+	cancelWait()
 	log := hub.Output()
 	for _, want := range []string{
 		`"audit":"approval","event":"requested","approval":"` + held.ID + `"`,
