@@ -443,6 +443,9 @@ type UpstreamDefaults struct {
 	MaxListPages int   `json:"maxListPages"`
 	MaxTools     int   `json:"maxTools"`
 	MaxListBytes int64 `json:"maxListBytes"`
+	// Extensions are the MCP extensions carried between callers and
+	// upstreams (extensions.go); nil (absent): MCP Apps.
+	Extensions Extensions `json:"extensions"`
 }
 
 // Bounds of the result cap: below the minimum the cut's notice would not
@@ -754,6 +757,9 @@ func (c *Config) applyDefaults() {
 	setDefault(&u.MaxListPages, DefaultMaxListPages)
 	setDefault(&u.MaxTools, DefaultMaxTools)
 	setDefault(&u.MaxListBytes, DefaultMaxListBytes)
+	if u.Extensions == nil {
+		u.Extensions = defaultExtensions()
+	}
 	setDefault(&c.Catalog.RouteCacheSize, 16384)
 	setDefault(&c.Catalog.NotifyDebounce, Duration(100*time.Millisecond))
 	setDefault(&c.ShutdownGrace, Duration(10*time.Second))
@@ -807,6 +813,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("upstream.maxResponseBytes: %d is not within %d (64 KiB) and %d (1 GiB)", n, minMaxResponseBytes, maxMaxResponseBytes)
 	}
 	if err := c.Upstream.checkListBounds(); err != nil {
+		return err
+	}
+	if err := c.Upstream.Extensions.validate(); err != nil {
 		return err
 	}
 	if c.Upstream.BreakerFailures < 0 {

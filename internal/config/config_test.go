@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,9 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"tools too many", "upstream: {maxTools: 1000000}\n", "upstream.maxTools: 1000000 is not within"},
 		{"list bytes too few", "upstream: {maxListBytes: 1000}\n", "upstream.maxListBytes: 1000 is not within 65536 (64 KiB)"},
 		{"list bytes too many", "upstream: {maxListBytes: 2147483648}\n", "upstream.maxListBytes: 2147483648 is not within"},
+		{"extension id", "upstream: {extensions: {ui: {}}}\n", `upstream.extensions: "ui" is not an extension identifier`},
+		{"extension served here", "upstream: {extensions: {io.modelcontextprotocol/tasks: {}}}\n", "upstream.extensions: io.modelcontextprotocol/tasks is served by the hub itself"},
+		{"extension settings", "upstream: {extensions: {com.example/x: [1]}}\n", "upstream.extensions.com.example/x: the settings must be an object"},
 		{"not yaml", "servers: [\n", "config test.yaml:"},
 		{"auth level", "auth:\n  tokens:\n  - name: bot\n    token: {env: HOME}\n    maxLevel: godmode\n", `auth.tokens[0] (bot).maxLevel: `},
 		{"guardrails filter", "auth:\n  tokens:\n  - name: bot\n    token: {env: HOME}\n    maxLevel: full\n    guardrails: {contentFilters: [pii, no-emails]}\n",
@@ -372,5 +376,27 @@ func TestInlineTokenNamesWhereToPutIt(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "ghp_inline_secret") {
 			t.Errorf("the error echoes the token: %v", err)
 		}
+	}
+}
+
+func TestExtensionsDefaultToAppsAndMayBeEmptied(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"absent", "servers: []\n", []string{ExtensionUI}},
+		{"none", "upstream: {extensions: {}}\n", []string{}},
+		{"another", "upstream: {extensions: {com.example/maps: {zoom: 3}}}\n", []string{"com.example/maps"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("test.yaml", []byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Upstream.Extensions.IDs(); !slices.Equal(got, tc.want) {
+				t.Fatalf("carried %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
@@ -192,6 +193,37 @@ func (f *Features) advertise(ctx context.Context, caps *mcp.ServerCapabilities) 
 	if f.tasks.Load() && ctx.Value(noTasksKey{}) == nil {
 		caps.Tasks = taskCapability()
 	}
+	caps.Extensions = extensionsFor(ctx, caller, have.Extensions)
+}
+
+// extensionsFor are the extensions declared to caller (nil for none): the
+// Tasks extension, which the hub serves itself, where the caller's face
+// routes tasks and the caller may call tools; and each carried extension
+// (config upstream.extensions) that a server the caller may reach
+// declares, with the settings of the first such server. A caller of
+// /servers/NAME/mcp is told of NAME's alone; a manual one, who may read
+// no resource, of none (an MCP App is a ui:// resource).
+func extensionsFor(ctx context.Context, caller callers.Caller, carried []registry.Extension) map[string]any {
+	var ext map[string]any
+	add := func(id string, settings any) {
+		if ext == nil {
+			ext = map[string]any{}
+		}
+		if _, ok := ext[id]; !ok {
+			ext[id] = settings
+		}
+	}
+	if ctx.Value(noTasksKey{}) == nil && caller.Level != autonomy.Manual {
+		add(config.ExtensionTasks, struct{}{})
+	}
+	if featuresAllowed(caller) {
+		for _, e := range carried {
+			if caller.Scope.PermitsServer(e.Server) {
+				add(e.ID, e.Settings)
+			}
+		}
+	}
+	return ext
 }
 
 // taskCapability is what the hub routes of MCP Tasks (on /mcp: the

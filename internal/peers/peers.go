@@ -273,7 +273,7 @@ func (p *Peers) do(ctx context.Context, client *http.Client, target string, r *h
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range []string{"Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "X-Autonomy-Level"} {
+	for _, h := range []string{"Authorization", "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "X-Autonomy-Level"} {
 		if v := r.Header.Get(h); v != "" {
 			req.Header.Set(h, v)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry/naming"
 	"github.com/purko-io/mcp-hub/internal/registry/quarantine"
 	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/upstream/carried"
 )
 
 // Resources, resource templates and prompts are published like tools: under
@@ -55,6 +56,32 @@ type Prompt struct {
 // tools; the hub advertises it.
 type Capabilities struct {
 	Resources, Subscribe, Prompts, Logging, Completions bool
+	// Extensions are the carried extensions (config upstream.extensions)
+	// the upstreams declare, in server order: a caller is told of one
+	// that a server it may reach declares.
+	Extensions []Extension
+}
+
+// declareApps counts a server with an MCP App (a tool whose _meta.ui
+// names its UI) as declaring MCP Apps when the hub carries it: servers
+// written with the Apps SDK use the extension without declaring it in
+// their own capabilities, and a host must be told of it to show their UI.
+func (c *Capabilities) declareApps(appServers map[string]bool, carried *carried.Set) {
+	if !carried.Carries(config.ExtensionUI) {
+		return
+	}
+	for _, srv := range slices.Sorted(maps.Keys(appServers)) {
+		if !slices.ContainsFunc(c.Extensions, func(e Extension) bool { return e.Server == srv && e.ID == config.ExtensionUI }) {
+			c.Extensions = append(c.Extensions, Extension{Server: srv, ID: config.ExtensionUI, Settings: json.RawMessage(`{}`)})
+		}
+	}
+}
+
+// Extension is an extension a connected server declares, with its
+// settings.
+type Extension struct {
+	Server, ID string
+	Settings   json.RawMessage
 }
 
 // ScreenedFeature is a prompt, resource, resource template or a server's
@@ -219,7 +246,7 @@ func withAppURI(t mcp.Tool, server string, f *Features) mcp.Tool {
 // buildFeatures publishes the features of the connected upstreams; the
 // ones holds holds (screened, enforce) are left out, and listed in
 // Screened with the ones reported (warn).
-func buildFeatures(clients []*upstream.Client, policy config.Naming, holds *quarantine.Checks) Features {
+func buildFeatures(clients []*upstream.Client, policy config.Naming, holds *quarantine.Checks, carried *carried.Set) Features {
 	type srv struct {
 		c    *upstream.Client
 		f    upstream.Features
@@ -240,6 +267,15 @@ func buildFeatures(clients []*upstream.Client, policy config.Naming, holds *quar
 		f.Caps.Prompts = f.Caps.Prompts || caps.Prompts != nil
 		f.Caps.Logging = f.Caps.Logging || caps.Logging != nil
 		f.Caps.Completions = f.Caps.Completions || caps.Completions != nil
+		for _, id := range slices.Sorted(maps.Keys(caps.Extensions)) {
+			if carried.Carries(id) {
+				settings, err := json.Marshal(caps.Extensions[id])
+				if err != nil || len(settings) == 0 || settings[0] != '{' {
+					settings = json.RawMessage(`{}`) // not an object: the server's mistake, not the caller's
+				}
+				f.Caps.Extensions = append(f.Caps.Extensions, Extension{Server: c.Name(), ID: id, Settings: settings})
+			}
+		}
 		for _, r := range feat.Resources {
 			resKeys = append(resKeys, naming.Key{Server: c.Name(), Original: r.URI})
 		}

@@ -618,7 +618,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 	cat := &Catalog{Gen: gen, Servers: make([]ServerView, 0, len(entries)+2)}
 	cat.Virtual = r.virtualServers()
 	// First: a tool that points at its app's UI names the UI as published.
-	cat.Features = buildFeatures(clients, r.opts.Naming, r.holds)
+	cat.Features = buildFeatures(clients, r.opts.Naming, r.holds, r.opts.Upstream.Carried)
 	builtins, apis := localViews(local, classifier)
 	for _, sv := range []*ServerView{builtins, apis} {
 		if sv != nil {
@@ -695,6 +695,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 		cat.Servers = append(cat.Servers, *apis)
 	}
 	sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Name < cat.Tools[j].Name })
+	cat.Features.Caps.declareApps(cat.appServers, r.opts.Upstream.Carried)
 	cat.index = make(map[string]int, len(cat.Tools))
 	for i, t := range cat.Tools {
 		cat.index[t.Name] = i

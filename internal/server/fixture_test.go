@@ -39,6 +39,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
 	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/upstream/carried"
 )
 
 // fakeUpstream is a real mcp-go streamable HTTP server on a loopback port
@@ -290,6 +291,7 @@ func newTestHubLog(t *testing.T, specs []config.ServerSpec, so hubOpts, audit io
 			BackoffMin: 50 * time.Millisecond, BackoffMax: 300 * time.Millisecond,
 			BreakerFailures: 3, BreakerOpenFor: 500 * time.Millisecond, DiscoverTimeout: time.Second,
 			ClientInfo: mcp.Implementation{Name: "mcp-hub-test", Version: "0"},
+			Carried:    carried.New(cfg.Upstream.Extensions),
 		},
 	}
 	for _, o := range opts {

@@ -77,6 +77,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case call != nil && call.Task != nil && s.plainHTTP(r):
 		s.tasks.Call(w, r, msg, call)
 		return
+	case call != nil && s.plainHTTP(r) && s.tasks.RequiresTask(call) && modernHeadersAgree(r, msg, call):
+		s.tasks.ExtensionCall(w, r, msg, call) // the Tasks extension
+		return
 	case tasks.IsMethod(msg.Method) && s.plainHTTP(r):
 		s.tasks.Serve(w, r, msg, body)
 		return
@@ -148,6 +151,21 @@ func (s *Server) plainHTTP(r *http.Request) bool {
 	return jsonBody(r) && acceptsJSON(r.Header.Get("Accept")) && edge.HostAllowed(r)
 }
 
+// modernHeadersAgree reports whether a 2026-07-28 request's headers say
+// what its body says (method, revision, tool name); any other request's
+// do.
+func modernHeadersAgree(r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) bool {
+	v := r.Header.Get(mcp.HeaderProtocolVersion)
+	if !mcp.IsModernProtocol(v) {
+		return true
+	}
+	if r.Header.Get(mcp.HeaderMethod) != msg.Method || !metaAgrees(msg, call, v) {
+		return false
+	}
+	n := r.Header.Get(mcp.HeaderName)
+	return n == "" || call == nil || n == call.Name
+}
+
 // jsonBody reports whether r's body is declared JSON.
 func jsonBody(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
@@ -169,13 +187,10 @@ func (s *Server) serveOwned(w http.ResponseWriter, r *http.Request, msg *jsonrpc
 		return false // mcp-go refuses it
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(v) {
-		if r.Header.Get(mcp.HeaderMethod) != msg.Method || !metaAgrees(msg, call, v) {
-			return false
-		}
-		if n := r.Header.Get(mcp.HeaderName); n != "" && call != nil && n != call.Name {
-			return false
-		}
+	if !modernHeadersAgree(r, msg, call) {
+		return false
+	}
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 		sid = "" // a 2026-07-28 request belongs to no session
 	} else if call == nil {
 		if _, ok := edge.ParseSessionID(sid); !ok {

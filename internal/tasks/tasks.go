@@ -79,10 +79,10 @@ func New(opts Options) *Routes {
 const relatedTaskMeta = "io.modelcontextprotocol/related-task"
 
 // IsMethod reports whether method is one Serve answers: the ones routed by
-// a task's handle, and tasks/list.
+// a task's handle (tasks/update the Tasks extension's), and tasks/list.
 func IsMethod(method string) bool {
 	switch mcp.MCPMethod(method) {
-	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList:
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel, mcp.MethodTasksList, methodTasksUpdate:
 		return true
 	}
 	return false
@@ -114,8 +114,18 @@ func (t *Routes) Call(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 // to the peers, and the one whose handle it is answers.
 func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, body []byte) {
 	caller := callers.From(r.Context())
+	modern, refusal := t.admitModern(r, msg)
+	if refusal != nil {
+		status := http.StatusOK
+		if refusal.Code == codeHeaderMismatch {
+			status = http.StatusBadRequest
+		}
+		jsonrpc.WriteReply(w, status, jsonrpc.ErrorReply(msg.ID, refusal))
+		return
+	}
 	task, err := t.openTask(caller, msg)
 	var res json.RawMessage
+	session := r.Header.Get("Mcp-Session-Id")
 	switch {
 	case err != nil:
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList && peers.PassedOn(r):
@@ -137,10 +147,20 @@ func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			return
 		}
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
+	case modern:
+		held := t.isHeld(task)
+		res, err = t.extensionRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, msg, func(ctx context.Context, method string) (json.RawMessage, error) {
+			if held {
+				return t.heldRequest(ctx, caller, session, method, task)
+			}
+			return t.taskRequest(ctx, caller, session, method, task)
+		})
+	case mcp.MCPMethod(msg.Method) == methodTasksUpdate:
+		err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is the %s extension's (2026-07-28)", msg.Method, extensionID)}
 	case t.isHeld(task):
-		res, err = t.heldRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
+		res, err = t.heldRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, session, msg.Method, task)
 	default:
-		res, err = t.taskRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), msg.Method, task)
+		res, err = t.taskRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, session, msg.Method, task)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(jsonrpc.Reply(msg.ID, res, err))

@@ -145,3 +145,54 @@ func TestStatusNoticePassesTheCallersFilters(t *testing.T) {
 		})
 	}
 }
+
+// TestFlatTask: a 2025-11-25 task in the Tasks extension's shape.
+func TestFlatTask(t *testing.T) {
+	for _, tc := range []struct {
+		name, res, resultType string
+		more                  map[string]json.RawMessage
+		want                  string
+	}{
+		{"created", `{"task":{"taskId":"h","status":"working","ttl":60000,"pollInterval":500},"_meta":{"k":1}}`, "task", nil,
+			`{"_meta":{"k":1},"pollIntervalMs":500,"resultType":"task","status":"working","taskId":"h","ttlMs":60000}`},
+		{"unlimited ttl", `{"taskId":"h","status":"working","ttl":null}`, "complete", nil,
+			`{"resultType":"complete","status":"working","taskId":"h","ttlMs":null}`},
+		{"no ttl at all", `{"taskId":"h","status":"working"}`, "complete", nil,
+			`{"resultType":"complete","status":"working","taskId":"h","ttlMs":null}`},
+		{"completed, result inlined", `{"taskId":"h","status":"completed","ttl":1}`, "complete",
+			map[string]json.RawMessage{"result": json.RawMessage(`{"content":[]}`)},
+			`{"result":{"content":[]},"resultType":"complete","status":"completed","taskId":"h","ttlMs":1}`},
+		{"not an object", `[1]`, "task", nil, `[1]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(flatTask(json.RawMessage(tc.res), tc.resultType, tc.more)); got != tc.want {
+				t.Fatalf("flatTask(%s) =\n%s\nwant\n%s", tc.res, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestExtensionOf: which requests are of 2026-07-28, and which of those
+// declare the Tasks extension.
+func TestExtensionOf(t *testing.T) {
+	for _, tc := range []struct {
+		name, meta       string
+		modern, declared bool
+	}{
+		{"no meta", `{}`, false, false},
+		{"2025-11-25", `{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`, false, false},
+		{"2026-07-28 without", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`, true, false},
+		{"2026-07-28 with", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`, true, true},
+		{"named elsewhere only", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"experimental":{"io.modelcontextprotocol/tasks":{}}}}`, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var meta map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(tc.meta), &meta); err != nil {
+				t.Fatal(err)
+			}
+			if modern, declared := extensionOf(meta); modern != tc.modern || declared != tc.declared {
+				t.Fatalf("extensionOf(%s) = %v, %v; want %v, %v", tc.meta, modern, declared, tc.modern, tc.declared)
+			}
+		})
+	}
+}

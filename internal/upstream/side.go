@@ -44,7 +44,7 @@ func (s *sideClient) out(ctx context.Context, cn *conn, o *out) *out {
 	}
 	side := *o
 	side.modern, side.protocol = true, mc.ProtocolVersion()
-	side.meta = modernMeta(c.opts.ClientInfo, side.protocol)
+	side.meta = modernMeta(c.opts.ClientInfo, side.protocol, c.opts.Carried)
 	side.session = sessionWire{tr: mc.GetTransport(), ids: &cn.nextID, http: true}
 	side.post = nil
 	return &side

@@ -42,6 +42,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/tracing"
 	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
+	"github.com/purko-io/mcp-hub/internal/upstream/carried"
 	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/listbound"
@@ -128,6 +129,9 @@ type Options struct {
 	MaxListBytes int64
 	// Events receives resource updates; nil drops them.
 	Events Events
+	// Carried are the extensions declared to every upstream (package
+	// carried); nil: none.
+	Carried *carried.Set
 	// Tracer makes a CLIENT span of every tools/call sent upstream and
 	// passes it on as the upstream's parent (tracing.go); nil, tracing is
 	// off and costs nothing.
@@ -147,6 +151,7 @@ func OptionsFrom(u config.UpstreamDefaults, httpClient *http.Client, info mcp.Im
 		DiscoverTimeout: u.DiscoverTimeout.D(), HTTPClient: httpClient, ClientInfo: info,
 		MaxResponseBytes: u.MaxResponseBytes,
 		MaxListPages:     u.MaxListPages, MaxTools: u.MaxTools, MaxListBytes: u.MaxListBytes,
+		Carried: carried.New(u.Extensions),
 	}
 }
 
@@ -585,10 +590,12 @@ func (c *Client) newMCPClient(tr transport.Interface, legacy bool) *client.Clien
 	// caller whose call caused them (see features.go).
 	// Both elicitation modes are declared: a server offers URL-mode flows
 	// (sign-ins, payments) only to clients that declare url, and the hub
-	// passes them to the caller like a form.
+	// passes them to the caller like a form. The extensions carried for
+	// callers are declared too.
 	h := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}
 	opts = append(opts, client.WithSamplingHandler(h), client.WithElicitationHandler(h), client.WithRootsHandler(h),
-		client.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}}))
+		client.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}},
+			Extensions: c.opts.Carried.Map()}))
 	return client.NewClient(tr, opts...)
 }
 

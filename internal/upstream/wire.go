@@ -18,6 +18,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/carried"
 	"github.com/purko-io/mcp-hub/internal/upstream/listbound"
 	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 	"github.com/purko-io/mcp-hub/internal/upstream/streamhttp"
@@ -55,6 +56,7 @@ type out struct {
 	modern    bool // 2026-07-28: per-request _meta and Mcp-Method/Mcp-Name
 	protocol  string
 	meta      map[string]json.RawMessage
+	carried   *carried.Set         // what of a caller's extensions may pass
 	paramTool map[string]*mcp.Tool // tools whose arguments are mirrored into headers
 	post      *streamhttp.Post     // streamable HTTP's own POST; nil on other transports
 	session   sessionWire
@@ -72,14 +74,14 @@ func (o *out) wire(relayed bool) wire {
 
 func (cn *conn) newOut(tools []mcp.Tool) *out {
 	c := cn.c
-	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools)}
+	o := &out{modern: mcp.IsModernProtocol(cn.protocol), protocol: cn.protocol, paramTool: paramHeaderTools(tools), carried: c.opts.Carried}
 	// Only Streamable HTTP ends a request with its stream: an HTTP+SSE
 	// POST is answered 202 at once and the result comes on the shared
 	// stream, so, as on stdio and WebSocket, notifications/cancelled is the
 	// only way to cancel there.
 	o.session = sessionWire{tr: cn.mc.GetTransport(), ids: &cn.nextID, http: c.spec.Transport == config.TransportStreamableHTTP}
 	if o.modern {
-		o.meta = modernMeta(c.opts.ClientInfo, cn.protocol)
+		o.meta = modernMeta(c.opts.ClientInfo, cn.protocol, c.opts.Carried)
 	}
 	if c.spec.Transport != config.TransportStreamableHTTP {
 		return o
@@ -107,12 +109,13 @@ func (cn *conn) newOut(tools []mcp.Tool) *out {
 }
 
 // modernMeta is the _meta every 2026-07-28 request of the hub carries.
-func modernMeta(client mcp.Implementation, protocol string) map[string]json.RawMessage {
+// It declares the extensions carried for callers and no other capability.
+func modernMeta(client mcp.Implementation, protocol string, ext *carried.Set) map[string]json.RawMessage {
 	info, _ := json.Marshal(client)
 	return map[string]json.RawMessage{
 		mcp.MetaKeyProtocolVersion:    mustJSON(protocol),
 		mcp.MetaKeyClientInfo:         info,
-		mcp.MetaKeyClientCapabilities: json.RawMessage(`{}`),
+		mcp.MetaKeyClientCapabilities: ext.Capabilities(),
 	}
 }
 
@@ -161,9 +164,10 @@ func (o *out) params(call jsonrpc.ToolCall, own map[string]json.RawMessage) json
 		}
 		// A 2026-07-28 caller's capabilities tell a 2026-07-28 upstream
 		// whether it may answer with input requests (sampling, elicitation,
-		// roots), which then pass through to the caller as they are.
+		// roots), which then pass through to the caller as they are, and
+		// which of the carried extensions it uses (no other passes).
 		if caps, ok := call.Meta[mcp.MetaKeyClientCapabilities]; ok {
-			meta[mcp.MetaKeyClientCapabilities] = caps
+			meta[mcp.MetaKeyClientCapabilities] = o.carried.Filter(caps)
 		}
 		for k, v := range own {
 			meta[k] = v
@@ -266,7 +270,7 @@ func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (js
 			// the input requests pass through to it as they are.
 			own = map[string]json.RawMessage{}
 			if !call.TakesInput() {
-				own[mcp.MetaKeyClientCapabilities] = hubCapabilities
+				own[mcp.MetaKeyClientCapabilities] = c.opts.Carried.With(hubCapabilities)
 			}
 			if lvl := cn.level.Load(); lvl != nil {
 				own[mcp.MetaKeyLogLevel] = mustJSON(*lvl)

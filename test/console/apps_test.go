@@ -204,29 +204,10 @@ func testAppThroughHub(t *testing.T, script, prefix, tool, appOnly string) {
 		t.Errorf("the other server's view through the hub = %q", o.Text)
 	}
 
-	// A host in the browser: the page and the hub's /mcp on one origin.
-	hubURL, err := url.Parse(hub.Base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(hubURL)
-	proxy.FlushInterval = -1
-	page := http.NewServeMux()
-	page.Handle("/mcp", proxy)
-	page.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(strings.Replace(hostPage, "TOOL_NAME", tool, 1)))
-	})
-	hostSrv := httptest.NewServer(page)
-	t.Cleanup(hostSrv.Close)
-
 	start := time.Now().Add(-time.Second) // the server's clock, to the second
-	bctx := browser(t)
-	if err := within(bctx, 30*time.Second, chromedp.Navigate(hostSrv.URL+"/")); err != nil {
-		t.Fatalf("open the host page: %v", err)
-	}
+	bctx := openHost(t, hub, tool)
 	waitHost(t, bctx, "the app rendered from "+published+" and through its ui/initialize handshake",
-		`host.uri === '`+published+`' && host.mimeType === '`+appMIME+`' && host.initialized &&
+		`host.told && host.uri === '`+published+`' && host.mimeType === '`+appMIME+`' && host.initialized &&
 		 !!document.getElementById('app').contentDocument.getElementById('get-time-btn')`)
 	if _, err := evaluate[bool](bctx, `(() => { document.getElementById('app').contentDocument.getElementById('get-time-btn').click(); return true; })()`); err != nil {
 		t.Fatalf("click the app's button: %v", err)
@@ -248,6 +229,31 @@ func testAppThroughHub(t *testing.T, script, prefix, tool, appOnly string) {
 	if err != nil || at.Before(start) || at.After(time.Now().Add(time.Second)) {
 		t.Errorf("the app's call answered %q (%v); want the example server's time, between %s and now", relayed[0].Result.StructuredContent.Time, err, start)
 	}
+}
+
+// openHost serves the host page for tool (hostPage) and the hub's /mcp on
+// one origin, and opens the page in a browser.
+func openHost(t *testing.T, hub *hubtest.Hub, tool string) context.Context {
+	t.Helper()
+	hubURL, err := url.Parse(hub.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(hubURL)
+	proxy.FlushInterval = -1
+	page := http.NewServeMux()
+	page.Handle("/mcp", proxy)
+	page.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(strings.Replace(hostPage, "TOOL_NAME", tool, 1)))
+	})
+	hostSrv := httptest.NewServer(page)
+	t.Cleanup(hostSrv.Close)
+	bctx := browser(t)
+	if err := within(bctx, 30*time.Second, chromedp.Navigate(hostSrv.URL+"/")); err != nil {
+		t.Fatalf("open the host page: %v", err)
+	}
+	return bctx
 }
 
 // hostValue decodes the JSON of the page's expression expr into v.
@@ -280,7 +286,8 @@ func waitHost(t *testing.T, ctx context.Context, what, cond string) {
 	}
 }
 
-// hostPage is a minimal MCP Apps host: it finds the tool TOOL_NAME (the
+// hostPage is a minimal MCP Apps host: it declares the MCP Apps extension
+// (host.told: the hub declared it back), finds the tool TOOL_NAME (the
 // published get-time) through the hub, reads the UI its
 // _meta.ui.resourceUri names, renders it in an iframe and answers the
 // app's messages: ui/initialize, and tools/call, which it relays to the
@@ -290,7 +297,7 @@ const hostPage = `<!doctype html>
 <body><p id="status">starting</p>
 <iframe id="app" style="width:100%;height:600px;border:0"></iframe>
 <script>
-const host = window.host = {uri: "", mimeType: "", initialized: false, relayed: [], errors: []};
+const host = window.host = {uri: "", mimeType: "", told: false, initialized: false, relayed: [], errors: []};
 let session = "", version = "", nextID = 1;
 
 async function post(body) {
@@ -324,9 +331,11 @@ async function rpc(method, params) {
 
 (async () => {
   try {
-    const init = await rpc("initialize", {protocolVersion: "2025-11-25", capabilities: {},
+    const init = await rpc("initialize", {protocolVersion: "2025-11-25",
+      capabilities: {extensions: {"io.modelcontextprotocol/ui": {mimeTypes: ["text/html;profile=mcp-app"]}}},
       clientInfo: {name: "apps-test-host", version: "0"}});
     version = init.protocolVersion;
+    host.told = !!(init.capabilities.extensions || {})["io.modelcontextprotocol/ui"];
     await post({jsonrpc: "2.0", method: "notifications/initialized"});
     const tool = (await rpc("tools/list", {})).tools.find(t => t.name === "TOOL_NAME");
     const uri = tool._meta.ui.resourceUri;

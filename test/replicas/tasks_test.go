@@ -219,6 +219,9 @@ servers:
 			t.Fatalf("tasks/get after cancel: status %q", s)
 		}
 	})
+	t.Run("the Tasks extension", func(t *testing.T) {
+		testTasksExtension(t, lb, taskWait, taskPoll)
+	})
 	t.Run("list", func(t *testing.T) {
 		// Each lands on another replica: the list is every replica's.
 		for i := range replicaCount {
@@ -245,6 +248,82 @@ servers:
 	}
 }
 
+// testTasksExtension follows 2026-07-28 tasks (the Tasks extension) of
+// the reference server's task tool through the balancer: the hub answers
+// a caller that declared the extension with the task, and one that did
+// not with -32021; tasks/get lands on any replica and inlines the result
+// (capped like any) once the task completed; tasks/cancel is an empty
+// acknowledgement; the extension has no tasks/result; another caller's
+// tasks/get and a request whose Mcp-Name is not its task are refused.
+func testTasksExtension(t *testing.T, lb *balancer, taskWait, taskPoll time.Duration) {
+	ext := &taskClient{t: t, url: lb.url, token: "alice-token-1", modern: true, extension: true}
+	undeclared := &taskClient{t: t, url: lb.url, token: "alice-token-1", modern: true}
+	bob := &taskClient{t: t, url: lb.url, token: "bob-token-1", modern: true, extension: true}
+	const research = `{"name":"simulate-research-query","arguments":{"topic":"hubs"}}`
+	if _, err := undeclared.call("tools/call", research); err == nil || err.Code != -32021 {
+		t.Fatalf("tools/call of a tool that needs a task, without the extension = %v; want -32021", err)
+	}
+	start := func() string {
+		res, err := ext.call("tools/call", research)
+		var created struct {
+			ResultType, TaskID, Status string
+			TTLMs                      *int64 `json:"ttlMs"`
+		}
+		if err != nil || json.Unmarshal(res, &created) != nil || created.ResultType != "task" || !strings.HasPrefix(created.TaskID, "mht1.") ||
+			created.Status != "working" || !strings.Contains(string(res), `"ttlMs"`) || strings.Contains(string(res), `"task":`) {
+			t.Fatalf("tools/call with the extension = %s %v; want a flat working task (resultType task, ttlMs) whose id is a hub handle", res, err)
+		}
+		return created.TaskID
+	}
+	handle := start()
+	param := fmt.Sprintf(`{"taskId":%q}`, handle)
+	if _, err := undeclared.call("tasks/get", param); err == nil || err.Code != -32021 {
+		t.Errorf("tasks/get without the extension = %v; want -32021", err)
+	}
+	if _, err := bob.call("tasks/get", param); err == nil || err.Code != -32602 {
+		t.Errorf("bob's tasks/get of alice's task = %v; want -32602", err)
+	}
+	if _, err := ext.callNamed("tasks/get", param, "another-task"); err == nil || err.Code != -32020 {
+		t.Errorf("tasks/get whose Mcp-Name is another task = %v; want -32020", err)
+	}
+	if _, err := ext.call("tasks/result", param); err == nil || err.Code != -32601 {
+		t.Errorf("tasks/result under the extension = %v; want -32601", err)
+	}
+	var done struct {
+		ResultType, TaskID, Status string
+		Result                     json.RawMessage
+	}
+	gets, failed := 0, 0
+	hubtest.Eventually(t, taskWait, taskPoll, "the task completed", func() error {
+		res, err := ext.call("tasks/get", param)
+		gets++
+		if err != nil || json.Unmarshal(res, &done) != nil || done.TaskID != handle || done.ResultType != "complete" {
+			failed++
+			return fmt.Errorf("tasks/get = %s %v", res, err)
+		}
+		if done.Status != "completed" {
+			return fmt.Errorf("status %s", done.Status)
+		}
+		return nil
+	})
+	if text := string(done.Result); !strings.Contains(text, "Research Report") || !strings.Contains(text, "result cut to its first") {
+		t.Errorf("the completed task's inlined result = %s; want the report, cut to upstream.maxResultChars", text)
+	}
+	t.Logf("%d tasks/get of a 2026-07-28 task through the balancer (spread %v)", gets, lb.spread())
+	if failed > 0 {
+		t.Errorf("%d of %d tasks/get failed", failed, gets)
+	}
+
+	cancelled := start()
+	res, err := ext.call("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, cancelled))
+	if err != nil || string(res) != `{"resultType":"complete"}` {
+		t.Fatalf("tasks/cancel = %s %v; want an empty acknowledgement", res, err)
+	}
+	if s := ext.status(cancelled); s != "cancelled" {
+		t.Errorf("tasks/get after tasks/cancel: status %q", s)
+	}
+}
+
 // taskClient posts JSON-RPC requests to /mcp as one caller, with no
 // session (the hub serves tasks without one, on any replica).
 type taskClient struct {
@@ -252,6 +331,9 @@ type taskClient struct {
 	url   string
 	token string
 	next  atomic.Int64
+	// modern: requests of 2026-07-28 (_meta and headers), declaring the
+	// Tasks extension when extension is set.
+	modern, extension bool
 }
 
 type rpcError struct {
@@ -263,11 +345,45 @@ func (e *rpcError) String() string { return fmt.Sprintf("%d %s", e.Code, e.Messa
 
 func (c *taskClient) call(method, params string) (json.RawMessage, *rpcError) {
 	c.t.Helper()
+	return c.callNamed(method, params, "")
+}
+
+// callNamed is call whose 2026-07-28 Mcp-Name header is name, or, when
+// name is "", what params name (the tool, the task).
+func (c *taskClient) callNamed(method, params, name string) (json.RawMessage, *rpcError) {
+	c.t.Helper()
+	header := http.Header{}
+	if c.modern {
+		var p map[string]any
+		if err := json.Unmarshal([]byte(params), &p); err != nil {
+			c.t.Fatal(err)
+		}
+		caps := map[string]any{}
+		if c.extension {
+			caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+		}
+		p["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps,
+			"io.modelcontextprotocol/clientInfo": map[string]any{"name": "tasks-extension-test", "version": "1"}}
+		b, _ := json.Marshal(p)
+		params = string(b)
+		if name == "" {
+			name, _ = p["name"].(string)
+		}
+		if name == "" {
+			name, _ = p["taskId"].(string)
+		}
+		header.Set("Mcp-Protocol-Version", "2026-07-28")
+		header.Set("Mcp-Method", method)
+		if name != "" {
+			header.Set("Mcp-Name", name)
+		}
+	}
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.next.Add(1), method, params)
 	req, err := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	req.Header = header
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+c.token)
