@@ -60,6 +60,9 @@ type Capabilities struct {
 	// the upstreams declare, in server order: a caller is told of one
 	// that a server it may reach declares.
 	Extensions []Extension
+	// TaskServers are the servers that serve the Tasks extension over
+	// 2026-07-28: any call of theirs may become a task (package tasks).
+	TaskServers []string
 }
 
 // declareApps counts a server with an MCP App (a tool whose _meta.ui
@@ -267,6 +270,9 @@ func buildFeatures(clients []*upstream.Client, policy config.Naming, holds *quar
 		f.Caps.Prompts = f.Caps.Prompts || caps.Prompts != nil
 		f.Caps.Logging = f.Caps.Logging || caps.Logging != nil
 		f.Caps.Completions = f.Caps.Completions || caps.Completions != nil
+		if _, ok := caps.Extensions[config.ExtensionTasks]; ok && mcp.IsModernProtocol(c.Status().Protocol) {
+			f.Caps.TaskServers = append(f.Caps.TaskServers, c.Name())
+		}
 		for _, id := range slices.Sorted(maps.Keys(caps.Extensions)) {
 			if carried.Carries(id) {
 				settings, err := json.Marshal(caps.Extensions[id])

@@ -661,6 +661,12 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 				continue
 			}
 			def := ct.published(withAppURI(t, spec.Name, &cat.Features), name)
+			if def.Execution == nil && slices.Contains(cat.Features.Caps.TaskServers, spec.Name) {
+				// A server of the Tasks extension decides per call whether
+				// to make a task: a 2025-11-25 caller may ask for one of
+				// any of its tools.
+				def.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+			}
 			// Classified by the server's name of it (what toolPolicy's
 			// patterns are written against) and the published
 			// annotations: an override's readOnlyHint is the operator's

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -73,22 +76,31 @@ func missingExtension(what string) *jsonrpc.Error {
 }
 
 // RequiresTask reports whether call, a 2026-07-28 caller's tools/call, is
-// one ExtensionCall answers: its tool runs only as a task. Cheap for any
-// other call (no lookup unless the call is of 2026-07-28).
+// one ExtensionCall answers: of a caller that declared the extension, to a
+// tool whose server serves the extension (and decides) or that runs only
+// as a task; of another caller, to a tool that runs only as a task (which
+// it is refused). Cheap for any other call (no lookup unless the call is
+// of 2026-07-28).
 func (t *Routes) RequiresTask(call *jsonrpc.ToolCall) bool {
 	if _, ok := call.Meta[mcp.MetaKeyProtocolVersion]; !ok || call.Task != nil {
 		return false
 	}
-	if modern, _ := extensionOf(call.Meta); !modern {
+	modern, declared := extensionOf(call.Meta)
+	if !modern {
 		return false
 	}
-	tool, ok := t.reg.Catalog().Tool(call.Name)
-	return ok && tool.Def.Execution != nil && tool.Def.Execution.TaskSupport == mcp.TaskSupportRequired
+	cat := t.reg.Catalog()
+	tool, ok := cat.Tool(call.Name)
+	if !ok {
+		return false
+	}
+	return tool.Def.Execution != nil && tool.Def.Execution.TaskSupport == mcp.TaskSupportRequired && !slices.Contains(cat.Features.Caps.TaskServers, tool.Server) ||
+		declared && slices.Contains(cat.Features.Caps.TaskServers, tool.Server)
 }
 
 // ExtensionCall answers call (RequiresTask) with its task, in the
-// extension's shape, or, to a caller that did not declare the extension,
-// with -32021.
+// extension's shape, or with its result when the server made none; to a
+// caller that did not declare the extension, with -32021.
 func (t *Routes) ExtensionCall(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, call *jsonrpc.ToolCall) {
 	w.Header().Set("Content-Type", "application/json")
 	if _, declared := extensionOf(call.Meta); !declared {
@@ -103,34 +115,47 @@ func (t *Routes) ExtensionCall(w http.ResponseWriter, r *http.Request, msg *json
 		_, _ = w.Write(jsonrpc.Reply(msg.ID, flatTask(t.heldCreated(caller, held), "task", nil), nil))
 		return
 	}
-	if out.Error == nil && out.Server != "" {
+	if out.Error == nil && out.Server != "" && isTask(out.Result) {
 		task := taskhandle.Task{Replica: t.peers.Self(), Server: out.Server, Tool: call.Name}
 		out.Result = flatTask(t.sealTask(caller, task, out.Result), "task", nil)
 	}
 	_, _ = w.Write(callReply(msg.ID, out))
 }
 
-// extensionRequest answers a 2026-07-28 tasks/* request (msg) of task, a
-// task of this replica's: tasks/get in the extension's shape, with the
-// result or the error inlined once the task has ended; tasks/cancel and
-// tasks/update with an empty result. source answers the 2025-11-25 form
-// of a method for the task (taskRequest, or heldRequest for a hub task).
-func (t *Routes) extensionRequest(ctx context.Context, caller callers.Caller, msg *jsonrpc.Message, source func(ctx context.Context, method string) (json.RawMessage, error)) (json.RawMessage, error) {
+// extensionRequest answers a 2026-07-28 tasks/* request (msg) of a task
+// of this replica's: tasks/get in the extension's shape, with the result
+// or the error inlined once the task has ended; tasks/cancel and
+// tasks/update with an empty result. source sends a method of the task,
+// with more params, to whoever holds it (taskRequest, or heldRequest for
+// a hub task), which answers in its own revision's shape.
+func (t *Routes) extensionRequest(ctx context.Context, msg *jsonrpc.Message, source func(ctx context.Context, method string, more map[string]json.RawMessage) (json.RawMessage, error)) (json.RawMessage, error) {
 	switch mcp.MCPMethod(msg.Method) {
 	case mcp.MethodTasksCancel:
-		if _, err := source(ctx, msg.Method); err != nil {
+		if _, err := source(ctx, msg.Method, nil); err != nil {
 			return nil, err
 		}
 		return json.RawMessage(`{"resultType":"complete"}`), nil
-	case mcp.MethodTasksGet:
 	case methodTasksUpdate:
-		// Input reaches a 2025-11-25 server's task only through
-		// tasks/result on its session, which a 2026-07-28 caller does not
-		// hold: the task asks for none the hub can pass on.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-			Message: "tasks/update: this task takes no input through the hub (its server keeps task input to 2025-11-25 sessions)"}
+		var p struct {
+			InputResponses json.RawMessage `json:"inputResponses"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || len(p.InputResponses) == 0 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tasks/update needs inputResponses"}
+		}
+		_, err := source(ctx, msg.Method, map[string]json.RawMessage{"inputResponses": p.InputResponses})
+		if e := (*jsonrpc.Error)(nil); errors.As(err, &e) && e.Code == jsonrpc.CodeMethodNotFound {
+			// Input reaches a 2025-11-25 server's task only through
+			// tasks/result on its session, which a 2026-07-28 caller does
+			// not hold: the task asks for none the hub can pass on.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: "tasks/update: this task takes no input through the hub (its server keeps task input to 2025-11-25 sessions)"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(`{"resultType":"complete"}`), nil
 	}
-	res, err := source(ctx, msg.Method)
+	res, err := source(ctx, msg.Method, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +166,10 @@ func (t *Routes) extensionRequest(ctx context.Context, caller callers.Caller, ms
 	if st.Status != mcp.TaskStatusCompleted && st.Status != mcp.TaskStatusFailed {
 		return flatTask(res, "complete", nil), nil
 	}
-	// Ended: its result (through the pipeline's steps for results), or
+	// Ended: its result, through the pipeline's steps for results (a
+	// 2026-07-28 server's inlined one too: tasks/result fetches it), or
 	// the JSON-RPC error it ended with.
-	final, err := source(ctx, string(mcp.MethodTasksResult))
+	final, err := source(ctx, string(mcp.MethodTasksResult), nil)
 	if err == nil {
 		return flatTask(res, "complete", map[string]json.RawMessage{"status": json.RawMessage(`"completed"`), "result": final}), nil
 	}
@@ -152,6 +178,116 @@ func (t *Routes) extensionRequest(ctx context.Context, caller callers.Caller, ms
 		return nil, err // the caller went away: nothing to say of the task
 	}
 	return flatTask(res, "complete", map[string]json.RawMessage{"status": json.RawMessage(`"failed"`), "error": mustMarshal(e)}), nil
+}
+
+// A 2026-07-28 server's task (one that serves the Tasks extension) is
+// bridged to a 2025-11-25 caller as a task of that revision: the flat
+// task nested in a CreateTaskResult, tasks/get's answer without what it
+// inlines, tasks/cancel followed by tasks/get (2025-11-25 answers it with
+// the task), and tasks/result by polling tasks/get until the task ends
+// (awaitResult). A 2026-07-28 server's answers say their resultType; a
+// 2025-11-25 server's do not.
+
+// isExtension reports whether res is a 2026-07-28 server's answer.
+func isExtension(res json.RawMessage) bool {
+	var m struct {
+		ResultType *string `json:"resultType"`
+	}
+	return json.Unmarshal(res, &m) == nil && m.ResultType != nil
+}
+
+// isTask reports whether res, the result of a tools/call, is a task of
+// either revision (a CreateTaskResult).
+func isTask(res json.RawMessage) bool {
+	var m struct {
+		ResultType string          `json:"resultType"`
+		Task       json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(res, &m) == nil && (m.ResultType == "task" || len(m.Task) > 0 && string(m.Task) != "null")
+}
+
+// nestedTask is a 2026-07-28 server's task in 2025-11-25's shape: ttlMs
+// and pollIntervalMs as ttl and pollInterval, without resultType or what
+// tasks/get inlines, and, for a created one, nested in "task".
+func nestedTask(res json.RawMessage, created bool) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(res, &m) != nil {
+		return res
+	}
+	for _, k := range []string{"resultType", "result", "error", "inputRequests"} {
+		delete(m, k)
+	}
+	for from, to := range map[string]string{"ttlMs": "ttl", "pollIntervalMs": "pollInterval"} {
+		if v, ok := m[from]; ok {
+			delete(m, from)
+			m[to] = v
+		}
+	}
+	if !created {
+		return mustMarshal(m)
+	}
+	top := map[string]json.RawMessage{}
+	if meta, ok := m["_meta"]; ok {
+		delete(m, "_meta")
+		top["_meta"] = meta
+	}
+	top["task"] = mustMarshal(m)
+	return mustMarshal(top)
+}
+
+// legacyRequest is taskRequest for a 2025-11-25 caller: a 2026-07-28
+// server's answer in 2025-11-25's shape.
+func (t *Routes) legacyRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
+	res, err := t.taskRequest(ctx, caller, session, method, task, nil)
+	if err != nil || !isExtension(res) {
+		return res, err
+	}
+	if mcp.MCPMethod(method) == mcp.MethodTasksCancel { // an empty acknowledgement
+		if res, err = t.taskRequest(ctx, caller, session, string(mcp.MethodTasksGet), task, nil); err != nil {
+			return nil, err
+		}
+	}
+	return nestedTask(res, false), nil
+}
+
+// awaitResult is tasks/result of a 2026-07-28 server's task, which has
+// none: tasks/get until the task ends, every pollIntervalMs it asks for
+// (within 100 ms and 5 s), then its inlined result, or its error.
+func (t *Routes) awaitResult(ctx context.Context, task taskhandle.Task) (json.RawMessage, error) {
+	params := mustMarshal(map[string]string{"taskId": task.ID})
+	for {
+		res, err := t.forwardTask(ctx, task, string(mcp.MethodTasksGet), params)
+		if err != nil {
+			return nil, err
+		}
+		var got struct {
+			Status       mcp.TaskStatus  `json:"status"`
+			Message      string          `json:"statusMessage"`
+			Result       json.RawMessage `json:"result"`
+			Error        *jsonrpc.Error  `json:"error"`
+			PollInterval int64           `json:"pollIntervalMs"`
+		}
+		if err := json.Unmarshal(res, &got); err != nil {
+			return nil, fmt.Errorf("tasks/get on %s: %w", task.Server, err)
+		}
+		switch got.Status {
+		case mcp.TaskStatusCompleted:
+			return got.Result, nil
+		case mcp.TaskStatusFailed:
+			if got.Error == nil {
+				got.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task failed: " + got.Message}
+			}
+			return nil, got.Error
+		case mcp.TaskStatusCancelled:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task was cancelled"}
+		}
+		wait := min(max(time.Duration(got.PollInterval)*time.Millisecond, 100*time.Millisecond), 5*time.Second)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // methodTasksUpdate gives a task the input it asked for (the Tasks

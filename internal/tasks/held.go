@@ -272,7 +272,7 @@ func (t *Routes) heldRequest(ctx context.Context, caller callers.Caller, session
 		return mustMarshal(t.heldStatus(caller, ht, ht.finalStatus())), nil
 	}
 	// Approved: the upstream's task answers, under the hub task's handle.
-	res, err := t.taskRequest(ctx, caller, session, method, *ht.upstream)
+	res, err := t.legacyRequest(ctx, caller, session, method, *ht.upstream)
 	return retag(res, t.codec.Seal(caller.AppendKey(nil), *ht.upstream), t.codec.Seal(caller.AppendKey(nil), ht.handle)), err
 }
 

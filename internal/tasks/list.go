@@ -240,6 +240,9 @@ func (t *Routes) ownTasks(ctx context.Context, caller callers.Caller) []json.Raw
 			}
 			continue
 		}
+		if isExtension(res) {
+			res = nestedTask(res, false) // a 2026-07-28 server's (extension.go)
+		}
 		out = append(out, t.sealTask(caller, task, res))
 	}
 	return out

@@ -100,6 +100,9 @@ func (t *Routes) Call(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		return
 	}
 	if out.Error == nil && out.Server != "" {
+		if isTask(out.Result) {
+			out.Result = nestedTask(out.Result, true) // a 2026-07-28 server's (extension.go)
+		}
 		task := taskhandle.Task{Replica: t.peers.Self(), Server: out.Server, Tool: call.Name}
 		t.remember(caller, r.Header.Get("Mcp-Session-Id"), task, out.Result)
 		out.Result = t.sealTask(caller, task, out.Result)
@@ -149,18 +152,18 @@ func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
 	case modern:
 		held := t.isHeld(task)
-		res, err = t.extensionRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, msg, func(ctx context.Context, method string) (json.RawMessage, error) {
+		res, err = t.extensionRequest(t.pipe.WithRequestID(r.Context(), msg.ID), msg, func(ctx context.Context, method string, more map[string]json.RawMessage) (json.RawMessage, error) {
 			if held {
 				return t.heldRequest(ctx, caller, session, method, task)
 			}
-			return t.taskRequest(ctx, caller, session, method, task)
+			return t.taskRequest(ctx, caller, session, method, task, more)
 		})
 	case mcp.MCPMethod(msg.Method) == methodTasksUpdate:
 		err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is the %s extension's (2026-07-28)", msg.Method, extensionID)}
 	case t.isHeld(task):
 		res, err = t.heldRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, session, msg.Method, task)
 	default:
-		res, err = t.taskRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, session, msg.Method, task)
+		res, err = t.legacyRequest(t.pipe.WithRequestID(r.Context(), msg.ID), caller, session, msg.Method, task)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(jsonrpc.Reply(msg.ID, res, err))
@@ -186,10 +189,14 @@ func (t *Routes) openTask(caller callers.Caller, msg *jsonrpc.Message) (taskhand
 	return task, nil
 }
 
-// taskRequest sends method of task to its server; tasks/result goes
-// through the pipeline's steps for results.
-func (t *Routes) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task) (json.RawMessage, error) {
-	params, _ := json.Marshal(map[string]string{"taskId": task.ID})
+// taskRequest sends method of task to its server, with more in its
+// params; tasks/result goes through the pipeline's steps for results.
+func (t *Routes) taskRequest(ctx context.Context, caller callers.Caller, session, method string, task taskhandle.Task, more map[string]json.RawMessage) (json.RawMessage, error) {
+	p := map[string]json.RawMessage{"taskId": mustMarshal(task.ID)}
+	for k, v := range more {
+		p[k] = v
+	}
+	params := mustMarshal(p)
 	if mcp.MCPMethod(method) != mcp.MethodTasksResult {
 		// tasks/get and tasks/cancel: limited, screened and recorded like
 		// every request; decided when the task's call was (its handle is
@@ -208,7 +215,11 @@ func (t *Routes) taskRequest(ctx context.Context, caller callers.Caller, session
 			if rt.Server() != task.Server {
 				return nil, fmt.Errorf("tasks/result: tool %s is no longer served by %s", task.Tool, task.Server)
 			}
-			return t.forwardTask(ctx, task, method, params)
+			res, err := t.forwardTask(ctx, task, method, params)
+			if e := (*jsonrpc.Error)(nil); errors.As(err, &e) && e.Code == jsonrpc.CodeMethodNotFound {
+				return t.awaitResult(ctx, task) // a 2026-07-28 server's task (extension.go)
+			}
+			return res, err
 		})
 	if out.Error != nil {
 		return nil, out.Error

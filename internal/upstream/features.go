@@ -304,7 +304,8 @@ func (x *Extras) Request(ctx context.Context, method string, params json.RawMess
 	}
 	res, err := x.c.call(ctx, method, func(ctx context.Context, cn *conn) (any, error) {
 		o := cn.out.Load()
-		res, err := o.wire(false).Request(ctx, mcp.MCPMethod(method), params, o.headers(mcp.MCPMethod(method), "", params))
+		params, header := o.taskRequest(method, params)
+		res, err := o.wire(false).Request(ctx, mcp.MCPMethod(method), params, header)
 		return res, b.failed(x.c.spec.Name, err)
 	})
 	if err != nil {

@@ -199,6 +199,29 @@ func (o *out) params(call jsonrpc.ToolCall, own map[string]json.RawMessage) json
 	return append(b, '}')
 }
 
+// taskRequest is the params and headers of a request of a caller's task
+// (tasks/*, params naming its taskId): on 2026-07-28, with the revision's
+// _meta declaring the Tasks extension, and Mcp-Name naming the task.
+func (o *out) taskRequest(method string, params json.RawMessage) (json.RawMessage, map[string]string) {
+	var p map[string]json.RawMessage
+	if !o.modern || json.Unmarshal(params, &p) != nil || p == nil {
+		return params, nil
+	}
+	meta := maps.Clone(o.meta)
+	meta[mcp.MetaKeyClientCapabilities] = carried.Declare(meta[mcp.MetaKeyClientCapabilities], config.ExtensionTasks)
+	p["_meta"] = mustJSON(meta)
+	params = mustJSON(p)
+	h := o.headers(mcp.MCPMethod(method), "", params)
+	var id string
+	if json.Unmarshal(p["taskId"], &id) == nil && id != "" {
+		if h == nil {
+			h = map[string]string{}
+		}
+		h[mcp.HeaderName] = id
+	}
+	return params, h
+}
+
 // headers are the HTTP headers of a 2026-07-28 request with params: the
 // standard ones, and a tools/call's Mcp-Param-* headers. nil on older
 // revisions.
@@ -276,6 +299,22 @@ func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (js
 				own[mcp.MetaKeyLogLevel] = mustJSON(*lvl)
 			}
 		}
+	}
+	if call.Task != nil && o.modern {
+		// 2026-07-28 has no task member: a caller's task is the Tasks
+		// extension's, declared on the request, and the server decides.
+		if own == nil {
+			own = map[string]json.RawMessage{}
+		}
+		caps, ok := own[mcp.MetaKeyClientCapabilities]
+		if !ok {
+			caps = o.meta[mcp.MetaKeyClientCapabilities]
+			if c, ok := call.Meta[mcp.MetaKeyClientCapabilities]; ok {
+				caps = o.carried.Filter(c)
+			}
+		}
+		own[mcp.MetaKeyClientCapabilities] = carried.Declare(caps, config.ExtensionTasks)
+		call.Task = nil
 	}
 	w := o.wire(r != nil)
 	for round := 1; ; round++ {

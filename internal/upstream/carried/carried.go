@@ -105,3 +105,22 @@ func (s *Set) extensions() json.RawMessage {
 	b, _ := json.Marshal(s.ext)
 	return b
 }
+
+// Declare is caps, client capabilities, with the extension id declared
+// (no settings): what the hub adds for an extension it serves itself, on
+// a request it sends for it (the Tasks extension, for a caller's task).
+func Declare(caps json.RawMessage, id string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(caps, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	var ext map[string]json.RawMessage
+	_ = json.Unmarshal(m["extensions"], &ext)
+	if ext == nil {
+		ext = map[string]json.RawMessage{}
+	}
+	ext[id] = json.RawMessage(`{}`)
+	m["extensions"], _ = json.Marshal(ext)
+	b, _ := json.Marshal(m)
+	return b
+}

@@ -25,6 +25,9 @@ func TestDeclared(t *testing.T) {
 			`{"elicitation":{},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["a"]}}}`},
 		{"a caller's, none carried", string(none.Filter(json.RawMessage(`{"extensions":{"io.modelcontextprotocol/ui":{}}}`))), `{}`},
 		{"a caller's without extensions", string(s.Filter(json.RawMessage(`{"roots":{}}`))), `{"roots":{}}`},
+		{"the hub's own declared", string(Declare(json.RawMessage(`{"extensions":{"a.b/c":{"x":1}},"roots":{}}`), config.ExtensionTasks)),
+			`{"extensions":{"a.b/c":{"x":1},"io.modelcontextprotocol/tasks":{}},"roots":{}}`},
+		{"the hub's own declared alone", string(Declare(nil, config.ExtensionTasks)), `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, tc.got, tc.want)
