@@ -18,9 +18,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/upstream/carried"
 )
 
-// extUpstream is a server that declares extensions and whose tool
-// declared_NAME answers with the extensions the hub declared to it: on
-// its session (initialize), or on the request (2026-07-28).
+// extUpstream is a server that declares extensions, with declared_NAME
+// (declaredTool).
 func extUpstream(t *testing.T, name, rev string, ext map[string]any) config.ServerSpec {
 	t.Helper()
 	opts := []mcpserver.ServerOption{mcpserver.WithToolCapabilities(true)}
@@ -28,7 +27,16 @@ func extUpstream(t *testing.T, name, rev string, ext map[string]any) config.Serv
 		opts = append(opts, mcpserver.WithExtensions(ext))
 	}
 	s := mcpserver.NewMCPServer(name, "1", opts...)
-	s.AddTool(mcp.NewTool("declared_"+name), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(declaredTool(name))
+	url := serveOn(t, mcpserver.NewStreamableHTTPServer(s, mcpserver.WithStreamableHTTPProtocolVersions(rev))) + "/mcp"
+	return config.ServerSpec{Name: name, URL: url, Transport: config.TransportStreamableHTTP, Source: "test", ProtocolVersion: rev}
+}
+
+// declaredTool is declared_NAME, which answers with the extensions the
+// hub declared to its server: on its session (initialize), or on the
+// request (2026-07-28).
+func declaredTool(name string) (mcp.Tool, mcpserver.ToolHandlerFunc) {
+	return mcp.NewTool("declared_" + name), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var caps mcp.ClientCapabilities
 		if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && info.ClientCapabilities != nil {
 			caps = *info.ClientCapabilities
@@ -37,9 +45,7 @@ func extUpstream(t *testing.T, name, rev string, ext map[string]any) config.Serv
 		}
 		b, _ := json.Marshal(caps.Extensions)
 		return mcp.NewToolResultText(string(b)), nil
-	})
-	url := serveOn(t, mcpserver.NewStreamableHTTPServer(s, mcpserver.WithStreamableHTTPProtocolVersions(rev))) + "/mcp"
-	return config.ServerSpec{Name: name, URL: url, Transport: config.TransportStreamableHTTP, Source: "test", ProtocolVersion: rev}
+	}
 }
 
 // declaredTo sends a raw initialize (2025-11-25) or server/discover

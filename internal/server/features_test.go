@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,6 +200,22 @@ func newRichServer(name string) (*richUpstream, *mcpserver.MCPServer) {
 			}},
 		}).ToolResult(), nil
 	})
+	s.AddTool(mcp.NewTool("consenturl_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Two rounds: a URL-mode consent, then a form (the state says
+		// the first was answered).
+		if answer := mcpserver.ElicitationResponse(r.Params.InputResponses, "sure"); answer != nil && r.Params.RequestState == "consented" {
+			return mcp.NewToolResultText("consent: accept, sure: " + string(answer.Action)), nil
+		}
+		if answer := mcpserver.ElicitationResponse(r.Params.InputResponses, "consent"); answer != nil && answer.Action == mcp.ElicitationResponseActionAccept {
+			return mcpserver.NewInputRequestBuilder("consented").Elicit("sure", mcp.ElicitationParams{
+				Mode: mcp.ElicitationModeForm, Message: "sure?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+					"color": map[string]any{"type": "string", "enum": []string{"red"}, "default": "red"}}},
+			}).ToolResult(), nil
+		}
+		return mcpserver.NewInputRequestBuilder("asked").Elicit("consent", mcp.ElicitationParams{
+			Mode: mcp.ElicitationModeURL, Message: "consent on " + name, URL: "https://example.com/consent/" + name,
+		}).ToolResult(), nil
+	})
 	s.AddTool(mcp.NewTool("roots_"+name), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if answer := mcpserver.RootsResponse(r.Params.InputResponses, "roots"); answer != nil {
 			var uris []string
@@ -249,6 +266,7 @@ type session struct {
 	c        *client.Client
 	mu       sync.Mutex
 	notes    []mcp.JSONRPCNotification
+	elicited []mcp.ElicitationParams
 	sampled  atomic.Int64
 	noteSeen chan struct{}
 }
@@ -259,6 +277,9 @@ type sampler struct{ s *session }
 // names the session's one root.
 func (sp sampler) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	sp.s.sampled.Add(1)
+	sp.s.mu.Lock()
+	sp.s.elicited = append(sp.s.elicited, req.Params)
+	sp.s.mu.Unlock()
 	raw, _ := json.Marshal(req.Params.RequestedSchema)
 	var schema struct {
 		Properties map[string]struct {
@@ -615,9 +636,10 @@ func TestAcrossRevisions(t *testing.T) {
 		{"sse-2024-11-05", func() *session { return h.dialSSE(true) }, map[string]bool{}},
 		{"streamable-2025-11-25", func() *session { return h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, true) },
 			map[string]bool{"alpha": true, "beta": true}},
-		// A 2026-07-28 caller takes input requests, which only a 2026-07-28
-		// upstream makes; a legacy upstream's server request has no way to it.
-		{"stateless-2026-07-28", func() *session { return h.dialSession("", true) }, map[string]bool{"alpha": true}},
+		// A 2026-07-28 caller takes input requests: a 2026-07-28 upstream's
+		// as they are, a legacy upstream's server request as a round of its
+		// call (package rounds).
+		{"stateless-2026-07-28", func() *session { return h.dialSession("", true) }, map[string]bool{"alpha": true, "beta": true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.dial()
@@ -782,6 +804,35 @@ func TestElicitationAndRootsReachTheCaller(t *testing.T) {
 			mustf(t, s.sampled.Load() == 2, "the session answered %d requests, want 2", s.sampled.Load())
 		})
 	}
+}
+
+// TestURLElicitationToAnOlderCaller: a 2026-07-28 upstream's URL-mode
+// input request reaches a 2025-11-25 caller as elicitation/create with an
+// elicitationId (that revision requires one; the hub makes it), the
+// caller's answer goes back as the round's input response, a second
+// round's request reaches the caller too, and once the call has its
+// result the caller gets notifications/elicitation/complete for that id.
+func TestURLElicitationToAnOlderCaller(t *testing.T) {
+	a := newRichUpstream(t, "alpha")
+	h := newTestHub(t, []config.ServerSpec{a.spec("")})
+	h.waitConnected("alpha")
+	s := h.dialSession(mcp.LATEST_LEGACY_PROTOCOL_VERSION, true)
+	text, isErr := call(t, s.c, "consenturl_alpha", nil)
+	mustf(t, !isErr && text == "consent: accept, sure: accept", "consenturl_alpha = %q", text)
+	s.mu.Lock()
+	elicited := slices.Clone(s.elicited)
+	s.mu.Unlock()
+	mustf(t, len(elicited) == 2 && elicited[0].Mode == mcp.ElicitationModeURL && elicited[0].URL == "https://example.com/consent/alpha" &&
+		strings.HasPrefix(elicited[0].ElicitationID, "mcp-hub-") && elicited[1].Message == "sure?",
+		"the caller was asked %+v; want a URL elicitation with an id of the hub's, then the form of the second round", elicited)
+	waitFor(t, "notifications/elicitation/complete of the hub's id", func() bool {
+		for _, n := range s.notifications(string(mcp.MethodNotificationElicitationComplete)) {
+			if n.Params.AdditionalFields["elicitationId"] == elicited[0].ElicitationID {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // A 2026-07-28 caller's subscriptions/listen stream stays a stream and gets

@@ -12,17 +12,29 @@ import (
 	"github.com/purko-io/mcp-hub/internal/guardrails"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/rounds"
 )
 
 // relay brings what an upstream sends during a call to the caller's session.
 type relay struct {
 	s   *Server
 	ctx context.Context // the caller's request: it names the session
+	// ask, when set, puts server requests to a 2026-07-28 caller as the
+	// input requests of its call's next round (package rounds).
+	ask rounds.Ask
 }
 
 func (s *Server) relayFor(ctx context.Context) registry.Relay { return &relay{s: s, ctx: ctx} }
 
+// askRelay is the relay of a 2026-07-28 caller's call kept between rounds.
+func (s *Server) askRelay(ctx context.Context, ask rounds.Ask) registry.Relay {
+	return &relay{s: s, ctx: ctx, ask: ask}
+}
+
 func (r *relay) Notify(method string, params map[string]any) {
+	if r.ask != nil && method == string(mcp.MethodNotificationElicitationComplete) {
+		return // a 2026-07-28 caller learns the outcome by its next round
+	}
 	if method == string(mcp.MethodNotificationMessage) {
 		lvl, _ := params["level"].(string)
 		if !r.s.feat.Admits(r.ctx, mcp.LoggingLevel(lvl)) {
@@ -77,8 +89,12 @@ func (r *relay) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest)
 		return nil, r.refused(mcp.MethodSamplingCreateMessage)
 	}
 	var res *mcp.CreateMessageResult
-	handled, err := r.s.streams.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res)
-	if !handled {
+	var err error
+	if r.ask != nil {
+		res, err = rounds.Sample(ctx, r.ask, req)
+	} else if handled, serr := r.s.streams.viaStream(ctx, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, &res); handled {
+		err = serr
+	} else {
 		res, err = r.s.mcp.RequestSampling(r.s.sessions.WithSession(ctx, sessionID(ctx)), req)
 	}
 	if err == nil && res != nil && !screen(r, string(mcp.MethodSamplingCreateMessage), guardrails.Arguments, res) {
@@ -93,7 +109,13 @@ func (r *relay) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.El
 	if !screen(r, string(mcp.MethodElicitationCreate), guardrails.Result, &req.Params) {
 		return nil, r.refused(mcp.MethodElicitationCreate)
 	}
-	res, err := r.s.mcp.RequestElicitation(ctx, req)
+	var res *mcp.ElicitationResult
+	var err error
+	if r.ask != nil {
+		res, err = rounds.Elicit(ctx, r.ask, req)
+	} else {
+		res, err = r.s.mcp.RequestElicitation(ctx, req)
+	}
 	if err == nil && res != nil && !screen(r, string(mcp.MethodElicitationCreate), guardrails.Arguments, res) {
 		return nil, r.refused(mcp.MethodElicitationCreate)
 	}
@@ -104,8 +126,12 @@ func (r *relay) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.L
 	ctx, cancel := r.within(ctx)
 	defer cancel()
 	var res *mcp.ListRootsResult
-	handled, err := r.s.streams.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res)
-	if !handled {
+	var err error
+	if r.ask != nil {
+		res, err = rounds.Roots(ctx, r.ask)
+	} else if handled, serr := r.s.streams.viaStream(ctx, mcp.MethodListRoots, struct{}{}, &res); handled {
+		err = serr
+	} else {
 		res, err = r.s.mcp.RequestRoots(r.s.sessions.WithSession(ctx, sessionID(ctx)), req)
 	}
 	if err == nil && res != nil && !screen(r, string(mcp.MethodListRoots), guardrails.Arguments, res) {
@@ -153,5 +179,5 @@ func (r *relay) unbridged(method mcp.MCPMethod, err error) error {
 		return err
 	}
 	return fmt.Errorf("mcp-hub could not pass %s to the caller (its transport or protocol revision may not take server requests: "+
-		"2026-07-28 callers get them as input requests from 2026-07-28 upstreams only, and the HTTP+SSE endpoint takes none; use /mcp or /ws): %w", method, err)
+		"a 2026-07-28 caller gets them as input requests when it declares the capability, and the HTTP+SSE endpoint takes none; use /mcp or /ws): %w", method, err)
 }

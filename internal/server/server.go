@@ -52,6 +52,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/restrun"
+	"github.com/purko-io/mcp-hub/internal/rounds"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/tasks"
 	"github.com/purko-io/mcp-hub/internal/toollist"
@@ -164,7 +165,7 @@ func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	reg := parts.Registry
 	registerMetrics(s.metrics, reg, s.peers.Replicas)
 	find := parts.Find
-	s.tools = &tools{reg: reg, find: find, pipe: s.pipe, relayFor: s.relayFor}
+	s.tools = &tools{reg: reg, find: find, pipe: s.pipe, relayFor: s.relayFor, rounds: rounds.New(rounds.DefaultWait), askFor: s.askRelay}
 	// The one dispatcher: tools here, MCP beyond tools in features.
 	s.calls = dispatch.New(opts.Name, opts.Version)
 	s.calls.HandleTraced(string(mcp.MethodToolsCall), s.tools.serveCall)

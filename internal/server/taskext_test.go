@@ -162,10 +162,12 @@ func (s *extTaskServer) task(id, resultType string) map[string]any {
 // (declaring the Tasks extension when tasks is set), or of no revision's
 // headers (a 2025-11-25 caller's task requests).
 type extCaller struct {
-	h             *testHub
-	token         string
-	modern, tasks bool
-	session       string // a 2025-11-25 caller's (open)
+	h     *testHub
+	token string
+	// modern callers declare the Tasks extension when tasks is set, MCP
+	// Apps when ui is.
+	modern, tasks, ui bool
+	session           string // a 2025-11-25 caller's (open)
 }
 
 // open gives a 2025-11-25 caller a session.
@@ -189,9 +191,15 @@ func (c extCaller) call(t *testing.T, method, params string) (json.RawMessage, *
 		header = append(header, "Mcp-Session-Id", c.session, mcp.HeaderProtocolVersion, mcp.ProtocolVersion20251125)
 	}
 	if c.modern {
-		caps := map[string]any{}
+		caps, ext := map[string]any{}, map[string]any{}
 		if c.tasks {
-			caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+			ext["io.modelcontextprotocol/tasks"] = map[string]any{}
+		}
+		if c.ui {
+			ext[config.ExtensionUI] = map[string]any{"mimeTypes": []string{"text/html;profile=mcp-app"}}
+		}
+		if len(ext) > 0 {
+			caps["extensions"] = ext
 		}
 		p["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps}
 		name, _ := p["name"].(string)

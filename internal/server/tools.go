@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
+	"github.com/purko-io/mcp-hub/internal/rounds"
 )
 
 // tools is the tools capability on the hub's dispatcher
@@ -37,7 +39,11 @@ type tools struct {
 	pipe *pipeline.Pipeline
 	// relayFor brings what an upstream sends during a call to the
 	// caller's session.
-	relayFor  func(context.Context) registry.Relay
+	relayFor func(context.Context) registry.Relay
+	// rounds keep a 2026-07-28 caller's calls between rounds, and askFor
+	// relays to such a call's rounds.
+	rounds    *rounds.Rounds
+	askFor    func(context.Context, rounds.Ask) registry.Relay
 	published publishedTools
 }
 
@@ -264,6 +270,13 @@ func (s *tools) serveCall(ctx context.Context, req *dispatch.Request) (res json.
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("panic recovered in %s tool handler: %v", call.Name, r)}
 		}
 	}()
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && rounds.Takes(call) {
+		// Its upstream's server requests come back as rounds of the call.
+		caller, id := callers.From(ctx), bytes.Clone(req.Msg.ID)
+		return s.rounds.Serve(ctx, string(caller.AppendKey(nil)), call, func(ctx context.Context, call jsonrpc.ToolCall, ask rounds.Ask) pipeline.Result {
+			return s.pipe.Run(s.pipe.WithRequestID(ctx, id), caller, "", call, s.askFor(ctx, ask))
+		})
+	}
 	var relay registry.Relay
 	if server.ClientSessionFromContext(ctx) != nil {
 		relay = s.relayFor(ctx)

@@ -30,10 +30,11 @@ import (
 // upstream's task (made by a task-augmented call on its session) or a
 // hub task (a call held for approval, held.go), behind the same sealed
 // handles, so any replica takes any request of it (peers.Forward). The
-// hub decides as a server would: a tool whose server requires a task
-// (execution.taskSupport "required") runs as one for a caller that
-// declared the extension, and is refused with -32021 to a 2026-07-28
-// caller that did not; any other call runs to its result. A task's
+// hub decides as a server would: a tool that may run as a task (its
+// server's execution.taskSupport "optional" or "required": one that may
+// run long) runs as one for a caller that declared the extension; one
+// that must is refused with -32021 to a 2026-07-28 caller that did not;
+// any other call runs to its result. A task's
 // result takes the pipeline's steps for results (RunResult: filters, cap,
 // record) when tasks/get inlines it, as tasks/result's does.
 
@@ -77,8 +78,9 @@ func missingExtension(what string) *jsonrpc.Error {
 
 // RequiresTask reports whether call, a 2026-07-28 caller's tools/call, is
 // one ExtensionCall answers: of a caller that declared the extension, to a
-// tool whose server serves the extension (and decides) or that runs only
-// as a task; of another caller, to a tool that runs only as a task (which
+// tool that may run as a task (its server's execution.taskSupport, which
+// the registry sets to optional for a server of the extension, which then
+// decides); of another caller, to a tool that runs only as a task (which
 // it is refused). Cheap for any other call (no lookup unless the call is
 // of 2026-07-28).
 func (t *Routes) RequiresTask(call *jsonrpc.ToolCall) bool {
@@ -94,8 +96,10 @@ func (t *Routes) RequiresTask(call *jsonrpc.ToolCall) bool {
 	if !ok {
 		return false
 	}
-	return tool.Def.Execution != nil && tool.Def.Execution.TaskSupport == mcp.TaskSupportRequired && !slices.Contains(cat.Features.Caps.TaskServers, tool.Server) ||
-		declared && slices.Contains(cat.Features.Caps.TaskServers, tool.Server)
+	if declared {
+		return tool.Def.Execution != nil && tool.Def.Execution.TaskSupport != "" && tool.Def.Execution.TaskSupport != mcp.TaskSupportForbidden
+	}
+	return tool.Def.Execution != nil && tool.Def.Execution.TaskSupport == mcp.TaskSupportRequired && !slices.Contains(cat.Features.Caps.TaskServers, tool.Server)
 }
 
 // ExtensionCall answers call (RequiresTask) with its task, in the

@@ -100,7 +100,7 @@ func (t *Routes) Call(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		return
 	}
 	if out.Error == nil && out.Server != "" {
-		if isTask(out.Result) {
+		if isExtension(out.Result) && isTask(out.Result) {
 			out.Result = nestedTask(out.Result, true) // a 2026-07-28 server's (extension.go)
 		}
 		task := taskhandle.Task{Replica: t.peers.Self(), Server: out.Server, Tool: call.Name}

@@ -317,10 +317,13 @@ func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (js
 		call.Task = nil
 	}
 	w := o.wire(r != nil)
+	// The caller's own answers, not the hub's of an earlier round.
+	rounds, takes := relay.Rounds{Handlers: relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}}, call.TakesInput()
+	defer rounds.Done(ctx)
 	for round := 1; ; round++ {
 		p := o.params(call, own)
 		res, err := w.Request(ctx, mcp.MethodToolsCall, p, o.headers(mcp.MethodToolsCall, call.Name, p))
-		if err != nil || r == nil || !o.modern || call.TakesInput() {
+		if err != nil || r == nil || !o.modern || takes {
 			return res, err
 		}
 		var more struct {
@@ -334,7 +337,7 @@ func (cn *conn) sendOver(ctx context.Context, o *out, call jsonrpc.ToolCall) (js
 		if round >= maxInputRounds {
 			return nil, fmt.Errorf("%s asked for input %d times in one call", c.spec.Name, round)
 		}
-		answers, err := relay.Handlers{Server: c.spec.Name, Tracker: &c.relays}.Fulfil(ctx, more.InputRequests)
+		answers, err := rounds.Fulfil(ctx, more.InputRequests)
 		if err != nil {
 			return nil, err
 		}

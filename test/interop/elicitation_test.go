@@ -96,6 +96,39 @@ func TestURLElicitation(t *testing.T) {
 		}
 	})
 
+	t.Run("a 2026-07-28 caller, by rounds", func(t *testing.T) {
+		args := map[string]any{"url": "https://example.com/consent/modern", "elicitationId": "of-the-modern-caller", "message": "please consent"}
+		first := modernCall(t, e.base, tool, args, nil, "")
+		var round struct {
+			ResultType    string `json:"resultType"`
+			RequestState  string `json:"requestState"`
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+		}
+		if err := json.Unmarshal(first, &round); err != nil || round.ResultType != "input_required" || len(round.InputRequests) != 1 ||
+			!strings.HasPrefix(round.RequestState, "mhr1.") {
+			t.Fatalf("first round = %s; want input_required with one input request and the hub's requestState", first)
+		}
+		var key string
+		var el elicitParams
+		for k, req := range round.InputRequests {
+			key = k
+			if req.Method != "elicitation/create" || json.Unmarshal(req.Params, &el) != nil {
+				t.Fatalf("input request %s = %+v; want an elicitation", k, req)
+			}
+		}
+		if el.Mode != "url" || el.URL != args["url"] || el.Message != args["message"] || el.ElicitationID != "" {
+			t.Errorf("the elicitation = %+v; want mode url, the server's url and message, no elicitationId (2026-07-28 has none)", el)
+		}
+		final := modernCall(t, e.base, tool, args, map[string]any{key: map[string]any{"action": "accept"}}, round.RequestState)
+		if text := string(final); !strings.Contains(text, "User completed the URL elicitation flow") || !strings.Contains(text, "of-the-modern-caller") ||
+			strings.Contains(text, "input_required") {
+			t.Errorf("second round = %s; want the server's result for the accepted elicitation", text)
+		}
+	})
+
 	t.Run("-32042 error path", func(t *testing.T) {
 		out := runClient(t, "http", e.base+"/mcp", opCallElicit(tool, map[string]any{
 			"url": "https://example.com/needs-auth", "errorPath": true, "elicitationId": "error-path",
@@ -117,6 +150,41 @@ func TestURLElicitation(t *testing.T) {
 			t.Errorf("the error path sent %d elicitation requests; want none", len(r.Elicitations))
 		}
 	})
+}
+
+// modernCall calls tool on the hub at base as a 2026-07-28 caller that
+// declares URL and form elicitation, answering a round (answers and its
+// requestState) when state is set, and returns the call's result.
+func modernCall(t *testing.T, base, tool string, args, answers map[string]any, state string) json.RawMessage {
+	t.Helper()
+	params := map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "modern-caller", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
+	}}
+	if state != "" {
+		params["inputResponses"], params["requestState"] = answers, state
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var reply struct {
+		Result json.RawMessage
+		Error  json.RawMessage
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil || reply.Error != nil {
+		t.Fatalf("tools/call %s as a 2026-07-28 caller: %v %s", tool, err, reply.Error)
+	}
+	return reply.Result
 }
 
 // elicitParams are the members of a URL-mode elicitation the test checks.

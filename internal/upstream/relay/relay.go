@@ -27,6 +27,8 @@ package relay
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"strconv"
 	"sync"
@@ -280,4 +282,45 @@ func (h Handlers) Fulfil(ctx context.Context, reqs mcp.InputRequests) (mcp.Input
 		out[id] = res
 	}
 	return out, nil
+}
+
+// Rounds answers the input requests of one call to a 2026-07-28 upstream,
+// round after round, through its caller's relay (Fulfil). A URL-mode
+// elicitation reaches a caller of an older revision with an elicitationId
+// the hub makes (that revision requires one; 2026-07-28 has none), and when
+// the server stops asking (the call ends) the caller gets
+// notifications/elicitation/complete for each such id: as far as the
+// server is concerned, the flows it sent the user to are over.
+type Rounds struct {
+	Handlers
+	minted []string
+}
+
+// Fulfil is Handlers.Fulfil, with an elicitationId for each URL-mode
+// elicitation that has none.
+func (r *Rounds) Fulfil(ctx context.Context, reqs mcp.InputRequests) (mcp.InputResponses, error) {
+	for id, req := range reqs {
+		if req.Elicitation != nil && req.Elicitation.Mode == mcp.ElicitationModeURL && req.Elicitation.ElicitationID == "" {
+			p := *req.Elicitation
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			p.ElicitationID = "mcp-hub-" + base64.RawURLEncoding.EncodeToString(b[:])
+			req.Elicitation = &p
+			reqs[id] = req
+			r.minted = append(r.minted, p.ElicitationID)
+		}
+	}
+	return r.Handlers.Fulfil(ctx, reqs)
+}
+
+// Done tells the caller that the URL-mode flows of the ids the hub made
+// are over: the call has its result.
+func (r *Rounds) Done(ctx context.Context) {
+	rel := From(ctx)
+	if rel == nil {
+		return
+	}
+	for _, id := range r.minted {
+		rel.Notify(string(mcp.MethodNotificationElicitationComplete), map[string]any{"elicitationId": id})
+	}
 }
