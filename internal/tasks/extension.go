@@ -119,9 +119,18 @@ func (t *Routes) ExtensionCall(w http.ResponseWriter, r *http.Request, msg *json
 		_, _ = w.Write(jsonrpc.Reply(msg.ID, flatTask(t.heldCreated(caller, held), "task", nil), nil))
 		return
 	}
-	if out.Error == nil && out.Server != "" && isTask(out.Result) {
+	switch {
+	case out.Error != nil:
+	case out.Server != "" && isTask(out.Result):
 		task := taskhandle.Task{Replica: t.peers.Self(), Server: out.Server, Tool: call.Name}
 		out.Result = flatTask(t.sealTask(caller, task, out.Result), "task", nil)
+	case !isExtension(out.Result):
+		// The server made none: its result, complete as 2026-07-28 says.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(out.Result, &m) == nil && m != nil {
+			m["resultType"] = json.RawMessage(`"complete"`)
+			out.Result = mustMarshal(m)
+		}
 	}
 	_, _ = w.Write(callReply(msg.ID, out))
 }
