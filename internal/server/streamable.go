@@ -87,6 +87,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	case msg.Kind() == jsonrpc.KindRequest && s.calls.Owns(msg.Method) && s.serveOwned(w, r, msg, call):
 		return
+	case msg.Method == string(mcp.MethodSubscriptionsListen) && tasks.ListenRefusal(msg) != nil:
+		jsonrpc.WriteReply(w, http.StatusOK, jsonrpc.ErrorReply(msg.ID, tasks.ListenRefusal(msg)))
+		return
 	case msg.Kind() == jsonrpc.KindNotification:
 		s.calls.Read(body, sid) // a cancellation of a request the dispatcher serves
 	case msg.Method == string(mcp.MethodInitialize):

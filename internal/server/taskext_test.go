@@ -329,3 +329,44 @@ func TestTasksExtensionUpstream(t *testing.T) {
 		mustf(t, strings.HasPrefix(name, "t-"), "a task request reached the server with Mcp-Name %q", name)
 	}
 }
+
+// TestListenForTasksNeedsTheExtension: a 2026-07-28 subscriptions/listen
+// that names tasks (notifications.taskIds) is refused with -32021 unless
+// the request declares the Tasks extension; declared, the stream opens.
+func TestListenForTasksNeedsTheExtension(t *testing.T) {
+	h := newTestHub(t, nil)
+	listen := func(declared bool) (*http.Response, string) {
+		caps := `{}`
+		if declared {
+			caps = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+		}
+		body := `{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["mht1.x"]},"_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}}`
+		req, _ := http.NewRequest(http.MethodPost, h.url("/mcp"), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+		req.Header.Set(mcp.HeaderMethod, string(mcp.MethodSubscriptionsListen))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		if declared {
+			return resp, "" // a stream: its head is enough
+		}
+		var out struct {
+			Error *mcp.JSONRPCErrorDetails `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		if out.Error == nil {
+			return resp, ""
+		}
+		return resp, fmt.Sprint(out.Error.Code, " ", out.Error.Message)
+	}
+	_, refused := listen(false)
+	mustf(t, strings.HasPrefix(refused, "-32021 "), "listen for tasks without the extension = %q; want -32021", refused)
+	resp, refused := listen(true)
+	mustf(t, refused == "" && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
+		"listen for tasks with the extension: %s %q %q", resp.Status, resp.Header.Get("Content-Type"), refused)
+}

@@ -367,3 +367,24 @@ func (t *Routes) admitModern(r *http.Request, msg *jsonrpc.Message) (modern bool
 	}
 	return true, nil
 }
+
+// ListenRefusal is the answer to a 2026-07-28 subscriptions/listen (msg)
+// that asks for notifications/tasks (notifications.taskIds) without
+// declaring the Tasks extension: -32021, as the extension requires; nil
+// for any other. A declaring caller's listen goes on, and the hub agrees
+// to send it no task's notices (it acknowledges no taskIds): a caller
+// polls tasks/get, which misses nothing.
+func ListenRefusal(msg *jsonrpc.Message) *jsonrpc.Error {
+	var p struct {
+		Notifications struct {
+			TaskIDs []string `json:"taskIds"`
+		} `json:"notifications"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || len(p.Notifications.TaskIDs) == 0 {
+		return nil
+	}
+	if _, declared := extensionOf(msg.Meta()); declared {
+		return nil
+	}
+	return missingExtension("notifications/tasks")
+}
