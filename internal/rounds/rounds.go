@@ -12,10 +12,11 @@
 // call is one call: decided, limited and recorded once, as any.
 //
 // A kept call lives on the replica that runs it, for one caller; its
-// requestState is a random handle ("mhr1." and 128 bits) that names it.
-// A round that does not come within the wait ends the call (cancelled:
-// the upstream's request fails), as does a caller who goes away during a
-// round.
+// requestState is a random handle ("mhr1." and 128 bits) that names it. A
+// round that reaches another replica is passed on to the peers there
+// (Elsewhere). A round that does not come within the wait ends the call
+// (cancelled: the upstream's request fails), as does a caller who goes
+// away during a round.
 package rounds
 
 import (
@@ -308,4 +309,18 @@ func orNoAnswer(err error, method mcp.MCPMethod) error {
 		return err
 	}
 	return fmt.Errorf("the 2026-07-28 caller's answer to %s is not one", method)
+}
+
+// Elsewhere reports whether call is a round of a call this replica does
+// not keep: another replica's (or none's). A face passes it on to its
+// peers, and the one that keeps the call answers it.
+func (r *Rounds) Elsewhere(call *jsonrpc.ToolCall) bool {
+	var state string
+	if call.RequestState == nil || json.Unmarshal(call.RequestState, &state) != nil || !strings.HasPrefix(state, statePrefix) {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, kept := r.kept[state]
+	return !kept
 }

@@ -151,3 +151,27 @@ func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+func TestElsewhere(t *testing.T) {
+	r := New(time.Minute)
+	first := &jsonrpc.ToolCall{Name: "consent", Meta: map[string]json.RawMessage{jsonrpc.MetaClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}}
+	res, err := r.Serve(context.Background(), "alice", first, asking(make(chan struct{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _, _ := round(t, res)
+	for _, tc := range []struct {
+		name string
+		call jsonrpc.ToolCall
+		want bool
+	}{
+		{"a first round", *first, false},
+		{"a round kept here", jsonrpc.ToolCall{RequestState: mustJSON(state)}, false},
+		{"a round kept elsewhere", jsonrpc.ToolCall{RequestState: mustJSON(statePrefix + "other")}, true},
+		{"an upstream's round", jsonrpc.ToolCall{RequestState: mustJSON("upstream-state")}, false},
+	} {
+		if got := r.Elsewhere(&tc.call); got != tc.want {
+			t.Errorf("%s: Elsewhere = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -85,6 +85,8 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.lists.Serve(w, r, msg):
 		return
+	case call != nil && call.RequestState != nil && s.tools.rounds.Elsewhere(call) && s.passRound(w, r, body):
+		return
 	case msg.Kind() == jsonrpc.KindRequest && s.calls.Owns(msg.Method) && s.serveOwned(w, r, msg, call):
 		return
 	case msg.Method == string(mcp.MethodSubscriptionsListen) && tasks.ListenRefusal(msg) != nil:

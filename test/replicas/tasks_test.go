@@ -222,6 +222,9 @@ servers:
 	t.Run("the Tasks extension", func(t *testing.T) {
 		testTasksExtension(t, lb, taskWait, taskPoll)
 	})
+	t.Run("rounds across replicas", func(t *testing.T) {
+		testRoundsAcrossReplicas(t, lb)
+	})
 	t.Run("list", func(t *testing.T) {
 		// Each lands on another replica: the list is every replica's.
 		for i := range replicaCount {
@@ -324,6 +327,46 @@ func testTasksExtension(t *testing.T, lb *balancer, taskWait, taskPoll time.Dura
 	}
 }
 
+// testRoundsAcrossReplicas: a 2026-07-28 caller gets the reference
+// server's URL elicitation (its upstream session is 2025-11-25's) as a
+// round of its call, and answers it through the balancer: the next round
+// lands on another replica, which passes it on to the one that keeps the
+// call, and the call's result comes back. Another caller's round of the
+// same state, and a state no replica keeps, are refused.
+func testRoundsAcrossReplicas(t *testing.T, lb *balancer) {
+	alice := &taskClient{t: t, url: lb.url, token: "alice-token-1", modern: true, elicit: true}
+	bob := &taskClient{t: t, url: lb.url, token: "bob-token-1", modern: true, elicit: true}
+	const consent = `"name":"trigger-url-elicitation","arguments":{"url":"https://example.com/consent/r","elicitationId":"round-trip","message":"consent"}`
+	for i := range 3 {
+		res, err := alice.call("tools/call", "{"+consent+"}")
+		var round struct {
+			ResultType, RequestState string
+			InputRequests            map[string]json.RawMessage
+		}
+		if err != nil || json.Unmarshal(res, &round) != nil || round.ResultType != "input_required" || !strings.HasPrefix(round.RequestState, "mhr1.") || len(round.InputRequests) != 1 {
+			t.Fatalf("round 1 of call %d = %s %v; want input_required with the hub's requestState", i, res, err)
+		}
+		var key string
+		for k := range round.InputRequests {
+			key = k
+		}
+		answer := fmt.Sprintf(`{%s,"inputResponses":{%q:{"action":"accept"}},"requestState":%q}`, consent, key, round.RequestState)
+		if i == 0 {
+			if _, err := bob.call("tools/call", answer); err == nil || err.Code != -32602 {
+				t.Errorf("bob's round of alice's call = %v; want -32602", err)
+			}
+		}
+		res, err = alice.call("tools/call", answer)
+		if err != nil || !strings.Contains(string(res), "User completed the URL elicitation flow") {
+			t.Fatalf("round 2 of call %d, through another replica = %s %v; want the server's result", i, res, err)
+		}
+	}
+	gone := fmt.Sprintf(`{%s,"inputResponses":{},"requestState":"mhr1.AAAAAAAAAAAAAAAAAAAAAA"}`, consent)
+	if _, err := alice.call("tools/call", gone); err == nil || err.Code != -32602 {
+		t.Errorf("a round of a call no replica keeps = %v; want -32602", err)
+	}
+}
+
 // taskClient posts JSON-RPC requests to /mcp as one caller, with no
 // session (the hub serves tasks without one, on any replica).
 type taskClient struct {
@@ -332,8 +375,8 @@ type taskClient struct {
 	token string
 	next  atomic.Int64
 	// modern: requests of 2026-07-28 (_meta and headers), declaring the
-	// Tasks extension when extension is set.
-	modern, extension bool
+	// Tasks extension when extension is set, elicitation when elicit is.
+	modern, extension, elicit bool
 }
 
 type rpcError struct {
@@ -361,6 +404,9 @@ func (c *taskClient) callNamed(method, params, name string) (json.RawMessage, *r
 		caps := map[string]any{}
 		if c.extension {
 			caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+		}
+		if c.elicit {
+			caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
 		}
 		p["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": caps,
 			"io.modelcontextprotocol/clientInfo": map[string]any{"name": "tasks-extension-test", "version": "1"}}
