@@ -173,9 +173,17 @@ func (t *Routes) extensionRequest(ctx context.Context, msg *jsonrpc.Message, sou
 		return nil, err
 	}
 	var st struct {
-		Status mcp.TaskStatus `json:"status"`
+		Status        mcp.TaskStatus  `json:"status"`
+		InputRequests json.RawMessage `json:"inputRequests"`
 	}
 	_ = json.Unmarshal(res, &st)
+	if st.Status == mcp.TaskStatusInputRequired && len(st.InputRequests) == 0 {
+		// A 2025-11-25 server's task waits for input it takes only through
+		// tasks/result on its session: nothing a 2026-07-28 caller can
+		// answer (the extension's input_required carries its requests).
+		return flatTask(res, "complete", map[string]json.RawMessage{"status": json.RawMessage(`"working"`),
+			"statusMessage": mustMarshal("the server waits for input it takes only on a 2025-11-25 session, which the hub cannot pass on")}), nil
+	}
 	if st.Status != mcp.TaskStatusCompleted && st.Status != mcp.TaskStatusFailed {
 		return flatTask(res, "complete", nil), nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/autonomy"
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/callfeed"
+	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/toolspec"
@@ -192,6 +193,56 @@ func TestExtensionOf(t *testing.T) {
 			}
 			if modern, declared := extensionOf(meta); modern != tc.modern || declared != tc.declared {
 				t.Fatalf("extensionOf(%s) = %v, %v; want %v, %v", tc.meta, modern, declared, tc.modern, tc.declared)
+			}
+		})
+	}
+}
+
+// TestExtensionRequest: a 2026-07-28 caller's tasks/* request answered
+// from what the task's holder says in its own revision's shape.
+func TestExtensionRequest(t *testing.T) {
+	type answer struct {
+		res string
+		err error
+	}
+	for _, tc := range []struct {
+		name, method, params string
+		holder               map[string]answer // by method
+		want, wantErr        string
+	}{
+		{"working", "tasks/get", `{"taskId":"h"}`, map[string]answer{"tasks/get": {res: `{"taskId":"h","status":"working","ttl":5}`}},
+			`{"resultType":"complete","status":"working","taskId":"h","ttlMs":5}`, ""},
+		{"input only a session takes", "tasks/get", `{"taskId":"h"}`, map[string]answer{"tasks/get": {res: `{"taskId":"h","status":"input_required","ttl":5}`}},
+			`{"resultType":"complete","status":"working","statusMessage":"the server waits for input it takes only on a 2025-11-25 session, which the hub cannot pass on","taskId":"h","ttlMs":5}`, ""},
+		{"completed", "tasks/get", `{"taskId":"h"}`, map[string]answer{"tasks/get": {res: `{"taskId":"h","status":"completed","ttl":5}`},
+			"tasks/result": {res: `{"content":[]}`}},
+			`{"result":{"content":[]},"resultType":"complete","status":"completed","taskId":"h","ttlMs":5}`, ""},
+		{"failed", "tasks/get", `{"taskId":"h"}`, map[string]answer{"tasks/get": {res: `{"taskId":"h","status":"failed","ttl":5}`},
+			"tasks/result": {err: &jsonrpc.Error{Code: -32000, Message: "boom"}}},
+			`{"error":{"code":-32000,"message":"boom"},"resultType":"complete","status":"failed","taskId":"h","ttlMs":5}`, ""},
+		{"cancel", "tasks/cancel", `{"taskId":"h"}`, map[string]answer{"tasks/cancel": {res: `{"taskId":"h","status":"cancelled"}`}},
+			`{"resultType":"complete"}`, ""},
+		{"update of a 2025-11-25 task", "tasks/update", `{"taskId":"h","inputResponses":{"a":{}}}`,
+			map[string]answer{"tasks/update": {err: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"}}}, "", "takes no input through the hub"},
+		{"update without responses", "tasks/update", `{"taskId":"h"}`, nil, "", "needs inputResponses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := &jsonrpc.Message{Method: tc.method, Params: json.RawMessage(tc.params)}
+			got, err := new(Routes).extensionRequest(context.Background(), msg, func(_ context.Context, method string, _ map[string]json.RawMessage) (json.RawMessage, error) {
+				a, ok := tc.holder[method]
+				if !ok {
+					t.Fatalf("asked the holder %s", method)
+				}
+				return json.RawMessage(a.res), a.err
+			})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("= %s, %v; want an error with %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("=\n%s %v\nwant\n%s", got, err, tc.want)
 			}
 		})
 	}
