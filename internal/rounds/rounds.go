@@ -324,3 +324,17 @@ func (r *Rounds) Elsewhere(call *jsonrpc.ToolCall) bool {
 	_, kept := r.kept[state]
 	return !kept
 }
+
+// Close ends every call kept between rounds (the hub stops): the
+// upstream's request fails, and its caller's next round is answered
+// -32602. Calls in a round end with their callers' requests.
+func (r *Rounds) Close() {
+	r.mu.Lock()
+	all := r.kept
+	r.kept = map[string]*kept{}
+	r.mu.Unlock()
+	for _, k := range all {
+		k.timer.Stop()
+		k.stop()
+	}
+}

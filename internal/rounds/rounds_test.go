@@ -175,3 +175,23 @@ func TestElsewhere(t *testing.T) {
 		}
 	}
 }
+
+func TestClose(t *testing.T) {
+	r := New(time.Hour)
+	cancelled := make(chan struct{})
+	first := &jsonrpc.ToolCall{Name: "consent", Meta: map[string]json.RawMessage{jsonrpc.MetaClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}}
+	res, err := r.Serve(context.Background(), "alice", first, asking(cancelled))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _, _ := round(t, res)
+	r.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a kept call runs on after Close")
+	}
+	if _, err := r.Serve(context.Background(), "alice", &jsonrpc.ToolCall{Name: "consent", RequestState: mustJSON(state), InputResponses: json.RawMessage(`{}`)}, nil); jsonrpc.AsError(err).Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("a round after Close = %v; want -32602", err)
+	}
+}

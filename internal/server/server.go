@@ -383,6 +383,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		// hear why instead of waiting out the grace period.
 		s.approvals.Close()
 	}
+	s.tools.rounds.Close() // calls kept for their callers' next round
 	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	shutdownDone := make(chan error, 1)
