@@ -26,8 +26,26 @@ type rpc struct {
 
 func (c *rpc) call(method, params string) (json.RawMessage, string) {
 	c.t.Helper()
+	return c.send(method, params, nil)
+}
+
+// callExtension is call as a 2026-07-28 caller that declares the Tasks
+// extension; name is the Mcp-Name header (the tool, or the task).
+func (c *rpc) callExtension(method, params, name string) (json.RawMessage, string) {
+	c.t.Helper()
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	params = strings.TrimSuffix(strings.TrimSpace(params), "}") + "," + meta + "}"
+	return c.send(method, params, http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}, "Mcp-Name": {name}})
+}
+
+func (c *rpc) send(method, params string, header http.Header) (json.RawMessage, string) {
+	c.t.Helper()
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.next.Add(1), method, params)
 	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+c.token)
@@ -167,4 +185,32 @@ auth:
 	if _, err := (&rpc{t: t, url: hub.MCPURL(), token: opsToken}).call("tasks/get", fmt.Sprintf(`{"taskId":%q}`, first.TaskID)); !strings.Contains(err, "unknown task") {
 		t.Errorf("another caller's tasks/get of the hub task: %q, want unknown task", err)
 	}
+
+	// A 2026-07-28 caller of the Tasks extension: the held call is a flat
+	// task of the hub's at once, and once approved tasks/get inlines the
+	// upstream task's result behind the same handle.
+	res, rpcErr = bot.callExtension("tools/call", `{"name":"simulate-research-query","arguments":{"topic":"bees"}}`, "simulate-research-query")
+	var flat struct{ ResultType, TaskID, Status, StatusMessage string }
+	if rpcErr != "" || json.Unmarshal(res, &flat) != nil || flat.ResultType != "task" || !strings.HasPrefix(flat.TaskID, "mht1.") || flat.Status != "working" ||
+		!strings.Contains(flat.StatusMessage, "waiting for a person to approve simulate-research-query") {
+		t.Fatalf("a held call of a caller of the Tasks extension = %s %s; want a flat working hub task", res, rpcErr)
+	}
+	p = held("bees")
+	if status, body := rest(t, http.MethodPost, hub.Base+"/api/mcp/approvals/"+p.ID, opsToken, `{"decision":"approve"}`); status != http.StatusOK {
+		t.Fatalf("approve: %d %s", status, body)
+	}
+	hubtest.Eventually(t, 60*time.Second, 150*time.Millisecond, "the approved task completed, its result inlined", func() error {
+		res, rpcErr := bot.callExtension("tasks/get", fmt.Sprintf(`{"taskId":%q}`, flat.TaskID), flat.TaskID)
+		var got struct {
+			ResultType, TaskID, Status string
+			Result                     json.RawMessage
+		}
+		if rpcErr != "" || json.Unmarshal(res, &got) != nil || got.TaskID != flat.TaskID || got.ResultType != "complete" {
+			return fmt.Errorf("tasks/get: %s %s", res, rpcErr)
+		}
+		if got.Status != "completed" || !strings.Contains(string(got.Result), "Research Report") {
+			return fmt.Errorf("status %s, result %.80s", got.Status, got.Result)
+		}
+		return nil
+	})
 }
