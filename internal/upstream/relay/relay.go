@@ -316,6 +316,9 @@ func (r *Rounds) Fulfil(ctx context.Context, reqs mcp.InputRequests) (mcp.InputR
 // Done tells the caller that the URL-mode flows of the ids the hub made
 // are over: the call has its result.
 func (r *Rounds) Done(ctx context.Context) {
+	if len(r.minted) == 0 {
+		return // every call's path: nothing to look up
+	}
 	rel := From(ctx)
 	if rel == nil {
 		return
