@@ -12,7 +12,6 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
-	"github.com/purko-io/mcp-hub/internal/peers"
 )
 
 // The REST face of approvals, under the caller the hub's auth put in the
@@ -108,20 +107,8 @@ func (g *Gate) HandleDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	decided, err := g.Decide(callers.From(r.Context()), id, approve, d.Reason, d.ArgumentsSHA256)
-	if errors.Is(err, ErrUnknown) {
-		if peers.PassedOn(r) {
-			// Another replica's call: the peer that passed this on asks
-			// the others too.
-			w.WriteHeader(peers.NotMine)
-			return
-		}
-		if status, ct, answer, ok := g.peers.Forward(r, body); ok {
-			w.Header().Set("Content-Type", ct)
-			w.Header().Set("X-Content-Type-Options", "nosniff")
-			w.WriteHeader(status)
-			_, _ = w.Write(answer)
-			return
-		}
+	if errors.Is(err, ErrUnknown) && g.peers.Answer(w, r, body) {
+		return // another replica's call
 	}
 	if err != nil {
 		httpjson.Write(w, statusOf(err), map[string]string{"error": err.Error()})

@@ -445,6 +445,27 @@ func (p *Peers) Self() string {
 // belongs to another replica (Forward).
 const NotMine = http.StatusMisdirectedRequest
 
+// Answer answers r (whose body was read into body), a client's request of
+// something another replica holds, and reports whether it did: to a
+// peer's own pass-on, NotMine (the peer that passed it on asks the
+// others); else with the answer of the peer that took it (Forward). false:
+// no replica took it, and the caller answers it itself.
+func (p *Peers) Answer(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if PassedOn(r) {
+		w.WriteHeader(NotMine)
+		return true
+	}
+	status, ct, answer, ok := p.Forward(r, body)
+	if !ok {
+		return false
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(answer)
+	return true
+}
+
 // Forward sends a client's request (r, whose body was read into body) that
 // belongs to another replica to every peer at once, with the client's own
 // credentials, and returns the answer of the one that took it (any status

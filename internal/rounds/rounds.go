@@ -69,11 +69,17 @@ func Takes(call *jsonrpc.ToolCall) bool {
 	if !call.TakesInput() {
 		return false
 	}
+	_, ours := stateOf(call)
+	return call.RequestState == nil || ours
+}
+
+// stateOf is call's requestState, and whether it is the hub's.
+func stateOf(call *jsonrpc.ToolCall) (string, bool) {
 	var state string
 	if call.RequestState == nil || json.Unmarshal(call.RequestState, &state) != nil {
-		return call.RequestState == nil
+		return "", false
 	}
-	return strings.HasPrefix(state, statePrefix)
+	return state, strings.HasPrefix(state, statePrefix)
 }
 
 // Ask puts a server request to the caller as an input request of its
@@ -90,8 +96,7 @@ type Run func(ctx context.Context, call jsonrpc.ToolCall, ask Ask) pipeline.Resu
 func (r *Rounds) Serve(ctx context.Context, key string, call *jsonrpc.ToolCall, run Run) (json.RawMessage, error) {
 	var k *kept
 	if call.RequestState != nil {
-		var state string
-		_ = json.Unmarshal(call.RequestState, &state)
+		state, _ := stateOf(call)
 		if k = r.take(state, key); k == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
 				"tools/call %s: requestState %q names no call of yours waiting for input (it ended, its wait of %s passed, or another replica keeps it)", call.Name, state, r.wait)}
@@ -315,8 +320,8 @@ func orNoAnswer(err error, method mcp.MCPMethod) error {
 // not keep: another replica's (or none's). A face passes it on to its
 // peers, and the one that keeps the call answers it.
 func (r *Rounds) Elsewhere(call *jsonrpc.ToolCall) bool {
-	var state string
-	if call.RequestState == nil || json.Unmarshal(call.RequestState, &state) != nil || !strings.HasPrefix(state, statePrefix) {
+	state, ours := stateOf(call)
+	if !ours {
 		return false
 	}
 	r.mu.Lock()

@@ -86,22 +86,3 @@ func (s *Server) replicasCounted(n int, err error) {
 	}
 	s.log.Info().Int("replicas", n).Msg("replicas counted: each applies its share of every rate limit")
 }
-
-// passRound passes on a 2026-07-28 caller's round of a call another
-// replica keeps (package rounds) and reports whether it answered: with
-// the answer of the peer that keeps it, or, to a peer's own pass-on,
-// that it is not this replica's. A round no replica keeps is answered
-// here (-32602, naming the state).
-func (s *Server) passRound(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if peers.PassedOn(r) {
-		w.WriteHeader(peers.NotMine)
-		return true
-	}
-	status, ct, answer, ok := s.peers.Forward(r, body)
-	if ok {
-		w.Header().Set("Content-Type", ct)
-		w.WriteHeader(status)
-		_, _ = w.Write(answer)
-	}
-	return ok
-}

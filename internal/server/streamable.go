@@ -85,13 +85,15 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.lists.Serve(w, r, msg):
 		return
-	case call != nil && call.RequestState != nil && s.tools.rounds.Elsewhere(call) && s.passRound(w, r, body):
-		return
+	case call != nil && call.RequestState != nil && s.tools.rounds.Elsewhere(call) && s.peers.Answer(w, r, body):
+		return // a round of a call another replica keeps (package rounds); one none keeps is answered here
 	case msg.Kind() == jsonrpc.KindRequest && s.calls.Owns(msg.Method) && s.serveOwned(w, r, msg, call):
 		return
-	case msg.Method == string(mcp.MethodSubscriptionsListen) && tasks.ListenRefusal(msg) != nil:
-		jsonrpc.WriteReply(w, http.StatusOK, jsonrpc.ErrorReply(msg.ID, tasks.ListenRefusal(msg)))
-		return
+	case msg.Method == string(mcp.MethodSubscriptionsListen):
+		if refusal := tasks.ListenRefusal(msg); refusal != nil {
+			jsonrpc.WriteReply(w, http.StatusOK, jsonrpc.ErrorReply(msg.ID, refusal))
+			return
+		}
 	case msg.Kind() == jsonrpc.KindNotification:
 		s.calls.Read(body, sid) // a cancellation of a request the dispatcher serves
 	case msg.Method == string(mcp.MethodInitialize):

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -91,15 +90,12 @@ func (t *Routes) RequiresTask(call *jsonrpc.ToolCall) bool {
 	if !modern {
 		return false
 	}
-	cat := t.reg.Catalog()
-	tool, ok := cat.Tool(call.Name)
-	if !ok {
+	tool, ok := t.reg.Catalog().Tool(call.Name)
+	if !ok || tool.Def.Execution == nil {
 		return false
 	}
-	if declared {
-		return tool.Def.Execution != nil && tool.Def.Execution.TaskSupport != "" && tool.Def.Execution.TaskSupport != mcp.TaskSupportForbidden
-	}
-	return tool.Def.Execution != nil && tool.Def.Execution.TaskSupport == mcp.TaskSupportRequired && !slices.Contains(cat.Features.Caps.TaskServers, tool.Server)
+	support := tool.Def.Execution.TaskSupport
+	return support == mcp.TaskSupportRequired || declared && support == mcp.TaskSupportOptional
 }
 
 // ExtensionCall answers call (RequiresTask) with its task, in the
@@ -238,12 +234,8 @@ func nestedTask(res json.RawMessage, created bool) json.RawMessage {
 	for _, k := range []string{"resultType", "result", "error", "inputRequests"} {
 		delete(m, k)
 	}
-	for from, to := range map[string]string{"ttlMs": "ttl", "pollIntervalMs": "pollInterval"} {
-		if v, ok := m[from]; ok {
-			delete(m, from)
-			m[to] = v
-		}
-	}
+	rename(m, "ttlMs", "ttl")
+	rename(m, "pollIntervalMs", "pollInterval")
 	if !created {
 		return mustMarshal(m)
 	}
@@ -333,12 +325,8 @@ func flatTask(res json.RawMessage, resultType string, more map[string]json.RawMe
 			}
 		}
 	}
-	for from, to := range map[string]string{"ttl": "ttlMs", "pollInterval": "pollIntervalMs"} {
-		if v, ok := top[from]; ok {
-			delete(top, from)
-			top[to] = v
-		}
-	}
+	rename(top, "ttl", "ttlMs") // the extension's names of two members
+	rename(top, "pollInterval", "pollIntervalMs")
 	if _, ok := top["ttlMs"]; !ok {
 		top["ttlMs"] = json.RawMessage(`null`) // required: null is unlimited
 	}
@@ -395,4 +383,12 @@ func ListenRefusal(msg *jsonrpc.Message) *jsonrpc.Error {
 		return nil
 	}
 	return missingExtension("notifications/tasks")
+}
+
+// rename moves member from of m to to, if m has it.
+func rename(m map[string]json.RawMessage, from, to string) {
+	if v, ok := m[from]; ok {
+		delete(m, from)
+		m[to] = v
+	}
 }

@@ -134,20 +134,14 @@ func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList && peers.PassedOn(r):
 		res = t.listTasks(r, body) // list.go; the replica asked counted it
 	case mcp.MCPMethod(msg.Method) == mcp.MethodTasksList:
-		out := t.pipe.Serve(t.pipe.WithRequestID(r.Context(), msg.ID), caller, r.Header.Get("Mcp-Session-Id"), pipeline.Request{Method: msg.Method, List: true},
+		out := t.pipe.Serve(t.pipe.WithRequestID(r.Context(), msg.ID), caller, session, pipeline.Request{Method: msg.Method, List: true},
 			func(context.Context, json.RawMessage) (json.RawMessage, error) { return t.listTasks(r, body), nil })
 		if res = out.Result; out.Error != nil {
 			err = out.Error
 		}
-	case task.Replica != t.peers.Self() && peers.PassedOn(r):
-		w.WriteHeader(peers.NotMine) // another peer's: it answers
-		return
 	case task.Replica != t.peers.Self():
-		if status, ct, answer, ok := t.peers.Forward(r, body); ok {
-			w.Header().Set("Content-Type", ct)
-			w.WriteHeader(status)
-			_, _ = w.Write(answer)
-			return
+		if t.peers.Answer(w, r, body) {
+			return // another peer's: it answers
 		}
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
 	case modern:
