@@ -109,10 +109,16 @@ func roleGrants(t *testing.T, values, kind, ns, name string) []string {
 // the chart without its row (or a row left after its grant went) fails.
 func TestReadmeRBACTables(t *testing.T) {
 	tables := readmeRBACTables(t)
-	if len(tables) != 4 {
-		t.Fatalf("README RBAC section has %d tables, want 4 (watched namespaces, pins, service-account callers, leader election)", len(tables))
+	if len(tables) != 5 {
+		t.Fatalf("README RBAC section has %d tables, want 5 (watched namespaces, pins, service-account callers, leader election, user grants)", len(tables))
 	}
-	watched, pins, saAuth, leader := tables[0], tables[1], tables[2], tables[3]
+	watched, pins, saAuth, leader, grants := tables[0], tables[1], tables[2], tables[3], tables[4]
+	// The README names the grants Secret <userGrants.secret>.
+	for i, g := range grants {
+		grants[i] = strings.Replace(g, "<userGrants.secret>", "mcp-hub-grants", 1)
+	}
+	checkGrants(t, "README table of the user grants Role vs the rendered Role",
+		roleGrants(t, "userGrants: {enabled: true, keySecret: {name: grants-key}}\n", "Role", namespace, fullname+"-grants"), grants)
 	// The README names the Lease <fullname>.
 	for i, g := range leader {
 		leader[i] = strings.Replace(g, "<fullname>", fullname, 1)

@@ -69,7 +69,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `mcp-hub puts many MCP servers behind one MCP endpoint.
 
 With no command it serves, as "mcp-hub serve" does. The commands that talk to a
-running hub (approvals, pins, servers, tools) find it at --hub, default $MCP_HUB_URL, else
+running hub (approvals, connections, pins, servers, tools) find it at --hub, default $MCP_HUB_URL, else
 ` + defaultHubURL + `, with the token in $MCP_HUB_TOKEN.`,
 		Example: `  mcp-hub serve --config hub.yaml
   mcp-hub stdio --server github
@@ -94,6 +94,7 @@ running hub (approvals, pins, servers, tools) find it at --hub, default $MCP_HUB
 		newServeCommand("stdio", stdout, stderr),
 		newPinsCommand(stdout, stderr),
 		newApprovalsCommand(stdout, stderr),
+		newConnectionsCommand(stdout, stderr),
 		newToolsCommand(stdout, stderr),
 		newServersCommand(stdout, stderr),
 		newValidateCommand(stdout, stderr),

@@ -107,6 +107,9 @@ type Config struct {
 	// Approvals say who approves the calls that guardrails hold for a
 	// person (humanApprovalRequired), and for how long they wait.
 	Approvals ApprovalSettings `json:"approvals"`
+	// UserGrants keep the grants of servers with userOAuth: each caller's
+	// own account there (useroauth.go).
+	UserGrants UserGrantSettings `json:"userGrants"`
 }
 
 // Pinning modes (pinning.mode).
@@ -548,6 +551,10 @@ type ServerSpec struct {
 	// TokenExchange, when set, makes every call reach the server with a
 	// token minted for its caller (RFC 8693); it excludes Token and OAuth.
 	TokenExchange *TokenExchange `json:"tokenExchange,omitempty"`
+	// UserOAuth, when set, makes every call reach the server as its
+	// caller's own account there (useroauth.go); a token or oauth beside
+	// it is the hub's, for its own requests.
+	UserOAuth *UserOAuth `json:"userOAuth,omitempty"`
 	// Auth says which of the above the server expects (none, bearer,
 	// oauth, tokenExchange); empty, the credential set says it. Set, a
 	// mismatch is an error rather than a server reached the wrong way.
@@ -695,6 +702,13 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 		r.SecretValue = v
 	}
+	if k := c.UserGrants.Key; k != nil {
+		v, err := k.read()
+		if err != nil {
+			return nil, fmt.Errorf("config %s: userGrants.key: %w", name, err)
+		}
+		c.UserGrants.KeyValue = v
+	}
 	if w := c.Approvals.Webhook; w != nil && w.Token != nil {
 		v, err := w.Token.read()
 		if err != nil {
@@ -722,6 +736,9 @@ func Parse(name string, data []byte) (*Config, error) {
 				field = "tokenExchange"
 			}
 			return nil, fmt.Errorf("config %s: servers[%d] (%s).%s.clientSecret: %w", name, i, s.Name, field, err)
+		}
+		if err := s.ResolveUserOAuthSecret(); err != nil {
+			return nil, fmt.Errorf("config %s: servers[%d] (%s).userOAuth.clientSecret: %w", name, i, s.Name, err)
 		}
 	}
 	return &c, nil
@@ -769,6 +786,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
 	c.Approvals.applyDefaults()
+	c.UserGrants.applyDefaults()
 	c.RegistryAPI.applyDefaults()
 }
 
@@ -795,6 +813,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.RegistryAPI.validate(); err != nil {
+		return err
+	}
+	if err := c.UserGrants.validate(); err != nil {
 		return err
 	}
 	if err := c.Approvals.validate(); err != nil {
@@ -1006,6 +1027,9 @@ func (s *ServerSpec) Normalize() error {
 	if err := s.validateAuth(); err != nil {
 		return err
 	}
+	if err := s.validateUserOAuth(); err != nil {
+		return err
+	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout: must not be negative")
 	}
@@ -1147,7 +1171,7 @@ func (p PinningSettings) validate() error {
 func (s ServerSpec) Equal(o ServerSpec) bool {
 	a, _ := json.Marshal(s)
 	b, _ := json.Marshal(o)
-	return string(a) == string(b) && s.BearerToken == o.BearerToken && s.oauthSecret() == o.oauthSecret()
+	return string(a) == string(b) && s.BearerToken == o.BearerToken && s.oauthSecret() == o.oauthSecret() && s.userOAuthSecret() == o.userOAuthSecret()
 }
 
 // SplitList splits a comma-separated setting (a flag, an annotation) into

@@ -86,24 +86,31 @@ func (o *OAuthClient) validate(field string) error {
 	if strings.TrimSpace(o.ClientID) == "" {
 		return fmt.Errorf("%s.clientID: is required", field)
 	}
-	if r := o.ClientSecret; r != nil && (r.Env == "") == (r.File == "") {
+	return checkClientParams(field, o.ClientSecret, o.Scopes, o.Resource, o.AuthStyle)
+}
+
+// checkClientParams checks what every OAuth client setting has: where its
+// secret is read, its scopes, its RFC 8707 resource and how it
+// authenticates. Errors start with field.
+func checkClientParams(field string, secret *TokenRef, scopes []string, resource string, style OAuthAuthStyle) error {
+	if secret != nil && (secret.Env == "") == (secret.File == "") {
 		return fmt.Errorf("%s.clientSecret: set exactly one of env or file", field)
 	}
-	for i, sc := range o.Scopes {
+	for i, sc := range scopes {
 		if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
 			return fmt.Errorf("%s.scopes[%d]: %q is not a scope (no spaces, quotes or backslashes)", field, i, sc)
 		}
 	}
-	if o.Resource != "" {
-		u, err := url.Parse(o.Resource)
+	if resource != "" {
+		u, err := url.Parse(resource)
 		if err != nil || !u.IsAbs() || u.Fragment != "" {
-			return fmt.Errorf("%s.resource: %q is not an absolute URI without a fragment (RFC 8707)", field, secrets.URLForMessage(o.Resource))
+			return fmt.Errorf("%s.resource: %q is not an absolute URI without a fragment (RFC 8707)", field, secrets.URLForMessage(resource))
 		}
 	}
-	switch o.AuthStyle {
+	switch style {
 	case "", OAuthAuthBasic, OAuthAuthPost:
 	default:
-		return fmt.Errorf("%s.authStyle: %q is not one of basic, post", field, o.AuthStyle)
+		return fmt.Errorf("%s.authStyle: %q is not one of basic, post", field, style)
 	}
 	return nil
 }

@@ -57,6 +57,8 @@ func (s *ServerSpec) AuthMode() string {
 	switch {
 	case s.Auth != "":
 		return s.Auth
+	case s.UserOAuth != nil:
+		return AuthUserOAuth
 	case s.TokenExchange != nil:
 		return AuthTokenExchange
 	case s.OAuth != nil:
@@ -73,9 +75,16 @@ func (s *ServerSpec) validateAuth() error {
 	switch s.Auth {
 	case "":
 	case AuthNone:
-		if s.Token != nil || s.OAuth != nil || s.TokenExchange != nil {
-			return fmt.Errorf("auth: is none, but the server names a credential (token, oauth or tokenExchange)")
+		if s.Token != nil || s.OAuth != nil || s.TokenExchange != nil || s.UserOAuth != nil {
+			return fmt.Errorf("auth: is none, but the server names a credential (token, oauth, tokenExchange or userOAuth)")
 		}
+	case AuthBearer, AuthOAuth:
+		if s.UserOAuth != nil {
+			return fmt.Errorf("auth: is %s, but userOAuth is set: set auth: userOAuth (a token or oauth beside it is the hub's own credential)", s.Auth)
+		}
+	}
+	switch s.Auth {
+	case "", AuthNone:
 	case AuthBearer:
 		if s.Token == nil && s.BearerToken == "" {
 			return fmt.Errorf("auth: is bearer, but token is not set")
@@ -88,8 +97,12 @@ func (s *ServerSpec) validateAuth() error {
 		if s.TokenExchange == nil {
 			return fmt.Errorf("auth: is tokenExchange, but the tokenExchange block is not set")
 		}
+	case AuthUserOAuth:
+		if s.UserOAuth == nil {
+			return fmt.Errorf("auth: is userOAuth, but the userOAuth block is not set (an empty block, userOAuth: {}, discovers everything)")
+		}
 	default:
-		return fmt.Errorf("auth: %q is not one of none, bearer, oauth, tokenExchange", s.Auth)
+		return fmt.Errorf("auth: %q is not one of none, bearer, oauth, tokenExchange, userOAuth", s.Auth)
 	}
 	return s.validateTokenExchange()
 }

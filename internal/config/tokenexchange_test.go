@@ -71,7 +71,7 @@ func TestTokenExchangeErrors(t *testing.T) {
 		{"auth without block", head + "  auth: tokenExchange\n",
 			"servers[0] (r).auth: is tokenExchange, but the tokenExchange block is not set"},
 		{"unknown auth", head + "  auth: mtls\n",
-			`servers[0] (r).auth: "mtls" is not one of none, bearer, oauth, tokenExchange`},
+			`servers[0] (r).auth: "mtls" is not one of none, bearer, oauth, tokenExchange, userOAuth`},
 		{"auth none with block", head + "  auth: none\n  tokenExchange:\n" + ok,
 			"servers[0] (r).auth: is none, but the server names a credential"},
 		{"auth bearer without token", head + "  auth: bearer\n",

@@ -178,3 +178,23 @@ func TestApprovalsPanel(t *testing.T) {
 		t.Errorf("GET /console/: %d, CSP %q", res.StatusCode, res.Header.Get("Content-Security-Policy"))
 	}
 }
+
+// The My connections panel: hidden until /api/mcp/connections answers (a
+// hub that keeps no user grants answers 404 and it stays hidden), a
+// Revoke button per row that DELETEs the connection, shows the hub's
+// note and reads the list again.
+func TestConnectionsPanel(t *testing.T) {
+	_, page := get(t, "/")
+	for _, want := range []string{`id="connections-card" hidden`, `id="connections-h">My connections<`, `id="connections-msg"`, `id="connections-empty"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html holds no %s", want)
+		}
+	}
+	_, js := get(t, "/console/console.js")
+	for _, want := range []string{`api("/api/mcp/connections")`, `if (res.status === 404) { $("#connections-card").hidden = true; return; }`,
+		`"/api/mcp/connections/" + encodeURIComponent(server), { method: "DELETE" }`, `d.revokedAtServer`, `d.note`, `loadConnections();`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("console.js holds no %s", want)
+		}
+	}
+}

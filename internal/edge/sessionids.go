@@ -53,10 +53,16 @@ type SessionFlags struct {
 	// Relayed: the client declared sampling, elicitation or roots, so its
 	// calls go through the relay.
 	Relayed bool
+	// URLElicitation: the client declared URL-mode elicitation, so a
+	// sign-in link reaches it as one (-32042); it implies Relayed.
+	URLElicitation bool
 }
 
 func (f SessionFlags) String() string {
-	if f.Relayed {
+	switch {
+	case f.URLElicitation:
+		return "u"
+	case f.Relayed:
 		return "r"
 	}
 	return "p"
@@ -161,14 +167,14 @@ func splitSessionID(id string) (f SessionFlags, binding string, ok bool) {
 	}
 	rest := id[len(sessionIDPrefix):]
 	flag := rest[0]
-	if (flag != 'r' && flag != 'p') || rest[1] != '-' || rest[2+bindingHex] != '-' {
+	if (flag != 'r' && flag != 'p' && flag != 'u') || rest[1] != '-' || rest[2+bindingHex] != '-' {
 		return SessionFlags{}, "", false
 	}
 	binding = rest[2 : 2+bindingHex]
 	if !isLowerHex(binding) || !isLowerHex(rest[3+bindingHex:]) {
 		return SessionFlags{}, "", false
 	}
-	return SessionFlags{Relayed: flag == 'r'}, binding, true
+	return SessionFlags{Relayed: flag != 'p', URLElicitation: flag == 'u'}, binding, true
 }
 
 func isLowerHex(s string) bool {

@@ -261,6 +261,27 @@ func WithoutTasks(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noTasksKey{}, true)
 }
 
+// TakesURLElicitation reports whether the caller of a tools/call takes a
+// URL-mode elicitation (a sign-in link as -32042, or as a round of the
+// call): a 2026-07-28 caller that declared it in the call's _meta, a
+// session whose initialize did. Others get such a link as text.
+func TakesURLElicitation(ctx context.Context, meta map[string]json.RawMessage) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		var caps mcp.ClientCapabilities
+		raw, ok := meta[jsonrpc.MetaClientCapabilities]
+		return ok && json.Unmarshal(raw, &caps) == nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
+	}
+	switch cs := server.ClientSessionFromContext(ctx).(type) {
+	case server.SessionWithClientInfo:
+		e := cs.GetClientCapabilities().Elicitation
+		return e != nil && e.URL != nil
+	case server.ClientSession:
+		f, ok := edge.ParseSessionID(cs.SessionID())
+		return ok && f.URLElicitation
+	}
+	return false
+}
+
 // TakesServerRequests reports whether a client declared a capability that
 // lets an upstream send it requests.
 func TakesServerRequests(caps mcp.ClientCapabilities) bool {

@@ -23,6 +23,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/server"
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
+	"github.com/purko-io/mcp-hub/internal/usergrants"
 )
 
 // peerBodyBytes bounds what a peer replica may send or return, as the
@@ -34,7 +35,7 @@ const peerBodyBytes = 16 << 20
 // the pipeline, MCP beyond tools, the REST API, the metrics registry, the
 // task handles' key) and the faces over them. The server receives them:
 // what each is made of is the configuration's business, here.
-func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, registered registrations.Writer, chain *hubchain.Chain, name string, o Options, log zerolog.Logger) *server.Server {
+func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, registered registrations.Writer, chain *hubchain.Chain, grants *usergrants.Broker, name string, o Options, log zerolog.Logger) *server.Server {
 	// The faces' collaborators log as the faces do.
 	flog := log.With().Str("component", "server").Logger()
 	ps := peers.New(cfg.Replicas.PeerList(), peerBodyBytes)
@@ -88,6 +89,7 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 		Tasks:     taskhandle.New([]byte(cfg.Replicas.SecretValue)),
 		Chain:     chain,
 		Approvals: gate,
+		Grants:    grants,
 	}, server.Options{
 		Name:         name,
 		Version:      o.Version,

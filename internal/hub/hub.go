@@ -34,6 +34,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/server"
 	"github.com/purko-io/mcp-hub/internal/upstream"
+	"github.com/purko-io/mcp-hub/internal/usergrants"
 )
 
 // name is the hub's name in initialize's serverInfo and in the clientInfo
@@ -82,6 +83,8 @@ type Hub struct {
 	// grace is how long Serve lets calls in flight finish once its
 	// context ends (shutdownGrace).
 	grace time.Duration
+	// grants keep callers' own grants at servers with userOAuth; nil: none.
+	grants *usergrants.Broker
 	// close stops what the hub started besides the registry (the OAuth
 	// refreshes, the pins ConfigMap watch, the Events sender); after the
 	// registry stopped.
@@ -117,8 +120,17 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 	chain := hubchain.New(cfg.Replicas.InstanceID)
 	// The id as it appears in other hubs' Mcp-Hub-Chain headers.
 	log.Info().Str("instance", chain.Instance()).Str("chainId", string(chain.Own())).Msg("this hub's id: sent with its requests to upstreams, so that a request that comes back to it through another hub is refused instead of going round in a loop")
+	grants, err := newGrants(ctx, cfg, o, state, dial, log)
+	if err != nil {
+		pins.close()
+		state.Close()
+		return nil, err
+	}
 	upstreamOpts := upstreamOptions(cfg, httpClient, o)
 	upstreamOpts.Dial, upstreamOpts.Chain = dial, chain
+	if grants != nil {
+		upstreamOpts.UserGrants = grants.For
+	}
 	reg := registry.New(registry.Options{
 		Local:          local,
 		Naming:         cfg.Naming,
@@ -145,7 +157,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		closeAll()
 		return nil, err
 	}
-	srv := faces(cfg, reg, auth, registered, chain, name, o, log)
+	srv := faces(cfg, reg, auth, registered, chain, grants, name, o, log)
 	var sources []discovery.Source
 	if o.ConfigPath != "" {
 		sources = append(sources, filesource.New(o.ConfigPath, cfg, log))
@@ -171,7 +183,7 @@ func New(ctx context.Context, cfg *config.Config, o Options, log zerolog.Logger)
 		sources = append(sources, ks)
 		reg.OnChange(func(cat *registry.Catalog) { ks.ReportStatus(kubeStatuses(cat)) })
 	}
-	return &Hub{reg: reg, srv: srv, sources: sources, grace: cfg.ShutdownGrace.D(), close: closeAll}, nil
+	return &Hub{reg: reg, srv: srv, sources: sources, grace: cfg.ShutdownGrace.D(), grants: grants, close: closeAll}, nil
 }
 
 // Sources is how many sources feed the catalog (the config file, the
@@ -188,6 +200,9 @@ func (h *Hub) Catalog() *registry.Catalog { return h.reg.Catalog() }
 // stop after the last call, so a draining call still reaches its
 // upstream; Serve returns once they are stopped, nil for a shutdown.
 func (h *Hub) Serve(ctx context.Context, ln net.Listener) error {
+	if h.grants != nil {
+		h.grants.DefaultPublicURL(listenURL(ln))
+	}
 	err := h.run(ctx, func() error { return h.srv.Serve(ctx, ln, h.grace) })
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -150,3 +150,19 @@ func SeenIn(ctx context.Context) *Seen {
 	s, _ := ctx.Value(seenKey{}).(*Seen)
 	return s
 }
+
+type userKey struct{}
+
+// WithUser carries who calls (the caller's key: a hub token's name, an
+// OAuth caller's issuer and subject, an anonymous caller's address) to an
+// upstream reached as each caller's own account there (user OAuth),
+// whose grants are kept by it.
+func WithUser(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, userKey{}, user)
+}
+
+// UserFrom is the caller WithUser carried, "" when none.
+func UserFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}

@@ -19,10 +19,12 @@ type asMetadata struct {
 	TokenEndpoint string `json:"token_endpoint"`
 }
 
-// metadataURLs are where an issuer's metadata may be, in the order the MCP
+// MetadataURLs are where an issuer's metadata may be, in the order the MCP
 // authorization spec tries them: RFC 8414 with the issuer's path after the
-// well-known part, then OpenID Connect's two forms.
-func metadataURLs(issuer string) ([]string, error) {
+// well-known part, then OpenID Connect's two forms. The hub reads them as a
+// resource server (here) and as a client of users' authorization servers
+// (upstream/useroauth).
+func MetadataURLs(issuer string) ([]string, error) {
 	u, err := url.Parse(issuer)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("issuer %q is not an http(s) URL", issuer)
@@ -47,7 +49,7 @@ func metadataURLs(issuer string) ([]string, error) {
 // has it. The document must name the issuer exactly (RFC 8414 section
 // 3.3), or a server could pass off another issuer's keys as its own.
 func discoverMetadata(ctx context.Context, client *http.Client, issuer string) (asMetadata, error) {
-	urls, err := metadataURLs(issuer)
+	urls, err := MetadataURLs(issuer)
 	if err != nil {
 		return asMetadata{}, err
 	}

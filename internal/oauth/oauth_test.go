@@ -225,7 +225,7 @@ func TestMetadataAndChallenge(t *testing.T) {
 }
 
 func TestMetadataURLs(t *testing.T) {
-	got, _ := metadataURLs("https://login.example.com/realms/a/")
+	got, _ := MetadataURLs("https://login.example.com/realms/a/")
 	want := []string{
 		"https://login.example.com/.well-known/oauth-authorization-server/realms/a",
 		"https://login.example.com/.well-known/openid-configuration/realms/a",
@@ -234,7 +234,7 @@ func TestMetadataURLs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("metadataURLs = %v", got)
 	}
-	if _, err := metadataURLs("ftp://x"); err == nil {
+	if _, err := MetadataURLs("ftp://x"); err == nil {
 		t.Fatal("an ftp issuer was accepted")
 	}
 }

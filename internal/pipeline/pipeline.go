@@ -263,9 +263,12 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 	bc := registry.Call{ToolCall: call, Relay: relay,
 		Bindings: registry.Bindings{Caller: caller.Name, Agent: caller.Agent, Workflow: caller.Workflow, Step: caller.Step}}
 	bc.Name = rt.Original
-	var seen *identity.Seen // who an upstream with token exchange saw
-	if caller.Subject.Kind() != identity.None {
+	var seen *identity.Seen // who an upstream with token exchange or user OAuth saw
+	if caller.Subject.Kind() != identity.None || rt.PerUser {
 		ctx = identity.WithSubject(ctx, caller.Subject)
+		if rt.PerUser {
+			ctx = identity.WithUser(ctx, caller.Key())
+		}
 		ctx, seen = identity.WithSeen(ctx)
 	}
 	result, err := rt.Backend.Call(ctx, bc)

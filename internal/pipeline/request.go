@@ -136,6 +136,11 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 	if caller.Subject.Kind() != identity.None {
 		ctx = identity.WithSubject(ctx, caller.Subject)
 	}
+	// A server reached as each caller's own account (user OAuth) needs
+	// to know who calls; a list is the hub's own request.
+	if !req.List {
+		ctx = identity.WithUser(ctx, caller.Key())
+	}
 	result, err := do(ctx, params)
 	if err == nil && Filters(caller) {
 		var denial string

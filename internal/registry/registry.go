@@ -170,6 +170,8 @@ type Tool struct {
 	// Exchange, when set, is its server's token exchange: only callers
 	// whose token it takes may use the tool.
 	Exchange Exchange
+	// PerUser: its server is reached as each caller's own account.
+	PerUser bool
 	// Quarantine, when set, says the definition is not the pinned one,
 	// or looks like a prompt injection.
 	Quarantine *quarantine.Quarantine
@@ -207,6 +209,9 @@ type Route struct {
 	// Exchange, when set, is the server's token exchange: only callers
 	// whose token it takes may run the tool.
 	Exchange Exchange
+	// PerUser says the server is reached as each caller's own account
+	// there (servers[].userOAuth): the call carries who calls.
+	PerUser bool
 	// ResultCap bounds what the call's result may hold.
 	ResultCap ResultCap
 	// Quarantine, when set (pinning or screening mode warn), says the
@@ -673,7 +678,7 @@ func (r *Registry) rebuild(ctx context.Context) (pending []string) {
 			// (classifierFor), the rest counts for trusted servers only.
 			class := classifier.Classify(autonomy.Tool{Server: spec.Name, Name: t.Name, Kind: autonomy.MCP,
 				ReadOnlyHint: def.Annotations.ReadOnlyHint, DestructiveHint: def.Annotations.DestructiveHint})
-			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: exchangeOf(e.c), client: e.c}
+			pt := Tool{Name: name, Original: t.Name, Server: spec.Name, Def: def, Class: class, Exchange: exchangeOf(e.c), PerUser: spec.UserOAuth != nil, client: e.c}
 			if q := held[t.Name]; q != nil {
 				pt.Quarantine = q
 				if q.Enforced {
@@ -842,7 +847,7 @@ func (r *Registry) Lookup(name string) (Route, error) {
 				}
 				return Route{}, &UnavailableError{Server: sv.Name, Reason: reason}
 			}
-			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, Exchange: t.Exchange, server: sv.Name,
+			rt := Route{Original: t.Original, Class: t.Class, Agent: t.Agent, Exchange: t.Exchange, PerUser: t.PerUser, server: sv.Name,
 				Quarantine: t.Quarantine, ResultCap: r.resultCap(t.client)}
 			if t.local != nil {
 				rt.Backend = localBackend{t.local}

@@ -20,16 +20,22 @@ type relay struct {
 	s   *Server
 	ctx context.Context // the caller's request: it names the session
 	// ask, when set, puts server requests to a 2026-07-28 caller as the
-	// input requests of its call's next round (package rounds).
+	// input requests of its call's next round (package rounds); url says
+	// the caller takes URL-mode elicitation there.
 	ask rounds.Ask
+	url bool
 }
 
 func (s *Server) relayFor(ctx context.Context) registry.Relay { return &relay{s: s, ctx: ctx} }
 
 // askRelay is the relay of a 2026-07-28 caller's call kept between rounds.
-func (s *Server) askRelay(ctx context.Context, ask rounds.Ask) registry.Relay {
-	return &relay{s: s, ctx: ctx, ask: ask}
+func (s *Server) askRelay(ctx context.Context, ask rounds.Ask, url bool) registry.Relay {
+	return &relay{s: s, ctx: ctx, ask: ask, url: url}
 }
+
+// ElicitsURLInRounds says a sign-in may be asked as a round of the call
+// (calltoken.URLRounds).
+func (r *relay) ElicitsURLInRounds() bool { return r.ask != nil && r.url }
 
 func (r *relay) Notify(method string, params map[string]any) {
 	if r.ask != nil && method == string(mcp.MethodNotificationElicitationComplete) {

@@ -56,6 +56,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/taskhandle"
 	"github.com/purko-io/mcp-hub/internal/tasks"
 	"github.com/purko-io/mcp-hub/internal/toollist"
+	"github.com/purko-io/mcp-hub/internal/usergrants"
 )
 
 // Options configure a Server's faces.
@@ -111,6 +112,10 @@ type Parts struct {
 	// Approvals hold the calls waiting for a person (internal/approvals):
 	// /api/mcp/approvals is theirs; nil, it is not served.
 	Approvals *approvals.Gate
+	// Grants keep callers' own grants at servers with userOAuth
+	// (internal/usergrants): the sign-in pages and /api/mcp/connections
+	// are theirs; nil, they are not served.
+	Grants *usergrants.Broker
 }
 
 // Server serves the registry's catalog to MCP clients and operators.
@@ -129,6 +134,7 @@ type Server struct {
 	chain   *hubchain.Chain // nil: no chain header
 	// approvals hold calls for a person; nil: none are held.
 	approvals *approvals.Gate
+	grants    *usergrants.Broker // nil: no user grants
 
 	log        zerolog.Logger
 	mcp        *server.MCPServer
@@ -159,7 +165,7 @@ type Server struct {
 func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	s := &Server{
 		reg: parts.Registry, auth: parts.Auth, pipe: parts.Pipeline, feat: parts.Features, edge: parts.Edge, peers: parts.Peers,
-		runs: parts.Runs, feed: parts.Feed, metrics: parts.Metrics, admin: parts.Admin, chain: parts.Chain, approvals: parts.Approvals,
+		runs: parts.Runs, feed: parts.Feed, metrics: parts.Metrics, admin: parts.Admin, chain: parts.Chain, approvals: parts.Approvals, grants: parts.Grants,
 		log: log.With().Str("component", "server").Logger(), streams: newStreams(),
 	}
 	reg := parts.Registry
@@ -296,6 +302,10 @@ func (s *Server) Handler() http.Handler {
 		// own; every one to an approver), decided by approvers only.
 		mux.Handle("GET /api/mcp/approvals", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.approvals.HandleList)), false))
 		mux.Handle("POST /api/mcp/approvals/{id}", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.approvals.HandleDecide)), false))
+	}
+	if s.grants != nil {
+		s.grants.Mount(mux, func(h http.Handler) http.Handler { return g.MCPFace(s.requireRESTCaller(h), false) },
+			func(r *http.Request) (string, bool) { c := callers.From(r.Context()); return c.Key(), c.Admin })
 	}
 	if v := s.auth.OAuth(); v != nil {
 		// Protected resource metadata (RFC 9728): public, and readable by

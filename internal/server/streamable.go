@@ -144,7 +144,8 @@ func initializeFlags(msg *jsonrpc.Message) edge.SessionFlags {
 		Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	}
 	_ = json.Unmarshal(msg.Params, &p)
-	return edge.SessionFlags{Relayed: features.TakesServerRequests(p.Capabilities)}
+	e := p.Capabilities.Elicitation
+	return edge.SessionFlags{Relayed: features.TakesServerRequests(p.Capabilities), URLElicitation: e != nil && e.URL != nil}
 }
 
 // jsonOnly hides http.Flusher, which is how mcp-go decides that a reply may

@@ -18,11 +18,13 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/dispatch"
+	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/findtools"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/rounds"
+	"github.com/purko-io/mcp-hub/internal/usergrants"
 )
 
 // tools is the tools capability on the hub's dispatcher
@@ -43,7 +45,7 @@ type tools struct {
 	// rounds keep a 2026-07-28 caller's calls between rounds, and askFor
 	// relays to such a call's rounds.
 	rounds    *rounds.Rounds
-	askFor    func(context.Context, rounds.Ask) registry.Relay
+	askFor    func(context.Context, rounds.Ask, bool) registry.Relay
 	published publishedTools
 }
 
@@ -272,10 +274,14 @@ func (s *tools) serveCall(ctx context.Context, req *dispatch.Request) (res json.
 	}()
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && rounds.Takes(call) {
 		// Its upstream's server requests come back as rounds of the call.
-		caller, id := callers.From(ctx), bytes.Clone(req.Msg.ID)
-		return s.rounds.Serve(ctx, string(caller.AppendKey(nil)), call, func(ctx context.Context, call jsonrpc.ToolCall, ask rounds.Ask) pipeline.Result {
-			return s.pipe.Run(s.pipe.WithRequestID(ctx, id), caller, "", call, s.askFor(ctx, ask))
+		caller, id, url := callers.From(ctx), bytes.Clone(req.Msg.ID), features.TakesURLElicitation(ctx, call.Meta)
+		res, err := s.rounds.Serve(ctx, string(caller.AppendKey(nil)), call, func(ctx context.Context, call jsonrpc.ToolCall, ask rounds.Ask) pipeline.Result {
+			return s.pipe.Run(s.pipe.WithRequestID(ctx, id), caller, "", call, s.askFor(ctx, ask, url))
 		})
+		if err != nil {
+			return usergrants.ForCaller(url, err)
+		}
+		return res, nil
 	}
 	var relay registry.Relay
 	if server.ClientSessionFromContext(ctx) != nil {
@@ -283,7 +289,7 @@ func (s *tools) serveCall(ctx context.Context, req *dispatch.Request) (res json.
 	}
 	out := s.pipe.Run(s.pipe.WithRequestID(ctx, req.Msg.ID), callers.From(ctx), req.Session, *call, relay)
 	if out.Error != nil {
-		return nil, out.Error
+		return usergrants.ForCaller(features.TakesURLElicitation(ctx, call.Meta), out.Error)
 	}
 	return out.Result, nil
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
 	"github.com/purko-io/mcp-hub/internal/upstream/relay"
 )
 
@@ -44,20 +45,20 @@ func (c *Client) Call(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessa
 
 // callOnce is Call without its span.
 func (c *Client) callOnce(ctx context.Context, call jsonrpc.ToolCall) (json.RawMessage, error) {
-	ctx, b, err := onBehalf(ctx, c.exchange)
+	ctx, b, err := calltoken.On(ctx, c.perCall, c.spec.Name)
 	if err != nil {
 		return nil, err
 	}
 	res, err := c.call(ctx, call.Name, func(ctx context.Context, cn *conn) (any, error) {
 		res, err := cn.send(ctx, call)
-		return res, b.failed(c.spec.Name, err)
+		return res, b.Failed(err)
 	})
 	if err != nil {
 		c.elicitationsRequired(ctx, err)
-		return nil, b.errWithoutToken(err)
+		return nil, b.Err(err)
 	}
 	out, err := c.cred.Result(res.(json.RawMessage))
-	return b.result(out), err
+	return b.Result(out), err
 }
 
 // elicitationsRequired remembers the URL-mode elicitations of a -32042

@@ -1,19 +1,13 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/identity"
-	"github.com/purko-io/mcp-hub/internal/secrets"
+	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
@@ -50,95 +44,52 @@ func newExchanger(spec config.ServerSpec, base http.RoundTripper, timeout time.D
 	return tokenexchange.New(tokenexchange.Options{Server: spec.Name, Exchange: *x, HTTPClient: hc, TokenURL: endpoint}), endpoint
 }
 
-// behalf is one call's exchanged token.
-type behalf struct {
-	token   string
-	refused atomic.Bool // the server answered a request of the call 401
-}
+// exchanged gives each call the token exchanged for its caller.
+type exchanged struct{ x *tokenexchange.Exchanger }
 
-// onBehalf returns the context a call of a server with token exchange (x)
-// is sent under: one whose requests carry the token exchanged for the
-// caller whose token ctx carries. Without token exchange (x nil), ctx and
-// nil.
-func onBehalf(ctx context.Context, x *tokenexchange.Exchanger) (context.Context, *behalf, error) {
-	if x == nil {
-		return ctx, nil, nil
-	}
+func (exchanged) Kind() string { return "exchanged for this caller" }
+
+func (e exchanged) CallToken(ctx context.Context) (calltoken.Token, error) {
 	subj := identity.SubjectFrom(ctx)
-	tok, err := x.Token(ctx, subj)
+	tok, err := e.x.Token(ctx, subj)
 	if err != nil {
-		return nil, nil, err
+		return calltoken.Token{}, err
 	}
-	if seen := identity.SeenIn(ctx); seen != nil {
-		*seen = tok.Seen
-	}
-	b := &behalf{token: tok.AccessToken}
-	refused := func() {
-		b.refused.Store(true)
-		x.Forget(subj, tok.AccessToken)
-	}
-	return oauthclient.WithCallToken(ctx, tok.AccessToken, refused), b, nil
+	return calltoken.Token{Value: tok.AccessToken, Seen: tok.Seen, Refused: func() { e.x.Forget(subj, tok.AccessToken) }}, nil
 }
 
-// failed is the error of a call the server failed: when it refused the
-// caller's exchanged token, that, which is the caller's and not counted
-// against the server (its breaker, its health), since one caller whose
-// permissions there changed must not take the server from the others.
-func (b *behalf) failed(server string, err error) error {
-	if b == nil || err == nil || !b.refused.Load() {
-		return err
+// perCall is the source of spec's calls' tokens: its token exchange, or
+// with userOAuth each caller's own grant (opts.UserGrants); nil for a
+// server every call reaches with the hub's credentials.
+func perCall(spec config.ServerSpec, x *tokenexchange.Exchanger, grants calltoken.Grants) calltoken.Source {
+	switch {
+	case x != nil:
+		return exchanged{x}
+	case spec.UserOAuth != nil:
+		return calltoken.PerUser(grants)
 	}
-	return &ExchangedTokenRefusedError{Server: server}
+	return nil
 }
 
-// ExchangedTokenRefusedError says a server refused (401) the token the hub
-// exchanged for the caller: the caller may no longer be allowed there. The
-// cached token is dropped; the next call exchanges again.
-type ExchangedTokenRefusedError struct{ Server string }
+// grantsOf is spec's user grants, nil without userOAuth or when the hub
+// keeps none.
+func grantsOf(spec config.ServerSpec, opts Options) calltoken.Grants {
+	if spec.UserOAuth == nil || opts.UserGrants == nil {
+		return nil
+	}
+	return opts.UserGrants(spec)
+}
 
-func (e *ExchangedTokenRefusedError) Error() string {
-	return fmt.Sprintf("upstream %s refused the token exchanged for this caller (HTTP 401); the next call exchanges it again", e.Server)
+// userHub is what the hub's own requests to a server with userOAuth carry
+// when it has no credential of the hub's: a static token (spec.Token) is
+// sent as it is; without one, a grant's token.
+func userHub(spec config.ServerSpec, grants calltoken.Grants) func(context.Context) string {
+	if spec.Token != nil || spec.BearerToken != "" {
+		return nil
+	}
+	return calltoken.HubRequests(grants)
 }
 
 // Exchange is the server's token exchange, nil without one: its counts
 // are metrics.
 func (c *Client) Exchange() *tokenexchange.Exchanger { return c.exchange }
-
-// result is res without the call's exchanged token.
-func (b *behalf) result(res json.RawMessage) json.RawMessage {
-	if b == nil {
-		return res
-	}
-	return withoutToken(res, b.token)
-}
-
-// withoutToken replaces token in an upstream's answer with secrets.Marker:
-// an upstream that writes the request it got into its result must not
-// hand the caller the token minted for it.
-func withoutToken(raw json.RawMessage, token string) json.RawMessage {
-	if token == "" || !bytes.Contains(raw, []byte(token)) {
-		return raw
-	}
-	return bytes.ReplaceAll(raw, []byte(token), []byte(secrets.Marker))
-}
-
-// errWithoutToken is err with the call's exchanged token replaced by secrets.Marker in its text,
-// when it holds it. An upstream's JSON-RPC error stays one, redacted; any
-// other becomes plain text, so that nothing unwraps to the token.
-func (b *behalf) errWithoutToken(err error) error {
-	if b == nil {
-		return err
-	}
-	token := b.token
-	var rpc *RPCError
-	switch {
-	case errors.As(err, &rpc):
-		if !strings.Contains(rpc.Message, token) && !bytes.Contains(rpc.Data, []byte(token)) {
-			return err
-		}
-		return &RPCError{Code: rpc.Code, Message: strings.ReplaceAll(rpc.Message, token, secrets.Marker), Data: withoutToken(rpc.Data, token)}
-	case strings.Contains(err.Error(), token):
-		return errors.New(strings.ReplaceAll(err.Error(), token, secrets.Marker))
-	}
-	return err
-}

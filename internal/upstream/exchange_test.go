@@ -159,7 +159,7 @@ func TestTokenExchangeCalls(t *testing.T) {
 	seen.refused["Bearer xchg-alice-token-2"] = true
 	seen.mu.Unlock()
 	actx := identity.WithSubject(context.Background(), alice)
-	if _, err := callTool(actx, c, "echo", "refused"); err == nil || !strings.HasSuffix(err.Error(), "upstream notes refused the token exchanged for this caller (HTTP 401); the next call exchanges it again") {
+	if _, err := callTool(actx, c, "echo", "refused"); err == nil || !strings.HasSuffix(err.Error(), "upstream notes refused the token exchanged for this caller (HTTP 401); the next call gets a new one") {
 		t.Fatalf("a call the server refused with 401: %v", err)
 	}
 	if got, err := callTool(actx, c, "echo", "again"); err != nil || got != "up:again" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
 	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 )
 
@@ -165,7 +166,7 @@ func (x *Extras) Name() string { return x.c.spec.Name }
 
 // ReadResource reads uri (the upstream's own URI) for a caller.
 func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	ctx, b, err := onBehalf(ctx, x.c.exchange)
+	ctx, b, err := calltoken.On(ctx, x.c.perCall, x.c.spec.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -174,17 +175,17 @@ func (x *Extras) ReadResource(ctx context.Context, uri string, req mcp.ReadResou
 		fwd.Params.URI = uri
 		fwd.Params.Arguments = req.Params.Arguments
 		res, err := cn.mc.ReadResource(ctx, fwd)
-		return res, b.failed(x.c.spec.Name, err)
+		return res, b.Failed(err)
 	})
 	if err != nil {
-		return nil, b.errWithoutToken(err)
+		return nil, b.Err(err)
 	}
 	return credentials.Parsed(x.c.cred, res.(*mcp.ReadResourceResult), mcp.ParseReadResourceResult)
 }
 
 // GetPrompt gets the upstream's prompt called name for a caller.
 func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	ctx, b, err := onBehalf(ctx, x.c.exchange)
+	ctx, b, err := calltoken.On(ctx, x.c.perCall, x.c.spec.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +194,10 @@ func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 		fwd.Params.Name = name
 		fwd.Params.Arguments = req.Params.Arguments
 		res, err := cn.mc.GetPrompt(ctx, fwd)
-		return res, b.failed(x.c.spec.Name, err)
+		return res, b.Failed(err)
 	})
 	if err != nil {
-		return nil, b.errWithoutToken(err)
+		return nil, b.Err(err)
 	}
 	return credentials.Parsed(x.c.cred, res.(*mcp.GetPromptResult), mcp.ParseGetPromptResult)
 }
@@ -204,7 +205,7 @@ func (x *Extras) GetPrompt(ctx context.Context, name string, req mcp.GetPromptRe
 // Complete asks the upstream for completions; ref already names the
 // upstream's own prompt or URI template.
 func (x *Extras) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
-	ctx, b, err := onBehalf(ctx, x.c.exchange)
+	ctx, b, err := calltoken.On(ctx, x.c.perCall, x.c.spec.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -214,10 +215,10 @@ func (x *Extras) Complete(ctx context.Context, ref any, arg mcp.CompleteArgument
 		req.Params.Argument = arg
 		req.Params.Context = cctx
 		res, err := cn.mc.Complete(ctx, req)
-		return res, b.failed(x.c.spec.Name, err)
+		return res, b.Failed(err)
 	})
 	if err != nil {
-		return nil, b.errWithoutToken(err)
+		return nil, b.Err(err)
 	}
 	red, err := credentials.Parsed(x.c.cred, res.(*mcp.CompleteResult), credentials.DecodeAs[mcp.CompleteResult])
 	if err != nil {
@@ -298,7 +299,7 @@ func (x *Extras) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 // the upstream's own task) and returns the result's bytes, redacted of the
 // server's credentials like a tool's result.
 func (x *Extras) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	ctx, b, err := onBehalf(ctx, x.c.exchange)
+	ctx, b, err := calltoken.On(ctx, x.c.perCall, x.c.spec.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +307,11 @@ func (x *Extras) Request(ctx context.Context, method string, params json.RawMess
 		o := cn.out.Load()
 		params, header := o.taskRequest(method, params)
 		res, err := o.wire(false).Request(ctx, mcp.MCPMethod(method), params, header)
-		return res, b.failed(x.c.spec.Name, err)
+		return res, b.Failed(err)
 	})
 	if err != nil {
-		return nil, b.errWithoutToken(err)
+		return nil, b.Err(err)
 	}
 	out, err := x.c.cred.Result(res.(json.RawMessage))
-	return b.result(out), err
+	return b.Result(out), err
 }

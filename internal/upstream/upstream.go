@@ -42,6 +42,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/secrets"
 	"github.com/purko-io/mcp-hub/internal/tracing"
 	"github.com/purko-io/mcp-hub/internal/upstream/answerlog"
+	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
 	"github.com/purko-io/mcp-hub/internal/upstream/carried"
 	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 	"github.com/purko-io/mcp-hub/internal/upstream/httpbound"
@@ -136,6 +137,9 @@ type Options struct {
 	// passes it on as the upstream's parent (tracing.go); nil, tracing is
 	// off and costs nothing.
 	Tracer trace.Tracer
+	// UserGrants are the grants of a server with userOAuth (package
+	// usergrants); nil: such a server's calls fail, saying so.
+	UserGrants func(config.ServerSpec) calltoken.Grants
 
 	// tokenEarlyExpiry is how long before its expiry an OAuth access token
 	// is replaced (0: oauth2's 10s); tests shorten it.
@@ -185,6 +189,9 @@ type Client struct {
 	// exchange trades each caller's token for one of this upstream's
 	// (spec.TokenExchange, package tokenexchange); nil without it.
 	exchange *tokenexchange.Exchanger
+	// perCall gives each call its caller's token (exchange, or user
+	// grants); nil: every request carries the hub's credentials.
+	perCall calltoken.Source
 	// loops checks every answer for a loop back to the hub (package loopcheck);
 	// nil without Options.Chain.
 	loops *loopcheck.Watch
@@ -271,8 +278,12 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	opts.HTTPClient = tracing.HeaderClient(opts.HTTPClient)
 	exchange, endpoint := newExchanger(spec, base, opts.ConnectTimeout)
 	oauth := oauthclient.New(spec, base, opts.ConnectTimeout, opts.tokenEarlyExpiry, credentials.Values(spec), endpoint)
-	if oauth != nil {
+	grants := grantsOf(spec, opts)
+	switch {
+	case oauth != nil:
 		opts.HTTPClient = oauthclient.Wrap(opts.HTTPClient, oauth)
+	case spec.UserOAuth != nil:
+		opts.HTTPClient = oauthclient.WrapCallTokens(opts.HTTPClient, userHub(spec, grants))
 	}
 	c := &Client{
 		spec:     spec,
@@ -281,6 +292,7 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 		onChange: onChange,
 		cred:     credentials.New(spec, oauth),
 		exchange: exchange,
+		perCall:  perCall(spec, exchange, grants),
 		loops:    loops,
 		status:   Status{State: StateConnecting, Since: time.Now()},
 		kick:     make(chan struct{}, 1),

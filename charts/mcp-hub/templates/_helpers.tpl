@@ -191,6 +191,10 @@ modified in place.
 {{- $_ := set $kube "leaderElection" $election }}
 {{- $_ := set $config "kubernetes" $kube }}
 {{- end }}
+{{- if .Values.userGrants.enabled }}
+{{- $grants := dict "key" (dict "env" "MCP_HUB_GRANTS_KEY") "secret" .Values.userGrants.secret }}
+{{- $_ := set $config "userGrants" (merge (get $config "userGrants" | default dict) $grants) }}
+{{- end }}
 {{- toYaml $config }}
 {{- end }}
 

@@ -1,6 +1,7 @@
 // mcp-hub console: reads /api/mcp/tools, /api/mcp/calls, /api/mcp/approvals,
-// the event stream /api/events and /readyz, and sends the add/remove/approve
-// requests and the decisions on held calls;
+// /api/mcp/connections, the event stream /api/events and /readyz, and sends
+// the add/remove/approve requests, the decisions on held calls and the
+// revocations of the caller's connections;
 // the Connect panel's snippets come from /console/connect.json. A token,
 // when the hub needs one, lives in sessionStorage and goes in the
 // Authorization header of every request (never a cookie).
@@ -503,6 +504,123 @@
     approvalsSoon();
   }
 
+  // --- my connections: the caller's own grants at servers reached as
+  // each caller's own account (servers[].userOAuth), never a token. Read
+  // at start, when the page is shown again (a sign-in happens in another
+  // tab) and after a revocation; the times shown are redrawn every
+  // CONNECTIONS_TICK_MS. A hub that keeps no grants answers 404: the panel
+  // stays hidden.
+
+  const CONNECTIONS_TICK_MS = 15000;
+  let connectionsAsked = 0; // a late answer is dropped
+  let connectionsReadFailed = false; // the panel's message says a read failed
+  let connectionTimes = []; // [cell, time, kind] of the rows shown
+
+  // roughly is ms in its largest whole unit: 45s, 4m, 5h, 3d.
+  function roughly(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
+    if (s >= 172800) return Math.floor(s / 86400) + "d";
+    if (s >= 3600) return Math.floor(s / 3600) + "h";
+    if (s >= 60) return Math.floor(s / 60) + "m";
+    return s + "s";
+  }
+
+  function connectionTime(t, kind, now) {
+    if (!isFinite(t)) return kind === "expires" ? "unknown" : "—";
+    if (kind === "ago") return roughly(now - t) + " ago";
+    return t <= now ? "expired" : "in " + roughly(t - now);
+  }
+
+  function tickConnections() {
+    const now = Date.now();
+    for (const [cell, t, kind] of connectionTimes) {
+      cell.textContent = connectionTime(t, kind, now);
+      if (kind === "expires") cell.className = "badge " + (isFinite(t) && t <= now ? "b-bad" : "b-idle");
+    }
+  }
+
+  function connectionsMsg(text, cls) {
+    const m = $("#connections-msg");
+    m.className = "msg" + (cls ? " " + cls : "");
+    m.textContent = text || "";
+    m.hidden = !text;
+  }
+
+  async function loadConnections() {
+    const n = ++connectionsAsked;
+    let listing;
+    try {
+      const res = await api("/api/mcp/connections");
+      if (n !== connectionsAsked) return;
+      if (res.status === 404) { $("#connections-card").hidden = true; return; } // a hub that keeps no user grants
+      if (res.status === 401) return; // the token prompt is up
+      if (!res.ok) throw new Error(await errorText(res));
+      listing = await res.json();
+    } catch (e) {
+      if (n !== connectionsAsked) return;
+      $("#connections-card").hidden = false;
+      connectionsMsg("Cannot read your connections: " + e.message, "bad");
+      connectionsReadFailed = true;
+      return;
+    }
+    if (n !== connectionsAsked) return;
+    if (connectionsReadFailed) { connectionsMsg(""); connectionsReadFailed = false; }
+    $("#connections-card").hidden = false;
+    renderConnections(listing);
+  }
+
+  function renderConnections(listing) {
+    const list = Array.isArray(listing.connections) ? listing.connections : [];
+    const body = $("#connections tbody");
+    body.replaceChildren();
+    connectionTimes = [];
+    for (const c of list) {
+      const connected = Date.parse(c.connectedAt), expires = Date.parse(c.accessExpiresAt);
+      const connectedCell = el("span", { title: isFinite(connected) ? new Date(connected).toLocaleString() : null });
+      const expiresCell = el("span", { class: "badge b-idle", title: isFinite(expires) ? new Date(expires).toLocaleString() : "the authorization server did not say" });
+      connectionTimes.push([connectedCell, connected, "ago"], [expiresCell, expires, "expires"]);
+      const revoke = el("button", { class: "btn btn-small btn-danger", type: "button", text: "Revoke", "data-revoke": c.server,
+        "aria-label": "revoke your connection to " + c.server, onclick: () => revokeConnection(c.server, revoke) });
+      body.append(el("tr", { "data-connection": c.server },
+        el("td", { "data-label": "Server" }, el("span", {}, el("span", { class: "name", text: c.server }), el("span", { class: "url", text: c.issuer || "" }))),
+        el("td", { "data-label": "Subject" }, el("span", { text: c.subject || "—" })),
+        el("td", { "data-label": "Scopes" }, el("span", { class: "mono", text: (Array.isArray(c.scopes) ? c.scopes : []).join(" ") || "—" })),
+        el("td", { "data-label": "Connected" }, connectedCell),
+        el("td", { "data-label": "Access expires" }, expiresCell),
+        el("td", { "data-label": "Refreshable" }, c.refreshable ? el("span", { class: "badge b-ok", text: "yes", title: "it outlives its access token" })
+          : el("span", { class: "badge b-idle", text: "no", title: "you sign in again when its access token expires" })),
+        el("td", { "data-label": "", class: "act" }, revoke)));
+    }
+    tickConnections();
+    $("#connections-empty").hidden = list.length > 0;
+    $("#connections").hidden = list.length === 0;
+  }
+
+  async function revokeConnection(server, btn) {
+    if (!confirm("Revoke your connection to " + server + "? Your next call to it asks you to sign in again.")) return;
+    btn.disabled = true;
+    connectionsReadFailed = false;
+    connectionsMsg("Revoking your connection to " + server + "…", "");
+    let res;
+    try {
+      res = await api("/api/mcp/connections/" + encodeURIComponent(server), { method: "DELETE" });
+    } catch (e) {
+      connectionsMsg("Cannot reach the hub: " + e.message, "bad");
+      btn.disabled = false;
+      return;
+    }
+    if (res.ok) {
+      let d = {};
+      try { d = await res.json(); } catch (e) { /* the status says enough */ }
+      if (d.revokedAtServer) connectionsMsg("Revoked your connection to " + server + ", at its authorization server too.", "ok");
+      else connectionsMsg("Revoked your connection to " + server + " here." + (d.note ? " Note: " + d.note : ""), "");
+    } else {
+      connectionsMsg("Revoke " + server + ": " + (await errorText(res)), "bad"); // 404: gone already, the list drops it
+      btn.disabled = false;
+    }
+    loadConnections();
+  }
+
   // --- health: what /readyz says when it is more than "ok" (a source cut
   // off, the Kubernetes API unreachable: the hub serves its last catalog),
   // or why the hub is not ready. Nothing changes in the catalog then, so
@@ -739,13 +857,17 @@
       focusApproval = approvalFromHash();
       if (focusApproval && approvalsShown > 0) showFocus();
     });
-    document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") approvalsSoon(); });
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") { approvalsSoon(); loadConnections(); }
+    });
     setInterval(() => { if (document.visibilityState === "visible") loadApprovals(); }, APPROVALS_MS);
     setInterval(tickApprovals, 1000);
+    setInterval(tickConnections, CONNECTIONS_TICK_MS);
     if (focusApproval) $("#approvals-card").scrollIntoView({ block: "start" });
     renderCalls();
     refresh();
     loadApprovals();
+    loadConnections();
     stream();
     health();
   });

@@ -77,3 +77,63 @@ func oauthOf(ann map[string]string, namespace, auth, secretRef string, token sec
 	o.ClientSecretValue = secret
 	return o, "", nil
 }
+
+// Annotations that make the hub reach an MCPServer as each caller's own
+// account at its authorization server (config.UserOAuth). Setting
+// AnnotationUserOAuth to "true" turns it on; with nothing else the hub
+// discovers the authorization server from the server's metadata. A
+// confidential client's secret is the key AnnotationUserOAuthClientSecretKey
+// names in spec.secretRef's Secret.
+const (
+	AnnotationUserOAuth                 = annotationPrefix + "user-oauth"
+	AnnotationUserOAuthIssuer           = annotationPrefix + "user-oauth-issuer"
+	AnnotationUserOAuthAuthorizationURL = annotationPrefix + "user-oauth-authorization-url"
+	AnnotationUserOAuthTokenURL         = annotationPrefix + "user-oauth-token-url"
+	AnnotationUserOAuthRevocationURL    = annotationPrefix + "user-oauth-revocation-url"
+	AnnotationUserOAuthClientID         = annotationPrefix + "user-oauth-client-id"
+	AnnotationUserOAuthScopes           = annotationPrefix + "user-oauth-scopes"
+	AnnotationUserOAuthResource         = annotationPrefix + "user-oauth-resource"
+	AnnotationUserOAuthClientSecretKey  = annotationPrefix + "user-oauth-client-secret-key"
+)
+
+// userOAuthOf reads the user OAuth annotations of an MCPServer: nil
+// without AnnotationUserOAuth "true". Settings without it are an error (the
+// object is ignored and logged); a missing Secret or key is the returned
+// problem. Normalize checks the values, as for every source.
+func userOAuthOf(ann map[string]string, namespace, secretRef string, token secretToken) (*config.UserOAuth, string, error) {
+	keys := []string{AnnotationUserOAuthIssuer, AnnotationUserOAuthAuthorizationURL, AnnotationUserOAuthTokenURL, AnnotationUserOAuthRevocationURL,
+		AnnotationUserOAuthClientID, AnnotationUserOAuthScopes, AnnotationUserOAuthResource, AnnotationUserOAuthClientSecretKey}
+	switch v := ann[AnnotationUserOAuth]; v {
+	case "true":
+	case "", "false":
+		for _, k := range keys {
+			if ann[k] != "" {
+				return nil, "", fmt.Errorf("annotation %s: is set, but %s is not \"true\"", k, AnnotationUserOAuth)
+			}
+		}
+		return nil, "", nil
+	default:
+		return nil, "", fmt.Errorf("annotation %s: %q is not true or false", AnnotationUserOAuth, v)
+	}
+	u := &config.UserOAuth{
+		Issuer: ann[AnnotationUserOAuthIssuer], AuthorizationURL: ann[AnnotationUserOAuthAuthorizationURL],
+		TokenURL: ann[AnnotationUserOAuthTokenURL], RevocationURL: ann[AnnotationUserOAuthRevocationURL],
+		ClientID: ann[AnnotationUserOAuthClientID], Resource: ann[AnnotationUserOAuthResource],
+	}
+	if scopes := strings.Fields(ann[AnnotationUserOAuthScopes]); len(scopes) > 0 {
+		u.Scopes = scopes
+	}
+	key := ann[AnnotationUserOAuthClientSecretKey]
+	if key == "" {
+		return u, "", nil
+	}
+	if secretRef == "" {
+		return u, "user OAuth needs its client secret, but no spec.secretRef names the Secret that holds it", nil
+	}
+	secret, err := token(namespace, secretRef, key)
+	if err != nil {
+		return u, "user OAuth client secret from secretRef: " + err.Error(), nil
+	}
+	u.ClientSecretValue = secret
+	return u, "", nil
+}

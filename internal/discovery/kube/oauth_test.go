@@ -108,3 +108,55 @@ func TestFromMCPServerOAuth(t *testing.T) {
 		})
 	}
 }
+
+func TestFromMCPServerUserOAuth(t *testing.T) {
+	secrets := secretKeys(map[string]map[string]string{"purko/gh-app": {"user-secret": "us-value"}})
+	ref := map[string]any{"secretRef": "gh-app"}
+	cases := []struct {
+		name    string
+		obj     map[string]any
+		ann     map[string]string
+		want    *config.UserOAuth // nil: none
+		problem string
+		err     string
+	}{
+		{name: "none", obj: ref},
+		{name: "discovered", obj: nil, ann: map[string]string{AnnotationUserOAuth: "true"}, want: &config.UserOAuth{}},
+		{name: "everything", obj: ref, ann: map[string]string{AnnotationUserOAuth: "true",
+			AnnotationUserOAuthAuthorizationURL: "https://github.com/login/oauth/authorize", AnnotationUserOAuthTokenURL: "https://github.com/login/oauth/access_token",
+			AnnotationUserOAuthClientID: "Iv1.abc", AnnotationUserOAuthScopes: "repo  read:org", AnnotationUserOAuthClientSecretKey: "user-secret"},
+			want: &config.UserOAuth{AuthorizationURL: "https://github.com/login/oauth/authorize", TokenURL: "https://github.com/login/oauth/access_token",
+				ClientID: "Iv1.abc", Scopes: []string{"repo", "read:org"}, ClientSecretValue: "us-value"}},
+		{name: "missing key", obj: ref, ann: map[string]string{AnnotationUserOAuth: "true", AnnotationUserOAuthClientID: "x", AnnotationUserOAuthClientSecretKey: "gone"},
+			want: &config.UserOAuth{ClientID: "x"}, problem: `user OAuth client secret from secretRef: Secret purko/gh-app has no key "gone"`},
+		{name: "settings without the switch", obj: ref, ann: map[string]string{AnnotationUserOAuthIssuer: "https://login.example.com"},
+			err: `annotation mcp-hub.purko.io/user-oauth-issuer: is set, but mcp-hub.purko.io/user-oauth is not "true"`},
+		{name: "bad switch", obj: ref, ann: map[string]string{AnnotationUserOAuth: "yes"},
+			err: `annotation mcp-hub.purko.io/user-oauth: "yes" is not true or false`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := fromMCPServer(mcpServer("github", tc.obj, tc.ann), secrets)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Problem != tc.problem {
+				t.Errorf("problem %q, want %q", s.Problem, tc.problem)
+			}
+			if !reflect.DeepEqual(s.UserOAuth, tc.want) {
+				t.Fatalf("userOAuth = %+v, want %+v", s.UserOAuth, tc.want)
+			}
+			if tc.want != nil {
+				if err := s.Normalize(); err != nil {
+					t.Errorf("normalize: %v", err)
+				}
+			}
+		})
+	}
+}

@@ -151,6 +151,14 @@ func fromMCPServer(u *unstructured.Unstructured, token secretToken) (config.Serv
 	if spec.Problem == "" {
 		spec.Problem = problem
 	}
+	users, problem, err := userOAuthOf(ann, ns, secretRef, token)
+	if err != nil {
+		return spec, err
+	}
+	spec.UserOAuth = users
+	if spec.Problem == "" {
+		spec.Problem = problem
+	}
 	tools, problem := curationOf(ann)
 	spec.Tools = tools
 	if spec.Problem == "" {

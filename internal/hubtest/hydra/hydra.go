@@ -375,8 +375,8 @@ type Client struct {
 	// for a public client (PKCE).
 	TokenEndpointAuthMethod string
 	// AccessTokenLifespan, when set, is the lifetime of the client's access
-	// tokens from both the client credentials and the authorization code
-	// grant (e.g. 2s for an expiry test).
+	// tokens from the client credentials, the authorization code and the
+	// refresh token grant (e.g. 2s for an expiry test).
 	AccessTokenLifespan time.Duration
 }
 
@@ -407,6 +407,7 @@ func (s *Server) CreateClient(t testing.TB, c Client) Client {
 		d := c.AccessTokenLifespan.String()
 		body["client_credentials_grant_access_token_lifespan"] = d
 		body["authorization_code_grant_access_token_lifespan"] = d
+		body["refresh_token_grant_access_token_lifespan"] = d
 	}
 	var created struct {
 		ID     string `json:"client_id"`
@@ -601,13 +602,31 @@ func (s *Server) FollowAuthorization(t testing.TB, authURL, redirectURI string) 
 }
 
 func (s *Server) followAuthorization(authURL, redirectURI string) (string, error) {
+	final, err := redirectOf(authURL, redirectURI)
+	if err != nil {
+		return "", err
+	}
+	q := final.Query()
+	if e := q.Get("error"); e != "" {
+		return "", fmt.Errorf("redirected with error %q: %s (%s)", e, q.Get("error_description"), q.Get("error_hint"))
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", fmt.Errorf("redirected to %s without a code", final)
+	}
+	return code, nil
+}
+
+// redirectOf plays a browser (with cookies) from authURL until a redirect
+// to redirectURI, which it returns without requesting it.
+func redirectOf(authURL, redirectURI string) (*url.URL, error) {
 	target, err := url.Parse(redirectURI)
 	if err != nil {
-		return "", fmt.Errorf("parse the redirect URI: %w", err)
+		return nil, fmt.Errorf("parse the redirect URI: %w", err)
 	}
 	jar, err := cookiejar.New(nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var final *url.URL
 	browser := &http.Client{
@@ -626,22 +645,14 @@ func (s *Server) followAuthorization(authURL, redirectURI string) (string, error
 	}
 	resp, err := browser.Get(authURL)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
 	resp.Body.Close()
 	if final == nil {
-		return "", fmt.Errorf("ended at %s (%s), not at %s: %s", resp.Request.URL, resp.Status, redirectURI, raw)
+		return nil, fmt.Errorf("ended at %s (%s), not at %s: %s", resp.Request.URL, resp.Status, redirectURI, raw)
 	}
-	q := final.Query()
-	if e := q.Get("error"); e != "" {
-		return "", fmt.Errorf("redirected with error %q: %s (%s)", e, q.Get("error_description"), q.Get("error_hint"))
-	}
-	code := q.Get("code")
-	if code == "" {
-		return "", fmt.Errorf("redirected to %s without a code", final)
-	}
-	return code, nil
+	return final, nil
 }
 
 // sameEndpoint reports whether u is the endpoint target names (scheme,

@@ -1,14 +1,19 @@
 // Package idp runs a real OAuth 2.0 Token Exchange service (RFC 8693) for
 // the tests of issue 24, where the hub exchanges each caller's access
 // token for one minted for a single upstream, and an upstream MCP server
-// that accepts only such tokens.
+// that accepts only such tokens. The same service signs users in
+// (authorization code with PKCE, refresh tokens rotated on every use, RFC
+// 7009 revocation), for servers the hub reaches as each caller's own
+// account: a second authorization server besides Ory Hydra
+// (hubtest/hydra), with zitadel's reading of those RFCs.
 //
 // The service is hack/idp, a small program on the OpenID provider of
 // github.com/zitadel/oidc/v3: zitadel authenticates clients, checks grants,
 // verifies subject tokens and signs JWTs; hack/idp adds the clients' policy
 // (which targets and scopes each may ask for), other issuers whose JWTs it
-// trusts as subject tokens (a cluster's ServiceAccount tokens), and counts
-// grants. A mock would only ever agree with our own reading of RFC 8693;
+// trusts as subject tokens (a cluster's ServiceAccount tokens), a login
+// that approves every sign-in as Options.LoginSubject with no page, and
+// counts grants. A mock would only ever agree with our own reading of RFC 8693;
 // zitadel's is someone else's. Start runs it on a free 127.0.0.1 port, one
 // per test.
 //
@@ -25,9 +30,11 @@ package idp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -36,6 +43,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lestrrat-go/jwx/v3/jwt"
+
 	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
@@ -43,7 +52,13 @@ import (
 const (
 	GrantClientCredentials = "client_credentials"
 	GrantTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
+	GrantAuthorizationCode = "authorization_code"
+	GrantRefreshToken      = "refresh_token"
 )
+
+// DefaultLoginSubject is who sign-ins are approved as when
+// Options.LoginSubject is empty.
+const DefaultLoginSubject = "carol@example.test"
 
 // Token types of RFC 8693 (subject_token_type, issued_token_type).
 const (
@@ -55,20 +70,34 @@ const (
 // anything slower is a hang.
 const requestTimeout = 30 * time.Second
 
-// Client is an OAuth client of the service. Every client may use the
-// client credentials grant, with any audience (so that a test can mint a
-// token for the wrong one) and its Scopes.
+// Client is an OAuth client of the service. Every client with a Secret may
+// use the client credentials grant, with any audience (so that a test can
+// mint a token for the wrong one) and its Scopes. A client without one is
+// public (token_endpoint_auth_method none): it may only sign users in,
+// PKCE binding its codes to it.
 type Client struct {
 	ID, Secret string
 	// Exchange gives the client the token exchange grant; without it an
 	// exchange is refused with unauthorized_client.
 	Exchange bool
+	// SignIn gives the client the authorization code grant, with PKCE
+	// (S256) required and RedirectURIs as the only places to send the
+	// browser back to, and the refresh token grant: a sign-in asking for
+	// the offline_access scope gets a refresh token, which every refresh
+	// replaces (the old one is invalid_grant after, and using it again
+	// ends the grant).
+	SignIn       bool
+	RedirectURIs []string
 	// Audiences are the targets (audience or resource parameters) the
-	// client may exchange tokens for; others are invalid_target.
+	// client may exchange tokens for, and the RFC 8707 resources a
+	// sign-in's tokens may be for; others are invalid_target.
 	Audiences []string
-	// Scopes are the scopes the client may request; others are
-	// invalid_scope.
+	// Scopes are the scopes the client may request (besides openid and
+	// offline_access for a sign-in); others are invalid_scope.
 	Scopes []string
+	// AccessTokenTTL is the lifetime of this client's access tokens,
+	// whole seconds; Options.AccessTokenTTL when zero.
+	AccessTokenTTL time.Duration
 }
 
 // Options configures a Server.
@@ -81,6 +110,12 @@ type Options struct {
 	// subject tokens, as a security token service federating a Kubernetes
 	// cluster takes its pods' ServiceAccount tokens.
 	TrustedIssuers []TrustedIssuer
+	// LoginSubject is the user every sign-in is approved as, at once, with
+	// no page; DefaultLoginSubject when empty.
+	LoginSubject string
+	// RefuseSignIns makes the login refuse every sign-in instead
+	// (access_denied to the client).
+	RefuseSignIns bool
 }
 
 // TrustedIssuer is another issuer whose JWTs the service exchanges: a
@@ -94,12 +129,14 @@ type TrustedIssuer struct {
 
 // Server is a running token service.
 type Server struct {
-	proc      *hubtest.Process
-	issuer    string // http://127.0.0.1:PORT, as in tokens' iss
-	tokenURL  string
-	jwksURL   string
-	hc        *http.Client
-	discovery map[string]any
+	proc          *hubtest.Process
+	issuer        string // http://127.0.0.1:PORT, as in tokens' iss
+	tokenURL      string
+	jwksURL       string
+	authURL       string
+	revocationURL string
+	hc            *http.Client
+	discovery     map[string]any
 }
 
 // Binary returns the service's binary: MCPHUB_IDP, or hack/idp.sh's cached
@@ -160,8 +197,10 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	s.tokenURL, _ = s.discovery["token_endpoint"].(string)
 	s.jwksURL, _ = s.discovery["jwks_uri"].(string)
-	if s.tokenURL == "" || s.jwksURL == "" {
-		t.Fatalf("idp: discovery lacks token_endpoint or jwks_uri: %v", s.discovery)
+	s.authURL, _ = s.discovery["authorization_endpoint"].(string)
+	s.revocationURL, _ = s.discovery["revocation_endpoint"].(string)
+	if s.tokenURL == "" || s.jwksURL == "" || s.authURL == "" || s.revocationURL == "" {
+		t.Fatalf("idp: discovery lacks token_endpoint, jwks_uri, authorization_endpoint or revocation_endpoint: %v", s.discovery)
 	}
 	return s
 }
@@ -169,11 +208,13 @@ func Start(t testing.TB, opts Options) *Server {
 // configJSON is hack/idp's config file for opts.
 func configJSON(opts Options) ([]byte, error) {
 	type client struct {
-		ID        string   `json:"id"`
-		Secret    string   `json:"secret"`
-		Grants    []string `json:"grants"`
-		Audiences []string `json:"audiences"`
-		Scopes    []string `json:"scopes"`
+		ID             string   `json:"id"`
+		Secret         string   `json:"secret,omitempty"`
+		Grants         []string `json:"grants"`
+		RedirectURIs   []string `json:"redirectURIs,omitempty"`
+		Audiences      []string `json:"audiences"`
+		Scopes         []string `json:"scopes"`
+		AccessTokenTTL string   `json:"accessTokenTTL,omitempty"`
 	}
 	type trusted struct {
 		Issuer   string `json:"issuer"`
@@ -183,19 +224,35 @@ func configJSON(opts Options) ([]byte, error) {
 		Clients        []client  `json:"clients"`
 		AccessTokenTTL string    `json:"accessTokenTTL,omitempty"`
 		TrustedIssuers []trusted `json:"trustedIssuers,omitempty"`
-	}{Clients: []client{}}
-	if ttl := opts.AccessTokenTTL; ttl != 0 {
-		if ttl < time.Second || ttl%time.Second != 0 {
-			return nil, fmt.Errorf("AccessTokenTTL %v is not whole seconds", ttl)
-		}
-		cfg.AccessTokenTTL = ttl.String()
+		LoginSubject   string    `json:"loginSubject,omitempty"`
+	}{Clients: []client{}, LoginSubject: opts.LoginSubject}
+	switch {
+	case opts.RefuseSignIns:
+		cfg.LoginSubject = ""
+	case cfg.LoginSubject == "":
+		cfg.LoginSubject = DefaultLoginSubject
+	}
+	var err error
+	if cfg.AccessTokenTTL, err = seconds(opts.AccessTokenTTL); err != nil {
+		return nil, fmt.Errorf("AccessTokenTTL: %w", err)
 	}
 	for _, c := range opts.Clients {
-		grants := []string{GrantClientCredentials}
+		var grants []string
+		if c.Secret != "" {
+			grants = append(grants, GrantClientCredentials)
+		}
 		if c.Exchange {
 			grants = append(grants, GrantTokenExchange)
 		}
-		cfg.Clients = append(cfg.Clients, client{ID: c.ID, Secret: c.Secret, Grants: grants, Audiences: c.Audiences, Scopes: c.Scopes})
+		if c.SignIn {
+			grants = append(grants, GrantAuthorizationCode, GrantRefreshToken)
+		}
+		ttl, err := seconds(c.AccessTokenTTL)
+		if err != nil {
+			return nil, fmt.Errorf("client %q: AccessTokenTTL: %w", c.ID, err)
+		}
+		cfg.Clients = append(cfg.Clients, client{ID: c.ID, Secret: c.Secret, Grants: grants, RedirectURIs: c.RedirectURIs,
+			Audiences: c.Audiences, Scopes: c.Scopes, AccessTokenTTL: ttl})
 	}
 	for _, ti := range opts.TrustedIssuers {
 		// Absolute, so that the path means the same to the service
@@ -209,12 +266,30 @@ func configJSON(opts Options) ([]byte, error) {
 	return json.Marshal(cfg)
 }
 
+// seconds is a lifetime in hack/idp's config: "" for zero (its default),
+// else a Go duration of whole seconds, as JWTs count.
+func seconds(d time.Duration) (string, error) {
+	switch {
+	case d == 0:
+		return "", nil
+	case d < time.Second || d%time.Second != 0:
+		return "", fmt.Errorf("%v is not whole seconds", d)
+	}
+	return d.String(), nil
+}
+
 // Issuer is the service's issuer, http://127.0.0.1:PORT (no trailing
 // slash), as in tokens' iss claim.
 func (s *Server) Issuer() string { return s.issuer }
 
-// TokenURL is the token endpoint, of both grants.
+// TokenURL is the token endpoint, of every grant.
 func (s *Server) TokenURL() string { return s.tokenURL }
+
+// AuthURL is the authorization endpoint, where a sign-in starts.
+func (s *Server) AuthURL() string { return s.authURL }
+
+// RevocationURL is the token revocation endpoint (RFC 7009).
+func (s *Server) RevocationURL() string { return s.revocationURL }
 
 // JWKSURL is the JSON Web Key Set tokens are verified with.
 func (s *Server) JWKSURL() string { return s.jwksURL }
@@ -251,6 +326,8 @@ func (s *Server) ClientToken(t testing.TB, id, secret string, audience string, s
 type TokenResponse struct {
 	Status           int    `json:"-"` // HTTP status
 	AccessToken      string `json:"access_token"`
+	RefreshToken     string `json:"refresh_token"`
+	IDToken          string `json:"id_token"`
 	IssuedTokenType  string `json:"issued_token_type"`
 	TokenType        string `json:"token_type"`
 	ExpiresIn        int    `json:"expires_in"`
@@ -303,6 +380,122 @@ func (s *Server) Stats(t testing.TB) (exchanges, clientCredentials int) {
 		t.Fatalf("idp: stats: %v", err)
 	}
 	return st.Exchanges, st.ClientCredentials
+}
+
+// SignInStats are the sign-in grants the service has issued so far: codes
+// redeemed and refreshes.
+func (s *Server) SignInStats(t testing.TB) (codeExchanges, refreshes int) {
+	t.Helper()
+	var st struct {
+		CodeExchanges int `json:"codeExchanges"`
+		Refreshes     int `json:"refreshes"`
+	}
+	if err := s.getJSON(s.issuer+"/test/stats", &st); err != nil {
+		t.Fatalf("idp: stats: %v", err)
+	}
+	return st.CodeExchanges, st.Refreshes
+}
+
+// AuthorizationRedirect plays the browser (with a cookie jar) from authURL,
+// an authorization request, through the service's login, and returns the
+// redirect to redirectURI, which it does not request: code, state and iss
+// (RFC 9207), or error and error_description. It fails t when the flow
+// ends anywhere else.
+func (s *Server) AuthorizationRedirect(t testing.TB, authURL, redirectURI string) *url.URL {
+	t.Helper()
+	final, err := redirectOf(authURL, redirectURI)
+	if err != nil {
+		t.Fatalf("idp: authorization %s: %v", authURL, err)
+	}
+	return final
+}
+
+// redirectOf follows the redirects from authURL until one to redirectURI
+// (scheme, host and path; the query is the server's).
+func redirectOf(authURL, redirectURI string) (*url.URL, error) {
+	target, err := url.Parse(redirectURI)
+	if err != nil {
+		return nil, fmt.Errorf("parse the redirect URI: %w", err)
+	}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	var final *url.URL
+	browser := &http.Client{Jar: jar, Timeout: requestTimeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			u := req.URL
+			if u.Scheme == target.Scheme && u.Host == target.Host && u.Path == target.Path {
+				final = u
+				return http.ErrUseLastResponse
+			}
+			if len(via) > 10 {
+				return errors.New("more than 10 redirects")
+			}
+			return nil
+		}}
+	resp, err := browser.Get(authURL)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
+	resp.Body.Close()
+	if final == nil {
+		return nil, fmt.Errorf("ended at %s (%s), not at %s: %s", resp.Request.URL, resp.Status, redirectURI, raw)
+	}
+	return final, nil
+}
+
+// Revoke posts token to the revocation endpoint (RFC 7009) as client id
+// (HTTP Basic with secret; a public client, with no secret, sends its
+// client_id in the form), with hint as token_type_hint when not empty. It
+// returns the HTTP status and the OAuth error, if any.
+func (s *Server) Revoke(t testing.TB, id, secret, token, hint string) (int, string) {
+	t.Helper()
+	form := url.Values{"token": {token}}
+	if hint != "" {
+		form.Set("token_type_hint", hint)
+	}
+	if secret == "" {
+		form.Set("client_id", id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.revocationURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if secret != "" {
+		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		t.Fatalf("idp: revoke: %v", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Error string `json:"error"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out) // a success has an empty body
+	return resp.StatusCode, out.Error
+}
+
+// Verify checks tok as a resource server for audience would (signature by
+// a key of the service's JWKS, iss, exp, aud) and returns its subject.
+func (s *Server) Verify(tok, audience string) (string, error) {
+	keys, err := fetchKeys(s.jwksURL)
+	if err != nil {
+		return "", err
+	}
+	parsed, err := jwt.Parse([]byte(tok), jwt.WithKeySet(keys), jwt.WithValidate(true),
+		jwt.WithIssuer(s.issuer), jwt.WithRequiredClaim("exp"), jwt.WithAudience(audience))
+	if err != nil {
+		return "", fmt.Errorf("verify an access token of %s: %w", s.issuer, err)
+	}
+	sub, _ := parsed.Subject()
+	return sub, nil
 }
 
 // Stop kills the service now, as a crash would (for tests of a hub whose

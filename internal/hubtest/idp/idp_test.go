@@ -625,7 +625,7 @@ func decode(t *testing.T, tok string) (header, claims map[string]any) {
 // hub's JWT library), and its iss.
 func verify(t *testing.T, s *Server, tok string) {
 	t.Helper()
-	keys, err := fetchKeys(s)
+	keys, err := fetchKeys(s.JWKSURL())
 	if err != nil {
 		t.Fatal(err)
 	}

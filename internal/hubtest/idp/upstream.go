@@ -67,11 +67,11 @@ type identity struct{ subject, actor string }
 // a resource server caches it: the upstream keeps accepting tokens while
 // the token service is down. Its tools: whoami (read-only) answers
 // "subject=<sub> actor=<act.sub>" of the call's token, echo its text.
-func StartUpstream(t testing.TB, issuer *Server, audience string) *Upstream {
+func StartUpstream(t testing.TB, issuer TokenIssuer, audience string) *Upstream {
 	t.Helper()
 	u := &Upstream{issuer: issuer.Issuer(), audience: audience}
 	var err error
-	if u.keys, err = fetchKeys(issuer); err != nil {
+	if u.keys, err = fetchKeys(issuer.JWKSURL()); err != nil {
 		t.Fatalf("idp upstream: %v", err)
 	}
 
@@ -120,15 +120,22 @@ func StartUpstream(t testing.TB, issuer *Server, audience string) *Upstream {
 	return u
 }
 
+// TokenIssuer is the token service whose tokens an Upstream takes: this
+// package's Server, or another (Ory Hydra, hubtest/hydra).
+type TokenIssuer interface {
+	Issuer() string
+	JWKSURL() string
+}
+
 // fetchKeys reads the token service's JWKS.
-func fetchKeys(s *Server) (jwk.Set, error) {
+func fetchKeys(jwksURL string) (jwk.Set, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.JWKSURL(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwksURL, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.hc.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("fetch the JWKS: %w", err)
 	}

@@ -284,6 +284,46 @@ func Wrap(hc *http.Client, src *Source) *http.Client {
 	return &c
 }
 
+// WrapCallTokens returns a copy of hc whose requests made under a call's
+// context carry the call's token (WithCallToken), and the others hub(ctx)
+// when it has one: a server reached with each caller's own grant and no
+// credential of the hub's (user OAuth).
+func WrapCallTokens(hc *http.Client, hub func(context.Context) string) *http.Client {
+	c := *hc
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c.Transport = callTransport{hub: hub, next: next}
+	return &c
+}
+
+type callTransport struct {
+	hub  func(context.Context) string
+	next http.RoundTripper
+}
+
+func (t callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ct, _ := req.Context().Value(callTokenKey{}).(*callToken)
+	tok := ""
+	switch {
+	case ct != nil:
+		tok = ct.token
+	case t.hub != nil:
+		tok = t.hub(req.Context())
+	}
+	if tok == "" {
+		return t.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && ct != nil && ct.refused != nil {
+		ct.refused()
+	}
+	return resp, err
+}
+
 // A call made on a caller's behalf (token exchange) carries a token of its
 // own: the requests made under its context send it in place of the hub's,
 // and a 401 drops it, not the hub's.
