@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the path of a cached build of hack/idp, the OAuth 2.0 token service
-# (RFC 8693 Token Exchange and client credentials, on zitadel/oidc's OpenID
-# provider) the tests exchange tokens against (internal/hubtest/idp). Builds
+# (RFC 8693 Token Exchange, client credentials, and sign-ins: authorization
+# code with PKCE, rotated refresh tokens, RFC 7009 revocation; on
+# zitadel/oidc's OpenID provider) the tests run against (internal/hubtest/idp). Builds
 # it when missing (40-65 s on a fresh, busy 2-core machine, most of it
 # zitadel's dependencies; a few seconds with the Go build cache warm).
 # Progress goes to stderr; stdout carries only the path.

@@ -1,12 +1,16 @@
 // Command idp is the OAuth 2.0 token service the hub's integration tests
-// exchange tokens against (issue 24): a real RFC 8693 Token Exchange, and
-// client credentials to mint the callers' own tokens, served by the OpenID
-// provider of github.com/zitadel/oidc/v3. zitadel does the protocol work
-// (token endpoint, client authentication, grant checks, discovery, JWKS,
-// signing and verifying JWTs); this program adds an in-memory storage
-// (storage.go) with the policy of the test clients, takes JWTs of other
-// issuers it is told to trust as subject tokens (trusted.go: a Kubernetes
-// cluster's ServiceAccount tokens), and counts grants for the tests at
+// get tokens from: a real RFC 8693 Token Exchange and client credentials to
+// mint the callers' own tokens (issue 24), and the sign-in of a user
+// (authorization code with PKCE, refresh tokens rotated on every use, RFC
+// 7009 revocation) for servers the hub reaches as each caller's own
+// account, served by the OpenID provider of github.com/zitadel/oidc/v3.
+// zitadel does the protocol work (authorization and token endpoints,
+// client authentication, grant and PKCE checks, discovery, JWKS, signing
+// and verifying JWTs); this program adds an in-memory storage (storage.go,
+// authcode.go) with the policy of the test clients, a login that approves
+// every sign-in as one configured user, takes JWTs of other issuers it is
+// told to trust as subject tokens (trusted.go: a Kubernetes cluster's
+// ServiceAccount tokens), and counts grants for the tests at
 // GET /test/stats.
 //
 // It is a test tool, not a product: clients come from a JSON file, keys
@@ -43,9 +47,13 @@ import (
 // Config is the JSON file given with -config.
 type Config struct {
 	Clients []ClientConfig `json:"clients"`
-	// AccessTokenTTL is the lifetime of every access token, a Go duration
-	// ("5m", "2s"); five minutes when empty.
+	// AccessTokenTTL is the lifetime of access tokens, a Go duration
+	// ("5m", "2s"), for clients that name none; five minutes when empty.
 	AccessTokenTTL string `json:"accessTokenTTL"`
+	// LoginSubject is the user every sign-in (authorization code grant) is
+	// approved as, at once, with no page shown; when empty every sign-in
+	// is refused with access_denied.
+	LoginSubject string `json:"loginSubject"`
 	// TrustedIssuers are the other issuers whose JWTs may be exchanged
 	// (subject tokens), besides this service's own access tokens.
 	TrustedIssuers []TrustedIssuerConfig `json:"trustedIssuers"`
@@ -62,16 +70,29 @@ type TrustedIssuerConfig struct {
 
 // ClientConfig is one OAuth client.
 type ClientConfig struct {
-	ID     string `json:"id"`
+	ID string `json:"id"`
+	// Secret authenticates the client; a client without one is public
+	// (token_endpoint_auth_method none), and may only sign users in.
 	Secret string `json:"secret"`
-	// Grants are the grant types the client may use: client_credentials
-	// and urn:ietf:params:oauth:grant-type:token-exchange.
+	// Grants are the grant types the client may use: client_credentials,
+	// urn:ietf:params:oauth:grant-type:token-exchange (both need a secret),
+	// authorization_code (PKCE with S256 required; needs RedirectURIs) and
+	// refresh_token (a code redeemed with the offline_access scope brings
+	// a refresh token, rotated on every use).
 	Grants []string `json:"grants"`
+	// RedirectURIs are where sign-ins may send the browser back, exactly.
+	RedirectURIs []string `json:"redirectURIs"`
+	// AccessTokenTTL is the lifetime of the client's access (and ID)
+	// tokens, a Go duration; the Config's when empty.
+	AccessTokenTTL string `json:"accessTokenTTL"`
 	// Audiences are the targets (audience or resource parameters) the
-	// client may exchange tokens for. Client credentials tokens may name
-	// any audience, so that tests can mint tokens for the wrong one.
+	// client may exchange tokens for, and the resources (RFC 8707) a
+	// sign-in's tokens may be for. Client credentials tokens may name any
+	// audience, so that tests can mint tokens for the wrong one.
 	Audiences []string `json:"audiences"`
-	// Scopes are the scopes the client may request, with either grant.
+	// Scopes are the scopes the client may request, with any grant
+	// (besides openid and offline_access, which a sign-in may always ask
+	// for).
 	Scopes []string `json:"scopes"`
 }
 
@@ -114,7 +135,8 @@ func run() error {
 	if _, err := rand.Read(cryptoKey[:]); err != nil {
 		return fmt.Errorf("make the crypto key: %w", err)
 	}
-	provider, err := op.NewProvider(&op.Config{CryptoKey: cryptoKey, AuthMethodPost: true}, st,
+	provider, err := op.NewProvider(&op.Config{CryptoKey: cryptoKey, AuthMethodPost: true,
+		CodeMethodS256: true, GrantTypeRefreshToken: true}, st,
 		op.StaticIssuer(issuer), op.WithAllowInsecure())
 	if err != nil {
 		return fmt.Errorf("create the OpenID provider: %w", err)
@@ -122,22 +144,37 @@ func run() error {
 	st.verifier = provider.AccessTokenVerifier
 
 	// Only the endpoints these grants need: discovery and health come with
-	// every server; authorization, userinfo and the rest stay unrouted.
-	endpoints := op.Endpoints{Token: op.NewEndpoint("oauth/token"), JwksURI: op.NewEndpoint("keys")}
+	// every server; userinfo, introspection and the rest stay unrouted.
+	endpoints := op.Endpoints{
+		Authorization: op.NewEndpoint("authorize"),
+		Token:         op.NewEndpoint("oauth/token"),
+		Revocation:    op.NewEndpoint("oauth/revoke"),
+		JwksURI:       op.NewEndpoint("keys"),
+	}
 	srv := &server{LegacyServer: op.NewLegacyServer(provider, endpoints), provider: provider, storage: st}
+	// The issuer in the request context is where zitadel reads it when it
+	// signs and verifies tokens and builds its URLs.
+	withIssuer := op.NewIssuerInterceptor(provider.IssuerFromRequest).Handler
+	opHandler := op.RegisterServer(srv, endpoints, op.WithHTTPMiddleware(withIssuer))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /test/stats", srv.serveStats)
-	mux.Handle("/", op.RegisterServer(srv, endpoints,
-		// The issuer in the request context is where zitadel reads it when
-		// it signs and verifies tokens.
-		op.WithHTTPMiddleware(op.NewIssuerInterceptor(provider.IssuerFromRequest).Handler)))
+	mux.Handle("GET "+loginPath, withIssuer(http.HandlerFunc(srv.login)))
+	mux.Handle("GET "+callbackPath, withIssuer(http.HandlerFunc(srv.authorizeCallback)))
+	// RFC 8414's metadata, where OAuth clients (the hub among them) look
+	// first: the same document as OpenID Connect Discovery's.
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.URL.Path, r.URL.RawPath = oidc.DiscoveryEndpoint, ""
+		opHandler.ServeHTTP(w, r)
+	})
+	mux.Handle("/", opHandler)
 
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }() // owned by run: ends when hs shuts down
-	slog.Info("serving", "issuer", issuer, "clients", len(cfg.Clients), "trusted_issuers", len(cfg.TrustedIssuers), "access_token_ttl", ttl)
+	slog.Info("serving", "issuer", issuer, "clients", len(cfg.Clients), "trusted_issuers", len(cfg.TrustedIssuers), "access_token_ttl", ttl, "login_subject", cfg.LoginSubject)
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
@@ -193,14 +230,14 @@ func listenLoopback(addr string) (net.Listener, error) {
 }
 
 // server is zitadel's LegacyServer, which maps the Server interface onto
-// the provider and our storage, with the two grants overridden where the
-// storage interface cannot express what the tests need.
+// the provider and our storage, with grants overridden where the storage
+// interface cannot express what the tests need.
 type server struct {
 	*op.LegacyServer
 	provider *op.Provider
 	storage  *storage
 	// Successful grants, for GET /test/stats.
-	exchanges, clientCredentials atomic.Int64
+	exchanges, clientCredentials, codeExchanges, refreshes atomic.Int64
 }
 
 // VerifyClient is zitadel's client authentication, answering a failed one
@@ -213,23 +250,35 @@ func (s *server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCreden
 	return c, err
 }
 
-// Discovery is zitadel's discovery document with the grants and token
-// endpoint authentication this server really offers: zitadel advertises
-// the authorization code, implicit and JWT bearer grants and the none
-// method whatever the storage does. response_types_supported, required
-// by OpenID Connect Discovery and RFC 8414 though meaningless without an
-// authorization endpoint, stays as zitadel has it.
+// Discovery is zitadel's discovery document with what this server really
+// offers: zitadel advertises the implicit and JWT bearer grants, ID token
+// response types and the plain PKCE method whatever the server does, and
+// has no field for RFC 9207's iss, which authorizeCallback sends.
 func (s *server) Discovery(ctx context.Context, r *op.Request[struct{}]) (*op.Response, error) {
 	resp, err := s.LegacyServer.Discovery(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	if d, ok := resp.Data.(*oidc.DiscoveryConfiguration); ok {
-		d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeTokenExchange}
-		d.TokenEndpointAuthMethodsSupported = []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost}
-		d.RevocationEndpointAuthMethodsSupported = nil
-		d.IntrospectionEndpointAuthMethodsSupported = nil
+	d, ok := resp.Data.(*oidc.DiscoveryConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("discovery: zitadel answered a %T", resp.Data)
 	}
+	auth := []oidc.AuthMethod{oidc.AuthMethodBasic, oidc.AuthMethodPost, oidc.AuthMethodNone}
+	d.GrantTypesSupported = []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken,
+		oidc.GrantTypeClientCredentials, oidc.GrantTypeTokenExchange}
+	d.ResponseTypesSupported = []string{string(oidc.ResponseTypeCode)}
+	d.ResponseModesSupported = []string{string(oidc.ResponseModeQuery)}
+	d.CodeChallengeMethodsSupported = []oidc.CodeChallengeMethod{oidc.CodeChallengeMethodS256}
+	d.TokenEndpointAuthMethodsSupported = auth
+	d.RevocationEndpointAuthMethodsSupported = auth
+	// No introspection, and no private_key_jwt client authentication.
+	d.IntrospectionEndpointAuthMethodsSupported = nil
+	d.IntrospectionEndpointAuthSigningAlgValuesSupported = nil
+	d.RevocationEndpointAuthSigningAlgValuesSupported = nil
+	resp.Data = struct {
+		*oidc.DiscoveryConfiguration
+		IssParameter bool `json:"authorization_response_iss_parameter_supported"`
+	}{d, true}
 	return resp, nil
 }
 
@@ -300,6 +349,8 @@ func (s *server) serveStats(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]int64{
 		"exchanges":         s.exchanges.Load(),
 		"clientCredentials": s.clientCredentials.Load(),
+		"codeExchanges":     s.codeExchanges.Load(),
+		"refreshes":         s.refreshes.Load(),
 	})
 }
 

@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -18,10 +20,12 @@ import (
 )
 
 // storage is the op.Storage of the provider: the configured clients, one
-// RSA signing key made at start, the trusted issuers' verifiers, and the
-// policy of both grants. Nothing is stored per token: access tokens are
-// JWTs, verified by signature alone, and the fields never change after
-// newStorage, so no lock is needed.
+// RSA signing key made at start, the trusted issuers' verifiers, the policy
+// of every grant, and what the sign-in grants keep (authcode.go): the
+// authorization requests in flight and the live refresh tokens. Access
+// tokens are JWTs, verified by signature alone, so nothing is kept per
+// access token. The fields above mu never change after newStorage; the
+// maps below it are guarded by mu.
 //
 // zitadel returns a storage error that is not an *oidc.Error to the client
 // as server_error (500) with the error's text as description, so every
@@ -30,7 +34,6 @@ type storage struct {
 	clients map[string]*client
 	key     *rsa.PrivateKey
 	keyID   string
-	ttl     time.Duration
 	// verifier is the provider's access token verifier (signature with
 	// our key, issuer from the request, expiry), set once the provider
 	// exists: the provider needs the storage first.
@@ -38,6 +41,15 @@ type storage struct {
 	// trusted are the verifiers of the other issuers whose JWTs are
 	// subject tokens too (trusted.go), by issuer.
 	trusted map[string]*op.AccessTokenVerifier
+	// loginSubject is who every sign-in is approved as; "" refuses them
+	// all (access_denied).
+	loginSubject string
+
+	mu       sync.Mutex
+	requests map[string]*authRequest // authorization requests, by id
+	codes    map[string]string       // authorization code -> request id
+	refresh  map[string]*grant       // live refresh tokens -> their grant
+	spent    map[string]string       // rotated refresh tokens -> grant id
 }
 
 var (
@@ -56,27 +68,66 @@ func newStorage(cfg *Config, ttl time.Duration) (*storage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make the signing key: %w", err)
 	}
-	s := &storage{clients: map[string]*client{}, key: key, keyID: randomID(), ttl: ttl, trusted: trusted}
+	s := &storage{clients: map[string]*client{}, key: key, keyID: randomID(), trusted: trusted,
+		loginSubject: cfg.LoginSubject, requests: map[string]*authRequest{}, codes: map[string]string{},
+		refresh: map[string]*grant{}, spent: map[string]string{}}
 	for i, c := range cfg.Clients {
-		if c.ID == "" || c.Secret == "" {
-			return nil, fmt.Errorf("config: client %d needs an id and a secret", i)
+		cl, err := newClient(c, ttl)
+		if err != nil {
+			return nil, fmt.Errorf("config: client %d: %w", i, err)
 		}
 		if _, dup := s.clients[c.ID]; dup {
 			return nil, fmt.Errorf("config: client %q twice", c.ID)
 		}
-		grants := make([]oidc.GrantType, 0, len(c.Grants))
-		for _, g := range c.Grants {
-			switch gt := oidc.GrantType(g); gt {
-			case oidc.GrantTypeClientCredentials, oidc.GrantTypeTokenExchange:
-				grants = append(grants, gt)
-			default:
-				return nil, fmt.Errorf("config: client %q: grant %q is not supported", c.ID, g)
-			}
-		}
-		s.clients[c.ID] = &client{id: c.ID, secret: c.Secret, grants: grants,
-			audiences: slices.Clone(c.Audiences), scopes: slices.Clone(c.Scopes), ttl: ttl}
+		s.clients[c.ID] = cl
 	}
 	return s, nil
+}
+
+// newClient checks one configured client. A client without a secret is
+// public: it may only sign users in (authorization code, PKCE being its
+// proof, and refresh tokens), as a client credentials or exchange grant
+// with no authentication would mint tokens for anyone.
+func newClient(c ClientConfig, ttl time.Duration) (*client, error) {
+	if c.ID == "" {
+		return nil, errors.New("an id is required")
+	}
+	if c.AccessTokenTTL != "" {
+		d, err := time.ParseDuration(c.AccessTokenTTL)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("client %q: accessTokenTTL %q is not a positive duration", c.ID, c.AccessTokenTTL)
+		}
+		ttl = d
+	}
+	cl := &client{id: c.ID, secret: c.Secret, audiences: slices.Clone(c.Audiences), scopes: slices.Clone(c.Scopes),
+		redirectURIs: slices.Clone(c.RedirectURIs), ttl: ttl}
+	for _, g := range c.Grants {
+		switch gt := oidc.GrantType(g); gt {
+		case oidc.GrantTypeClientCredentials, oidc.GrantTypeTokenExchange:
+			if c.Secret == "" {
+				return nil, fmt.Errorf("client %q: grant %q needs a secret", c.ID, g)
+			}
+			cl.grants = append(cl.grants, gt)
+		case oidc.GrantTypeCode:
+			if len(c.RedirectURIs) == 0 {
+				return nil, fmt.Errorf("client %q: grant %q needs redirectURIs", c.ID, g)
+			}
+			cl.grants = append(cl.grants, gt)
+		case oidc.GrantTypeRefreshToken:
+			cl.grants = append(cl.grants, gt)
+		default:
+			return nil, fmt.Errorf("client %q: grant %q is not supported", c.ID, g)
+		}
+	}
+	return cl, nil
+}
+
+// ttl is the access token lifetime of clientID's tokens.
+func (s *storage) ttl(clientID string) time.Duration {
+	if c, ok := s.clients[clientID]; ok {
+		return c.ttl
+	}
+	return defaultTTL
 }
 
 // verifySubjectToken verifies a JWT that is to be exchanged: one of a
@@ -100,6 +151,10 @@ func (s *storage) authenticate(clientID, secret string) (*client, error) {
 	c, ok := s.clients[clientID]
 	if !ok {
 		return nil, fmt.Errorf("unknown client %q", clientID)
+	}
+	if c.secret == "" {
+		// An empty secret would match an empty one sent.
+		return nil, fmt.Errorf("client %q is public: it has no secret to authenticate with", clientID)
 	}
 	if subtle.ConstantTimeCompare([]byte(c.secret), []byte(secret)) != 1 {
 		return nil, fmt.Errorf("wrong secret for client %q", clientID)
@@ -131,12 +186,14 @@ func (s *storage) clientCredentialsRequest(clientID string, scopes, audience []s
 	return &tokenRequest{subject: clientID, audience: audience, scopes: scopes}, nil
 }
 
-// tokenRequest is an op.TokenRequest of the client credentials grant.
+// tokenRequest is an op.TokenRequest of the client credentials grant: the
+// client is the subject.
 type tokenRequest struct {
 	subject          string
 	audience, scopes []string
 }
 
+func (r *tokenRequest) GetClientID() string   { return r.subject }
 func (r *tokenRequest) GetSubject() string    { return r.subject }
 func (r *tokenRequest) GetAudience() []string { return r.audience }
 func (r *tokenRequest) GetScopes() []string   { return r.scopes }
@@ -258,9 +315,19 @@ func (s *storage) VerifyExchangeActorToken(context.Context, string, oidc.TokenTy
 
 // --- op.AuthStorage: tokens and keys
 
-// CreateAccessToken names the token and sets its expiry; zitadel signs it.
-func (s *storage) CreateAccessToken(context.Context, op.TokenRequest) (string, time.Time, error) {
-	return randomID(), time.Now().Add(s.ttl), nil
+// CreateAccessToken names the token and sets its expiry, by the lifetime
+// of the requesting client's tokens; zitadel signs it. Every request of
+// ours and zitadel's names its client.
+func (s *storage) CreateAccessToken(_ context.Context, req op.TokenRequest) (string, time.Time, error) {
+	return randomID(), time.Now().Add(s.ttl(clientOf(req))), nil
+}
+
+// clientOf is the client a token request is for.
+func clientOf(req op.TokenRequest) string {
+	if r, ok := req.(interface{ GetClientID() string }); ok {
+		return r.GetClientID()
+	}
+	return ""
 }
 
 func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
@@ -290,47 +357,25 @@ func (s *storage) AuthorizeClientIDSecret(_ context.Context, clientID, secret st
 	return err
 }
 
-// GetPrivateClaimsFromScopes gives client credentials tokens their scope.
+// GetPrivateClaimsFromScopes gives client credentials and sign-in tokens
+// their scope.
 func (s *storage) GetPrivateClaimsFromScopes(_ context.Context, _, _ string, scopes []string) (map[string]any, error) {
 	return scopeClaims(scopes), nil
 }
 
 func (s *storage) Health(context.Context) error { return nil }
 
-// --- The rest of op.Storage: flows this server does not offer (no users,
-// no authorization code, no refresh tokens, no ID tokens, no JWT profile).
-// zitadel calls none of them for the two grants above.
+// --- The rest of op.Storage: what this server does not offer (no user
+// info, no introspection, no sessions to end, no JWT profile). zitadel
+// routes none of their endpoints here.
 
 // unsupported is the answer of each: a new error every time, as
 // *oidc.Error's With* methods change the error they are called on.
 func unsupported() *oidc.Error {
-	return oidc.ErrUnsupportedGrantType().WithDescription("only client_credentials and token exchange are offered")
+	return oidc.ErrUnsupportedGrantType().WithDescription("only the authorization code, refresh token, client credentials and token exchange grants are offered")
 }
 
-func (s *storage) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
-	return nil, unsupported()
-}
-func (s *storage) AuthRequestByID(context.Context, string) (op.AuthRequest, error) {
-	return nil, unsupported()
-}
-func (s *storage) AuthRequestByCode(context.Context, string) (op.AuthRequest, error) {
-	return nil, unsupported()
-}
-func (s *storage) SaveAuthCode(context.Context, string, string) error { return unsupported() }
-func (s *storage) DeleteAuthRequest(context.Context, string) error    { return unsupported() }
-func (s *storage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
-	return "", "", time.Time{}, unsupported()
-}
-func (s *storage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
-	return nil, unsupported()
-}
 func (s *storage) TerminateSession(context.Context, string, string) error { return unsupported() }
-func (s *storage) RevokeToken(context.Context, string, string, string) *oidc.Error {
-	return unsupported()
-}
-func (s *storage) GetRefreshTokenInfo(context.Context, string, string) (string, string, error) {
-	return "", "", op.ErrInvalidRefreshToken
-}
 func (s *storage) SetUserinfoFromScopes(context.Context, *oidc.UserInfo, string, string, []string) error {
 	return nil
 }
@@ -347,32 +392,58 @@ func (s *storage) ValidateJWTProfileScopes(context.Context, string, []string) ([
 	return nil, unsupported()
 }
 
-// client is a configured client as zitadel sees it: confidential, with
-// JWT access tokens, authenticating with its secret (client_secret_basic
-// or client_secret_post; zitadel accepts either for a basic client).
+// client is a configured client as zitadel sees it: with JWT access
+// tokens; confidential, authenticating with its secret
+// (client_secret_basic or client_secret_post; zitadel accepts either for
+// a basic client), or public (no secret: token_endpoint_auth_method
+// none), which PKCE alone binds to its codes. Its application type is web
+// either way: zitadel then takes http redirect URIs for the code flow,
+// which every test's loopback redirect is.
 type client struct {
 	id, secret        string
 	grants            []oidc.GrantType
 	audiences, scopes []string
+	redirectURIs      []string
 	ttl               time.Duration
 }
 
 var _ op.Client = (*client)(nil)
 
-func (c *client) GetID() string                        { return c.id }
-func (c *client) RedirectURIs() []string               { return nil }
-func (c *client) PostLogoutRedirectURIs() []string     { return nil }
-func (c *client) ApplicationType() op.ApplicationType  { return op.ApplicationTypeWeb }
-func (c *client) AuthMethod() oidc.AuthMethod          { return oidc.AuthMethodBasic }
-func (c *client) ResponseTypes() []oidc.ResponseType   { return nil }
-func (c *client) GrantTypes() []oidc.GrantType         { return c.grants }
-func (c *client) LoginURL(string) string               { return "" }
-func (c *client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
-func (c *client) IDTokenLifetime() time.Duration       { return c.ttl }
-func (c *client) DevMode() bool                        { return false }
-func (c *client) IsScopeAllowed(scope string) bool     { return slices.Contains(c.scopes, scope) }
-func (c *client) IDTokenUserinfoClaimsAssertion() bool { return false }
-func (c *client) ClockSkew() time.Duration             { return 0 }
+func (c *client) GetID() string                       { return c.id }
+func (c *client) RedirectURIs() []string              { return c.redirectURIs }
+func (c *client) PostLogoutRedirectURIs() []string    { return nil }
+func (c *client) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
+func (c *client) GrantTypes() []oidc.GrantType        { return c.grants }
+func (c *client) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
+func (c *client) IDTokenLifetime() time.Duration      { return c.ttl }
+func (c *client) DevMode() bool                       { return false }
+func (c *client) IsScopeAllowed(scope string) bool    { return slices.Contains(c.scopes, scope) }
+func (c *client) IDTokenUserinfoClaimsAssertion() bool {
+	return false
+}
+func (c *client) ClockSkew() time.Duration { return 0 }
+
+func (c *client) AuthMethod() oidc.AuthMethod {
+	if c.secret == "" {
+		return oidc.AuthMethodNone
+	}
+	return oidc.AuthMethodBasic
+}
+
+// ResponseTypes is code alone, for a client of the code grant: no
+// implicit flow.
+func (c *client) ResponseTypes() []oidc.ResponseType {
+	if slices.Contains(c.grants, oidc.GrantTypeCode) {
+		return []oidc.ResponseType{oidc.ResponseTypeCode}
+	}
+	return nil
+}
+
+// LoginURL is where zitadel sends the browser of an authorization request:
+// this server's own login (server.login), which approves it at once. A
+// path, which the browser resolves against the authorization endpoint.
+func (c *client) LoginURL(id string) string { return loginPath + "?id=" + url.QueryEscape(id) }
+
 func (c *client) RestrictAdditionalIdTokenScopes() func([]string) []string {
 	return func(scopes []string) []string { return scopes }
 }

@@ -125,13 +125,13 @@ func (b *Broker) connect(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusNotFound, "This sign-in link cannot be used", fmt.Sprintf("the hub has no server %s reached with each caller's own account any more", l.Server))
 		return
 	}
-	if err := b.use(r.Context(), l); err != nil {
-		page(w, http.StatusConflict, "This sign-in link cannot be used", err.Error())
-		return
-	}
 	where, err := s.authServer(r.Context())
 	if err != nil {
 		page(w, http.StatusBadGateway, "The sign-in cannot start", err.Error())
+		return
+	}
+	if err := b.use(r.Context(), l); err != nil {
+		page(w, http.StatusConflict, "This sign-in link cannot be used", err.Error())
 		return
 	}
 	st := link{User: l.User, Server: l.Server, ID: l.ID, Expires: b.opts.Now().Add(stateFor), Verifier: oauth2.GenerateVerifier()}

@@ -59,7 +59,7 @@ func (s *Server) Token(ctx context.Context, user string) (string, string, error)
 			return "", "", fmt.Errorf("upstream %s: %w", s.name, err)
 		}
 	}
-	if !ok {
+	if !ok || !s.issuedHere(g) {
 		return "", "", s.signIn(user)
 	}
 	now := s.b.opts.Now()
@@ -71,6 +71,21 @@ func (s *Server) Token(ctx context.Context, user string) (string, string, error)
 		return "", "", err
 	}
 	return g.AccessToken, g.Subject, nil
+}
+
+// issuedHere says g comes from the authorization server the settings
+// name, when they name one: a grant is never sent to a server of another
+// issuer (the settings changed); its caller signs in again. A discovered
+// issuer is checked at the next refresh.
+func (s *Server) issuedHere(g Grant) bool {
+	u := s.spec.UserOAuth
+	switch {
+	case u.Issuer != "":
+		return g.Issuer == u.Issuer
+	case u.TokenURL != "":
+		return g.Issuer == u.TokenURL
+	}
+	return true
 }
 
 // Refused marks token stale after the server refused it: the next call
@@ -214,6 +229,9 @@ func (s *Server) refreshOnce(ctx context.Context, key, user, stale string) (Gran
 func (s *Server) refreshClaimed(ctx context.Context, key string, g Grant) (Grant, error) {
 	where, err := s.authServer(ctx)
 	var tok useroauth.Token
+	if err == nil && where.issuer != g.Issuer {
+		err = &useroauth.Error{Op: "token refresh", Code: "invalid_grant", Description: "the grant is of another authorization server than the server's now"}
+	}
 	if err == nil {
 		if g.RefreshToken == "" {
 			err = &useroauth.Error{Op: "token refresh", Code: "invalid_grant", Description: "the grant has no refresh token"}
@@ -259,9 +277,17 @@ func (s *Server) refreshClaimed(ctx context.Context, key string, g Grant) (Grant
 		g.Scopes = tok.Scopes
 	}
 	g.ClaimedBy, g.ClaimUntil = "", time.Time{}
-	if err := s.b.opts.Store.Update(ctx, func(recs map[string][]byte) error {
+	err = s.b.opts.Store.Update(ctx, func(recs map[string][]byte) error {
+		if _, ok := recs[key]; !ok {
+			return errNoGrant // revoked while it was refreshed: not brought back
+		}
 		return s.b.seal(recs, key, g)
-	}); err != nil {
+	})
+	if errors.Is(err, errNoGrant) {
+		s.b.cache.forget(key)
+		return Grant{}, s.signIn(g.User)
+	}
+	if err != nil {
 		// The refresh token was spent: without the new one written, the
 		// grant is lost at the next refresh. Keep it here at least.
 		s.b.cache.remember(key, g)

@@ -89,3 +89,29 @@ func TestForCaller(t *testing.T) {
 		t.Errorf("ForCaller(false, other) = %s, %v", res, err)
 	}
 }
+
+// TestGrantOfAnotherIssuer: a grant is never sent to a server whose
+// settings name another authorization server than the one that issued
+// it; its caller signs in again.
+func TestGrantOfAnotherIssuer(t *testing.T) {
+	b := newBroker(t, "https://hub.example.com")
+	key := grantKey("notes", "alice")
+	g := Grant{User: "alice", Server: "notes", Issuer: "https://a.example.com", AccessToken: "token-of-a"}
+	if err := b.opts.Store.Update(context.Background(), func(recs map[string][]byte) error { return b.seal(recs, key, g) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		issuer string
+		want   string // token; "" for a sign-in
+	}{{"https://a.example.com", "token-of-a"}, {"https://b.example.com", ""}} {
+		s := b.For(config.ServerSpec{Name: "notes", UserOAuth: &config.UserOAuth{Issuer: tc.issuer}})
+		tok, _, err := s.Token(context.Background(), "alice")
+		if tc.want == "" {
+			signInLink(t, err)
+			continue
+		}
+		if tok != tc.want || err != nil {
+			t.Errorf("issuer %s: %q %v", tc.issuer, tok, err)
+		}
+	}
+}

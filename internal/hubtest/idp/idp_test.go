@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -48,7 +49,7 @@ func TestClientCredentials(t *testing.T) {
 	if !strings.HasPrefix(s.Issuer(), "http://127.0.0.1:") || s.TokenURL() != s.Issuer()+"/oauth/token" || s.JWKSURL() != s.Issuer()+"/keys" {
 		t.Errorf("issuer %s, token %s, jwks %s", s.Issuer(), s.TokenURL(), s.JWKSURL())
 	}
-	if grants := strings.Join(strings.Fields(toString(d["grant_types_supported"])), " "); grants != "client_credentials "+GrantTokenExchange {
+	if grants := toString(d["grant_types_supported"]); grants != "authorization_code refresh_token client_credentials "+GrantTokenExchange {
 		t.Errorf("grant_types_supported %v", d["grant_types_supported"])
 	}
 
@@ -113,6 +114,169 @@ func TestClientCredentials(t *testing.T) {
 				t.Errorf("got %d %q (%s), want %d %q", resp.Status, resp.Error, resp.ErrorDescription, tc.status, tc.err)
 			}
 		})
+	}
+}
+
+// TestSignIn is a user's sign-in at the service as a client that keeps the
+// user's grant would do it (the hub's userOAuth): authorization code with
+// PKCE, tokens for an RFC 8707 resource, refreshes that rotate the refresh
+// token, and revocation; and what the service refuses on the way.
+func TestSignIn(t *testing.T) {
+	const (
+		redirect = "http://127.0.0.1:9/oauth/callback"
+		resource = "http://127.0.0.1:9/notes/mcp"
+	)
+	notes := Client{ID: "notes", SignIn: true, RedirectURIs: []string{redirect}, Audiences: []string{resource}, AccessTokenTTL: 2 * time.Second}
+	conf := Client{ID: "conf", Secret: "conf-secret-0123456789", SignIn: true, RedirectURIs: []string{redirect}}
+	s := Start(t, Options{Clients: []Client{notes, conf, alice}, LoginSubject: "dave@example.test"})
+
+	d := s.Discovery()
+	if s.AuthURL() != s.Issuer()+"/authorize" || s.RevocationURL() != s.Issuer()+"/oauth/revoke" ||
+		toString(d["code_challenge_methods_supported"]) != "S256" || toString(d["response_types_supported"]) != "code" ||
+		d["authorization_response_iss_parameter_supported"] != true || !strings.Contains(toString(d["token_endpoint_auth_methods_supported"]), "none") {
+		t.Errorf("discovery of a sign-in: %v", d)
+	}
+
+	// authorize plays the browser through a sign-in and returns the
+	// redirect's query.
+	authorize := func(q url.Values) url.Values {
+		t.Helper()
+		return s.AuthorizationRedirect(t, s.AuthURL()+"?"+q.Encode(), redirect).Query()
+	}
+	request := func(c Client, verifier string) url.Values {
+		sum := sha256.Sum256([]byte(verifier))
+		return url.Values{"response_type": {"code"}, "client_id": {c.ID}, "redirect_uri": {redirect}, "state": {"st-1"},
+			"scope": {"openid offline_access"}, "code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])},
+			"code_challenge_method": {"S256"}}
+	}
+	redeem := func(c Client, code, verifier string) *TokenResponse {
+		t.Helper()
+		form := url.Values{"grant_type": {GrantAuthorizationCode}, "code": {code}, "redirect_uri": {redirect}}
+		if verifier != "" {
+			form.Set("code_verifier", verifier)
+		}
+		if c.Secret == "" { // public: client_id in the form, no authentication
+			form.Set("client_id", c.ID)
+			return token(t, s, "", "", form)
+		}
+		return token(t, s, c.ID, c.Secret, form)
+	}
+	refresh := func(c Client, rt string) *TokenResponse {
+		t.Helper()
+		return token(t, s, "", "", url.Values{"grant_type": {GrantRefreshToken}, "refresh_token": {rt}, "client_id": {c.ID}})
+	}
+	signIn := func() *TokenResponse {
+		t.Helper()
+		const verifier = "a-verifier-of-forty-three-characters-or-more-0123"
+		q := request(notes, verifier)
+		q.Set("resource", resource)
+		back := authorize(q)
+		if back.Get("state") != "st-1" || back.Get("iss") != s.Issuer() || back.Get("code") == "" {
+			t.Fatalf("authorization response %v", back)
+		}
+		if resp := redeem(notes, back.Get("code"), "another-verifier-of-forty-three-characters-012"); resp.Error != "invalid_grant" {
+			t.Errorf("a code with the wrong verifier: %d %s", resp.Status, resp.Error)
+		}
+		resp := redeem(notes, back.Get("code"), verifier)
+		if resp.Status != http.StatusOK || resp.AccessToken == "" || resp.RefreshToken == "" || resp.IDToken == "" {
+			t.Fatalf("code exchange: %d %s: %s", resp.Status, resp.Error, resp.ErrorDescription)
+		}
+		if again := redeem(notes, back.Get("code"), verifier); again.Error != "invalid_grant" {
+			t.Errorf("a code redeemed twice: %d %s", again.Status, again.Error)
+		}
+		return resp
+	}
+
+	first := signIn()
+	if sub, err := s.Verify(first.AccessToken, resource); err != nil || sub != "dave@example.test" {
+		t.Fatalf("the access token for the resource: %q %v", sub, err)
+	}
+	if _, claims := decode(t, first.AccessToken); lifetime(t, claims) != 2*time.Second || claims["client_id"] != "notes" {
+		t.Errorf("access token claims %v", claims)
+	}
+
+	// Each refresh rotates the refresh token: the old one is dead, and
+	// using it again ends the grant, the new token too.
+	second := refresh(notes, first.RefreshToken)
+	if second.Status != http.StatusOK || second.RefreshToken == "" || second.RefreshToken == first.RefreshToken || second.AccessToken == first.AccessToken {
+		t.Fatalf("refresh: %d %s: %s", second.Status, second.Error, second.ErrorDescription)
+	}
+	if sub, err := s.Verify(second.AccessToken, resource); err != nil || sub != "dave@example.test" {
+		t.Fatalf("the refreshed access token: %q %v", sub, err)
+	}
+	if resp := refresh(notes, first.RefreshToken); resp.Status != http.StatusBadRequest || resp.Error != "invalid_grant" {
+		t.Errorf("a rotated refresh token: %d %s", resp.Status, resp.Error)
+	}
+	if resp := refresh(notes, second.RefreshToken); resp.Error != "invalid_grant" {
+		t.Errorf("the grant goes on after its rotated refresh token was used again: %d %s", resp.Status, resp.Error)
+	}
+	if codes, refreshes := s.SignInStats(t); codes != 1 || refreshes != 1 {
+		t.Errorf("stats: %d codes, %d refreshes", codes, refreshes)
+	}
+
+	// Revoked (RFC 7009) by the public client: the grant ends.
+	third := signIn()
+	if status, e := s.Revoke(t, "alice", alice.Secret, third.RefreshToken, "refresh_token"); status != http.StatusBadRequest || e != "invalid_grant" {
+		t.Errorf("another client revoked the grant: %d %s", status, e)
+	}
+	if status, e := s.Revoke(t, notes.ID, "", third.RefreshToken, "refresh_token"); status != http.StatusOK || e != "" {
+		t.Fatalf("revoke: %d %s", status, e)
+	}
+	if resp := refresh(notes, third.RefreshToken); resp.Error != "invalid_grant" {
+		t.Errorf("a revoked refresh token: %d %s", resp.Status, resp.Error)
+	}
+	if status, _ := s.Revoke(t, notes.ID, "", "no-such-token", ""); status != http.StatusOK {
+		t.Errorf("revoking an unknown token: %d, want 200 (RFC 7009 section 2.2)", status)
+	}
+
+	// Refusals, answered at the redirect URI.
+	noPKCE := request(notes, "v")
+	noPKCE.Del("code_challenge")
+	noPKCE.Del("code_challenge_method")
+	plain := request(notes, "v")
+	plain.Set("code_challenge_method", "plain")
+	foreign := request(notes, "v")
+	foreign.Set("resource", "https://elsewhere.test/mcp")
+	for _, tc := range []struct {
+		name string
+		q    url.Values
+		want string
+	}{
+		{"no PKCE", noPKCE, "invalid_request"},
+		{"plain PKCE", plain, "invalid_request"},
+		{"foreign resource", foreign, "invalid_target"},
+	} {
+		if back := authorize(tc.q); back.Get("error") != tc.want || back.Get("code") != "" {
+			t.Errorf("%s: %v, want %s", tc.name, back, tc.want)
+		}
+	}
+	// An unregistered redirect URI is never redirected to.
+	const elsewhere = "http://127.0.0.1:9/elsewhere"
+	q := request(notes, "v")
+	q.Set("redirect_uri", elsewhere)
+	if _, err := redirectOf(s.AuthURL()+"?"+q.Encode(), elsewhere); err == nil {
+		t.Error("a sign-in was sent to an unregistered redirect URI")
+	}
+	// A confidential client must use PKCE too.
+	back := authorize(request(conf, "a-verifier-of-forty-three-characters-or-more-0123"))
+	if resp := redeem(conf, back.Get("code"), ""); resp.Error != "invalid_request" {
+		t.Errorf("a confidential client's code without its verifier: %d %s", resp.Status, resp.Error)
+	}
+	// A public client has no client credentials grant.
+	if resp := token(t, s, "", "", url.Values{"grant_type": {GrantClientCredentials}, "client_id": {notes.ID}}); resp.AccessToken != "" {
+		t.Error("a public client got a client credentials token")
+	}
+}
+
+// TestSignInRefused: a login that refuses sends access_denied back.
+func TestSignInRefused(t *testing.T) {
+	const redirect = "http://127.0.0.1:9/cb"
+	s := Start(t, Options{Clients: []Client{{ID: "notes", SignIn: true, RedirectURIs: []string{redirect}}}, RefuseSignIns: true})
+	sum := sha256.Sum256([]byte("v"))
+	q := url.Values{"response_type": {"code"}, "client_id": {"notes"}, "redirect_uri": {redirect}, "state": {"x"},
+		"scope": {"offline_access"}, "code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}}
+	if back := s.AuthorizationRedirect(t, s.AuthURL()+"?"+q.Encode(), redirect).Query(); back.Get("error") != "access_denied" || back.Get("state") != "x" {
+		t.Errorf("refused sign-in: %v", back)
 	}
 }
 
