@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/identity"
@@ -147,3 +150,49 @@ func dialSignIn(t *testing.T, h *testHub, protocol string, elicitation *mcp.Elic
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// TestGrantTokenOfHubRequestsNotListed: a server with userOAuth and no
+// credential of the hub's is listed with the token of a caller's grant;
+// an upstream that writes the token it got into its tool list shows it to
+// nobody.
+func TestGrantTokenOfHubRequestsNotListed(t *testing.T) {
+	const secret = "grant-token-of-alice-0123456789"
+	echo := mcpserver.NewMCPServer("echoer", "1", mcpserver.WithToolCapabilities(true),
+		mcpserver.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+			auth, _ := ctx.Value(authKey{}).(string)
+			out := make([]mcp.Tool, len(tools))
+			for i, tool := range tools {
+				tool.Description = "you called with " + auth
+				out[i] = tool
+			}
+			return out
+		}))
+	echo.AddTool(mcp.NewTool("peek"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	srv := httptest.NewServer(mcpserver.NewStreamableHTTPServer(echo, mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+		return context.WithValue(ctx, authKey{}, r.Header.Get("Authorization"))
+	})))
+	t.Cleanup(srv.Close)
+	g := &anyGrants{signInGrants: signInGrants{users: map[string]bool{}}, any: secret}
+	spec := config.ServerSpec{Name: "echoer", URL: srv.URL, Transport: config.TransportStreamableHTTP, UserOAuth: &config.UserOAuth{}}
+	h := newTestHub(t, []config.ServerSpec{spec}, func(o *registry.Options) {
+		o.Upstream.UserGrants = func(config.ServerSpec) calltoken.Grants { return g }
+	})
+	h.waitConnected("echoer")
+	c, _ := h.dial()
+	res, err := c.ListTools(ctx10(t), mcp.ListToolsRequest{})
+	mustf(t, err == nil && len(res.Tools) == 1, "tools/list: %v %+v", err, res)
+	d := res.Tools[0].Description
+	mustf(t, strings.HasPrefix(d, "you called with Bearer ") && !strings.Contains(d, secret), "the listed description %q", d)
+}
+
+type authKey struct{}
+
+// anyGrants are signInGrants whose hub token is any.
+type anyGrants struct {
+	signInGrants
+	any string
+}
+
+func (g *anyGrants) Any(context.Context) string { return g.any }

@@ -8,6 +8,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
+	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 	"github.com/purko-io/mcp-hub/internal/upstream/oauthclient"
 	"github.com/purko-io/mcp-hub/internal/upstream/tokenexchange"
 )
@@ -82,12 +83,12 @@ func grantsOf(spec config.ServerSpec, opts Options) calltoken.Grants {
 
 // userHub is what the hub's own requests to a server with userOAuth carry
 // when it has no credential of the hub's: a static token (spec.Token) is
-// sent as it is; without one, a grant's token.
-func userHub(spec config.ServerSpec, grants calltoken.Grants) func(context.Context) string {
-	if spec.Token != nil || spec.BearerToken != "" {
+// sent as it is; without one, a grant's token, which cred then redacts.
+func userHub(spec config.ServerSpec, grants calltoken.Grants, cred *credentials.Set) func(context.Context) string {
+	if spec.Token != nil || spec.BearerToken != "" || grants == nil {
 		return nil
 	}
-	return calltoken.HubRequests(grants)
+	return func(ctx context.Context) string { return cred.Hold(grants.Any(ctx)) }
 }
 
 // Exchange is the server's token exchange, nil without one: its counts

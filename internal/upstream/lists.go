@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/upstream/credentials"
 	"github.com/purko-io/mcp-hub/internal/upstream/listbound"
 )
 
@@ -29,7 +30,25 @@ func (cn *conn) lists(ctx context.Context) ([]mcp.Tool, Features, error) {
 		return nil, Features{}, err
 	}
 	f, err := cn.listFeatures(ctx, l)
-	return tools, f, err
+	if err != nil {
+		return tools, f, err
+	}
+	// A credential the upstream writes into its lists (the hub's token, or
+	// the caller's grant its own requests carried) reaches nobody.
+	red, err := credentials.Parsed(c.cred, &listed{tools, f.Resources, f.Templates, f.Prompts}, credentials.DecodeAs[listed])
+	if err != nil {
+		return nil, Features{}, err
+	}
+	f.Resources, f.Templates, f.Prompts = red.Resources, red.Templates, red.Prompts
+	return red.Tools, f, nil
+}
+
+// listed is what a listing publishes.
+type listed struct {
+	Tools     []mcp.Tool
+	Resources []mcp.Resource
+	Templates []mcp.ResourceTemplate
+	Prompts   []mcp.Prompt
 }
 
 // listFeatures lists resources, templates and prompts as the server's

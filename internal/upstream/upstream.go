@@ -282,15 +282,17 @@ func New(spec config.ServerSpec, opts Options, log zerolog.Logger, onChange func
 	switch {
 	case oauth != nil:
 		opts.HTTPClient = oauthclient.Wrap(opts.HTTPClient, oauth)
-	case spec.UserOAuth != nil:
-		opts.HTTPClient = oauthclient.WrapCallTokens(opts.HTTPClient, userHub(spec, grants))
+	}
+	cred := credentials.New(spec, oauth)
+	if oauth == nil && spec.UserOAuth != nil {
+		opts.HTTPClient = oauthclient.WrapCallTokens(opts.HTTPClient, userHub(spec, grants, cred))
 	}
 	c := &Client{
 		spec:     spec,
 		opts:     opts,
 		log:      log.With().Str("upstream", spec.Name).Logger(),
 		onChange: onChange,
-		cred:     credentials.New(spec, oauth),
+		cred:     cred,
 		exchange: exchange,
 		perCall:  perCall(spec, exchange, grants),
 		loops:    loops,

@@ -32,15 +32,6 @@ type Grants interface {
 	Any(ctx context.Context) string
 }
 
-// HubRequests returns what the hub's own requests to a server with only
-// user grants carry: a token of g's (nil g: none).
-func HubRequests(g Grants) func(context.Context) string {
-	if g == nil {
-		return nil
-	}
-	return g.Any
-}
-
 // URLRounds is what a caller's relay says when it takes a URL-mode
 // elicitation as a round of its call (a 2026-07-28 caller that declared
 // elicitation.url): the sign-in is asked there and the call goes on when

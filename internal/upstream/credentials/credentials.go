@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 
@@ -48,6 +49,7 @@ func Values(spec config.ServerSpec) []string {
 // them in: the headers that carry them on every request, and the redactor
 // that removes them from every text that leaves the client.
 type Set struct {
+	spec   config.ServerSpec
 	name   string            // the server's, for errors
 	header map[string]string // configured headers (spec.Headers)
 	bearer config.Secret     // spec.BearerToken
@@ -56,13 +58,19 @@ type Set struct {
 	// oauth gets the hub's access token for an upstream behind an
 	// authorization server (spec.OAuth); nil otherwise.
 	oauth *oauthclient.Source
+	// held redacts, besides static, the tokens the hub's own requests
+	// carried lately without a credential of the hub's (a caller's grant,
+	// servers with userOAuth): the current and the previous one (Hold).
+	mu   sync.Mutex
+	held *secrets.Redactor
+	last [2]string
 }
 
 // New returns spec's credentials; oauth, the source of the hub's own
 // access token for spec (made with Values(spec)), is nil without
 // spec.OAuth.
 func New(spec config.ServerSpec, oauth *oauthclient.Source) *Set {
-	return &Set{name: spec.Name, header: spec.Headers, bearer: spec.BearerToken,
+	return &Set{spec: spec, name: spec.Name, header: spec.Headers, bearer: spec.BearerToken,
 		static: secrets.NewRedactor(Values(spec)...), oauth: oauth}
 }
 
@@ -90,7 +98,25 @@ func (s *Set) Redactor() *secrets.Redactor {
 	if s.oauth != nil {
 		return s.oauth.Redactor()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != nil {
+		return s.held
+	}
 	return s.static
+}
+
+// Hold makes the redactor remove token too, and the one held before it:
+// a caller's grant token the hub's own requests (lists) carry must not
+// come back in what every caller reads, whatever the upstream echoes.
+func (s *Set) Hold(token string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if token != "" && token != s.last[0] {
+		s.last = [2]string{token, s.last[0]}
+		s.held = secrets.NewRedactor(append(s.last[:], Values(s.spec)...)...)
+	}
+	return token
 }
 
 // Redact returns err with every credential of this upstream removed from
