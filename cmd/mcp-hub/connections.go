@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/purko-io/mcp-hub/internal/httpjson"
+	"github.com/purko-io/mcp-hub/internal/usergrants"
 )
 
 const connectionsLong = `List and revoke your own connections: the grants the hub keeps for you at
@@ -149,26 +150,12 @@ func isJSONError(b []byte) bool {
 	return json.Unmarshal(b, &e) == nil && len(e.Error) > 0
 }
 
-// listedConnection is a grant as /api/mcp/connections lists it (never a
-// token).
-type listedConnection struct {
-	User        string    `json:"user"`
-	Server      string    `json:"server"`
-	Issuer      string    `json:"issuer"`
-	Subject     string    `json:"subject"`
-	Scopes      []string  `json:"scopes"`
-	Connected   time.Time `json:"connectedAt"`
-	Refreshed   time.Time `json:"refreshedAt"`
-	Expires     time.Time `json:"accessExpiresAt"`
-	Refreshable bool      `json:"refreshable"`
-}
-
 // printConnections is the table of a listing; all adds the USER column,
 // wide the issuer and the last refresh.
 func printConnections(w io.Writer, body []byte, all, wide bool, now time.Time) error {
 	var v struct {
-		User        string             `json:"user"`
-		Connections []listedConnection `json:"connections"`
+		User        string                  `json:"user"`
+		Connections []usergrants.Connection `json:"connections"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
 		return fmt.Errorf("read the hub's answer: %w", err)

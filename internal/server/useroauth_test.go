@@ -17,7 +17,6 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/purko-io/mcp-hub/internal/config"
-	"github.com/purko-io/mcp-hub/internal/identity"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 	"github.com/purko-io/mcp-hub/internal/registry"
 	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
@@ -108,7 +107,6 @@ func TestSignInReachesEveryCaller(t *testing.T) {
 		mustf(t, err == nil && !res.IsError && resultText(res) == "alpha", "call = %v %s", err, resultText(res))
 		mustf(t, len(asked) == 1 && asked[0].Mode == mcp.ElicitationModeURL && asked[0].URL == "https://hub.example/oauth/connect/sealed-anonymous@127.0.0.1", "asked %+v", asked)
 	})
-	mustf(t, identity.UserFrom(context.Background()) == "", "no user outside a call")
 }
 
 func toolRequest(name string) mcp.CallToolRequest {

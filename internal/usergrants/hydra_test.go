@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/hubtest/hydra"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/upstream/calltoken"
 	"github.com/purko-io/mcp-hub/internal/usergrants/store"
 )
 
@@ -66,6 +68,61 @@ func get(t *testing.T, u string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// rig is a broker whose sign-in pages are served on loopback, for one
+// server, notes, of resource, whose users sign in at an authorization
+// server.
+type rig struct {
+	pages string // the pages' base URL: the redirect URI is pages + CallbackPath
+	mux   *http.ServeMux
+	b     *Broker
+	s     calltoken.Grants
+}
+
+// newRig serves the pages; start adds the server (once the caller made
+// its client there, for the pages' redirect URI).
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{mux: http.NewServeMux()}
+	pages := httptest.NewServer(r.mux)
+	t.Cleanup(pages.Close)
+	r.pages = pages.URL
+	return r
+}
+
+// start makes the broker and its server notes of resource, whose users
+// sign in at issuer as clientID.
+func (r *rig) start(t *testing.T, issuer, clientID, resource string) {
+	t.Helper()
+	b, err := New(Options{Store: store.File(filepath.Join(t.TempDir(), "grants.sealed")), Keys: newKeyring(t),
+		PublicURL: r.pages, Replica: "r1", Log: zerolog.New(zerolog.NewTestWriter(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mux.Handle("/", b.Handler())
+	r.b = b
+	r.s = b.For(config.ServerSpec{Name: "notes", URL: resource, Transport: config.TransportStreamableHTTP,
+		UserOAuth: &config.UserOAuth{Issuer: issuer, ClientID: clientID, Scopes: []string{"openid", "offline_access"}}})
+}
+
+// signIn signs user in as subject through the link of a call without a
+// grant, follow playing the browser at the authorization server; the
+// link is the caller's, unreadable, and works once.
+func (r *rig) signIn(t *testing.T, user, subject string, follow func(link string) *url.URL) {
+	t.Helper()
+	_, _, err := r.s.Token(context.Background(), user)
+	link := signInLink(t, err)
+	if strings.Contains(link, user) {
+		t.Fatalf("the link %s shows who it is for", link)
+	}
+	back := follow(link)
+	if code, body := get(t, back.String()); code != http.StatusOK || !strings.Contains(body, "signed in to notes as "+subject) {
+		t.Fatalf("callback: %d %s", code, body)
+	}
+	if code, body := get(t, link); code != http.StatusConflict || !strings.Contains(body, "works once") {
+		t.Fatalf("the link opened twice: %d %s", code, body)
+	}
+}
+
 // TestSignInRefreshRevokeAtHydra is a caller's whole life with a server
 // reached as its own account, against a real authorization server (Ory
 // Hydra, access tokens of 3 s, refresh tokens rotated): no grant is a
@@ -77,39 +134,18 @@ func get(t *testing.T, u string) (int, string) {
 // for a sign-in again.
 func TestSignInRefreshRevokeAtHydra(t *testing.T) {
 	h := hydra.Start(t, hydra.Options{ResourceAudience: true})
-	mux := http.NewServeMux()
-	pages := httptest.NewServer(mux)
-	t.Cleanup(pages.Close)
+	r := newRig(t)
 	const resource = "http://127.0.0.1:1/notes/mcp"
 	client := h.CreateClient(t, hydra.Client{
 		GrantTypes: []string{"authorization_code", "refresh_token"}, Scopes: []string{"openid", "offline_access"},
-		Audience: []string{resource}, RedirectURIs: []string{pages.URL + CallbackPath},
+		Audience: []string{resource}, RedirectURIs: []string{r.pages + CallbackPath},
 		TokenEndpointAuthMethod: "none", AccessTokenLifespan: 3 * time.Second,
 	})
-	b, err := New(Options{Store: store.File(filepath.Join(t.TempDir(), "grants.sealed")), Keys: newKeyring(t),
-		PublicURL: pages.URL, Replica: "r1", Log: zerolog.New(zerolog.NewTestWriter(t))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux.Handle("/", b.Handler())
-	s := b.For(config.ServerSpec{Name: "notes", URL: resource, Transport: config.TransportStreamableHTTP,
-		UserOAuth: &config.UserOAuth{Issuer: h.Issuer(), ClientID: client.ID, Scopes: []string{"openid", "offline_access"}}})
-	ctx := context.Background()
-
+	r.start(t, h.Issuer(), client.ID, resource)
+	b, s, ctx := r.b, r.s, context.Background()
 	signIn := func(user string) {
 		t.Helper()
-		_, _, err := s.Token(ctx, user)
-		link := signInLink(t, err)
-		if strings.Contains(link, user) {
-			t.Fatalf("the link %s shows who it is for", link)
-		}
-		back := h.AuthorizationRedirect(t, link, pages.URL+CallbackPath)
-		if code, body := get(t, back.String()); code != http.StatusOK || !strings.Contains(body, "signed in to notes as "+hydra.DefaultSubject) {
-			t.Fatalf("callback: %d %s", code, body)
-		}
-		if code, body := get(t, link); code != http.StatusConflict || !strings.Contains(body, "works once") {
-			t.Fatalf("the link opened twice: %d %s", code, body)
-		}
+		r.signIn(t, user, hydra.DefaultSubject, func(link string) *url.URL { return h.AuthorizationRedirect(t, link, r.pages+CallbackPath) })
 	}
 	signIn("alice")
 	first, sub, err := s.Token(ctx, "alice")

@@ -3,18 +3,11 @@ package usergrants
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/purko-io/mcp-hub/internal/config"
 	"github.com/purko-io/mcp-hub/internal/hubtest/idp"
-	"github.com/purko-io/mcp-hub/internal/usergrants/store"
 )
 
 // TestSignInRefreshRevokeAtZitadel is TestSignInRefreshRevokeAtHydra
@@ -28,43 +21,25 @@ import (
 // revocation drops the grant here and at the provider; a refresh token the
 // provider revoked (invalid_grant) asks for a sign-in again.
 func TestSignInRefreshRevokeAtZitadel(t *testing.T) {
-	mux := http.NewServeMux()
-	pages := httptest.NewServer(mux)
-	t.Cleanup(pages.Close)
+	r := newRig(t)
 	const (
 		resource = "http://127.0.0.1:1/notes/mcp"
 		subject  = "erin@example.test"
 	)
-	client := idp.Client{ID: "mcp-hub", SignIn: true, RedirectURIs: []string{pages.URL + CallbackPath},
+	client := idp.Client{ID: "mcp-hub", SignIn: true, RedirectURIs: []string{r.pages + CallbackPath},
 		Audiences: []string{resource}, AccessTokenTTL: 3 * time.Second}
 	z := idp.Start(t, idp.Options{Clients: []idp.Client{client}, LoginSubject: subject})
-	b, err := New(Options{Store: store.File(filepath.Join(t.TempDir(), "grants.sealed")), Keys: newKeyring(t),
-		PublicURL: pages.URL, Replica: "r1", Log: zerolog.New(zerolog.NewTestWriter(t))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux.Handle("/", b.Handler())
-	s := b.For(config.ServerSpec{Name: "notes", URL: resource, Transport: config.TransportStreamableHTTP,
-		UserOAuth: &config.UserOAuth{Issuer: z.Issuer(), ClientID: client.ID, Scopes: []string{"openid", "offline_access"}}})
-	ctx := context.Background()
-
+	r.start(t, z.Issuer(), client.ID, resource)
+	b, s, ctx := r.b, r.s, context.Background()
 	signIn := func(user string) {
 		t.Helper()
-		_, _, err := s.Token(ctx, user)
-		link := signInLink(t, err)
-		if strings.Contains(link, user) {
-			t.Fatalf("the link %s shows who it is for", link)
-		}
-		back := z.AuthorizationRedirect(t, link, pages.URL+CallbackPath)
-		if back.Query().Get("iss") != z.Issuer() {
-			t.Fatalf("the authorization response names issuer %q", back.Query().Get("iss"))
-		}
-		if code, body := get(t, back.String()); code != http.StatusOK || !strings.Contains(body, "signed in to notes as "+subject) {
-			t.Fatalf("callback: %d %s", code, body)
-		}
-		if code, body := get(t, link); code != http.StatusConflict || !strings.Contains(body, "works once") {
-			t.Fatalf("the link opened twice: %d %s", code, body)
-		}
+		r.signIn(t, user, subject, func(link string) *url.URL {
+			back := z.AuthorizationRedirect(t, link, r.pages+CallbackPath)
+			if back.Query().Get("iss") != z.Issuer() {
+				t.Fatalf("the authorization response names issuer %q", back.Query().Get("iss"))
+			}
+			return back
+		})
 	}
 	// refreshToken is the refresh token of user's grant, as kept sealed.
 	refreshToken := func(user string) string {

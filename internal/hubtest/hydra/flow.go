@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // AuthorizationRedirect plays the browser through an authorization request
@@ -14,7 +16,7 @@ import (
 // ends anywhere else.
 func (s *Server) AuthorizationRedirect(t testing.TB, authURL, redirectURI string) *url.URL {
 	t.Helper()
-	final, err := redirectOf(authURL, redirectURI)
+	final, err := hubtest.FollowRedirects(authURL, redirectURI)
 	if err != nil {
 		t.Fatalf("hydra: authorization %s: %v", authURL, err)
 	}

@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -602,7 +601,7 @@ func (s *Server) FollowAuthorization(t testing.TB, authURL, redirectURI string) 
 }
 
 func (s *Server) followAuthorization(authURL, redirectURI string) (string, error) {
-	final, err := redirectOf(authURL, redirectURI)
+	final, err := hubtest.FollowRedirects(authURL, redirectURI)
 	if err != nil {
 		return "", err
 	}
@@ -615,50 +614,6 @@ func (s *Server) followAuthorization(authURL, redirectURI string) (string, error
 		return "", fmt.Errorf("redirected to %s without a code", final)
 	}
 	return code, nil
-}
-
-// redirectOf plays a browser (with cookies) from authURL until a redirect
-// to redirectURI, which it returns without requesting it.
-func redirectOf(authURL, redirectURI string) (*url.URL, error) {
-	target, err := url.Parse(redirectURI)
-	if err != nil {
-		return nil, fmt.Errorf("parse the redirect URI: %w", err)
-	}
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return nil, err
-	}
-	var final *url.URL
-	browser := &http.Client{
-		Jar:     jar,
-		Timeout: requestTimeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if sameEndpoint(req.URL, target) {
-				final = req.URL
-				return http.ErrUseLastResponse
-			}
-			if len(via) > 20 {
-				return errors.New("more than 20 redirects")
-			}
-			return nil
-		},
-	}
-	resp, err := browser.Get(authURL)
-	if err != nil {
-		return nil, err
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
-	resp.Body.Close()
-	if final == nil {
-		return nil, fmt.Errorf("ended at %s (%s), not at %s: %s", resp.Request.URL, resp.Status, redirectURI, raw)
-	}
-	return final, nil
-}
-
-// sameEndpoint reports whether u is the endpoint target names (scheme,
-// host and path; the query is the server's).
-func sameEndpoint(u, target *url.URL) bool {
-	return u.Scheme == target.Scheme && u.Host == target.Host && u.Path == target.Path
 }
 
 // uiHandler is the login and consent app Hydra redirects the browser to.

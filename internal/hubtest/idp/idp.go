@@ -30,11 +30,9 @@ package idp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -403,47 +401,11 @@ func (s *Server) SignInStats(t testing.TB) (codeExchanges, refreshes int) {
 // ends anywhere else.
 func (s *Server) AuthorizationRedirect(t testing.TB, authURL, redirectURI string) *url.URL {
 	t.Helper()
-	final, err := redirectOf(authURL, redirectURI)
+	final, err := hubtest.FollowRedirects(authURL, redirectURI)
 	if err != nil {
 		t.Fatalf("idp: authorization %s: %v", authURL, err)
 	}
 	return final
-}
-
-// redirectOf follows the redirects from authURL until one to redirectURI
-// (scheme, host and path; the query is the server's).
-func redirectOf(authURL, redirectURI string) (*url.URL, error) {
-	target, err := url.Parse(redirectURI)
-	if err != nil {
-		return nil, fmt.Errorf("parse the redirect URI: %w", err)
-	}
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		return nil, err
-	}
-	var final *url.URL
-	browser := &http.Client{Jar: jar, Timeout: requestTimeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			u := req.URL
-			if u.Scheme == target.Scheme && u.Host == target.Host && u.Path == target.Path {
-				final = u
-				return http.ErrUseLastResponse
-			}
-			if len(via) > 10 {
-				return errors.New("more than 10 redirects")
-			}
-			return nil
-		}}
-	resp, err := browser.Get(authURL)
-	if err != nil {
-		return nil, err
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
-	resp.Body.Close()
-	if final == nil {
-		return nil, fmt.Errorf("ended at %s (%s), not at %s: %s", resp.Request.URL, resp.Status, redirectURI, raw)
-	}
-	return final, nil
 }
 
 // Revoke posts token to the revocation endpoint (RFC 7009) as client id

@@ -25,6 +25,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 // The test's parties: alice calls the hub with her own token; the hub
@@ -254,7 +256,7 @@ func TestSignIn(t *testing.T) {
 	const elsewhere = "http://127.0.0.1:9/elsewhere"
 	q := request(notes, "v")
 	q.Set("redirect_uri", elsewhere)
-	if _, err := redirectOf(s.AuthURL()+"?"+q.Encode(), elsewhere); err == nil {
+	if _, err := hubtest.FollowRedirects(s.AuthURL()+"?"+q.Encode(), elsewhere); err == nil {
 		t.Error("a sign-in was sent to an unregistered redirect URI")
 	}
 	// A confidential client must use PKCE too.
