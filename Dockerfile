@@ -16,11 +16,11 @@ COPY . .
 ARG VERSION=
 ARG COMMIT=
 ARG DATE=
-# cgo for tree-sitter (static-analysis), linked statically so the image
-# still needs no libc; netgo/osusergo keep name and user lookups in Go.
-RUN CGO_ENABLED=1 GOFLAGS=-buildvcs=false \
+# No cgo: the binary is static, the image needs no libc; netgo/osusergo
+# keep name and user lookups in Go.
+RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false \
     go build -trimpath -tags netgo,osusergo \
-      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE} -linkmode external -extldflags -static" \
+      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" \
       -o /out/mcp-hub ./cmd/mcp-hub
 
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -18,7 +18,7 @@ all: build
 
 build:
 	@echo "building bin/mcp-hub $(VERSION) with go build (the first build compiles about 1,160 packages: a few minutes; later builds relink only what changed)"
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcp-hub ./cmd/mcp-hub
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcp-hub ./cmd/mcp-hub
 
 run: build
 	./bin/mcp-hub serve --listen $(LISTEN) $(ARGS)
@@ -32,19 +32,24 @@ run: build
 # they run DEPS_JOBS at a time, the longest first: one Go build leaves a
 # 2-core machine idle while it links or downloads (times in docs/ci.md).
 DEPS_JOBS ?= 3
-TEST_DEPS := kube-bins goreleaser hydra helm idp everything-server cyclonedx-gomod actionlint chromium \
+TEST_DEPS := kube-bins goreleaser hydra helm idp everything-server cyclonedx-gomod actionlint apt-deps \
 	$(INTEROP)/node_modules/.installed $(CONFORMANCE)/node_modules/.installed
 test-deps:
 	@$(MAKE) --no-print-directory -j$(DEPS_JOBS) --output-sync=target $(TEST_DEPS)
 
-# Debian's chromium, the headless browser of the web console's test
-# (test/console, driven with chromedp). Installed when missing: CI runs as
-# root on a fresh Debian.
-.PHONY: chromium
-chromium:
-	@if [ ! -x /usr/bin/chromium ]; then \
-		echo "apt-get install chromium"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+# Debian packages, in one apt-get (two at once would fight over dpkg's
+# lock): chromium, the headless browser of the web console's test
+# (test/console, driven with chromedp), and qemu-user, which runs the
+# linux/arm64 release binary in `make release-check`. Installed when
+# missing: CI runs as root on a fresh Debian.
+APT_DEPS := /usr/bin/chromium:chromium /usr/bin/qemu-aarch64:qemu-user
+.PHONY: apt-deps chromium
+chromium: apt-deps
+apt-deps:
+	@missing=; for d in $(APT_DEPS); do [ -x $${d%%:*} ] || missing="$$missing $${d#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "apt-get install$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 # kube-apiserver and etcd for the Kubernetes tests, built once from the Go
@@ -96,41 +101,27 @@ actionlint:
 cyclonedx-gomod:
 	hack/cyclonedx-gomod.sh >/dev/null
 
+# python.wasm, the static-analysis tool's Python parser (tree-sitter and its
+# Python grammar compiled to WebAssembly, internal/pyparse), rebuilt from
+# its C sources; needs Debian's clang-14, lld-14, wasi-libc and
+# libclang-rt-14-dev-wasm32. Not part of `make test`: the module is
+# committed, and a test checks it matches wasm/shim.c.
+.PHONY: pyparse-wasm
+pyparse-wasm:
+	internal/pyparse/wasm/build.sh
+
 # The release, checked without publishing anything: `goreleaser check`
-# validates .goreleaser.yaml, actionlint the workflows, and a snapshot build
-# of this machine's target (linux/amd64 here; the static cgo link of the
-# release) must print a semver version with its commit. Then a snapshot
-# release without image or upload packages it as the workflow's publish job
-# does (hack/prebuilt-go.sh; the linux/amd64 binary stands in for the other
-# three targets): four archives, checksums.txt and four SBOMs. The real
-# other targets and the image are built by .github/workflows/release.yml on
-# a v* tag.
-# Output goes to dist/ (gitignored). GoReleaser reads the commit only in a
-# checkout with a remote: a local clone without one is lent the project's
-# URL through git's environment config (the repo's config is not touched).
+# validates .goreleaser.yaml, actionlint the workflows, then the whole
+# snapshot release but the image and the upload: six cgo-free binaries
+# (linux, darwin, windows; amd64, arm64), each checked with `file`, the
+# linux ones run (arm64 under qemu-user) and made to print their version,
+# whose shape must be the one docs/install.md shows; six archives, six
+# SBOMs and checksums.txt; and the chart packaged at the same version
+# (hack/release-check.sh). The image is built by the release workflow
+# (buildx, both architectures). Output goes to dist/ (gitignored).
 .PHONY: release-check
-release-check: goreleaser actionlint cyclonedx-gomod
-	@set -e; gr=$$(hack/goreleaser.sh); al=$$(hack/actionlint.sh); \
-	echo "goreleaser check"; $$gr check --quiet; \
-	echo "actionlint"; $$al -shellcheck= -pyflakes= .github/workflows/*.yml; \
-	echo "goreleaser build --snapshot --single-target (linux static cgo link)"; \
-	start=$$SECONDS; \
-	if [[ -z $$(git remote) ]]; then \
-		export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/purko-io/mcp-hub.git; \
-	fi; \
-	$$gr build --snapshot --clean --single-target --id linux --timeout 20m >dist.log 2>&1 || { cat dist.log; exit 1; }; \
-	bin=$$(ls dist/linux_*/mcp-hub); v=$$($$bin version); echo "$$v ($$((SECONDS - start))s)"; \
-	[[ $$v =~ ^mcp-hub\ v[0-9]+\.[0-9]+\.[0-9]+-dev\+[0-9a-f]{7}.*\(commit\ [0-9a-f]{7}(-dirty)?,\ built\ [0-9]{4}-[0-9]{2}-[0-9]{2}\)$$ ]] || { echo "unexpected version: $$v"; exit 1; }; \
-	if ldd $$bin >/dev/null 2>&1; then echo "$$bin is not static"; exit 1; fi; \
-	echo "goreleaser release --snapshot --skip=docker,publish (archives, checksums, SBOMs)"; \
-	pre=$$(mktemp -d); trap 'rm -rf "$$pre"' EXIT; \
-	for t in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64; do mkdir -p $$pre/$$t; cp $$bin $$pre/$$t/mcp-hub; done; \
-	ln -s "$$(hack/cyclonedx-gomod.sh)" $$pre/cyclonedx-gomod; \
-	PATH=$$pre:$$PATH MCP_HUB_GO=$(CURDIR)/hack/prebuilt-go.sh PREBUILT_DIR=$$pre \
-		$$gr release --snapshot --clean --skip=docker,publish,announce >dist.log 2>&1 || { cat dist.log; exit 1; }; \
-	[[ $$(grep -c '\.tar\.gz$$' dist/checksums.txt) == 4 && $$(grep -c '\.cdx\.json$$' dist/checksums.txt) == 4 ]] || { cat dist/checksums.txt; exit 1; }; \
-	echo "dist/: 4 archives, 4 SBOMs, checksums.txt ($$((SECONDS - start))s)"; \
-	rm -f dist.log
+release-check: goreleaser actionlint cyclonedx-gomod helm apt-deps
+	@hack/release-check.sh
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi

@@ -59,7 +59,10 @@ type screenedListing struct {
 }
 
 type toolListing struct {
-	Name         string              `json:"name"`
+	Name string `json:"name"`
+	// Title is the tool's display name, when its server gives one: the
+	// console shows it and searches it.
+	Title        string              `json:"title,omitempty"`
 	Description  string              `json:"description,omitempty"`
 	InputSchema  any                 `json:"inputSchema"`
 	Annotations  *mcp.ToolAnnotation `json:"annotations,omitempty"`
@@ -166,7 +169,7 @@ func (a *API) handleTools(w http.ResponseWriter, r *http.Request) {
 func toolListings(tools []registry.Tool) []toolListing {
 	out := make([]toolListing, len(tools))
 	for i, t := range tools {
-		tl := toolListing{Name: t.Name, Description: t.Def.Description, InputSchema: t.Def.InputSchema, Server: t.Server,
+		tl := toolListing{Name: t.Name, Title: t.Def.Title, Description: t.Def.Description, InputSchema: t.Def.InputSchema, Server: t.Server,
 			ReadOnly: t.Class.ReadOnly, Reason: t.Class.Reason}
 		if t.Def.RawInputSchema != nil {
 			tl.InputSchema = t.Def.RawInputSchema

@@ -7,10 +7,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 
-	ts "github.com/tree-sitter/go-tree-sitter"
-	tspython "github.com/tree-sitter/tree-sitter-python/bindings/go"
+	"github.com/purko-io/mcp-hub/internal/pyparse"
 )
 
 // Python rules, modelled on Bandit's checks (Bandit ids in comments).
@@ -33,44 +31,23 @@ var (
 	rulePyNoCertChk  = ruleInfo{"PY016", sevHigh, "CWE-295", "TLS certificate verification disabled (ssl)"} // B323
 )
 
-var (
-	pyLangOnce sync.Once
-	pyLang     *ts.Language
-)
-
-func pythonLanguage() *ts.Language {
-	pyLangOnce.Do(func() { pyLang = ts.NewLanguage(tspython.Language()) })
-	return pyLang
-}
-
 var errParseTimeout = errors.New("parse timed out")
 
-// analyzePython parses code with tree-sitter under ctx (the parse is
-// cancelled through tree-sitter's progress callback when ctx ends) and runs
-// the Python rules on the syntax tree.
-func analyzePython(ctx context.Context, code, filename string, sink *findingSink) ([]string, error) {
-	parser := ts.NewParser()
-	defer parser.Close()
-	if err := parser.SetLanguage(pythonLanguage()); err != nil {
-		return nil, fmt.Errorf("python grammar: %v", err)
-	}
+// analyzePython parses code with tree-sitter's Python grammar (run as
+// WebAssembly by internal/pyparse, so no cgo) under ctx, which stops the
+// parse when it ends, and runs the Python rules on the syntax tree.
+func analyzePython(ctx context.Context, parser *pyparse.Parser, code, filename string, sink *findingSink) ([]string, error) {
 	src := []byte(code)
-	tree := parser.ParseWithOptions(func(i int, _ ts.Point) []byte {
-		if i < 0 || i >= len(src) {
-			return nil
-		}
-		return src[i:]
-	}, nil, &ts.ParseOptions{ProgressCallback: func(ts.ParseState) bool { return ctx.Err() != nil }})
-	if tree == nil {
-		if ctx.Err() != nil {
-			return nil, errParseTimeout
-		}
-		return nil, errors.New("python parser returned no tree")
+	tree, err := parser.Parse(ctx, src)
+	if errors.Is(err, pyparse.ErrCancelled) {
+		return nil, errParseTimeout
 	}
-	defer tree.Close()
-	root := tree.RootNode()
+	if err != nil {
+		return nil, err
+	}
+	root := tree.Root()
 
-	a := &pyAnalyzer{src: src, sink: sink, aliases: map[string]string{}, assigns: map[string]*ts.Node{}, isTest: isPythonTestFile(filename)}
+	a := &pyAnalyzer{src: src, sink: sink, aliases: map[string]string{}, assigns: map[string]*pyparse.Node{}, isTest: isPythonTestFile(filename)}
 	var notes []string
 	if root.HasError() {
 		if n := firstErrorNode(root); n != nil {
@@ -95,9 +72,9 @@ func isPythonTestFile(filename string) bool {
 		strings.Contains("/"+f, "/tests/") || strings.Contains("/"+f, "/test/")
 }
 
-func firstErrorNode(root *ts.Node) *ts.Node {
-	var found *ts.Node
-	walkTS(root, func(n *ts.Node) bool {
+func firstErrorNode(root *pyparse.Node) *pyparse.Node {
+	var found *pyparse.Node
+	walkTS(root, func(n *pyparse.Node) bool {
 		if found != nil {
 			return false
 		}
@@ -113,8 +90,8 @@ func firstErrorNode(root *ts.Node) *ts.Node {
 // walkTS visits nodes depth-first with an explicit stack (deeply nested
 // input must not exhaust the goroutine stack); visit returns false to skip
 // a node's children.
-func walkTS(root *ts.Node, visit func(n *ts.Node) bool) {
-	stack := []*ts.Node{root}
+func walkTS(root *pyparse.Node, visit func(n *pyparse.Node) bool) {
+	stack := []*pyparse.Node{root}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -132,27 +109,27 @@ func walkTS(root *ts.Node, visit func(n *ts.Node) bool) {
 type pyAnalyzer struct {
 	src     []byte
 	sink    *findingSink
-	aliases map[string]string   // local name -> qualified import name
-	assigns map[string]*ts.Node // variable -> last assigned expression
+	aliases map[string]string        // local name -> qualified import name
+	assigns map[string]*pyparse.Node // variable -> last assigned expression
 	isTest  bool
 }
 
-func (a *pyAnalyzer) text(n *ts.Node) string {
+func (a *pyAnalyzer) text(n *pyparse.Node) string {
 	if n == nil {
 		return ""
 	}
 	return n.Utf8Text(a.src)
 }
 
-func (a *pyAnalyzer) report(r ruleInfo, n *ts.Node, detail string) {
+func (a *pyAnalyzer) report(r ruleInfo, n *pyparse.Node, detail string) {
 	p := n.StartPosition()
 	a.sink.add(r, int(p.Row)+1, int(p.Column)+1, detail)
 }
 
 // collect records imports (so aliases resolve) and simple assignments (so
 // a query built one line before execute() is still seen).
-func (a *pyAnalyzer) collect(root *ts.Node) {
-	walkTS(root, func(n *ts.Node) bool {
+func (a *pyAnalyzer) collect(root *pyparse.Node) {
+	walkTS(root, func(n *pyparse.Node) bool {
 		switch n.Kind() {
 		case "import_statement":
 			for i := uint(0); i < n.NamedChildCount(); i++ {
@@ -197,7 +174,7 @@ func (a *pyAnalyzer) collect(root *ts.Node) {
 
 // qual resolves a callee expression to a dotted name through the imports:
 // with `from os import system as s`, `s` resolves to os.system.
-func (a *pyAnalyzer) qual(n *ts.Node) string {
+func (a *pyAnalyzer) qual(n *pyparse.Node) string {
 	if n == nil {
 		return ""
 	}
@@ -225,7 +202,7 @@ func (a *pyAnalyzer) qual(n *ts.Node) string {
 }
 
 // plainString returns the value of a string literal without interpolation.
-func (a *pyAnalyzer) plainString(n *ts.Node) (string, bool) {
+func (a *pyAnalyzer) plainString(n *pyparse.Node) (string, bool) {
 	if n == nil || n.Kind() != "string" {
 		return "", false
 	}
@@ -242,7 +219,7 @@ func (a *pyAnalyzer) plainString(n *ts.Node) (string, bool) {
 	return b.String(), true
 }
 
-func (a *pyAnalyzer) isStringish(n *ts.Node) bool {
+func (a *pyAnalyzer) isStringish(n *pyparse.Node) bool {
 	if n == nil {
 		return false
 	}
@@ -258,7 +235,7 @@ func (a *pyAnalyzer) isStringish(n *ts.Node) bool {
 // dynamicString reports whether n builds a string from runtime values:
 // f-strings with interpolation, `+` concatenation with a non-literal,
 // `%` formatting and str.format. Variables are followed a few steps.
-func (a *pyAnalyzer) dynamicString(n *ts.Node, depth int) bool {
+func (a *pyAnalyzer) dynamicString(n *pyparse.Node, depth int) bool {
 	if n == nil || depth > 4 {
 		return false
 	}
@@ -305,8 +282,8 @@ func (a *pyAnalyzer) dynamicString(n *ts.Node, depth int) bool {
 }
 
 // callArgs splits a call's argument list into positional and keyword ones.
-func (a *pyAnalyzer) callArgs(call *ts.Node) (pos []*ts.Node, kw map[string]*ts.Node) {
-	kw = map[string]*ts.Node{}
+func (a *pyAnalyzer) callArgs(call *pyparse.Node) (pos []*pyparse.Node, kw map[string]*pyparse.Node) {
+	kw = map[string]*pyparse.Node{}
 	args := call.ChildByFieldName("arguments")
 	if args == nil || args.Kind() != "argument_list" {
 		return nil, kw
@@ -340,8 +317,8 @@ var pyShellFuncs = map[string]bool{
 var reBindKw = regexp.MustCompile(`(?i)^(host|hostname|bind|bind_addr|address|addr|listen|ip|interface|server_address|listen_address)$`)
 var reBindName = regexp.MustCompile(`(?i)(host|bind|listen|addr)`)
 
-func (a *pyAnalyzer) check(root *ts.Node) {
-	walkTS(root, func(n *ts.Node) bool {
+func (a *pyAnalyzer) check(root *pyparse.Node) {
+	walkTS(root, func(n *pyparse.Node) bool {
 		switch n.Kind() {
 		case "comment":
 			if m := reTodo.FindString(a.text(n)); m != "" {
@@ -380,7 +357,7 @@ func (a *pyAnalyzer) check(root *ts.Node) {
 	})
 }
 
-func (a *pyAnalyzer) checkCall(n *ts.Node) {
+func (a *pyAnalyzer) checkCall(n *pyparse.Node) {
 	fn := n.ChildByFieldName("function")
 	q := a.qual(fn)
 	pos, kw := a.callArgs(n)
@@ -439,13 +416,13 @@ func (a *pyAnalyzer) checkCall(n *ts.Node) {
 	}
 }
 
-func (a *pyAnalyzer) notForSecurity(kw map[string]*ts.Node) bool {
+func (a *pyAnalyzer) notForSecurity(kw map[string]*pyparse.Node) bool {
 	v := kw["usedforsecurity"]
 	return v != nil && v.Kind() == "false"
 }
 
-func (a *pyAnalyzer) checkExcept(n *ts.Node) {
-	var typ, body *ts.Node
+func (a *pyAnalyzer) checkExcept(n *pyparse.Node) {
+	var typ, body *pyparse.Node
 	for i := uint(0); i < n.NamedChildCount(); i++ {
 		c := n.NamedChild(i)
 		switch c.Kind() {
@@ -492,7 +469,7 @@ func (a *pyAnalyzer) checkExcept(n *ts.Node) {
 	}
 }
 
-func (a *pyAnalyzer) checkAssignment(n *ts.Node) {
+func (a *pyAnalyzer) checkAssignment(n *pyparse.Node) {
 	left, right := n.ChildByFieldName("left"), n.ChildByFieldName("right")
 	if left == nil || right == nil {
 		return
@@ -526,7 +503,7 @@ func (a *pyAnalyzer) checkAssignment(n *ts.Node) {
 
 // checkBindString flags the literal '0.0.0.0' when it is passed to a call,
 // directly, as a keyword such as host=, or inside an (host, port) tuple.
-func (a *pyAnalyzer) checkBindString(n *ts.Node) {
+func (a *pyAnalyzer) checkBindString(n *pyparse.Node) {
 	v, ok := a.plainString(n)
 	if !ok || (v != "0.0.0.0" && v != "::") {
 		return

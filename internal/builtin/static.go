@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/builtin/secretscan"
+	"github.com/purko-io/mcp-hub/internal/pyparse"
 )
 
 // StaticAnalysisToolName is the name under which the hub exposes the
@@ -106,7 +107,7 @@ func (s *findingSink) add(r ruleInfo, line, col int, detail string) {
 }
 
 // StaticAnalysis returns the definition and handler of the hub's builtin
-// `static-analysis` tool. It parses Python (tree-sitter) or Go (go/parser)
+// `static-analysis` tool. It parses Python (tree-sitter, as WebAssembly) or Go (go/parser)
 // and walks the syntax tree, so string contents and comments never trigger
 // code rules, unlike the regex scan it replaces. The handler never panics
 // and never returns nil: bad input yields an error result naming the
@@ -114,6 +115,7 @@ func (s *findingSink) add(r ruleInfo, line, col int, detail string) {
 func StaticAnalysis(opts StaticOptions) (mcp.Tool, func(ctx context.Context, args map[string]any) *mcp.CallToolResult) {
 	opts = opts.withDefaults()
 	secrets := secretscan.Default()
+	python := pyparse.New() // compiled at the first Python input
 	tool := mcp.NewTool(StaticAnalysisToolName,
 		mcp.WithDescription("Static security analysis of a Python or Go snippet. The code is parsed, not grepped: "+
 			"rules modelled on Bandit (Python) and gosec (Go) walk the syntax tree, and gitleaks' default rules look for "+
@@ -138,7 +140,7 @@ func StaticAnalysis(opts StaticOptions) (mcp.Tool, func(ctx context.Context, arg
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		return runStatic(ctx, opts, secrets, args)
+		return runStatic(ctx, opts, secrets, python, args)
 	}
 	return tool, handler
 }
@@ -158,7 +160,7 @@ func argString(args map[string]any, name string, required bool) (string, bool, *
 	return s, true, nil
 }
 
-func runStatic(ctx context.Context, opts StaticOptions, secrets *secretscan.Scanner, args map[string]any) *mcp.CallToolResult {
+func runStatic(ctx context.Context, opts StaticOptions, secrets *secretscan.Scanner, python *pyparse.Parser, args map[string]any) *mcp.CallToolResult {
 	code, _, errRes := argString(args, "code", true)
 	if errRes != nil {
 		return errRes
@@ -204,7 +206,7 @@ func runStatic(ctx context.Context, opts StaticOptions, secrets *secretscan.Scan
 	)
 	switch lang {
 	case "python":
-		notes, err = analyzePython(pctx, code, filename, &sink)
+		notes, err = analyzePython(pctx, python, code, filename, &sink)
 	case "go":
 		notes, err = analyzeGo(pctx, code, filename, &sink)
 	}

@@ -4,17 +4,21 @@
 // changed. Recording a call is on every call's path, so it costs one short
 // lock and a copy into a fixed ring, no allocation. What a caller sees is
 // scoped by who it is (callers.From): an admin every call, any other
-// caller its own.
+// caller its own. The same calls are counted for the console's charts
+// (internal/callstats, GET /api/mcp/stats).
 package callfeed
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
+	"github.com/purko-io/mcp-hub/internal/callstats"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
+	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
 // recentCalls is how many calls the ring keeps.
@@ -80,12 +84,17 @@ type Feed struct {
 	// those of each (by limit key).
 	shared    int
 	perCaller map[string]int
+	// stats counts every call added, per minute and quarter hour.
+	stats *callstats.Stats
 }
 
 // New returns an empty feed.
 func New() *Feed {
-	return &Feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{}}
+	return &Feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{}, stats: callstats.New(time.Now)}
 }
+
+// Stats returns the counts of the calls added: GET /api/mcp/stats.
+func (f *Feed) Stats() *callstats.Stats { return f.stats }
 
 // Add records a call and wakes the streams.
 func (f *Feed) Add(e Call) {
@@ -94,6 +103,11 @@ func (f *Feed) Add(e Call) {
 		// start, so the ring never holds a large request's body.
 		e.Tool = strings.Clone(e.Tool[:maxFeedName])
 	}
+	var end time.Time // when the call ended: its start and duration, no second clock read
+	if !e.Time.IsZero() {
+		end = e.Time.Add(e.Duration)
+	}
+	f.stats.Record(callstats.Call{At: end, Server: e.Server, Outcome: e.Outcome, Duration: e.Duration, Guardrail: e.Guardrail})
 	f.mu.Lock()
 	f.ring[f.seq%recentCalls] = e
 	f.seq++
@@ -102,8 +116,12 @@ func (f *Feed) Add(e Call) {
 }
 
 // CatalogChanged wakes the streams, which tell their consoles to read the
-// catalog again: call it on every change of the registry's catalog.
-func (f *Feed) CatalogChanged() {
+// catalog again, and drops the counts of servers c no longer holds: call it
+// with every new catalog of the registry.
+func (f *Feed) CatalogChanged(c *registry.Catalog) {
+	f.stats.Keep(func(server string) bool {
+		return slices.ContainsFunc(c.Servers, func(v registry.ServerView) bool { return v.Name == server })
+	})
 	f.mu.Lock()
 	f.gen++
 	f.wakeLocked()

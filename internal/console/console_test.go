@@ -49,17 +49,23 @@ func TestPageRefersOnlyToEmbeddedAssets(t *testing.T) {
 	}
 }
 
+// scripts are the page's scripts: console.js and the Activity card's
+// charts.js.
+func scripts() []string { return []string{"console.js", "charts.js"} }
+
 // The script builds the page from text nodes only: what the hub lists
 // (tool descriptions, errors, diffs: an upstream's text) is never HTML.
 func TestScriptNeverParsesHTML(t *testing.T) {
-	_, js := get(t, "/console/console.js")
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
-		if strings.Contains(js, bad) {
-			t.Errorf("console.js uses %s", bad)
+	for _, name := range scripts() {
+		_, js := get(t, "/console/"+name)
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
+			if strings.Contains(js, bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
 		}
-	}
-	if !strings.Contains(js, "sessionStorage") || strings.Contains(js, "localStorage") || strings.Contains(js, "document.cookie") {
-		t.Error("console.js must keep the token in sessionStorage only")
+		if !strings.Contains(js, "sessionStorage") || strings.Contains(js, "localStorage") || strings.Contains(js, "document.cookie") {
+			t.Errorf("%s must keep the token in sessionStorage only", name)
+		}
 	}
 }
 
@@ -128,10 +134,12 @@ func TestPageHoldsNoInlineCode(t *testing.T) {
 			t.Errorf("index.html holds inline code (%s): %q", re, m)
 		}
 	}
-	_, js := get(t, "/console/console.js")
-	for _, bad := range []string{`setAttribute("on`, "setAttribute('on", ".style.", `"style"`, "cssText"} {
-		if strings.Contains(js, bad) {
-			t.Errorf("console.js sets inline handlers or styles (%s)", bad)
+	for _, name := range scripts() {
+		_, js := get(t, "/console/"+name)
+		for _, bad := range []string{`setAttribute("on`, "setAttribute('on", ".style.", `"style"`, "cssText"} {
+			if strings.Contains(js, bad) {
+				t.Errorf("%s sets inline handlers or styles (%s)", name, bad)
+			}
 		}
 	}
 }
@@ -195,6 +203,66 @@ func TestConnectionsPanel(t *testing.T) {
 		`"/api/mcp/connections/" + encodeURIComponent(server), { method: "DELETE" }`, `d.revokedAtServer`, `d.note`, `loadConnections();`} {
 		if !strings.Contains(js, want) {
 			t.Errorf("console.js holds no %s", want)
+		}
+	}
+}
+
+// The tool bench (the Tools card): its search and filters on the page,
+// its stylesheet served, runs sent with the tab's token (api) to the REST
+// face, Remove offered only for servers registered through the API, and
+// the hub's 401 said as "token needed" rather than "reconnecting…".
+func TestToolBench(t *testing.T) {
+	_, page := get(t, "/")
+	for _, want := range []string{`id="tools-card"`, `id="tool-search" type="search"`, `aria-keyshortcuts="/"`, `id="tool-server"`,
+		`<option value="destructive">`, `id="tools-fold"`, `id="tools-shown" class="muted" role="status"`, `id="token-state"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html holds no %s", want)
+		}
+	}
+	main, bench := strings.Index(page, `href="/console/console.css"`), strings.Index(page, `href="/console/toolbench.css"`)
+	if main < 0 || bench < main {
+		t.Error("index.html must link toolbench.css after console.css, whose variables it uses")
+	}
+	res, css := get(t, "/console/toolbench.css")
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/css") || !strings.Contains(css, ".tb-collapsed") {
+		t.Errorf("GET /console/toolbench.css: %d %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	_, js := get(t, "/console/console.js")
+	for _, want := range []string{`api("/api/mcp/tools/" + encodeURIComponent(r.name) + "/run"`, `hdr["X-Autonomy-Level"]`,
+		`x.registered`, `!removable.has(s.name) ? null`, `if (res.status === 401) needToken();`, `"token needed"`,
+		`new AbortController()`, `JSON.parse(text, keepNumbers)`, `r.tr.hidden = !ok;`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("console.js holds no %s", want)
+		}
+	}
+}
+
+// The Activity card: hidden until GET /api/mcp/stats answers (a caller
+// that is not an admin gets 403 and never sees it), its window switch,
+// charts drawn as SVG elements (no markup parsed), read again while the
+// page is shown, and every element charts.js looks up on the page.
+func TestActivityCard(t *testing.T) {
+	_, page := get(t, "/")
+	for _, want := range []string{`<script src="/console/charts.js" defer></script>`, `id="activity-card" hidden`, `id="activity-h">Activity<`,
+		`id="activity-window"`, `<option value="24h">`, `id="activity-charts"`, `id="activity-legend"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html holds no %s", want)
+		}
+	}
+	_, js := get(t, "/console/charts.js")
+	for _, want := range []string{`"/api/mcp/stats?window=" + encodeURIComponent(win)`, `if (res.status === 403 || res.status === 404) { $("#activity-card").hidden = true; return; }`,
+		`createElementNS(SVG_NS`, `"data-chart": c.key`, `class: "series"`, `visibilityState`, `credentials: "omit"`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("charts.js holds no %s", want)
+		}
+	}
+	ids := regexp.MustCompile(`\$\("#([A-Za-z0-9_-]+)`).FindAllStringSubmatch(js, -1)
+	if len(ids) < 5 {
+		t.Fatalf("found %d lookups by id in charts.js", len(ids))
+	}
+	for _, m := range ids {
+		if !strings.Contains(page, `id="`+m[1]+`"`) {
+			t.Errorf("charts.js looks up #%s, which index.html does not hold", m[1])
 		}
 	}
 }

@@ -39,7 +39,10 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 	// The faces' collaborators log as the faces do.
 	flog := log.With().Str("component", "server").Logger()
 	ps := peers.New(cfg.Replicas.PeerList(), peerBodyBytes)
-	metrics := prometheus.NewRegistry()
+	metrics := o.Metrics
+	if metrics == nil {
+		metrics = prometheus.NewRegistry()
+	}
 	find := findtools.New(cfg.Catalog.FindTools.Above, reg)
 	route := pipeline.Router(nil) // the registry's alone
 	if find != nil {

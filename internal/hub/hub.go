@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 
@@ -71,6 +72,11 @@ type Options struct {
 	// pins, stable names and registrations; "" for $MCP_HUB_STATE_DIR,
 	// else one directory per config file (internal/statedir).
 	StateDir string
+	// Metrics is the registry the hub registers its metrics in and serves
+	// at /metrics; nil for a registry of its own. A program embedding the
+	// hub passes its own, and so can read every family the hub declares,
+	// those no call has touched yet included (the chart's dashboard test).
+	Metrics *prometheus.Registry
 }
 
 // Hub is one wired hub: a registry fed by its sources and the server that

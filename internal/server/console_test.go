@@ -178,7 +178,7 @@ func TestEventsAndCallsNeedACaller(t *testing.T) {
 
 func TestConsoleAssetsAreEmbeddedWithCSP(t *testing.T) {
 	h := newTestHub(t, nil)
-	for path, want := range map[string]string{"/": "text/html", "/console/console.js": "javascript", "/console/console.css": "text/css"} {
+	for path, want := range map[string]string{"/": "text/html", "/console/console.js": "javascript", "/console/charts.js": "javascript", "/console/console.css": "text/css"} {
 		res, err := http.Get(h.url(path))
 		if err != nil {
 			t.Fatal(err)

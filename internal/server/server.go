@@ -6,8 +6,8 @@
 // (internal/pipeline) and encodes its Result. Who calls is
 // internal/callers'; it mounts the REST API of internal/adminapi
 // (listings, servers, pins, OpenAPI) and the console's feed of
-// internal/callfeed (/api/mcp/calls, /api/events) behind the guards of
-// internal/edge.
+// internal/callfeed (/api/mcp/calls, /api/mcp/stats, /api/events) behind
+// the guards of internal/edge.
 package server
 
 import (
@@ -256,7 +256,7 @@ func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	s.streams.forget = s.forgetSession
 	s.streams.mcp, s.streams.peers = s.mcp, s.peers
 	reg.OnChange(s.publish)
-	reg.OnChange(func(*registry.Catalog) { s.feed.CatalogChanged() })
+	reg.OnChange(s.feed.CatalogChanged)
 	reg.OnQuarantine(newPinSignals(s.metrics, s.log).heard)
 	reg.OnResourceUpdated(s.feat.ResourceUpdated)
 	s.tasks = tasks.New(tasks.Options{Codec: parts.Tasks, Pipeline: s.pipe, Registry: reg, MCP: s.mcp, Peers: s.peers, Log: s.log})
@@ -296,6 +296,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /console/", page)
 	mux.Handle("GET /api/mcp/calls", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.HandleCalls)), false))
+	mux.Handle("GET /api/mcp/stats", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.Stats().Handle)), false))
 	mux.Handle("GET /api/events", g.MCPFace(s.requireRESTCaller(http.HandlerFunc(s.feed.HandleEvents)), false))
 	if s.approvals != nil {
 		// Calls held for a person's approval: listed to any caller (its

@@ -343,20 +343,26 @@ func TestConsoleShowsServersLiveInABrowser(t *testing.T) {
 	screenshot(t, ctx, "console-phone.png", 390, 844, false)
 }
 
+// screenshotDir is where a test's screenshots go: docs/ with
+// MCPHUB_SCREENSHOTS=1 (the pictures the docs show), else the test's
+// temporary directory, so a test run leaves the tree as it was.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("MCPHUB_SCREENSHOTS") != "1" {
+		return t.TempDir()
+	}
+	root, err := hubtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "docs")
+}
+
 // screenshot takes the page in a width x height viewport: the whole page
-// when full, else what the viewport shows. With MCPHUB_SCREENSHOTS=1 it
-// replaces docs/name, the README's picture; otherwise it goes to the
-// test's temporary directory, so a test run leaves the tree as it was.
+// when full, else what the viewport shows, into screenshotDir.
 func screenshot(t *testing.T, ctx context.Context, name string, width, height int64, full bool) {
 	t.Helper()
-	dir := t.TempDir()
-	if os.Getenv("MCPHUB_SCREENSHOTS") == "1" {
-		root, err := hubtest.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = filepath.Join(root, "docs")
-	}
+	dir := screenshotDir(t)
 	err := within(ctx, 30*time.Second,
 		chromedp.EmulateViewport(width, height),
 		chromedp.Sleep(300*time.Millisecond)) // one layout after the resize: a picture, not an assertion

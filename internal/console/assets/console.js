@@ -1,7 +1,8 @@
 // mcp-hub console: reads /api/mcp/tools, /api/mcp/calls, /api/mcp/approvals,
 // /api/mcp/connections, the event stream /api/events and /readyz, and sends
-// the add/remove/approve requests, the decisions on held calls and the
-// revocations of the caller's connections;
+// the add/remove/approve requests, the decisions on held calls, the
+// revocations of the caller's connections and the tool bench's runs
+// (POST /api/mcp/tools/{name}/run);
 // the Connect panel's snippets come from /console/connect.json. A token,
 // when the hub needs one, lives in sessionStorage and goes in the
 // Authorization header of every request (never a cookie).
@@ -27,9 +28,25 @@
     opts = opts || {};
     return fetch(path, Object.assign({}, opts, { headers: headers(opts.headers), cache: "no-store", credentials: "omit" }))
       .then((res) => {
-        if (res.status === 401) { askToken(); sawAuth(); }
+        if (res.status === 401) needToken();
         return res;
       });
+  }
+
+  // needToken is the hub's 401: no token in this tab, or one it refuses.
+  // The page says so, with the token form open once (not again on each
+  // retry of the event stream), and the live pill says "token needed"
+  // rather than "reconnecting…", which no wait would mend.
+  let tokenState = ""; // "", "needed" or "refused"
+  function needToken() {
+    const first = tokenState === "";
+    tokenState = token() ? "refused" : "needed";
+    const st = $("#token-state");
+    st.textContent = tokenState === "refused" ? "The hub refused the token this tab holds: enter another one." : "This hub needs a token.";
+    st.hidden = false;
+    if (first) askToken();
+    sawAuth();
+    setLive(false);
   }
 
   function el(tag, attrs, ...children) {
@@ -67,15 +84,18 @@
 
   // --- servers, tools, quarantine -------------------------------------
 
-  function renderServers(listing) {
+  // renderServers lists the servers; only a server in removable (one
+  // registered through the API) has a Remove button: one declared in the
+  // config file or MCP_SERVERS is changed where it is declared (the hub
+  // answers 409), the hub's own tools are not a server.
+  function renderServers(listing, removable) {
     const body = $("#servers tbody");
     body.replaceChildren();
     const servers = listing.servers || [];
     let up = 0;
     for (const s of servers) {
       if (s.status === "connected") up++;
-      // The hub's own tools are not a server that can be removed.
-      const remove = s.transport === "builtin" ? null : el("button", { class: "btn btn-small btn-danger", type: "button",
+      const remove = !removable.has(s.name) ? null : el("button", { class: "btn btn-small btn-danger", type: "button",
         "aria-label": "remove " + s.name, text: "Remove", onclick: () => removeServer(s.name) });
       const toolText = String(s.toolCount) + (s.quarantinedCount ? " (+" + s.quarantinedCount + " quarantined)" : "");
       body.append(el("tr", { "data-server": s.name, "data-status": s.status },
@@ -142,23 +162,482 @@
     return pre;
   }
 
+  // --- tool bench: the Tools card. Each tool's row is built once and
+  // kept while its definition stays the same (with its open form and what
+  // was typed in it); search and filters only toggle hidden, so a few
+  // hundred tools filter at every key press. "Try it" runs a tool with
+  // POST /api/mcp/tools/{name}/run as this tab's caller: the REST face,
+  // with the pipeline, decision and audit line of a call on /mcp.
+
+  const DESC_SHORT = 160; // characters of a description shown until "more"
+  const benchRows = new Map(); // tool name -> its row (toolRow)
+  const benchGroups = new Map(); // server name -> its group (toolGroup)
+  const collapsedGroups = new Set(); // servers whose group is folded, across renders
+  let fieldSeq = 0; // ids of the form fields
+
   function renderTools(listing) {
-    const body = $("#tools tbody");
-    body.replaceChildren();
-    let n = 0;
+    const seen = new Set();
+    const order = new Map(); // server -> its rows, in the listing's order
     for (const s of listing.servers || []) {
       for (const t of Array.isArray(s.tools) ? s.tools : []) {
         if (t.quarantined) continue;
-        n++;
-        body.append(el("tr", { "data-tool": t.name },
-          el("td", { "data-label": "Tool" }, el("span", { class: "mono", text: t.name, title: t.description || "" })),
-          el("td", { "data-label": "Server" }, el("span", { text: t.server || s.name })),
-          el("td", { "data-label": "Access" }, t.readOnly ? el("span", { class: "badge b-ok", text: "read-only" }) : el("span", { class: "badge b-warn", text: "writes" })),
-          el("td", { "data-label": "Why" }, el("span", { class: "muted", text: t.readOnlyReason || "" }))));
+        const server = t.server || s.name;
+        const sig = JSON.stringify([server, t.title, t.description, t.inputSchema, t.annotations, t.readOnly, t.readOnlyReason]);
+        let r = benchRows.get(t.name);
+        if (!r || r.sig !== sig) {
+          if (r) { r.tr.remove(); if (r.tryRow) r.tryRow.remove(); }
+          r = toolRow(t, server, sig);
+          benchRows.set(t.name, r);
+        }
+        seen.add(t.name);
+        if (!order.has(server)) order.set(server, []);
+        order.get(server).push(r);
       }
     }
-    $("#tools-empty").hidden = n > 0;
-    $("#tools").hidden = n === 0;
+    for (const [name, r] of benchRows) {
+      if (seen.has(name)) continue;
+      r.tr.remove();
+      if (r.tryRow) r.tryRow.remove();
+      benchRows.delete(name);
+    }
+    for (const [name, g] of benchGroups) if (!order.has(name)) { g.body.remove(); benchGroups.delete(name); }
+    let prev = $("#tools thead");
+    for (const [name, rows] of order) {
+      const g = benchGroups.get(name) || toolGroup(name);
+      g.rows = rows;
+      const want = [g.head];
+      for (const r of rows) { want.push(r.tr); if (r.open) want.push(r.tryRow); }
+      // Moving a node takes the focus from it: only a group whose rows
+      // changed is filled again.
+      const kids = g.body.children;
+      if (kids.length !== want.length || want.some((n, i) => kids[i] !== n)) g.body.replaceChildren(...want);
+      if (prev.nextElementSibling !== g.body) prev.after(g.body);
+      prev = g.body;
+    }
+    // The server filter's options change only with the servers: an open
+    // select is not replaced under the pointer.
+    const sel = $("#tool-server");
+    const names = [...order.keys()];
+    if ([...sel.options].slice(1).map((o) => o.value).join("\n") !== names.join("\n")) {
+      const keep = sel.value;
+      sel.replaceChildren(el("option", { value: "", text: "every server" }), ...names.map((n) => el("option", { value: n, text: n })));
+      sel.value = order.has(keep) ? keep : "";
+    }
+    foldText();
+    filterTools();
+  }
+
+  // toolGroup is a server's tbody: a heading row that folds it, with the
+  // count of its tools the filters let through.
+  function toolGroup(name) {
+    const g = { name: name, rows: [] };
+    g.count = el("span", { class: "muted tb-count" });
+    g.toggle = el("button", { type: "button", class: "tb-toggle", "aria-expanded": "true", title: "fold or unfold the tools of " + name,
+      onclick: () => foldGroup(g, !collapsedGroups.has(name)) }, el("span", { class: "tb-caret", "aria-hidden": "true" }), el("span", { class: "name", text: name }));
+    g.head = el("tr", { class: "tb-head" }, el("th", { colspan: "5", scope: "rowgroup" }, g.toggle, " ", g.count));
+    g.body = el("tbody", { class: "tb-group", "data-group": name });
+    benchGroups.set(name, g);
+    foldGroup(g, collapsedGroups.has(name));
+    return g;
+  }
+
+  function foldGroup(g, fold) {
+    if (fold) collapsedGroups.add(g.name); else collapsedGroups.delete(g.name);
+    g.body.classList.toggle("tb-collapsed", fold);
+    g.toggle.setAttribute("aria-expanded", fold ? "false" : "true");
+    foldText();
+  }
+
+  // anyOpen: some group shows its tools, so the button folds them all.
+  function anyOpen() { return [...benchGroups.values()].some((g) => !collapsedGroups.has(g.name)); }
+  function foldText() { $("#tools-fold").textContent = anyOpen() || benchGroups.size === 0 ? "Fold all" : "Unfold all"; }
+
+  function foldAll() {
+    const fold = anyOpen();
+    for (const g of benchGroups.values()) foldGroup(g, fold);
+  }
+
+  // shorten cuts text at a word near DESC_SHORT characters.
+  function shorten(text) {
+    if (text.length <= DESC_SHORT) return text;
+    const cut = text.slice(0, DESC_SHORT);
+    const sp = cut.lastIndexOf(" ");
+    return (sp > DESC_SHORT / 2 ? cut.slice(0, sp) : cut) + "…";
+  }
+
+  function descView(desc) {
+    if (!desc) return null;
+    const box = el("div", { class: "tb-desc" });
+    if (desc.length <= DESC_SHORT) { box.textContent = desc; return box; }
+    const text = el("span", { text: shorten(desc) });
+    const more = el("button", { type: "button", class: "tb-more", "aria-expanded": "false", text: "more" });
+    more.addEventListener("click", () => {
+      const open = more.getAttribute("aria-expanded") !== "true";
+      text.textContent = open ? desc : shorten(desc);
+      more.textContent = open ? "less" : "more";
+      more.setAttribute("aria-expanded", open ? "true" : "false");
+      box.classList.toggle("tb-desc-open", open);
+    });
+    box.append(text, " ", more);
+    return box;
+  }
+
+  function toolRow(t, server, sig) {
+    const a = t.annotations && typeof t.annotations === "object" ? t.annotations : {};
+    const title = t.title || a.title || "";
+    const r = { name: t.name, server: server, sig: sig, tool: t, open: false, tryRow: null, panel: null,
+      hay: [t.name, title, t.description || "", server].join("\n").toLowerCase(),
+      // Destructive: a write the server marks so. Its hint means nothing on
+      // a tool it calls read-only (mcp-go sets both on every tool).
+      readOnly: !!t.readOnly, destructive: !t.readOnly && a.readOnlyHint !== true && a.destructiveHint === true };
+    r.tryBtn = el("button", { type: "button", class: "btn btn-small btn-ghost tb-try-btn", "aria-expanded": "false",
+      "aria-label": "try " + t.name, text: "Try it", onclick: () => toggleTry(r) });
+    const access = el("span", {}, t.readOnly ? el("span", { class: "badge b-ok", text: "read-only" }) : el("span", { class: "badge b-warn", text: "writes" }),
+      r.destructive ? " " : null, r.destructive ? el("span", { class: "badge b-bad", text: "destructive", title: "the server marks it destructiveHint" }) : null);
+    r.tr = el("tr", { "data-tool": t.name, "data-server": server },
+      el("td", { "data-label": "Tool", class: "tb-tool" }, el("div", {},
+        el("span", { class: "mono name", text: t.name }), title && title !== t.name ? el("span", { class: "tb-title muted", text: title }) : null),
+        descView(t.description || "")),
+      el("td", { "data-label": "Server" }, el("span", { text: server })),
+      el("td", { "data-label": "Access" }, access),
+      el("td", { "data-label": "Why" }, el("span", { class: "muted", text: t.readOnlyReason || "" })),
+      el("td", { "data-label": "", class: "act" }, r.tryBtn));
+    return r;
+  }
+
+  function toolMatches(r, terms, server, access) {
+    if (server && r.server !== server) return false;
+    if (access === "read" && !r.readOnly) return false;
+    if (access === "write" && r.readOnly) return false;
+    if (access === "destructive" && !r.destructive) return false;
+    return terms.every((w) => r.hay.includes(w));
+  }
+
+  // filterTools shows the rows the search and filters let through: every
+  // word of the search in the name, title, description or server.
+  function filterTools() {
+    const q = $("#tool-search").value.trim().toLowerCase();
+    const terms = q ? q.split(/\s+/) : [];
+    const server = $("#tool-server").value, access = $("#tool-access").value;
+    let shown = 0, total = 0;
+    for (const g of benchGroups.values()) {
+      let n = 0;
+      for (const r of g.rows) {
+        const ok = toolMatches(r, terms, server, access);
+        r.tr.hidden = !ok;
+        if (r.tryRow) r.tryRow.hidden = !ok;
+        if (ok) n++;
+      }
+      total += g.rows.length;
+      shown += n;
+      g.body.hidden = n === 0;
+      g.count.textContent = n === g.rows.length ? n + (n === 1 ? " tool" : " tools") : n + " of " + g.rows.length;
+    }
+    const filtered = terms.length > 0 || server !== "" || access !== "";
+    $("#tools-shown").textContent = filtered ? shown + " of " + total + " tools" : total + (total === 1 ? " tool" : " tools");
+    $("#tools-empty").textContent = total === 0 ? "No tools in this view." : "No tool matches.";
+    $("#tools-empty").hidden = shown > 0;
+    $("#tools").hidden = shown === 0;
+  }
+
+  // Keys: "/" goes to the search, Escape empties it, Enter opens the first
+  // match's form.
+  function searchKeys(ev) {
+    if (ev.key === "Escape") {
+      ev.target.value = "";
+      filterTools();
+    } else if (ev.key === "Enter") {
+      ev.preventDefault();
+      for (const g of benchGroups.values()) {
+        const r = g.rows.find((x) => !x.tr.hidden);
+        if (!r) continue;
+        if (collapsedGroups.has(g.name)) foldGroup(g, false);
+        if (!r.open) toggleTry(r); else focusFirst(r);
+        return;
+      }
+    }
+  }
+
+  function slashKey(ev) {
+    if (ev.key !== "/" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const t = ev.target;
+    if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) return;
+    ev.preventDefault();
+    $("#tool-search").focus();
+  }
+
+  function focusFirst(r) {
+    const p = r.panel;
+    (p.raw ? p.rawText : p.fields.querySelector("input, select, textarea") || p.run).focus();
+  }
+
+  function toggleTry(r) {
+    r.open = !r.open;
+    r.tryBtn.setAttribute("aria-expanded", r.open ? "true" : "false");
+    r.tryBtn.textContent = r.open ? "Close" : "Try it";
+    r.tryBtn.setAttribute("aria-label", (r.open ? "close the form of " : "try ") + r.name);
+    if (!r.open) { if (r.tryRow) r.tryRow.remove(); return; }
+    if (!r.tryRow) {
+      r.panel = tryPanel(r);
+      r.tryRow = el("tr", { class: "tb-try", "data-try": r.name }, el("td", { colspan: "5", "data-label": "" }, r.panel.node));
+    }
+    r.tryRow.hidden = r.tr.hidden;
+    r.tr.after(r.tryRow);
+    focusFirst(r);
+  }
+
+  // schemaType is a property's one JSON type: the first that is not null
+  // of a list, "" when it names none.
+  function schemaType(s) {
+    const t = Array.isArray(s.type) ? s.type.find((x) => x !== "null") : s.type;
+    return typeof t === "string" ? t : "";
+  }
+
+  const LONG_TEXT = /(body|content|code|text|message|patch|diff|prompt|script|markdown|description)$/i;
+
+  // field is the input of one property of a tool's inputSchema: read
+  // gives its value (undefined: not sent), write puts one in and says
+  // whether the input can hold it.
+  function field(name, s, required) {
+    s = s && typeof s === "object" ? s : {};
+    const type = schemaType(s);
+    const id = "tb-f" + (++fieldSeq);
+    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    let input, read, write, kind = type || "JSON";
+    if (Array.isArray(s.enum) && s.enum.length > 0) {
+      kind = "one of " + s.enum.length;
+      input = el("select", { id: id, required: required });
+      input.append(el("option", { value: "", text: required ? "choose…" : "(not sent)" }));
+      s.enum.forEach((v, i) => input.append(el("option", { value: String(i), text: typeof v === "string" ? v : JSON.stringify(v) })));
+      read = () => input.value === "" ? undefined : s.enum[Number(input.value)];
+      write = (v) => {
+        const i = v === undefined ? -1 : s.enum.findIndex((x) => same(x, v));
+        input.value = i >= 0 ? String(i) : "";
+        return v === undefined || i >= 0;
+      };
+    } else if (type === "boolean") {
+      // A checkbox cannot say "not set": an optional one is sent once
+      // touched, or when the schema gives a default.
+      input = el("input", { type: "checkbox", id: id });
+      let touched = false;
+      input.addEventListener("change", () => { touched = true; });
+      read = () => required || touched || s.default !== undefined ? input.checked : undefined;
+      write = (v) => {
+        if (v !== undefined && typeof v !== "boolean") return false;
+        input.checked = v === true;
+        touched = v !== undefined;
+        return true;
+      };
+    } else if (type === "number" || type === "integer") {
+      input = el("input", { type: "number", id: id, required: required, step: type === "integer" ? "1" : "any",
+        min: typeof s.minimum === "number" ? s.minimum : null, max: typeof s.maximum === "number" ? s.maximum : null });
+      read = () => input.value.trim() === "" ? undefined : Number(input.value);
+      write = (v) => {
+        if (v !== undefined && typeof v !== "number") return false;
+        input.value = v === undefined ? "" : String(v);
+        return true;
+      };
+    } else if (type === "string") {
+      const long = !s.format && ((s.maxLength || 0) > 200 || LONG_TEXT.test(name));
+      input = long ? el("textarea", { id: id, rows: "4", required: required })
+        : el("input", { type: "text", id: id, required: required, autocomplete: "off", spellcheck: "false" });
+      if (typeof s.minLength === "number") input.minLength = s.minLength;
+      if (typeof s.maxLength === "number") input.maxLength = s.maxLength;
+      if (s.format) input.placeholder = s.format;
+      read = () => input.value === "" && !required ? undefined : input.value;
+      write = (v) => {
+        if (v !== undefined && typeof v !== "string") return false;
+        input.value = v === undefined ? "" : v;
+        return true;
+      };
+    } else {
+      // Arrays, objects, unions, anything else: JSON as typed.
+      input = el("textarea", { id: id, rows: "3", class: "mono", required: required, spellcheck: "false",
+        placeholder: type === "array" ? "[ … ]  (JSON)" : type === "object" ? "{ … }  (JSON)" : "JSON" });
+      read = () => {
+        const v = input.value.trim();
+        if (v === "") return undefined;
+        try { return JSON.parse(v); } catch (e) { throw new Error(name + ": not JSON (" + e.message + ")"); }
+      };
+      write = (v) => { input.value = v === undefined ? "" : JSON.stringify(v, null, 2); return true; };
+    }
+    if (s.default !== undefined) write(s.default);
+    const hint = s.description ? el("span", { class: "tb-hint", id: id + "-hint", text: s.description }) : null;
+    if (hint) input.setAttribute("aria-describedby", hint.id);
+    const head = el("label", { for: id, class: "tb-label" }, el("span", { class: "mono", text: name }),
+      required ? el("span", { class: "tb-req", title: "required", text: " *" }) : null, " ", el("span", { class: "tb-type", text: kind }));
+    const node = el("div", { class: type === "boolean" ? "tb-field tb-check" : "tb-field", "data-field": name }, head, input, hint);
+    return { name: name, node: node, read: read, write: write };
+  }
+
+  function tryPanel(r) {
+    const schema = r.tool.inputSchema && typeof r.tool.inputSchema === "object" ? r.tool.inputSchema : {};
+    const props = schema.properties && typeof schema.properties === "object" ? schema.properties : {};
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    // Required fields first, each group in the schema's order.
+    const names = Object.keys(props).sort((a, b) => Number(required.has(b)) - Number(required.has(a)));
+    const fields = names.map((k) => field(k, props[k], required.has(k)));
+    // A schema the fields cannot say (no properties but other members,
+    // alternatives at the top) starts as raw JSON.
+    const formless = fields.length === 0 && (schema.additionalProperties || schema.patternProperties || schema.anyOf || schema.oneOf || schema.allOf);
+    const p = { raw: false, ctl: null };
+    p.fields = el("div", { class: "tb-fields" }, ...fields.map((f) => f.node));
+    if (fields.length === 0 && !formless) p.fields.append(el("p", { class: "muted tb-none", text: "This tool takes no arguments." }));
+    p.rawText = el("textarea", { class: "tb-raw mono", rows: "8", spellcheck: "false", hidden: true, "aria-label": "arguments of " + r.name + " as JSON" });
+    p.msg = el("span", { class: "msg" });
+    p.run = el("button", { type: "submit", class: "btn btn-small tb-run", text: "Run" });
+    p.cancel = el("button", { type: "button", class: "btn btn-small btn-ghost", text: "Cancel", hidden: true,
+      onclick: () => { if (p.ctl) p.ctl.abort(); } });
+    p.rawBtn = el("button", { type: "button", class: "btn btn-small btn-ghost tb-raw-btn", "aria-pressed": "false", text: "Raw JSON",
+      onclick: () => setRaw(p, !p.raw) });
+    p.level = el("select", { "aria-label": "autonomy level of the run" },
+      el("option", { value: "", text: "my level" }), ...["manual", "restricted", "supervised", "full"].map((l) => el("option", { value: l, text: l })));
+    p.collect = () => {
+      const args = {};
+      for (const f of fields) {
+        const v = f.read();
+        if (v !== undefined) args[f.name] = v;
+      }
+      return args;
+    };
+    p.fill = (args) => {
+      const known = new Set(fields.map((f) => f.name));
+      const extra = Object.keys(args).filter((k) => !known.has(k));
+      if (extra.length) return "the form has no field for " + extra.join(", ");
+      for (const f of fields) if (!f.write(args[f.name])) return f.name + ": the form cannot hold " + JSON.stringify(args[f.name]);
+      return "";
+    };
+    p.out = el("div", { class: "tb-result", "aria-live": "polite", hidden: true });
+    p.form = el("form", { class: "tb-form", "data-try": r.name, onsubmit: (ev) => { ev.preventDefault(); runTool(r, p); },
+      onkeydown: (ev) => { if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); p.form.requestSubmit(); } } },
+      p.fields, p.rawText,
+      el("div", { class: "tb-actions" }, p.run, p.cancel, p.rawBtn,
+        el("label", { class: "view" }, "as", p.level), p.msg));
+    p.node = el("div", { class: "tb-panel" }, p.form, p.out);
+    if (formless) setRaw(p, true);
+    return p;
+  }
+
+  function tryMsg(p, text, cls) {
+    p.msg.className = "msg" + (cls ? " " + cls : "");
+    p.msg.textContent = text || "";
+  }
+
+  // setRaw moves the arguments between the fields and the raw JSON; a
+  // value the fields cannot hold keeps the raw JSON.
+  function setRaw(p, raw) {
+    if (raw) {
+      let args = {};
+      try { args = p.collect(); } catch (e) { tryMsg(p, e.message, "bad"); }
+      p.rawText.value = JSON.stringify(args, null, 2);
+    } else {
+      let args;
+      try { args = JSON.parse(p.rawText.value.trim() || "{}"); } catch (e) { tryMsg(p, "Not JSON: " + e.message, "bad"); return; }
+      if (!args || typeof args !== "object" || Array.isArray(args)) { tryMsg(p, "The arguments are one JSON object.", "bad"); return; }
+      const why = p.fill(args);
+      if (why) { tryMsg(p, "Kept as raw JSON: " + why + ".", "bad"); return; }
+      tryMsg(p, "");
+    }
+    p.raw = raw;
+    p.fields.hidden = raw;
+    p.rawText.hidden = !raw;
+    // Hidden fields are not checked by the form, nor sent.
+    for (const f of p.fields.querySelectorAll("input, select, textarea")) f.disabled = raw;
+    p.rawBtn.setAttribute("aria-pressed", raw ? "true" : "false");
+    p.rawBtn.textContent = raw ? "Form" : "Raw JSON";
+    if (p.node && p.node.isConnected) (raw ? p.rawText : p.fields.querySelector("input, select, textarea") || p.run).focus();
+  }
+
+  async function runTool(r, p) {
+    if (p.ctl) return;
+    let body;
+    try { body = p.raw ? (p.rawText.value.trim() || "{}") : JSON.stringify(p.collect()); } catch (e) { tryMsg(p, e.message, "bad"); return; }
+    const hdr = { "Content-Type": "application/json" };
+    if (p.level.value) hdr["X-Autonomy-Level"] = p.level.value;
+    p.ctl = new AbortController();
+    p.run.disabled = true;
+    p.cancel.hidden = false;
+    tryMsg(p, "Running…");
+    const t0 = performance.now();
+    let res = null, text = "", failed = "";
+    try {
+      res = await api("/api/mcp/tools/" + encodeURIComponent(r.name) + "/run", { method: "POST", headers: hdr, body: body, signal: p.ctl.signal });
+      text = await res.text();
+    } catch (e) {
+      failed = e.name === "AbortError" ? "Canceled here: the hub cancels the call." : "Cannot reach the hub: " + e.message;
+    }
+    const ms = performance.now() - t0;
+    p.ctl = null;
+    p.run.disabled = false;
+    p.cancel.hidden = true;
+    tryMsg(p, "");
+    showResult(p.out, res ? res.status : 0, text, failed, ms, p.level.value);
+  }
+
+  // showResult shows what the run answered, as text: the status, the
+  // time, then the result's parts and structured content, or the hub's
+  // error with its reason.
+  function showResult(out, status, text, failed, ms, level) {
+    let j = null;
+    try { j = JSON.parse(text, keepNumbers); } catch (e) { /* shown as text below */ }
+    const result = j && typeof j === "object" && (Array.isArray(j.content) || j.structuredContent !== undefined);
+    const firstText = result && Array.isArray(j.content) ? (j.content.find((c) => c && c.type === "text") || {}).text || "" : "";
+    let verdict = "failed", cls = "b-bad";
+    if (failed) verdict = "not run";
+    else if (status === 200 && result && j.isError) { verdict = "tool error"; cls = "b-warn"; }
+    else if (status === 200 && result) { verdict = "ok"; cls = "b-ok"; }
+    else if (status === 429) { verdict = "rate limited"; cls = "b-warn"; }
+    else verdict = { 401: "token needed", 403: "denied", 404: "unknown tool", 503: "unavailable" }[status] || verdict;
+    out.hidden = false;
+    out.setAttribute("data-status", String(status));
+    out.setAttribute("data-verdict", verdict);
+    out.replaceChildren(el("div", { class: "tb-res-head" },
+      el("span", { class: "badge " + cls, text: verdict }),
+      status ? el("span", { class: "mono", text: "HTTP " + status }) : null,
+      el("span", { class: "muted tb-ms", text: ms.toFixed(0) + " ms" }),
+      level ? el("span", { class: "muted", text: "as " + level }) : null));
+    if (failed) { out.append(el("p", { class: "tb-why", text: failed })); return; }
+    if (status === 401) { out.append(el("p", { class: "tb-why", text: "This hub needs a token: enter one above, then run again." })); return; }
+    const denied = status === 403;
+    if (denied) {
+      const why = firstText || (j && typeof j.error === "string" ? j.error : "") || text;
+      out.append(el("p", { class: "tb-why", text: "The hub refused the call before it reached the tool: " + why.replace(/^BLOCKED:\s*/, "") }));
+    }
+    if (result) {
+      for (const c of Array.isArray(j.content) ? j.content : []) {
+        if (denied && c && c.type === "text" && c.text === firstText) continue;
+        out.append(partView(c));
+      }
+      if (j.structuredContent !== undefined) {
+        out.append(el("div", { class: "tb-part-head muted", text: "structuredContent" }),
+          el("pre", { class: "tb-pre tb-structured", tabindex: "0", text: JSON.stringify(j.structuredContent, null, 2) }));
+      }
+    } else if (j && typeof j === "object" && j.error !== undefined) {
+      if (!denied) out.append(el("p", { class: "tb-why", text: typeof j.error === "string" ? j.error : JSON.stringify(j.error) }));
+      const more = [j.code !== undefined ? "code " + j.code : null, j.retryAfterMs !== undefined ? "retry after " + num(j.retryAfterMs) + " ms" : null].filter(Boolean);
+      if (more.length) out.append(el("div", { class: "muted mono", text: more.join(" · ") }));
+      if (j.data !== undefined) out.append(el("pre", { class: "tb-pre", tabindex: "0", text: JSON.stringify(j.data, null, 2) }));
+    } else if (!denied) {
+      out.append(el("pre", { class: "tb-pre", tabindex: "0", text: text || "(empty answer)" }));
+    }
+  }
+
+  function partView(c) {
+    if (!c || typeof c !== "object") return el("pre", { class: "tb-pre", text: JSON.stringify(c) });
+    if (c.type === "text") return el("pre", { class: "tb-pre tb-text", tabindex: "0", text: String(c.text) });
+    if (c.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(c.mimeType || "") && typeof c.data === "string") {
+      return el("img", { class: "tb-img", alt: "image from the tool (" + c.mimeType + ")", src: "data:" + c.mimeType + ";base64," + c.data });
+    }
+    if (c.type === "image" || c.type === "audio") {
+      const size = typeof c.data === "string" ? Math.floor(c.data.length * 3 / 4) : 0;
+      return el("div", { class: "muted tb-part-head", text: c.type + " " + (c.mimeType || "") + ", " + size.toLocaleString() + " bytes" });
+    }
+    if (c.type === "resource" && c.resource) {
+      return el("div", {}, el("div", { class: "muted tb-part-head mono", text: "resource " + (c.resource.uri || "") }),
+        el("pre", { class: "tb-pre", tabindex: "0", text: typeof c.resource.text === "string" ? c.resource.text : "(" + (c.resource.mimeType || "binary") + ")" }));
+    }
+    if (c.type === "resource_link") return el("div", { class: "muted tb-part-head mono", text: "link " + (c.name ? c.name + " " : "") + (c.uri || "") });
+    return el("pre", { class: "tb-pre", tabindex: "0", text: JSON.stringify(c, null, 2) });
   }
 
   async function refresh() {
@@ -166,10 +645,14 @@
       const res = await api("/api/mcp/tools");
       if (!res.ok) throw new Error("GET /api/mcp/tools: " + res.status);
       const listing = await res.json();
-      renderServers(listing);
-      renderQuarantine(listing);
+      // /api/mcp/servers says which servers came through the API
+      // (registered): only those can be removed here.
       const r3 = await api("/api/mcp/servers");
-      renderVirtual(r3.ok ? ((await r3.json()).virtualServers || []) : []);
+      const servers = r3.ok ? await r3.json() : {};
+      const removable = new Set((servers.servers || []).filter((x) => x.registered && x.metadata).map((x) => x.metadata.name));
+      renderServers(listing, removable);
+      renderQuarantine(listing);
+      renderVirtual(servers.virtualServers || []);
       const view = $("#autonomy").value;
       if (view) {
         const r2 = await api("/api/mcp/tools?autonomy=" + encodeURIComponent(view));
@@ -646,8 +1129,11 @@
 
   function setLive(on) {
     const p = $("#live");
-    p.textContent = on ? "live" : "reconnecting…";
-    p.className = "pill " + (on ? "pill-on" : "pill-off");
+    if (on) { tokenState = ""; $("#token-state").hidden = true; }
+    const needed = !on && tokenState !== "";
+    p.textContent = on ? "live" : needed ? "token needed" : "reconnecting…";
+    p.className = "pill " + (on ? "pill-on" : needed ? "pill-warn" : "pill-off");
+    p.title = needed ? "the hub answers 401: enter a token" : "live updates";
   }
 
   async function stream() {
@@ -843,6 +1329,12 @@
     });
     $("#token-clear").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.reload(); });
     $("#autonomy").addEventListener("change", refresh);
+    $("#tool-search").addEventListener("input", filterTools);
+    $("#tool-search").addEventListener("keydown", searchKeys);
+    $("#tool-server").addEventListener("change", filterTools);
+    $("#tool-access").addEventListener("change", filterTools);
+    $("#tools-fold").addEventListener("click", foldAll);
+    document.addEventListener("keydown", slashKey);
     $("#add-form").addEventListener("submit", addServer);
     $("#connect-os").value = guessOS();
     $("#connect-auth").addEventListener("change", () => { connectAuthChosen = true; loadConnect(); });

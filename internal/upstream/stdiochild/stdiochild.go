@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -30,8 +29,9 @@ var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", 
 // Command is the command of a stdio server (mcp-go's
 // transport.WithCommandFunc): in its own process group, so that stopping
 // it also stops what it spawned (npx starts node, uvx starts python), and
-// so that it dies with the hub (Pdeathsig); with env and only the
-// harmless variables of the hub's environment.
+// on Linux so that it dies with the hub (Pdeathsig); with env and only the
+// harmless variables of the hub's environment. How the child is contained
+// and stopped is the system's (contain_*.go).
 func Command(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, command, args...)
 	base := make([]string, 0, len(inheritedEnv)+len(env))
@@ -41,13 +41,7 @@ func Command(ctx context.Context, command string, env []string, args []string) (
 		}
 	}
 	cmd.Env = append(base, env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		pgid := -cmd.Process.Pid
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		time.AfterFunc(childKillDelay, func() { _ = syscall.Kill(pgid, syscall.SIGKILL) })
-		return nil
-	}
+	contain(cmd)
 	cmd.WaitDelay = childKillDelay + time.Second
 	return cmd, nil
 }
