@@ -114,7 +114,7 @@ auth:
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); exitCode(err) == 0 || !strings.Contains(stderr.String(),
-		"registrations.credentialRefs[1]: root_token holds the hub's own caller token (auth.tokens[1] (root).token)") {
+		"registrations.credentialRefs[1]: env root_token holds auth.tokens[1] (root).token, a secret of the hub itself") {
 		t.Errorf("credentialRefs naming a caller token: %v\n%s", err, stderr.String())
 	}
 }

@@ -2,10 +2,9 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"time"
 
-	"github.com/purko-io/mcp-hub/internal/toolspec"
+	"github.com/purko-io/mcp-hub/internal/origins"
 )
 
 // Defaults and bounds of HTTPSettings.
@@ -14,6 +13,7 @@ const (
 	MaxMaxBodyBytes             = 1 << 30
 	DefaultMaxSessions          = 10000
 	DefaultMaxSessionsPerCaller = 1000
+	DefaultAnonymousShare       = 25 // percent of MaxSessions
 	DefaultSessionIdleTimeout   = 5 * time.Minute
 	MinSessionIdleTimeout       = 10 * time.Second
 	DefaultReadTimeout          = 30 * time.Second
@@ -37,6 +37,9 @@ type HTTPSettings struct {
 	// MaxSessionsPerCaller caps one caller's sessions, so one caller cannot
 	// take them all; default 1000, or MaxSessions when that is smaller.
 	MaxSessionsPerCaller int `json:"maxSessionsPerCaller"`
+	// AnonymousShare is the percent of MaxSessions anonymous callers may
+	// hold together, 0-100; default 25, 0: none. Admins get 16 past MaxSessions.
+	AnonymousShare *int `json:"anonymousShare"`
 	// SessionIdleTimeout ends a session unused this long; default 5m, at
 	// least 10s.
 	SessionIdleTimeout Duration `json:"sessionIdleTimeout"`
@@ -53,6 +56,9 @@ func (h *HTTPSettings) applyDefaults() {
 	// A smaller total with the per-caller cap left out must not fail
 	// validation over a value the operator never wrote.
 	setDefault(&h.MaxSessionsPerCaller, min(DefaultMaxSessionsPerCaller, max(h.MaxSessions, 1)))
+	if h.AnonymousShare == nil {
+		h.AnonymousShare = new(int(DefaultAnonymousShare))
+	}
 	setDefault(&h.SessionIdleTimeout, Duration(DefaultSessionIdleTimeout))
 	setDefault(&h.ReadTimeout, Duration(DefaultReadTimeout))
 	setDefault(&h.ReadHeaderTimeout, Duration(DefaultReadHeaderTimeout))
@@ -71,6 +77,9 @@ func (h HTTPSettings) validate() error {
 	if h.MaxSessionsPerCaller > h.MaxSessions {
 		return fmt.Errorf("http.maxSessionsPerCaller: %d is more than http.maxSessions %d", h.MaxSessionsPerCaller, h.MaxSessions)
 	}
+	if s := *h.AnonymousShare; s < 0 || s > 100 {
+		return fmt.Errorf("http.anonymousShare: %d is not a percent within 0..100", s)
+	}
 	if h.SessionIdleTimeout.D() < MinSessionIdleTimeout {
 		return fmt.Errorf("http.sessionIdleTimeout: %s is shorter than %s", h.SessionIdleTimeout.D(), MinSessionIdleTimeout)
 	}
@@ -81,28 +90,9 @@ func (h HTTPSettings) validate() error {
 		return fmt.Errorf("http.readHeaderTimeout: must be positive")
 	}
 	for i, o := range h.AllowedOrigins {
-		if err := checkOrigin(o); err != nil {
+		if err := origins.Check(o); err != nil {
 			return fmt.Errorf("http.allowedOrigins[%d]: %w", i, err)
 		}
-	}
-	return nil
-}
-
-// checkOrigin accepts exactly what a browser sends as Origin for an http(s)
-// page, so the list can be compared with the header as written.
-func checkOrigin(o string) error {
-	if o == "*" {
-		return fmt.Errorf(`"*" is not allowed: it would let any web page call the hub; list each origin`)
-	}
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("%q is not an http or https origin (scheme://host[:port])", o)
-	}
-	if err := toolspec.ValidatePort(u.Port()); err != nil {
-		return fmt.Errorf("%q: %w", o, err)
-	}
-	if u.Scheme+"://"+u.Host != o {
-		return fmt.Errorf("%q must be scheme://host[:port] alone: no path, query, fragment, user info or upper-case scheme", o)
 	}
 	return nil
 }

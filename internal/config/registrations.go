@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/purko-io/mcp-hub/internal/fieldpaths"
+	"github.com/purko-io/mcp-hub/internal/toolspec"
 )
 
 // UpstreamCredentialLabel is the label (value "true") that sets a
@@ -38,14 +41,11 @@ func (r RegistrationSettings) Allows(name string) bool {
 var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // validateRegistrations refuses a credentialRefs entry that is not a
-// variable name, is listed twice, or holds one of the hub's own secrets:
-// a caller token (whoever reads it calls the hub as that caller), an OAuth
-// client secret (it mints tokens) or the dashboard token of
-// trigger-workflow. Listing one by mistake must not hand it to every
-// admin who can register a URL. Names are compared ignoring case, as
-// Windows resolves them.
+// variable name, is listed twice, or holds a secret of the hub itself
+// (hubSecrets), which no admin who can register a URL may get; in any case,
+// as Windows resolves names.
 func (c *Config) validateRegistrations() error {
-	own := c.hubOwnEnvSecrets()
+	own := c.hubSecrets()
 	seen := map[string]int{}
 	for i, name := range c.Registrations.CredentialRefs {
 		where := fmt.Sprintf("registrations.credentialRefs[%d]", i)
@@ -56,38 +56,38 @@ func (c *Config) validateRegistrations() error {
 			return fmt.Errorf("%s: %s is already listed at [%d]", where, name, j)
 		}
 		seen[name] = i
-		for _, o := range own {
-			if strings.EqualFold(o.env, name) {
-				return fmt.Errorf("%s: %s holds %s (%s); a registration may never name it, since it would send it to any URL an admin registers", where, name, o.what, o.field)
-			}
+		holder, hub := own[strings.ToUpper(name)]
+		if strings.HasPrefix(strings.ToUpper(name), "OTEL_EXPORTER_OTLP_") {
+			holder, hub = "the OpenTelemetry exporter's settings (its headers and endpoint carry the collector's credentials)", true
+		}
+		if hub {
+			return fmt.Errorf("%s: env %s holds %s, a secret of the hub itself; a registration may never name it, since it would be sent to any URL an admin registers", where, name, holder)
 		}
 	}
 	return nil
 }
 
-// envSecret is an environment variable the config reads one of the hub's
-// own secrets from.
-type envSecret struct{ env, what, field string }
+// upstreamCredentials are the credential fields (fieldpaths patterns) the
+// hub sends to one upstream or api, which a registered server may share;
+// any other, a field added later too, holds a secret of the hub itself.
+var upstreamCredentials = []string{"servers[].token", "apiTools[].credentials", "openapi[].base.credentials"}
 
-// hubOwnEnvSecrets lists the environment variables that hold the hub's own
-// secrets, with the field that names each.
-func (c *Config) hubOwnEnvSecrets() []envSecret {
-	var out []envSecret
-	for i, t := range c.Auth.Tokens {
-		if t.Token.Env != "" {
-			out = append(out, envSecret{t.Token.Env, "the hub's own caller token", fmt.Sprintf("auth.tokens[%d]%s.token", i, nameHint(t.Name))})
+// hubSecrets maps each variable (upper case) a secret of the hub itself is
+// read from to the field naming it: every TokenRef and CredentialRef of c
+// found by reflection (auth.tokens, replicas.secret, userGrants.key, OAuth
+// client secrets...) but upstreamCredentials, and two no field names.
+func (c *Config) hubSecrets() map[string]string {
+	own := map[string]string{"MCP_SERVERS": "the MCP_SERVERS source's servers with their tokens", "MCP_HUB_TOKEN": "the mcp-hub CLI's caller token"}
+	add := func(env, path, pattern string) {
+		if _, known := own[strings.ToUpper(env)]; env != "" && !known && !slices.Contains(upstreamCredentials, pattern) {
+			own[strings.ToUpper(env)] = path
 		}
 	}
-	for i, s := range c.Servers {
-		if s.OAuth != nil && s.OAuth.ClientSecret != nil && s.OAuth.ClientSecret.Env != "" {
-			out = append(out, envSecret{s.OAuth.ClientSecret.Env, "an OAuth client secret", fmt.Sprintf("servers[%d]%s.oauth.clientSecret", i, nameHint(s.Name))})
-		}
-		if x := s.TokenExchange; x != nil && x.ClientSecret != nil && x.ClientSecret.Env != "" {
-			out = append(out, envSecret{x.ClientSecret.Env, "an OAuth client secret", fmt.Sprintf("servers[%d]%s.tokenExchange.clientSecret", i, nameHint(s.Name))})
-		}
+	for _, f := range fieldpaths.All[TokenRef](c) {
+		add(f.Value.Env, f.Path, f.Pattern)
 	}
-	if t := c.Builtins.TriggerWorkflow.Token; t != nil && t.Env != "" {
-		out = append(out, envSecret{t.Env, "the hub's dashboard token", "builtins.triggerWorkflow.token"})
+	for _, f := range fieldpaths.All[toolspec.CredentialRef](c) {
+		add(f.Value.Env, f.Path, f.Pattern)
 	}
-	return out
+	return own
 }

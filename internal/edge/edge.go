@@ -7,7 +7,10 @@
 //     cross-site origin needs) and the Content-Type of MCP messages.
 //   - body.go bounds request bodies (http.maxBodyBytes) and reads them
 //     for the faces, answering 413 and 408.
-//   - sessions.go caps the live MCP sessions per caller and in total.
+//   - sessions.go caps the live MCP sessions per caller, of anonymous
+//     callers together and in total, with a reserve for admins;
+//     budgets.go says what a caller's sessions count against (anonymous
+//     callers by network) and shows the counts in /metrics.
 //   - sessionids.go mints session ids bound to their caller, valid on
 //     every replica, and checks an id against the caller presenting it.
 //
@@ -22,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/config"
@@ -38,6 +42,9 @@ type Options struct {
 	// MaxSessions caps the live MCP sessions; 10000. MaxSessionsPerCaller
 	// caps one caller's; 1000 (or MaxSessions if less).
 	MaxSessions, MaxSessionsPerCaller int
+	// AnonymousShare is the percent of MaxSessions that anonymous callers
+	// may hold together (http.anonymousShare); nil means 25, 0 none.
+	AnonymousShare *int
 	// SessionIdleTimeout is how long an idle Streamable HTTP session keeps
 	// its registration (Idle); 5m.
 	SessionIdleTimeout time.Duration
@@ -46,6 +53,9 @@ type Options struct {
 	ReadTimeout, ReadHeaderTimeout time.Duration
 	// Log receives the refusals at a session cap (audit "limit").
 	Log zerolog.Logger
+	// Metrics, when set, gets the session counts and refusals
+	// (mcphub_sessions, mcphub_sessions_refused_total).
+	Metrics prometheus.Registerer
 }
 
 // Defaults of the limits in Options: the configuration's (config.HTTPSettings).
@@ -54,6 +64,7 @@ const (
 	defaultMaxSessions          = config.DefaultMaxSessions
 	defaultMaxSessionsPerCaller = config.DefaultMaxSessionsPerCaller
 	defaultSessionIdleTimeout   = config.DefaultSessionIdleTimeout
+	defaultAnonymousShare       = config.DefaultAnonymousShare
 	defaultReadTimeout          = config.DefaultReadTimeout
 	defaultReadHeaderTimeout    = config.DefaultReadHeaderTimeout
 
@@ -100,7 +111,14 @@ func New(opts Options) *Edge {
 	}
 	total := cmpPositive(opts.MaxSessions, defaultMaxSessions)
 	perCaller := cmpPositive(opts.MaxSessionsPerCaller, min(defaultMaxSessionsPerCaller, total))
-	e.sessions = newSessionLimits(total, perCaller, timeout)
+	share := defaultAnonymousShare
+	if opts.AnonymousShare != nil {
+		share = min(max(*opts.AnonymousShare, 0), 100)
+	}
+	e.sessions = newSessionLimits(total, perCaller, share, timeout)
+	if opts.Metrics != nil {
+		opts.Metrics.MustRegister(e.sessions)
+	}
 	return e
 }
 

@@ -15,7 +15,8 @@ import (
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
 )
 
-// Session caps, for every caller, anonymous included.
+// Session caps, for every caller, anonymous included (budgets.go says who
+// is counted against what).
 //
 // A session costs memory while mcp-go has it registered: a Streamable HTTP
 // initialize registers one (and it stays until DELETE or the idle sweep,
@@ -28,30 +29,51 @@ import (
 // here (Streamable HTTP ids are valid on every replica, sessionids.go) hold
 // nothing past the request and are not counted.
 
-// sessionLimits counts the live sessions of each caller, by its limit key
-// (callers.Caller.Key): anonymous callers by address, so that one address at
-// its cap leaves the others theirs.
+// sessionLimits counts the live sessions of each caller, by its budget
+// key (budgetOf: anonymous callers by network, so that one network at its
+// cap leaves the others theirs), and of each class of caller: anonymous
+// callers together hold at most their share of the total
+// (http.anonymousShare), so a few anonymous networks cannot fill the hub
+// for the callers that authenticate; and admins may go adminReserve past
+// the total, so an operator always gets in.
 type sessionLimits struct {
 	maxTotal, maxPerCaller int
+	maxAnonymous, share    int           // share% of maxTotal (rounded up), share
 	idle                   time.Duration // http.sessionIdleTimeout, for refusals
 
 	mu        sync.Mutex
 	total     int
-	perCaller map[string]int
-	owners    map[string]string // registered session id -> caller's limit key
+	perCaller map[string]int    // by budget key
+	owners    map[string]holder // registered session id -> who holds it
+	byClass   [classes]int
+	refused   [reasons]uint64
 }
 
-func newSessionLimits(maxTotal, maxPerCaller int, idle time.Duration) *sessionLimits {
+// adminReserve is how many sessions admins may hold past http.maxSessions,
+// so that the operators get in however full the others made the hub (as
+// the event streams keep 16 for the operators' consoles).
+const adminReserve = 16
+
+// holder is who holds a registered session: the caller's limit key, to
+// which the session stays bound (SessionOwner), and what it is counted
+// against.
+type holder struct {
+	owner string
+	budget
+}
+
+func newSessionLimits(maxTotal, maxPerCaller, share int, idle time.Duration) *sessionLimits {
 	return &sessionLimits{maxTotal: maxTotal, maxPerCaller: maxPerCaller, idle: idle,
-		perCaller: map[string]int{}, owners: map[string]string{}}
+		share: share, maxAnonymous: (maxTotal*share + 99) / 100,
+		perCaller: map[string]int{}, owners: map[string]holder{}}
 }
 
 // admission is one request's claim on a session slot. A slot it holds
 // passes to the session the request registers (registered), or is given
 // back when the request ends without one (release).
 type admission struct {
-	caller string // limit key
-	held   bool   // guarded by sessionLimits.mu
+	holder
+	held bool // guarded by sessionLimits.mu
 }
 
 type admissionKey struct{}
@@ -66,19 +88,48 @@ type limitError struct {
 func (l *sessionLimits) reserve(a *admission) *limitError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.total >= l.maxTotal {
-		return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
-			"the hub holds %d live MCP sessions, its limit (http.maxSessions): try again later", l.total)}
+	if err := l.refusal(a.budget); err != nil {
+		return err
 	}
-	if n := l.perCaller[a.caller]; n >= l.maxPerCaller {
-		return &limitError{http.StatusTooManyRequests, fmt.Sprintf(
-			"caller %q holds %d live MCP sessions, its limit (http.maxSessionsPerCaller): reuse a session, end unused ones (DELETE /mcp with their Mcp-Session-Id), or wait for idle ones to expire (after %s)",
-			a.caller, n, l.idle)}
-	}
-	l.total++
-	l.perCaller[a.caller]++
+	l.take(a.budget)
 	a.held = true
 	return nil
+}
+
+// refusal is why a session for b cannot be had now, nil if it can; the
+// refusal is counted.
+func (l *sessionLimits) refusal(b budget) *limitError {
+	total := l.maxTotal
+	if b.class == classAdmin {
+		total += adminReserve
+	}
+	switch {
+	case l.total >= total:
+		l.refused[refusedTotal]++
+		if b.class == classAdmin {
+			return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+				"the hub holds %d live MCP sessions, its limit (http.maxSessions) and the %d kept for admins: try again later", l.total, adminReserve)}
+		}
+		return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+			"the hub holds %d live MCP sessions, its limit (http.maxSessions): try again later", l.total)}
+	case l.perCaller[b.key] >= l.maxPerCaller:
+		l.refused[refusedPerCaller]++
+		return &limitError{http.StatusTooManyRequests, fmt.Sprintf(
+			"caller %q holds %d live MCP sessions, its limit (http.maxSessionsPerCaller): reuse a session, end unused ones (DELETE /mcp with their Mcp-Session-Id), or wait for idle ones to expire (after %s)",
+			b.key, l.perCaller[b.key], l.idle)}
+	case b.class == classAnonymous && l.byClass[classAnonymous] >= l.maxAnonymous:
+		l.refused[refusedAnonymousShare]++
+		return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
+			"anonymous callers hold %d of their %d sessions (http.anonymousShare %d%% of http.maxSessions): authenticate, or try again later",
+			l.byClass[classAnonymous], l.maxAnonymous, l.share)}
+	}
+	return nil
+}
+
+func (l *sessionLimits) take(b budget) {
+	l.total++
+	l.perCaller[b.key]++
+	l.byClass[b.class]++
 }
 
 // release gives back a's slot if no session took it.
@@ -87,14 +138,15 @@ func (l *sessionLimits) release(a *admission) {
 	defer l.mu.Unlock()
 	if a.held {
 		a.held = false
-		l.drop(a.caller)
+		l.drop(a.budget)
 	}
 }
 
-func (l *sessionLimits) drop(caller string) {
+func (l *sessionLimits) drop(b budget) {
 	l.total--
-	if l.perCaller[caller]--; l.perCaller[caller] <= 0 {
-		delete(l.perCaller, caller)
+	l.byClass[b.class]--
+	if l.perCaller[b.key]--; l.perCaller[b.key] <= 0 {
+		delete(l.perCaller, b.key)
 	}
 }
 
@@ -111,14 +163,15 @@ func (l *sessionLimits) registered(ctx context.Context, cs server.ClientSession)
 	}
 	if a, _ := ctx.Value(admissionKey{}).(*admission); a != nil && a.held {
 		a.held = false
-		l.owners[id] = a.caller
+		l.owners[id] = a.holder
 		return
 	}
-	caller := callers.From(ctx).Key()
-	l.owners[id] = caller
-	l.total++
-	l.perCaller[caller]++
+	h := holderOf(callers.From(ctx))
+	l.owners[id] = h
+	l.take(h.budget)
 }
+
+func holderOf(c callers.Caller) holder { return holder{owner: c.Key(), budget: budgetOf(c)} }
 
 // unregistered is mcp-go's OnUnregisterSession hook: DELETE, the idle
 // sweep, a closed SSE stream or WebSocket connection.
@@ -126,9 +179,9 @@ func (l *sessionLimits) unregistered(_ context.Context, cs server.ClientSession)
 	id := cs.SessionID()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if caller, ok := l.owners[id]; ok {
+	if h, ok := l.owners[id]; ok {
 		delete(l.owners, id)
-		l.drop(caller)
+		l.drop(h.budget)
 	}
 }
 
@@ -142,16 +195,16 @@ func (l *sessionLimits) live(id string) bool {
 func (l *sessionLimits) owner(id string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	key, ok := l.owners[id]
-	return key, ok
+	h, ok := l.owners[id]
+	return h.owner, ok
 }
 
-// count returns the live sessions in total and of the caller whose limit
-// key is caller, reservations included.
+// count returns the live sessions in total and of the budget of the
+// caller whose limit key is caller (BudgetKey), reservations included.
 func (l *sessionLimits) count(caller string) (total, mine int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.total, l.perCaller[caller]
+	return l.total, l.perCaller[BudgetKey(caller)]
 }
 
 // SessionFace says how a face's requests create sessions.
@@ -201,9 +254,9 @@ func (e *Edge) LimitSessions(face SessionFace, next http.Handler) http.Handler {
 // answer with) and reports false.
 func (e *Edge) ReserveSession(w http.ResponseWriter, r *http.Request, id json.RawMessage) (*http.Request, func(), bool) {
 	l := e.sessions
-	a := &admission{caller: callers.From(r.Context()).Key()}
+	a := &admission{holder: holderOf(callers.From(r.Context()))}
 	if err := l.reserve(a); err != nil {
-		e.log.Warn().Str("audit", "limit").Str("caller", a.caller).Str("path", r.URL.Path).
+		e.log.Warn().Str("audit", "limit").Str("caller", a.owner).Str("path", r.URL.Path).
 			Int("status", err.status).Msg(err.msg)
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(l.idle/2/time.Second))))
 		jsonrpc.Refuse(w, err.status, jsonrpc.CodeServerBusy, id, err.msg)
@@ -224,6 +277,7 @@ func (e *Edge) InstallHooks(hooks *server.Hooks) {
 // from the caller that opened it.
 func (e *Edge) SessionOwner(id string) (string, bool) { return e.sessions.owner(id) }
 
-// SessionCount returns the live sessions in total and of the caller whose
-// limit key is caller, reservations included.
+// SessionCount returns the live sessions in total and of the budget of the
+// caller whose limit key is caller (an anonymous IPv4 caller's /24, BudgetKey),
+// reservations included.
 func (e *Edge) SessionCount(caller string) (total, mine int) { return e.sessions.count(caller) }

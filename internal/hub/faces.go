@@ -77,6 +77,7 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 		Edge: edge.New(edge.Options{
 			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 			MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerCaller: cfg.HTTP.MaxSessionsPerCaller,
+			AnonymousShare: cfg.HTTP.AnonymousShare, Metrics: metrics,
 			SessionIdleTimeout: cfg.HTTP.SessionIdleTimeout.D(),
 			ReadTimeout:        cfg.HTTP.ReadTimeout.D(), ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout.D(),
 			Log: flog,

@@ -107,23 +107,26 @@ func needSecondLoopback(t *testing.T) {
 	ln.Close()
 }
 
-// TestAnonymousSessionBudgetPerAddress (item 5): one anonymous address at
-// its session cap leaves another address its own; the cap is per address,
-// not per "anonymous".
+// TestAnonymousSessionBudgetPerAddress (item 5, issue 41): one anonymous
+// network at its session cap leaves another network its own; the cap is per
+// network (an IPv4 /24), not per address nor per "anonymous", and a session
+// stays its own address's.
 func TestAnonymousSessionBudgetPerAddress(t *testing.T) {
 	needSecondLoopback(t)
 	h := newLimitedHub(t, hubOpts{Auth: callers.AnonymousOnly(autonomy.Restricted), MaxSessions: 100, MaxSessionsPerCaller: 3})
-	flood, other := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", "")
+	flood, neighbour, other := as(t, h, "127.0.0.1", ""), as(t, h, "127.0.0.2", ""), as(t, h, "127.0.1.1", "")
 	for range 3 {
 		flood.initialize()
 	}
 	refused, refusal := flood.do(http.MethodPost, "/mcp", initBody)
 	mustf(t, refused.StatusCode == http.StatusTooManyRequests, "127.0.0.1 over its cap: %s %s", refused.Status, refusal)
-	resp, body := other.do(http.MethodPost, "/mcp", initBody)
+	resp, body := neighbour.do(http.MethodPost, "/mcp", initBody)
+	mustf(t, resp.StatusCode == http.StatusTooManyRequests, "127.0.0.2, in the same /24, shares its cap: %s %s", resp.Status, body)
+	resp, body = other.do(http.MethodPost, "/mcp", initBody)
 	mustf(t, resp.StatusCode == http.StatusOK && resp.Header.Get("Mcp-Session-Id") != "",
-		"initialize from 127.0.0.2 while 127.0.0.1 is at its cap: %s %s", resp.Status, body)
+		"initialize from 127.0.1.1 while 127.0.0.0/24 is at its cap: %s %s", resp.Status, body)
 	_, _, msg := rpcError(t, refusal)
-	mustf(t, strings.Contains(msg, `caller "anonymous@127.0.0.1"`), "the refusal names the caller by its address: %s", msg)
+	mustf(t, strings.Contains(msg, `caller "anonymous@127.0.0.0/24"`), "the refusal names the caller by its network: %s", msg)
 }
 
 // TestAbandonedInitializeFreedWithinIdleTimeout (item 5): a session nothing

@@ -206,6 +206,7 @@ type hubOpts struct {
 	MaxBodyBytes                      int64
 	AllowedOrigins                    []string
 	MaxSessions, MaxSessionsPerCaller int
+	AnonymousShare                    *int // http.anonymousShare; nil: 25
 	SessionIdleTimeout                time.Duration
 	ReadTimeout, ReadHeaderTimeout    time.Duration
 	PerCaller, PerUpstream            ratelimit.Limits
@@ -248,6 +249,7 @@ func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
 		Features: features.New(features.Options{Registry: reg, Log: log, Pipeline: pipe}),
 		Edge: edge.New(edge.Options{
 			MaxBodyBytes: so.MaxBodyBytes, AllowedOrigins: so.AllowedOrigins, MaxSessions: so.MaxSessions, MaxSessionsPerCaller: so.MaxSessionsPerCaller,
+			AnonymousShare: so.AnonymousShare, Metrics: metrics,
 			SessionIdleTimeout: so.SessionIdleTimeout, ReadTimeout: so.ReadTimeout, ReadHeaderTimeout: so.ReadHeaderTimeout, Log: log,
 		}),
 		Peers: ps, Runs: runs, Feed: feed, Find: find, Metrics: metrics,

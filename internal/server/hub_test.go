@@ -289,7 +289,8 @@ func TestListingShapes(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`mcphub_upstream_up{server="alpha",transport="streamable-http"} 1`, "mcphub_catalog_tools 8", "\nmcphub_replicas 1\n"} {
+	for _, want := range []string{`mcphub_upstream_up{server="alpha",transport="streamable-http"} 1`, "mcphub_catalog_tools 8", "\nmcphub_replicas 1\n",
+		`mcphub_sessions{class="anonymous"} 0`, `mcphub_sessions_refused_total{reason="anonymous_share"} 0`} {
 		mustf(t, bytes.Contains(body, []byte(want)), "/metrics lacks %q", want)
 	}
 }

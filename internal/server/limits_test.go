@@ -247,7 +247,9 @@ func TestFloodsStayBounded(t *testing.T) {
 	up := newFakeUpstream(t, "alpha")
 	anonymous := autonomy.Full
 	auth := callers.NewAuth([]callers.TokenCaller{{Name: "ops", Token: "tok-ops", Ceiling: autonomy.Full}}, &anonymous, nil)
-	h := newLimitedHub(t, hubOpts{Auth: auth, MaxSessions: maxSessions, MaxSessionsPerCaller: perCaller,
+	// One anonymous address floods: its own cap is what this measures, not
+	// the anonymous callers' share (internal/edge tests that).
+	h := newLimitedHub(t, hubOpts{Auth: auth, MaxSessions: maxSessions, MaxSessionsPerCaller: perCaller, AnonymousShare: new(100),
 		ReadHeaderTimeout: headerWait, ReadTimeout: bodyWait}, up.spec())
 	h.waitConnected("alpha")
 	rssBefore := vmRSS()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"time"
 
@@ -46,22 +47,39 @@ func Identity() string {
 // (follow). A lost lease is stood for again. On ctx's end the lease is
 // released, so another replica takes over at once rather than after
 // LeaseDuration.
+//
+// The term handed to the writer ends RenewDeadline after the leader's last
+// renewal (monotonic clock), checked before every request made under it,
+// so a leader that cannot reach the API server stops writing status and
+// Events before the lease can expire for the others (LeaseDuration after
+// that renewal), however late its renew loop runs.
 func (w *statusWriter) elect(ctx context.Context, e Election) {
 	lock := leaderelection.NewLeaseLock(w.dyn, e.Namespace, e.LeaseName, e.Identity)
 	log := w.log.With().Str("lease", e.Namespace+"/"+e.LeaseName).Str("identity", e.Identity).Logger()
 	for ctx.Err() == nil {
+		var term context.Context // the current term; both callbacks run in le.Run's goroutine
+		var since time.Time
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock: lock, Name: e.LeaseName, ReleaseOnCancel: true,
 			LeaseDuration: e.LeaseDuration, RenewDeadline: e.RenewDeadline, RetryPeriod: e.RetryPeriod,
 			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(term context.Context) {
+				OnStartedLeading: func(t context.Context) {
+					term, since = t, time.Now()
 					log.Info().Msg("leading: this replica writes MCPServer status and Events")
-					w.lead(term)
+					w.lead(t)
 				},
 				OnStoppedLeading: func() {
-					if w.follow() {
-						log.Info().Msg("no longer leading: this replica stopped writing MCPServer status")
+					if !w.follow() {
+						return
 					}
+					ev := log.Info()
+					if term != nil && errors.Is(context.Cause(term), leaderelection.ErrNotRenewed) {
+						// Said loudly: the API server did not answer within
+						// the renew deadline, and status waits for a leader.
+						ev = log.Warn().Dur("renewDeadline", e.RenewDeadline)
+					}
+					ev.Dur("led", time.Since(since)).AnErr("cause", causeOf(term)).
+						Msg("no longer leading: this replica stopped writing MCPServer status and Events")
 				},
 			},
 		})
@@ -73,4 +91,12 @@ func (w *statusWriter) elect(ctx context.Context, e Election) {
 		log.Debug().Msg("standing for the lease")
 		le.Run(ctx)
 	}
+}
+
+// causeOf says why a term ended (nil before one began).
+func causeOf(term context.Context) error {
+	if term == nil {
+		return nil
+	}
+	return context.Cause(term)
 }

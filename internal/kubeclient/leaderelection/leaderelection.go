@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package leaderelection is client-go's leader election
 // (k8s.io/client-go/tools/leaderelection, v0.34.4), its LeaderElector
-// copied unchanged in what it decides, on a Lease read and written over
+// copied, with the changes listed below, on a Lease read and written over
 // the hub's dynamic client (lease.go). client-go's own package cannot be
 // linked: its resourcelock imports the typed Clientset, which registers
 // every API group of Kubernetes (355 more packages and 14 MB more binary,
@@ -31,6 +31,20 @@ limitations under the License.
 // that only one client acts as leader (no fencing): a leader that cannot
 // renew stops at RenewDeadline, before its LeaseDuration runs out for the
 // others.
+//
+// Where it differs from client-go, so that the leader does stop in time
+// (issue 41: a leader that could not renew went on for 21 s):
+//   - every Lease request is bounded by RenewDeadline, and a renewal by what
+//     is left of the term, so a request to a frozen API server cannot hold
+//     the elector past it;
+//   - the leader's term (the context OnStartedLeading gets) ends at
+//     RenewDeadline after the start of its last successful Lease write, by
+//     the monotonic clock, checked on every Done and Err of the context
+//     (see term), not only when the renew loop gets round to it;
+//   - a leader that could not renew ends its term and calls
+//     OnStoppedLeading at once; it does not first try to release the Lease
+//     (a release only follows the end of Run's context while the term
+//     lasts, and never overwrites a Lease another holds).
 package leaderelection
 
 import (
@@ -160,6 +174,12 @@ type LeaderElector struct {
 
 	// used to lock the observedRecord
 	observedRecordLock sync.Mutex
+
+	// renewedAt is when the last Lease write that succeeded was sent
+	// (monotonic): the others cannot see the lease expire before
+	// renewedAt + LeaseDuration, and this client leads only until
+	// renewedAt + RenewDeadline. Used by Run's goroutine alone.
+	renewedAt time.Time
 }
 
 // Run starts the leader election loop. Run will not return
@@ -172,12 +192,17 @@ func (le *LeaderElector) Run(ctx context.Context) {
 	if !le.acquire(ctx) {
 		return // ctx signalled done
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	t := newTerm(ctx, le.renewedAt.Add(le.config.RenewDeadline))
 	// Called in this goroutine, unlike client-go's (go ...): no goroutine
 	// is left without an owner, and OnStoppedLeading always comes after.
-	le.config.Callbacks.OnStartedLeading(ctx)
-	le.renew(ctx)
+	le.config.Callbacks.OnStartedLeading(t)
+	held := le.renew(ctx, t)
+	// The term ends before anything else: what the leader writes stops
+	// first, then the Lease is released, then OnStoppedLeading (deferred).
+	t.stop(context.Canceled)
+	if held && le.config.ReleaseOnCancel {
+		le.release()
+	}
 }
 
 // GetLeader returns the identity of the last observed leader or returns the empty string if
@@ -201,7 +226,11 @@ func (le *LeaderElector) acquire(ctx context.Context) bool {
 	desc := le.config.Lock.Describe()
 	klog.Infof("attempting to acquire leader lease %v...", desc)
 	wait.JitterUntil(func() {
-		succeeded = le.tryAcquireOrRenew(ctx)
+		// Each attempt is bounded: a request to an API server that does
+		// not answer must not hold the candidate for ever.
+		attempt, cancelAttempt := context.WithTimeout(ctx, le.config.RenewDeadline)
+		defer cancelAttempt()
+		succeeded = le.tryAcquireOrRenew(attempt)
 		if !succeeded {
 			klog.V(4).Infof("failed to acquire lease %v", desc)
 			return
@@ -212,27 +241,55 @@ func (le *LeaderElector) acquire(ctx context.Context) bool {
 	return succeeded
 }
 
-// renew loops calling tryAcquireOrRenew and returns immediately when tryAcquireOrRenew fails or ctx signals done.
-func (le *LeaderElector) renew(ctx context.Context) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	wait.Until(func() {
-		err := wait.PollUntilContextTimeout(ctx, le.config.RetryPeriod, le.config.RenewDeadline, true, func(ctx context.Context) (done bool, err error) {
-			return le.tryAcquireOrRenew(ctx), nil
-		})
-		desc := le.config.Lock.Describe()
-		if err == nil {
-			klog.V(5).Infof("successfully renewed lease %v", desc)
-			return
+// renew renews the lease every RetryPeriod while term lasts. It returns
+// when ctx ends, with held true if the term still lasted then, or when a
+// renewal did not succeed before the term's end (RenewDeadline after the
+// last successful write), with held false: the term is over (ErrNotRenewed).
+func (le *LeaderElector) renew(ctx context.Context, t *term) (held bool) {
+	desc := le.config.Lock.Describe()
+	next := time.NewTimer(le.config.RetryPeriod)
+	defer next.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return t.unexpired()
+		case <-t.Done():
+			if ctx.Err() != nil {
+				return t.unexpired() // ctx ended meanwhile, and the term with it
+			}
+			klog.Infof("stopped leading %v: %v", desc, context.Cause(t))
+			return false
+		case <-next.C:
 		}
-		klog.Infof("failed to renew lease %v: %v", desc, err)
-		cancel()
-	}, le.config.RetryPeriod, ctx.Done())
-
-	// if we hold the lease, give it up
-	if le.config.ReleaseOnCancel {
-		le.release()
+		if err := le.renewOnce(ctx, t); err != nil {
+			if ctx.Err() != nil {
+				return t.unexpired()
+			}
+			t.stop(ErrNotRenewed)
+			klog.Infof("failed to renew lease %v: %v; stopped leading", desc, err)
+			return false
+		}
+		klog.V(5).Infof("successfully renewed lease %v", desc)
+		next.Reset(le.config.RetryPeriod)
 	}
+}
+
+// renewOnce tries to renew every RetryPeriod until it succeeds or the term
+// ends: every request is bounded by what is left of it, so none outlives
+// the renew deadline. It extends the term on success.
+func (le *LeaderElector) renewOnce(ctx context.Context, t *term) error {
+	rctx, cancel := context.WithDeadline(ctx, t.end())
+	defer cancel()
+	err := wait.PollUntilContextCancel(rctx, le.config.RetryPeriod, true, func(rctx context.Context) (bool, error) {
+		return le.tryAcquireOrRenew(rctx), nil
+	})
+	if err != nil {
+		return err
+	}
+	if !t.extend(le.renewedAt.Add(le.config.RenewDeadline)) {
+		return ErrNotRenewed // renewed, but only after the term had ended
+	}
+	return nil
 }
 
 // release attempts to release the leader lease if we have acquired it.
@@ -251,8 +308,8 @@ func (le *LeaderElector) release() bool {
 		return false
 	}
 
-	if !le.IsLeader() {
-		return true
+	if !le.IsLeader() || oldLeaderElectionRecord.HolderIdentity != le.config.Lock.Identity() {
+		return true // another holds it now: never overwrite its lease
 	}
 	now := metav1.NewTime(le.clock.Now())
 	leaderElectionRecord := LeaderElectionRecord{
@@ -289,9 +346,11 @@ func (le *LeaderElector) tryAcquireOrRenew(ctx context.Context) bool {
 		leaderElectionRecord.AcquireTime = oldObservedRecord.AcquireTime
 		leaderElectionRecord.LeaderTransitions = oldObservedRecord.LeaderTransitions
 
+		sent := le.clock.Now()
 		err := le.config.Lock.Update(ctx, leaderElectionRecord)
 		if err == nil {
 			le.setObservedRecord(&leaderElectionRecord)
+			le.renewedAt = sent
 			return true
 		}
 		klog.Errorf("Failed to update lock optimistically: %v, falling back to slow path", err)
@@ -304,12 +363,14 @@ func (le *LeaderElector) tryAcquireOrRenew(ctx context.Context) bool {
 			klog.Errorf("error retrieving resource lock %v: %v", le.config.Lock.Describe(), err)
 			return false
 		}
+		sent := le.clock.Now()
 		if err = le.config.Lock.Create(ctx, leaderElectionRecord); err != nil {
 			klog.Errorf("error initially creating leader election record: %v", err)
 			return false
 		}
 
 		le.setObservedRecord(&leaderElectionRecord)
+		le.renewedAt = sent
 
 		return true
 	}
@@ -335,12 +396,14 @@ func (le *LeaderElector) tryAcquireOrRenew(ctx context.Context) bool {
 	}
 
 	// update the lock itself
+	sent := le.clock.Now()
 	if err = le.config.Lock.Update(ctx, leaderElectionRecord); err != nil {
 		klog.Errorf("Failed to update lock: %v", err)
 		return false
 	}
 
 	le.setObservedRecord(&leaderElectionRecord)
+	le.renewedAt = sent
 	return true
 }
 
