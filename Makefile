@@ -146,20 +146,23 @@ budgets:
 	@out=$$($(GO) test -count=1 -run 'TestFastPathAllocations|TestOtherMethodsAllocations' -v ./internal/hub/ 2>&1); rc=$$?; \
 	if [ $$rc -ne 0 ]; then echo "$$out"; exit $$rc; fi; echo "$$out" | grep -E 'allocations per|^ok'
 
-# Each fuzz target runs briefly on every `make test` (its seeds first, then
-# a random search): the strict JSON-RPC reading, the call the hub sends upstream,
-# the read-only classifier, the config parser and the result cap. A failing input is written
-# to the package's testdata/fuzz, where `go test` replays it from then on.
-# FUZZTIME=5m for a longer look.
+# Each fuzz target runs for FUZZTIME (30 s) on every `make test` (its seeds
+# first, then a random search; issue 41): the strict JSON-RPC reading, the
+# call the hub sends upstream, the read-only classifier, the config parser,
+# the result cap, the hub's dispatcher (any message: one valid JSON-RPC
+# answer with its id, none to a notification) and the guardrails'
+# normalizer. A failing input is written to the package's testdata/fuzz,
+# where `go test` replays it from then on. FUZZTIME=5m for a longer look.
 #
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" when -fuzztime ends while a worker is mid-call on a loaded
 # machine (golang/go#75804, fixed in Go 1.27): no input is written and
 # nothing reproduces. That one result is reported and not counted; every
 # real finding writes its input ("Failing input written") and fails.
-FUZZTIME ?= 10s
+FUZZTIME ?= 30s
 FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
-	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply
+	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply \
+	./internal/dispatch:FuzzDispatch ./internal/guardrails/normalize:FuzzNormalize
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -49,12 +49,14 @@ type streamRefusal struct {
 
 // openStream takes an event stream slot for caller and returns its
 // release, or the refusal: 429 for a caller at its own bound, 503 when
-// the streams of non-admins, or all streams, are at theirs.
+// the streams of anonymous callers, of non-admins, or all streams, are at
+// theirs.
 func (f *Feed) openStream(caller callers.Caller) (func(), *streamRefusal) {
 	key := ""
 	if !caller.Admin {
 		key = caller.Key()
 	}
+	anonymous := !caller.Admin && caller.Address() != ""
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
@@ -68,9 +70,16 @@ func (f *Feed) openStream(caller callers.Caller) (func(), *streamRefusal) {
 	case f.shared >= maxSharedEventStreams:
 		return nil, &streamRefusal{http.StatusServiceUnavailable, fmt.Sprintf(
 			"too many event streams open by callers that are not admins (their limit is %d of the hub's %d)", maxSharedEventStreams, maxEventStreams)}
+	case anonymous && f.anonymous >= f.maxAnonymous:
+		return nil, &streamRefusal{http.StatusServiceUnavailable, fmt.Sprintf(
+			"anonymous callers hold %d of their %d event streams (http.anonymousShare of the %d open to callers that are not admins): authenticate, or try again later",
+			f.anonymous, f.maxAnonymous, maxSharedEventStreams)}
 	default:
 		f.shared++
 		f.perCaller[key]++
+		if anonymous {
+			f.anonymous++
+		}
 	}
 	f.streams++
 	return func() {
@@ -79,6 +88,9 @@ func (f *Feed) openStream(caller callers.Caller) (func(), *streamRefusal) {
 		f.streams--
 		if !caller.Admin {
 			f.shared--
+			if anonymous {
+				f.anonymous--
+			}
 			if f.perCaller[key]--; f.perCaller[key] <= 0 {
 				delete(f.perCaller, key)
 			}

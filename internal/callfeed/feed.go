@@ -80,17 +80,22 @@ type Feed struct {
 	// their keep-alive interval.
 	streams   int
 	heartbeat time.Duration
-	// shared counts the streams of callers that are not admins, perCaller
-	// those of each (by limit key).
-	shared    int
-	perCaller map[string]int
+	// shared counts the streams of callers that are not admins, anonymous
+	// those of anonymous callers, perCaller those of each (by limit key);
+	// maxAnonymous is the anonymous callers' bound together.
+	shared, anonymous, maxAnonymous int
+	perCaller                       map[string]int
 	// stats counts every call added, per minute and quarter hour.
 	stats *callstats.Stats
 }
 
-// New returns an empty feed.
-func New() *Feed {
-	return &Feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{}, stats: callstats.New(time.Now)}
+// New returns an empty feed whose event streams anonymous callers may
+// hold anonymousShare percent of (http.anonymousShare) of those open to
+// callers that are not admins, so a few anonymous networks cannot take
+// them from the callers that authenticate.
+func New(anonymousShare int) *Feed {
+	return &Feed{subs: map[chan struct{}]struct{}{}, heartbeat: eventHeartbeat, perCaller: map[string]int{},
+		maxAnonymous: (maxSharedEventStreams*anonymousShare + 99) / 100, stats: callstats.New(time.Now)}
 }
 
 // Stats returns the counts of the calls added: GET /api/mcp/stats.

@@ -23,7 +23,7 @@ func mustf(t *testing.T, ok bool, format string, args ...any) {
 }
 
 func TestFeedKeepsTheLastCallsInOrder(t *testing.T) {
-	f := New()
+	f := New(100)
 	if calls, seq, _ := f.since(0); calls != nil || seq != 0 {
 		t.Fatalf("empty feed: %v, seq %d", calls, seq)
 	}
@@ -55,7 +55,7 @@ func TestFeedKeepsTheLastCallsInOrder(t *testing.T) {
 }
 
 func TestFeedAddAllocatesNothing(t *testing.T) {
-	f := New()
+	f := New(100)
 	_, release := f.subscribe()
 	defer release()
 	e := Call{Time: time.Now(), Caller: "c", Level: "full", Tool: "echo", Server: "s", Decision: "allowed", Outcome: "ok"}
@@ -67,7 +67,7 @@ func TestFeedAddAllocatesNothing(t *testing.T) {
 // TestEventStreamsAreCapped: a stream over the cap is refused with a
 // Retry-After, before it takes anything.
 func TestEventStreamsAreCapped(t *testing.T) {
-	f := New()
+	f := New(100)
 	f.streams = maxEventStreams
 	r := httptest.NewRequest(http.MethodGet, "/api/events", nil)
 	r = r.WithContext(callers.With(r.Context(), callers.Caller{Name: "ops", Admin: true}))
@@ -83,7 +83,7 @@ func TestEventStreamsAreCapped(t *testing.T) {
 // generation, then gets a comment every heartbeat, so proxies keep it;
 // a recorded call wakes it with the call; it ends with its request.
 func TestEventStreamHeartbeats(t *testing.T) {
-	f := New()
+	f := New(100)
 	f.heartbeat = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -143,7 +143,7 @@ func TestEventStreamHeartbeats(t *testing.T) {
 // maxEventStreamsPerCaller, callers that are not admins together at most
 // maxSharedEventStreams, and the rest is the admins'.
 func TestEventStreamSlots(t *testing.T) {
-	f := New()
+	f := New(100)
 	open := func(c callers.Caller) (func(), int) {
 		release, err := f.openStream(c)
 		if err != nil {
@@ -190,10 +190,46 @@ func TestEventStreamSlots(t *testing.T) {
 	mustf(t, f.streams == 0 && f.shared == 0 && len(f.perCaller) == 0, "after every stream closed: %d streams, %d shared, %v", f.streams, f.shared, f.perCaller)
 }
 
+// TestEventStreamsAnonymousShare: anonymous callers together hold at most
+// their share (http.anonymousShare) of the non-admins' streams, a few
+// networks cannot take them, and a caller with a token still gets one.
+func TestEventStreamsAnonymousShare(t *testing.T) {
+	for _, tc := range []struct {
+		share, want int
+	}{{25, 12}, {10, 5}, {0, 0}, {100, maxSharedEventStreams}} {
+		t.Run(strconv.Itoa(tc.share), func(t *testing.T) {
+			f := New(tc.share)
+			var releases []func()
+			defer func() {
+				for _, r := range releases {
+					r()
+				}
+			}()
+			got := 0
+			for i := 1; i <= maxSharedEventStreams; i++ {
+				r, err := f.openStream(callers.Anonymous("10.0."+strconv.Itoa(i)+".1:1", autonomy.Manual))
+				if err != nil {
+					mustf(t, err.status == http.StatusServiceUnavailable && strings.Contains(err.msg, "http.anonymousShare"),
+						"anonymous stream %d refused with %d %q", i, err.status, err.msg)
+					break
+				}
+				releases = append(releases, r)
+				got++
+			}
+			mustf(t, got == tc.want, "share %d%%: anonymous callers opened %d streams, want %d", tc.share, got, tc.want)
+			if got < maxSharedEventStreams {
+				r, err := f.openStream(callers.Caller{Name: "agent"})
+				mustf(t, err == nil, "a caller with a token at the anonymous share: %v", err)
+				releases = append(releases, r)
+			}
+		})
+	}
+}
+
 // BenchmarkFeedAdd is what recording a call in the console's ring costs
 // every call, with one console watching.
 func BenchmarkFeedAdd(b *testing.B) {
-	f := New()
+	f := New(100)
 	_, release := f.subscribe()
 	defer release()
 	e := Call{Time: time.Now(), Caller: "c", Level: "full", Tool: "echo", Server: "s", Decision: "allowed", Outcome: "ok"}
@@ -206,7 +242,7 @@ func BenchmarkFeedAdd(b *testing.B) {
 // TestCallsAreScopedByCaller: an admin sees every call; any other caller
 // its own, an anonymous one those of its address (an IPv6 one its /64's).
 func TestCallsAreScopedByCaller(t *testing.T) {
-	f := New()
+	f := New(100)
 	for _, c := range []Call{
 		{Caller: "ops", Tool: "a"},
 		{Caller: "bot", Tool: "b"},

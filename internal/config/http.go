@@ -50,6 +50,14 @@ type HTTPSettings struct {
 	ReadHeaderTimeout Duration `json:"readHeaderTimeout"`
 }
 
+// AnonymousPercent is AnonymousShare, or its default when unset.
+func (h HTTPSettings) AnonymousPercent() int {
+	if h.AnonymousShare == nil {
+		return DefaultAnonymousShare
+	}
+	return *h.AnonymousShare
+}
+
 func (h *HTTPSettings) applyDefaults() {
 	setDefault(&h.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&h.MaxSessions, DefaultMaxSessions)

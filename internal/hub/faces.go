@@ -54,7 +54,7 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 		share = ps.TellRun
 	}
 	runs := guardrails.NewRuns(share)
-	feed := callfeed.New()
+	feed := callfeed.New(cfg.HTTP.AnonymousPercent())
 	gate := approvals.New(approvals.Options{
 		Timeout: cfg.Approvals.Timeout.D(), Approvers: cfg.Approvals.Approvers, Webhook: approvalWebhook(cfg),
 		Peers: ps, Metrics: metrics, Log: flog, OnChange: feed.ApprovalsChanged,

@@ -270,12 +270,18 @@ func (m *Message) Meta() map[string]json.RawMessage {
 }
 
 // IDOf returns the raw id of a message that may be malformed, so even a
-// refused request is answered with its own id; nil when there is none.
+// refused request is answered with its own id; nil when there is none or
+// it is no string or number (true, {}, [1]): JSON-RPC 2.0 answers an id
+// that could not be read with null, and echoing one would send a value no
+// client can match.
 func IDOf(raw []byte) json.RawMessage {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(raw, &m) != nil {
+	if json.Unmarshal(raw, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	if c := m.ID[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
 		return nil
 	}
 	return m.ID

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +62,34 @@ func TestRefuse(t *testing.T) {
 	}
 	if got := string(ErrorReplyTo([]byte(`{"jsonrpc":"2.0","id":9,"method":"x"}`), errors.New("e"))); got != `{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"e"}}`+"\n" {
 		t.Errorf("ErrorReplyTo = %s", got)
+	}
+}
+
+// TestIDOfAnswersOnlyReadableIDs: a refusal carries the request's id when
+// it is a string or a number, and null for anything else, as JSON-RPC 2.0
+// asks of an id that could not be read (found by FuzzDispatch).
+func TestIDOfAnswersOnlyReadableIDs(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, `7`},
+		{`{"jsonrpc":"2.0","id":-1.5e3,"method":"ping"}`, `-1.5e3`},
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"ping"}`, `"a\"b"`},
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, ``},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, ``},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, ``},
+		{`{"jsonrpc":"2.0","ID":[1],"method":"ping"}`, ``},
+		{`{"jsonrpc":"2.0","method":"ping"}`, ``},
+		{`not json`, ``},
+	} {
+		if got := string(IDOf([]byte(tc.raw))); got != tc.want {
+			t.Errorf("IDOf(%s) = %q, want %q", tc.raw, got, tc.want)
+		}
+		reply := ErrorReplyTo([]byte(tc.raw), errors.New("refused"))
+		want := tc.want
+		if want == "" {
+			want = "null"
+		}
+		if !strings.Contains(string(reply), `"id":`+want+`,`) {
+			t.Errorf("refusal of %s: %s, want id %s", tc.raw, reply, want)
+		}
 	}
 }

@@ -45,7 +45,7 @@ type testPipeline struct {
 
 func newTestPipeline(t *testing.T, opts Options, route registry.Route, routeErr error) testPipeline {
 	t.Helper()
-	tp := testPipeline{log: &bytes.Buffer{}, reg: prometheus.NewRegistry(), feed: callfeed.New()}
+	tp := testPipeline{log: &bytes.Buffer{}, reg: prometheus.NewRegistry(), feed: callfeed.New(100)}
 	opts.Route = func(callers.Caller, string, string) (registry.Route, error) { return route, routeErr }
 	opts.Metrics, opts.Feed, opts.Log = tp.reg, tp.feed, zerolog.New(tp.log)
 	tp.Pipeline = New(opts)
@@ -333,7 +333,7 @@ func BenchmarkRun(b *testing.B) {
 	rt := registry.HubRoute(backend, "t", autonomy.Class{ReadOnly: true})
 	p := New(Options{
 		Route:   func(callers.Caller, string, string) (registry.Route, error) { return rt, nil },
-		Metrics: prometheus.NewRegistry(), Feed: callfeed.New(), Log: zerolog.Nop(),
+		Metrics: prometheus.NewRegistry(), Feed: callfeed.New(100), Log: zerolog.Nop(),
 	})
 	call := jsonrpc.ToolCall{Name: "t"}
 	ctx := context.Background()

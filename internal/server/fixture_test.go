@@ -234,7 +234,7 @@ func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
 	if ps != nil {
 		share = ps.TellRun
 	}
-	runs, feed := guardrails.NewRuns(share), callfeed.New()
+	runs, feed := guardrails.NewRuns(share), callfeed.New(100)
 	gate := approvals.New(approvals.Options{Peers: ps, Metrics: metrics, Log: log, OnChange: feed.ApprovalsChanged})
 	pipe := pipeline.New(pipeline.Options{
 		Registry: reg, Route: route, PerCaller: so.PerCaller, PerUpstream: so.PerUpstream,

@@ -121,7 +121,7 @@ func TestStatusNoticePassesTheCallersFilters(t *testing.T) {
 			}
 			r := New(Options{
 				Codec:    taskhandle.New([]byte("k")),
-				Pipeline: pipeline.New(pipeline.Options{Feed: callfeed.New(), Log: zerolog.Nop()}),
+				Pipeline: pipeline.New(pipeline.Options{Feed: callfeed.New(100), Log: zerolog.Nop()}),
 				MCP:      srv,
 				Log:      zerolog.Nop(),
 			})
