@@ -117,6 +117,13 @@ archives=$(grep -cE '\.(tar\.gz|zip)$' dist/checksums.txt)
 sboms=$(grep -c '\.cdx\.json$' dist/checksums.txt)
 [[ $archives == 6 && $sboms == 6 ]] || { cat dist/checksums.txt; echo "want 6 archives and 6 SBOMs"; exit 1; }
 (cd dist && sha256sum --quiet -c checksums.txt)
+# Each archive carries the licences of the C code in the Python parser.
+for a in dist/mcp-hub_*.tar.gz; do
+	tar tzf "$a" | grep -qx 'third_party/python-parser/NOTICE' || { echo "$a lacks third_party/python-parser/NOTICE"; exit 1; }
+done
+for a in dist/mcp-hub_*.zip; do # a zip names its files uncompressed in its central directory
+	grep -aq 'third_party/python-parser/NOTICE' "$a" || { echo "$a lacks third_party/python-parser/NOTICE"; exit 1; }
+done
 
 # The chart at the release's version (the workflow: helm push to
 # oci://ghcr.io/purko-io/charts).
