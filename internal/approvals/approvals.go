@@ -298,7 +298,7 @@ func (g *Gate) Hold(ctx context.Context, req Request) Decision {
 	}
 	now := g.now()
 	h := &held{
-		Pending: Pending{ID: rand.Text(), Caller: req.Caller.Name, Agent: req.Caller.Agent, Level: req.Caller.Level.String(),
+		Pending: Pending{ID: g.peers.Tag(rand.Text()), Caller: req.Caller.Name, Agent: req.Caller.Agent, Level: req.Caller.Level.String(),
 			// A copy: listings and the webhook read it while the request
 			// whose buffer it came from may be over.
 			Tool: req.Tool, Server: req.Server, Arguments: bytes.Clone(req.Arguments), ArgumentsSHA256: digest,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/httpjson"
+	"github.com/purko-io/mcp-hub/internal/peers"
 )
 
 // The REST face of approvals, under the caller the hub's auth put in the
@@ -107,8 +108,8 @@ func (g *Gate) HandleDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	decided, err := g.Decide(callers.From(r.Context()), id, approve, d.Reason, d.ArgumentsSHA256)
-	if errors.Is(err, ErrUnknown) && g.peers.Answer(w, r, body) {
-		return // another replica's call
+	if errors.Is(err, ErrUnknown) && g.peers.Answer(w, r, body, peers.HolderOf(id)) {
+		return // the replica whose call it is (its id names it) answers
 	}
 	if err != nil {
 		httpjson.Write(w, statusOf(err), map[string]string{"error": err.Error()})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/peers"
@@ -64,6 +65,11 @@ func TestDecisionsAcrossReplicas(t *testing.T) {
 	b = New(Options{Peers: peers.New(addrs, 1<<20)})
 
 	p, done := holdAsync(t, a, Request{Caller: bot, Tool: "merge_pull_request", Server: "github", Arguments: json.RawMessage(`{"pr":7}`)})
+	// OnChange follows the call's listing (the console fetches the list
+	// it announces), so it may come just after holdAsync saw the listing.
+	for end := time.Now().Add(5 * time.Second); changes.Load() == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
 	if changes.Load() == 0 {
 		t.Error("OnChange was not called when the call started waiting")
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -74,13 +75,14 @@ type Caller struct {
 	verifiedAgent string
 	// limits, when set, replace the hub's per-caller limits for this caller.
 	limits *ratelimit.Limits
-	// anonymousAt is an anonymous caller's remote address, whose budgets,
-	// sessions and calls are its own (Key).
+	// anonymousAt is an anonymous caller's remote address, whose sessions
+	// and calls are its own (Key), its budgets its network's (BudgetKey).
 	anonymousAt string
 }
 
 // Anonymous is the caller without credentials at remote (a RemoteAddr),
-// up to ceiling: its budgets, sessions and calls are its address's.
+// up to ceiling: its sessions and calls are its address's, its budgets
+// its network's.
 func Anonymous(remote string, ceiling autonomy.Level) Caller {
 	return Caller{Name: "anonymous", Ceiling: ceiling, Level: ceiling, anonymousAt: remote}
 }
@@ -109,11 +111,11 @@ func (c Caller) AuditFace(ev *zerolog.Event) {
 	}
 }
 
-// Key is what the caller's budgets count under (rate and in-flight
-// limits, sessions, event streams), what its sessions are bound to and
-// which calls of the console's feed are its own: its name, or for an
-// anonymous caller its address, so that one anonymous address cannot
-// spend another's budget nor see or use what is another's.
+// Key is who the caller is to what it owns: what its sessions are bound
+// to, which calls of the console's feed and which tasks are its own: its
+// name, or for an anonymous caller its address, so that one anonymous
+// address cannot see or use what is another's. Its budgets count under
+// BudgetKey.
 func (c Caller) Key() string {
 	if c.anonymousAt != "" {
 		return AnonymousKey(c.anonymousAt)
@@ -125,24 +127,91 @@ func (c Caller) Key() string {
 // checked on every request that carries a session id.
 func (c Caller) AppendKey(dst []byte) []byte {
 	if c.anonymousAt != "" {
-		return appendAnonymousKey(dst, c.anonymousAt)
+		return appendAnonymousKey(dst, c.anonymousAt, 32)
 	}
 	return append(dst, c.Name...)
 }
 
-// AnonymousKey is the Key of an anonymous caller at remote (a RemoteAddr):
-// its IP address, so one anonymous flood does not stop other anonymous
-// callers. An IPv6 address counts by its /64, which one host usually holds
-// whole.
-func AnonymousKey(remote string) string {
-	var buf [64]byte
-	return string(appendAnonymousKey(buf[:0], remote))
+// BudgetKey is what the caller's budgets count under (rate and in-flight
+// limits, sessions, event streams; issue 41): Key, except for an anonymous
+// caller, whose budgets are its network's, a /24 for IPv4 and a /64 for
+// IPv6, because whoever has one address of a network usually has its
+// neighbours too. Only budgets group this way: what an anonymous caller
+// owns stays its address's (Key), so a neighbour cannot use it.
+func (c Caller) BudgetKey() string {
+	if c.anonymousAt != "" {
+		var buf [64]byte
+		return string(appendAnonymousKey(buf[:0], c.anonymousAt, 24))
+	}
+	return c.Name
 }
 
-// appendAnonymousKey appends AnonymousKey(remote) to dst without
-// allocating.
-func appendAnonymousKey(dst []byte, remote string) []byte {
-	dst = append(dst, "anonymous@"...)
+// BudgetKeyOf is the BudgetKey of the anonymous caller whose Key is key,
+// and key itself for any other: for counts asked of by a caller's Key
+// (edge.Edge.SessionCount).
+func BudgetKeyOf(key string) string {
+	rest, ok := strings.CutPrefix(key, anonymousPrefix)
+	if !ok {
+		return key
+	}
+	var buf [64]byte
+	return string(appendAnonymousKey(buf[:0], rest, 24)) // an IPv6 key is its /64 already, kept as it is
+}
+
+// Class is the kind of caller the hub-wide budgets (sessions, event
+// streams, calls in flight) tell apart: anonymous callers together hold at
+// most their share of each (http.anonymousShare), so a few anonymous
+// networks cannot crowd out the callers that authenticate, and admins get
+// a reserve past each, so an operator always gets in.
+type Class uint8
+
+// The classes of callers; Classes counts them, to size arrays by class.
+const (
+	ClassAnonymous Class = iota
+	ClassAuthenticated
+	ClassAdmin
+	Classes
+)
+
+// String is the class's label in the metrics (class="anonymous").
+func (k Class) String() string {
+	switch k {
+	case ClassAnonymous:
+		return "anonymous"
+	case ClassAuthenticated:
+		return "authenticated"
+	}
+	return "admin"
+}
+
+// Class is the caller's class. An admin is one even without credentials
+// (the local user of a laptop hub).
+func (c Caller) Class() Class {
+	switch {
+	case c.Admin:
+		return ClassAdmin
+	case c.anonymousAt != "":
+		return ClassAnonymous
+	}
+	return ClassAuthenticated
+}
+
+// anonymousPrefix is how every anonymous caller's Key and BudgetKey begin.
+const anonymousPrefix = "anonymous@"
+
+// AnonymousKey is the Key of an anonymous caller at remote (a RemoteAddr):
+// its IP address, so that what one anonymous address owns is its own. An
+// IPv6 address counts by its /64, which one host usually holds whole.
+func AnonymousKey(remote string) string {
+	var buf [64]byte
+	return string(appendAnonymousKey(buf[:0], remote, 32))
+}
+
+// appendAnonymousKey appends the key of an anonymous caller at remote to
+// dst without allocating: its IPv4 address's first v4Bits bits (32: the
+// address, AnonymousKey; 24: its /24, BudgetKey) or its IPv6 address's /64.
+func appendAnonymousKey(dst []byte, remote string, v4Bits int) []byte {
+	dst = append(dst, anonymousPrefix...)
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		host = remote
@@ -152,11 +221,15 @@ func appendAnonymousKey(dst []byte, remote string) []byte {
 		return append(dst, host...)
 	}
 	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.AppendTo(dst)
+	bits := 64
+	if ip.Is4() {
+		bits = v4Bits
 	}
-	return ip.AppendTo(dst)
+	if bits >= ip.BitLen() {
+		return ip.AppendTo(dst)
+	}
+	p, _ := ip.Prefix(bits)
+	return p.AppendTo(dst)
 }
 
 type callerKey struct{}

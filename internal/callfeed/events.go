@@ -30,9 +30,10 @@ const (
 	// however many streams the others open.
 	maxSharedEventStreams = 48
 	// maxEventStreamsPerCaller is what one caller that is not an admin
-	// holds (by limit key: an anonymous caller per address), so that one
-	// caller leaves the others room: a console tab or two, with room for
-	// reloads. Admins are bound by the total only.
+	// holds (by budget key: an anonymous caller per network, a /24 or a
+	// /64, callers.Caller.BudgetKey), so that one caller leaves the others
+	// room: a console tab or two, with room for reloads. Admins are bound
+	// by the total only.
 	maxEventStreamsPerCaller = 4
 	// eventHeartbeat is the interval of the keep-alive comment.
 	eventHeartbeat = 15 * time.Second
@@ -54,9 +55,9 @@ type streamRefusal struct {
 func (f *Feed) openStream(caller callers.Caller) (func(), *streamRefusal) {
 	key := ""
 	if !caller.Admin {
-		key = caller.Key()
+		key = caller.BudgetKey()
 	}
-	anonymous := !caller.Admin && caller.Address() != ""
+	anonymous := caller.Class() == callers.ClassAnonymous
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {

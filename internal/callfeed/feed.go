@@ -81,7 +81,7 @@ type Feed struct {
 	streams   int
 	heartbeat time.Duration
 	// shared counts the streams of callers that are not admins, anonymous
-	// those of anonymous callers, perCaller those of each (by limit key);
+	// those of anonymous callers, perCaller those of each (by budget key);
 	// maxAnonymous is the anonymous callers' bound together.
 	shared, anonymous, maxAnonymous int
 	perCaller                       map[string]int

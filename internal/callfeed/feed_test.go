@@ -139,7 +139,8 @@ func TestEventStreamHeartbeats(t *testing.T) {
 	}
 }
 
-// TestEventStreamSlots: one caller (by limit key) holds at most
+// TestEventStreamSlots: one caller (by budget key: an anonymous one's
+// network, so a neighbour in its /24 shares its bound) holds at most
 // maxEventStreamsPerCaller, callers that are not admins together at most
 // maxSharedEventStreams, and the rest is the admins'.
 func TestEventStreamSlots(t *testing.T) {
@@ -169,10 +170,12 @@ func TestEventStreamSlots(t *testing.T) {
 	take(anon("10.0.0.1"), maxEventStreamsPerCaller)
 	_, status := open(anon("10.0.0.1"))
 	mustf(t, status == http.StatusTooManyRequests, "one address over its bound: %d, want 429", status)
+	_, status = open(anon("10.0.0.200"))
+	mustf(t, status == http.StatusTooManyRequests, "a neighbour in the /24 of an address at its bound: %d, want 429", status)
 	for i := 2; len(releases) < maxSharedEventStreams; i++ {
-		take(anon("10.0.0."+strconv.Itoa(i)), maxEventStreamsPerCaller)
+		take(anon("10.0."+strconv.Itoa(i)+".1"), maxEventStreamsPerCaller)
 	}
-	_, status = open(anon("10.0.1.1"))
+	_, status = open(anon("10.1.0.1"))
 	mustf(t, status == http.StatusServiceUnavailable, "a new address with the non-admins' share taken: %d, want 503", status)
 	take(callers.Caller{Name: "ops", Admin: true}, maxEventStreams-maxSharedEventStreams)
 	_, status = open(callers.Caller{Name: "ops2", Admin: true})

@@ -80,8 +80,7 @@ type Config struct {
 	// HTTP bounds what one caller can make the hub's HTTP endpoint hold:
 	// body size, sessions, slow clients.
 	HTTP HTTPSettings `json:"http"`
-	// Limits bound how often and how many at once callers may call, per
-	// caller and per upstream server; nothing is limited unless set.
+	// Limits bound the calls of each caller, to each upstream, and in flight.
 	Limits LimitSettings `json:"limits"`
 	// APITools are api-type tools: one HTTP request per call, credentials
 	// attached by the hub.
@@ -785,6 +784,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Pinning.Mode, PinningEnforce)
 	setDefault(&c.Screening.Mode, ScreeningEnforce)
 	c.HTTP.applyDefaults()
+	setDefault(&c.Limits.MaxInFlight, new(int(DefaultMaxInFlight)))
 	c.Approvals.applyDefaults()
 	c.UserGrants.applyDefaults()
 	c.RegistryAPI.applyDefaults()

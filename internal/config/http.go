@@ -64,9 +64,7 @@ func (h *HTTPSettings) applyDefaults() {
 	// A smaller total with the per-caller cap left out must not fail
 	// validation over a value the operator never wrote.
 	setDefault(&h.MaxSessionsPerCaller, min(DefaultMaxSessionsPerCaller, max(h.MaxSessions, 1)))
-	if h.AnonymousShare == nil {
-		h.AnonymousShare = new(int(DefaultAnonymousShare))
-	}
+	setDefault(&h.AnonymousShare, new(int(DefaultAnonymousShare)))
 	setDefault(&h.SessionIdleTimeout, Duration(DefaultSessionIdleTimeout))
 	setDefault(&h.ReadTimeout, Duration(DefaultReadTimeout))
 	setDefault(&h.ReadHeaderTimeout, Duration(DefaultReadHeaderTimeout))
@@ -90,12 +88,6 @@ func (h HTTPSettings) validate() error {
 	}
 	if h.SessionIdleTimeout.D() < MinSessionIdleTimeout {
 		return fmt.Errorf("http.sessionIdleTimeout: %s is shorter than %s", h.SessionIdleTimeout.D(), MinSessionIdleTimeout)
-	}
-	if h.ReadTimeout <= 0 {
-		return fmt.Errorf("http.readTimeout: must be positive")
-	}
-	if h.ReadHeaderTimeout <= 0 {
-		return fmt.Errorf("http.readHeaderTimeout: must be positive")
 	}
 	for i, o := range h.AllowedOrigins {
 		if err := origins.Check(o); err != nil {

@@ -5,13 +5,17 @@ import (
 	"math"
 )
 
-// LimitSettings bound how often and how many calls at once each caller, and
-// each upstream server, may make, so one greedy caller cannot starve the
-// others. A call over a bound is refused at once with a retry-after, never
-// queued. Nothing is limited unless configured.
+// LimitSettings bound how often and how many calls at once each caller and
+// each upstream server may make (when set), so one greedy caller cannot
+// starve the others, and the calls in flight of all callers. A call over a
+// bound is refused at once with a retry-after, never queued.
 type LimitSettings struct {
+	// MaxInFlight bounds the calls in flight on one replica, all callers'
+	// together, so that callers each under its own limits cannot exhaust it
+	// (anonymous ones hold http.anonymousShare of it); default 512, never off.
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
 	// PerCaller applies to every caller (a token, a ServiceAccount, each
-	// anonymous remote address) that has no limits of its own
+	// anonymous network: a /24, a /64) that has no limits of its own
 	// (auth.tokens[].limits).
 	PerCaller Limits `json:"perCaller"`
 	// PerUpstream applies to every server that has no limits of its own
@@ -19,8 +23,7 @@ type LimitSettings struct {
 	PerUpstream Limits `json:"perUpstream"`
 }
 
-// Limits are one caller's or one server's bounds. Zero or absent means no
-// bound.
+// Limits are one caller's or one server's bounds; zero or absent: none.
 type Limits struct {
 	// Rate is the sustained calls per second (a token bucket).
 	Rate float64 `json:"rate,omitempty"`
@@ -30,6 +33,10 @@ type Limits struct {
 	// MaxInFlight bounds the calls running at once.
 	MaxInFlight int `json:"maxInFlight,omitempty"`
 }
+
+// DefaultMaxInFlight is limits.maxInFlight when omitted: far more calls than
+// a fleet of busy agents runs at once, far fewer than would exhaust a replica.
+const DefaultMaxInFlight = 512
 
 // Zero reports whether l bounds nothing.
 func (l Limits) Zero() bool { return l.Rate == 0 && l.MaxInFlight == 0 }
@@ -57,6 +64,9 @@ func (l *Limits) Normalize() error {
 }
 
 func (s *LimitSettings) normalize() error {
+	if n := *s.MaxInFlight; n <= 0 {
+		return fmt.Errorf("limits.maxInFlight: %d must be positive (omit it for the default, %d)", n, DefaultMaxInFlight)
+	}
 	if err := s.PerCaller.Normalize(); err != nil {
 		return fmt.Errorf("limits.perCaller.%w", err)
 	}

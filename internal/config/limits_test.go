@@ -13,7 +13,7 @@ func TestLimitsParsed(t *testing.T) {
 		settings    LimitSettings
 		token, serv *Limits
 	}{
-		{"nothing configured", "servers: []\n", LimitSettings{}, nil, nil},
+		{"nothing configured", "servers: []\n", LimitSettings{MaxInFlight: new(DefaultMaxInFlight)}, nil, nil},
 		{"the documented example", `
 limits:
   perCaller:   {rate: 20, burst: 40, maxInFlight: 8}
@@ -28,13 +28,15 @@ servers:
   - name: github
     url: http://github-mcp/mcp
     limits: {maxInFlight: 16}
-`, LimitSettings{PerCaller: Limits{Rate: 20, Burst: 40, MaxInFlight: 8}, PerUpstream: Limits{MaxInFlight: 64}},
+`, LimitSettings{MaxInFlight: new(512), PerCaller: Limits{Rate: 20, Burst: 40, MaxInFlight: 8}, PerUpstream: Limits{MaxInFlight: 64}},
 			&Limits{Rate: 5, Burst: 10, MaxInFlight: 2}, &Limits{MaxInFlight: 16}},
 		{"burst defaults to ceil(rate)", `
 limits: {perCaller: {rate: 2.5}}
 auth: {tokens: [{name: ci, token: {env: MCPHUB_TEST_CI}, maxLevel: full, limits: {rate: 0.5}}]}
 servers: [{name: github, url: http://github-mcp/mcp, limits: {rate: 7}}]
-`, LimitSettings{PerCaller: Limits{Rate: 2.5, Burst: 3}}, &Limits{Rate: 0.5, Burst: 1}, &Limits{Rate: 7, Burst: 7}},
+`, LimitSettings{MaxInFlight: new(512), PerCaller: Limits{Rate: 2.5, Burst: 3}}, &Limits{Rate: 0.5, Burst: 1}, &Limits{Rate: 7, Burst: 7}},
+		{"the hub's calls in flight", "limits: {maxInFlight: 2000, perCaller: {maxInFlight: 4}}\n",
+			LimitSettings{MaxInFlight: new(2000), PerCaller: Limits{MaxInFlight: 4}}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse("t.yaml", []byte(tc.yaml))
@@ -65,6 +67,9 @@ func TestLimitsErrorsNameFileAndField(t *testing.T) {
 		{"negative burst", "limits: {perCaller: {rate: 1, burst: -2}}\n", "limits.perCaller.burst: -2 must not be negative"},
 		{"burst without rate", "limits: {perCaller: {burst: 5}}\n", "limits.perCaller.burst: 5 is set without a rate"},
 		{"negative in flight", "limits: {perUpstream: {maxInFlight: -1}}\n", "limits.perUpstream.maxInFlight: -1 must not be negative"},
+		{"the hub's bound off", "limits: {maxInFlight: 0}\n", "limits.maxInFlight: 0 must be positive (omit it for the default, 512)"},
+		{"the hub's bound negative", "limits: {maxInFlight: -8}\n", "limits.maxInFlight: -8 must be positive"},
+		{"the hub's bound of another type", "limits: {maxInFlight: many}\n", "limits.maxInFlight"},
 		{"rate of another type", "limits: {perCaller: {rate: fast}}\n", "limits.perCaller.rate"},
 		{"unknown key", "limits: {perCaller: {qps: 3}}\n", `unknown field "qps"`},
 		{"caller could take an upstream", "limits: {perCaller: {maxInFlight: 64}, perUpstream: {maxInFlight: 64}}\n",

@@ -15,35 +15,24 @@ import (
 	"github.com/purko-io/mcp-hub/internal/callers"
 )
 
-func TestBudgetKey(t *testing.T) {
-	for _, tc := range []struct{ remote, want string }{
-		{"192.0.2.7:4711", "anonymous@192.0.2.0/24"},
-		{"192.0.2.250:1", "anonymous@192.0.2.0/24"},
-		{"192.0.3.7:4711", "anonymous@192.0.3.0/24"},
-		{"[::ffff:192.0.2.9]:80", "anonymous@192.0.2.0/24"},
-		{"[2001:db8::1]:443", "anonymous@2001:db8::/64"},
-		{"[2001:db8::ffff:1]:443", "anonymous@2001:db8::/64"},
-		{"[2001:db8:0:1::1]:443", "anonymous@2001:db8:0:1::/64"},
-		{"not-an-address", "anonymous@not-an-address"},
-	} {
-		c := callers.Anonymous(tc.remote, autonomy.Restricted)
-		if got := budgetOf(c); got.key != tc.want || got.class != classAnonymous {
-			t.Errorf("budget of %s: %+v, want %s", tc.remote, got, tc.want)
-		}
-	}
-	if got := BudgetKey("ops"); got != "ops" {
-		t.Errorf("a token caller's budget key: %q", got)
-	}
-	if b := budgetOf(callers.Caller{Name: "anonymous@192.0.2.7"}); b.key != "anonymous@192.0.2.7" || b.class != classAuthenticated {
-		t.Errorf("a token named like an address is not grouped: %+v", b)
-	}
-	if b := budgetOf(callers.Caller{Name: "ops", Admin: true}); b.key != "ops" || b.class != classAdmin {
-		t.Errorf("admin: %+v", b)
-	}
+// TestBudgetOf: a session counts against its caller's budget key
+// (callers.Caller.BudgetKey: an anonymous caller's network) and class.
+func TestBudgetOf(t *testing.T) {
 	local := callers.Anonymous("127.0.0.1:5000", autonomy.Full)
 	local.Admin = true // the local user of a laptop hub
-	if b := budgetOf(local); b.key != "anonymous@127.0.0.0/24" || b.class != classAdmin {
-		t.Errorf("an anonymous admin: %+v", b)
+	for _, tc := range []struct {
+		c    callers.Caller
+		want budget
+	}{
+		{anon("192.0.2.7"), budget{"anonymous@192.0.2.0/24", callers.ClassAnonymous}},
+		{anon("[2001:db8::ffff:1]"), budget{"anonymous@2001:db8::/64", callers.ClassAnonymous}},
+		{callers.Caller{Name: "anonymous@192.0.2.7"}, budget{"anonymous@192.0.2.7", callers.ClassAuthenticated}},
+		{admin, budget{"ops", callers.ClassAdmin}},
+		{local, budget{"anonymous@127.0.0.0/24", callers.ClassAdmin}},
+	} {
+		if got := budgetOf(tc.c); got != tc.want {
+			t.Errorf("budget of %s: %+v, want %+v", tc.c.Key(), got, tc.want)
+		}
 	}
 }
 

@@ -45,7 +45,7 @@ type sessionLimits struct {
 	total     int
 	perCaller map[string]int    // by budget key
 	owners    map[string]holder // registered session id -> who holds it
-	byClass   [classes]int
+	byClass   [callers.Classes]int
 	refused   [reasons]uint64
 }
 
@@ -54,7 +54,7 @@ type sessionLimits struct {
 // the event streams keep 16 for the operators' consoles).
 const adminReserve = 16
 
-// holder is who holds a registered session: the caller's limit key, to
+// holder is who holds a registered session: the caller's key, to
 // which the session stays bound (SessionOwner), and what it is counted
 // against.
 type holder struct {
@@ -100,13 +100,13 @@ func (l *sessionLimits) reserve(a *admission) *limitError {
 // refusal is counted.
 func (l *sessionLimits) refusal(b budget) *limitError {
 	total := l.maxTotal
-	if b.class == classAdmin {
+	if b.class == callers.ClassAdmin {
 		total += adminReserve
 	}
 	switch {
 	case l.total >= total:
 		l.refused[refusedTotal]++
-		if b.class == classAdmin {
+		if b.class == callers.ClassAdmin {
 			return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
 				"the hub holds %d live MCP sessions, its limit (http.maxSessions) and the %d kept for admins: try again later", l.total, adminReserve)}
 		}
@@ -117,11 +117,11 @@ func (l *sessionLimits) refusal(b budget) *limitError {
 		return &limitError{http.StatusTooManyRequests, fmt.Sprintf(
 			"caller %q holds %d live MCP sessions, its limit (http.maxSessionsPerCaller): reuse a session, end unused ones (DELETE /mcp with their Mcp-Session-Id), or wait for idle ones to expire (after %s)",
 			b.key, l.perCaller[b.key], l.idle)}
-	case b.class == classAnonymous && l.byClass[classAnonymous] >= l.maxAnonymous:
+	case b.class == callers.ClassAnonymous && l.byClass[callers.ClassAnonymous] >= l.maxAnonymous:
 		l.refused[refusedAnonymousShare]++
 		return &limitError{http.StatusServiceUnavailable, fmt.Sprintf(
 			"anonymous callers hold %d of their %d sessions (http.anonymousShare %d%% of http.maxSessions): authenticate, or try again later",
-			l.byClass[classAnonymous], l.maxAnonymous, l.share)}
+			l.byClass[callers.ClassAnonymous], l.maxAnonymous, l.share)}
 	}
 	return nil
 }
@@ -191,7 +191,8 @@ func (l *sessionLimits) live(id string) bool {
 	return ok
 }
 
-// owner is the limit key of the caller whose session id is registered here.
+// owner is the key (callers.Caller.Key) of the caller whose session id is
+// registered here.
 func (l *sessionLimits) owner(id string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -200,11 +201,11 @@ func (l *sessionLimits) owner(id string) (string, bool) {
 }
 
 // count returns the live sessions in total and of the budget of the
-// caller whose limit key is caller (BudgetKey), reservations included.
+// caller whose key is caller (callers.BudgetKeyOf), reservations included.
 func (l *sessionLimits) count(caller string) (total, mine int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.total, l.perCaller[BudgetKey(caller)]
+	return l.total, l.perCaller[callers.BudgetKeyOf(caller)]
 }
 
 // SessionFace says how a face's requests create sessions.
@@ -272,12 +273,12 @@ func (e *Edge) InstallHooks(hooks *server.Hooks) {
 	hooks.AddOnUnregisterSession(e.sessions.unregistered)
 }
 
-// SessionOwner is the limit key (callers.Caller.Key) of the caller whose
+// SessionOwner is the key (callers.Caller.Key) of the caller whose
 // session id is registered here: a legacy SSE session's messages must come
 // from the caller that opened it.
 func (e *Edge) SessionOwner(id string) (string, bool) { return e.sessions.owner(id) }
 
 // SessionCount returns the live sessions in total and of the budget of the
-// caller whose limit key is caller (an anonymous IPv4 caller's /24, BudgetKey),
+// caller whose key is caller (an anonymous IPv4 caller's /24, callers.BudgetKeyOf),
 // reservations included.
 func (e *Edge) SessionCount(caller string) (total, mine int) { return e.sessions.count(caller) }

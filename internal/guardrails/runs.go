@@ -31,14 +31,22 @@ import (
 // new run, which is why such a caller's runs together are held to an
 // hour's budget.
 //
-// Replicas share no store: a replica that admits a call tells its peers
-// (Share), and its result waits for that (bounded by shareTimeout), so an
-// agent loop's next call (sent after the result) is counted against every
-// call before it on whichever replica it lands, in its run and its hour.
-// Calls in flight at once on different replicas can each pass the last
-// slot: the bound is then the budget plus the calls in flight elsewhere.
-// A peer that cannot be reached counts only what it saw itself (a
-// partition).
+// Replicas share no store: the counts of a caller's runs and hour are
+// kept by one replica, its owner (rendezvous hashing over the replicas,
+// internal/peers), and a replica that gets a call asks the owner to
+// count it (Owner): one internal request, none when it is the owner,
+// whatever the number of replicas. So an agent loop's calls are counted
+// in one place on whichever replica each lands, and its budget holds
+// exactly (calls in flight at once are counted one by one at the owner).
+//
+// Each replica keeps what it last heard from an owner, and sends it with
+// each count (Counts, merged by maximum): when a replica joins or leaves
+// and a caller's owner changes, the new owner starts from what the
+// replica asking knew, not from zero. During such a move a budget can
+// be passed by the calls the replica asking had not heard of (at most
+// those admitted through other replicas since its own last call of that
+// caller). An owner that cannot be reached is a partition: the replica
+// counts alone from what it knew.
 
 // Run counts are kept while calls come: runIdle after a run's last call it
 // is forgotten (pinnedIdle for a run pinned to the caller's identity: a
@@ -63,9 +71,9 @@ const (
 	hourSlots = int(time.Hour/hourSlot) + 1
 )
 
-// shareTimeout bounds how long a call's result waits for its count to
-// reach the peers.
-const shareTimeout = time.Second
+// ownerTimeout bounds how long a call waits for its owner to count it
+// before its replica counts it alone.
+const ownerTimeout = time.Second
 
 // pinnedMark begins the key of a run pinned to the caller's identity,
 // which the runs others open must not push out of the counts. Other keys
@@ -73,10 +81,10 @@ const shareTimeout = time.Second
 // host, "agent ...", "anonymous@...") never begins with a NUL.
 const pinnedMark = "\x00pinned\x00"
 
-// Share tells the other replicas of one admitted call: of run (its key;
-// "" when no run budget counted it) and of the hour of the caller whose
-// key is hour ("" when no hour budget counted it). They call Heard.
-type Share func(ctx context.Context, run, hour string)
+// Owner has the owner of the caller whose key is caller count c, and
+// returns its verdict. local is true when this replica is the owner (or
+// none could be asked): it then counts c itself.
+type Owner func(ctx context.Context, caller string, c Charge) (s Spent, local bool)
 
 // Runs counts the calls of agent runs, and of callers' hours. Safe for
 // concurrent use.
@@ -92,21 +100,21 @@ type Runs struct {
 	// hours are the callers' hour windows, by caller key.
 	hours *lru.Cache[string, hourCount]
 	now   func() time.Time
-	// share tells the peers of one admitted call; nil without peers.
-	share Share
+	// owner counts a call at its caller's owner; nil without peers.
+	owner Owner
 }
 
-// NewRuns returns the counts on the wall clock. share, when not nil, tells
-// the other replicas of each admitted call (they call Heard).
-func NewRuns(share Share) *Runs { return NewRunsAt(share, time.Now) }
+// NewRuns returns the counts on the wall clock. owner, when not nil, has
+// each call counted by its caller's owner (which calls Take).
+func NewRuns(owner Owner) *Runs { return NewRunsAt(owner, time.Now) }
 
 // NewRunsAt is NewRuns on the clock now, which tests move to see a run
 // forgotten and an hour's calls freed without waiting for them.
-func NewRunsAt(share Share, now func() time.Time) *Runs {
+func NewRunsAt(owner Owner, now func() time.Time) *Runs {
 	counts, _ := lru.New[string, runCount](runsKept)
 	pinned, _ := lru.New[string, runCount](runsKept)
 	hours, _ := lru.New[string, hourCount](runsKept)
-	return &Runs{counts: counts, pinned: pinned, hours: hours, now: now, share: share}
+	return &Runs{counts: counts, pinned: pinned, hours: hours, now: now, owner: owner}
 }
 
 // runCount is the calls of a run and when it last called.
@@ -209,59 +217,142 @@ func (r *Runs) add(run string, n int, hour string, h hourCount, now time.Time) {
 	}
 }
 
-// Heard counts a call a peer admitted: of run, and of the hour of the
-// caller whose key is hour; an empty name is not counted.
-func (r *Runs) Heard(run, hour string) {
+// Charge is one call to count: of Run under PerRun, and of the hour of
+// the caller whose key is Hour under PerHour; an empty name is not
+// counted. Known is what the replica asking knew of both.
+type Charge struct {
+	Run     string `json:"run,omitempty"`
+	PerRun  int    `json:"perRun,omitempty"`
+	Hour    string `json:"hour,omitempty"`
+	PerHour int    `json:"perHour,omitempty"`
+	Known   Counts `json:"known"`
+}
+
+// Counts are a run's and an hour's counts as one replica knows them; two
+// replicas' merge by maximum (merge).
+type Counts struct {
+	Run      int       `json:"run,omitempty"`
+	RunLast  time.Time `json:"runLast,omitzero"`
+	HourSlot int64     `json:"hourSlot,omitempty"`
+	Hour     []int     `json:"hour,omitempty"` // calls per slot, slot s at s%hourSlots
+}
+
+// Spent is an owner's verdict on a Charge: admitted or not, how far the
+// budget that refused it was used, and the counts after it.
+type Spent struct {
+	Admitted bool      `json:"admitted"`
+	Hour     bool      `json:"hour,omitempty"` // the hour refused it, not the run
+	N        int       `json:"n"`              // the calls counted before it
+	Free     time.Time `json:"free,omitzero"`  // for the hour: when a call is admitted again
+	Counts   Counts    `json:"counts"`
+}
+
+// known is what this replica counts of c's run and hour. The caller holds
+// mu.
+func (r *Runs) known(c Charge, now time.Time) Counts {
+	var k Counts
+	if c.Run != "" {
+		counts, _ := r.runsOf(c.Run)
+		if rc, ok := counts.Get(c.Run); ok && now.Sub(rc.last) <= r.idleOf(c.Run) {
+			k.Run, k.RunLast = rc.n, rc.last
+		}
+	}
+	if c.Hour != "" {
+		h := r.hour(c.Hour, now)
+		k.HourSlot, k.Hour = h.newest, h.n[:]
+	}
+	return k
+}
+
+// merge raises this replica's counts of c's run and hour to k where k
+// counts more. The caller holds mu.
+func (r *Runs) merge(c Charge, k Counts, now time.Time) {
+	if c.Run != "" && k.Run > 0 {
+		counts, _ := r.runsOf(c.Run)
+		rc, _ := counts.Get(c.Run)
+		if now.Sub(rc.last) > r.idleOf(c.Run) {
+			rc = runCount{}
+		}
+		if k.Run > rc.n && now.Sub(k.RunLast) <= r.idleOf(c.Run) {
+			counts.Add(c.Run, runCount{n: k.Run, last: later(rc.last, k.RunLast)})
+		}
+	}
+	if c.Hour != "" && len(k.Hour) == hourSlots {
+		theirs := hourCount{newest: k.HourSlot}
+		copy(theirs.n[:], k.Hour)
+		slot := max(slotOf(now), k.HourSlot)
+		mine, theirs := r.hour(c.Hour, now).at(slot), theirs.at(slot)
+		for i := range mine.n {
+			mine.n[i] = max(mine.n[i], theirs.n[i])
+		}
+		r.hours.Add(c.Hour, mine)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// idleOf is how long run is kept after its last call.
+func (r *Runs) idleOf(run string) time.Duration {
+	_, idle := r.runsOf(run)
+	return idle
+}
+
+// Take counts c here: with what the replica asking knew merged in, it
+// admits one more call under both budgets of c, or neither counts it. An
+// owner answers its peers with it (internal/peers RunPath).
+func (r *Runs) Take(c Charge) Spent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	n, h := 0, hourCount{}
-	if run != "" {
-		n = r.count(run, now)
-	}
-	if hour != "" {
-		h = r.hour(hour, now)
-	}
-	r.add(run, n, hour, h, now)
-}
-
-// charge is one call to count: of run under perRun, and of the hour of
-// the caller whose key is hour under perHour; an empty name is not
-// counted.
-type charge struct {
-	run     string
-	perRun  int
-	hour    string
-	perHour int
-}
-
-// spent is how far the budget that refused a call was used.
-type spent struct {
-	hour bool      // the hour refused it, not the run
-	n    int       // the calls counted before it
-	free time.Time // for the hour: when a call is admitted again
+	r.merge(c, c.Known, now)
+	s := r.take(c, now)
+	s.Counts = r.known(c, now)
+	return s
 }
 
 // take admits one more call under both budgets of c, or neither counts
-// it.
-func (r *Runs) take(c charge) (spent, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
+// it. The caller holds mu.
+func (r *Runs) take(c Charge, now time.Time) Spent {
 	n, h := 0, hourCount{}
-	if c.run != "" {
-		if n = r.count(c.run, now); n >= c.perRun {
-			return spent{n: n}, false
+	if c.Run != "" {
+		if n = r.count(c.Run, now); n >= c.PerRun {
+			return Spent{N: n}
 		}
 	}
-	if c.hour != "" {
-		h = r.hour(c.hour, now)
-		if t := h.total(); t >= c.perHour {
-			return spent{hour: true, n: t, free: h.freeAt(c.perHour)}, false
+	if c.Hour != "" {
+		h = r.hour(c.Hour, now)
+		if t := h.total(); t >= c.PerHour {
+			return Spent{Hour: true, N: t, Free: h.freeAt(c.PerHour)}
 		}
 	}
-	r.add(c.run, n, c.hour, h, now)
-	return spent{n: n}, true
+	r.add(c.Run, n, c.Hour, h, now)
+	return Spent{Admitted: true, N: n}
+}
+
+// charge counts c at its caller's owner, or here when this replica owns
+// it or the owner cannot be reached, and keeps what the owner answered.
+func (r *Runs) charge(ctx context.Context, caller string, c Charge) Spent {
+	if r.owner == nil {
+		return r.Take(c)
+	}
+	r.mu.Lock()
+	c.Known = r.known(c, r.now())
+	r.mu.Unlock()
+	octx, cancel := context.WithTimeout(ctx, ownerTimeout)
+	s, local := r.owner(octx, caller, c)
+	cancel()
+	if local {
+		return r.Take(c)
+	}
+	r.mu.Lock()
+	r.merge(c, s.Counts, r.now())
+	r.mu.Unlock()
+	return s
 }
 
 // A Run is what a call is counted against.
@@ -275,6 +366,8 @@ type Run struct {
 	// (maxIterationsPerHour) holds; "" for a caller whose run is pinned
 	// to its identity, which needs none.
 	Hour string
+	// Caller is the caller's key: its owner counts its runs and hour.
+	Caller string
 }
 
 // RunOf is the run of a call of the caller whose key is callerKey (which
@@ -287,17 +380,17 @@ type Run struct {
 func RunOf(callerKey string, subject identity.Subject, traceparent, session string) Run {
 	if subject.Kind() == identity.ServiceAccount {
 		if pod := subject.Pod(); pod != "" {
-			return Run{Key: pinnedMark + "pod\x00" + pod + "\x00" + callerKey, Says: "pod " + pod}
+			return Run{Key: pinnedMark + "pod\x00" + pod + "\x00" + callerKey, Says: "pod " + pod, Caller: callerKey}
 		}
-		return Run{Key: pinnedMark + "caller\x00" + callerKey, Says: "calls of " + callerKey}
+		return Run{Key: pinnedMark + "caller\x00" + callerKey, Says: "calls of " + callerKey, Caller: callerKey}
 	}
 	if id, ok := traceID(traceparent); ok {
-		return Run{Key: callerKey + "\x00trace\x00" + id, Says: "trace " + id, Hour: callerKey}
+		return Run{Key: callerKey + "\x00trace\x00" + id, Says: "trace " + id, Hour: callerKey, Caller: callerKey}
 	}
 	if session != "" {
-		return Run{Key: callerKey + "\x00session\x00" + session, Says: "session", Hour: callerKey}
+		return Run{Key: callerKey + "\x00session\x00" + session, Says: "session", Hour: callerKey, Caller: callerKey}
 	}
-	return Run{Key: callerKey + "\x00caller", Says: "calls of " + callerKey, Hour: callerKey}
+	return Run{Key: callerKey + "\x00caller", Says: "calls of " + callerKey, Hour: callerKey, Caller: callerKey}
 }
 
 // traceID reads the trace id of a version-00 traceparent:
@@ -315,47 +408,32 @@ func traceID(tp string) (string, bool) {
 
 // Budget admits one call of run of a caller held to spec.MaxIterations
 // and, when run has an hour, spec.MaxIterationsPerHour, or returns the
-// BLOCKED text that refuses it. who names the caller in that text. When
-// admitted, wait must be called before the call's result is returned: it
-// waits (briefly) for the peers to have counted the call.
-func (g *Guard) Budget(ctx context.Context, spec *toolspec.Guardrails, who string, run Run) (denial string, wait func()) {
+// BLOCKED text that refuses it. who names the caller in that text. With
+// peers the count is its caller's owner's (Owner).
+func (g *Guard) Budget(ctx context.Context, spec *toolspec.Guardrails, who string, run Run) (denial string) {
 	if spec == nil {
-		return "", noWait
+		return ""
 	}
-	var c charge
+	var c Charge
 	if spec.MaxIterations > 0 {
-		c.run, c.perRun = run.Key, spec.MaxIterations
+		c.Run, c.PerRun = run.Key, spec.MaxIterations
 	}
 	if spec.MaxIterationsPerHour > 0 && run.Hour != "" {
-		c.hour, c.perHour = run.Hour, spec.MaxIterationsPerHour
+		c.Hour, c.PerHour = run.Hour, spec.MaxIterationsPerHour
 	}
-	if c.run == "" && c.hour == "" {
-		return "", noWait
+	if c.Run == "" && c.Hour == "" {
+		return ""
 	}
-	s, ok := g.runs.take(c)
+	s := g.runs.charge(ctx, run.Caller, c)
 	switch {
-	case !ok && s.hour:
+	case !s.Admitted && s.Hour:
 		g.refused.Inc()
 		return fmt.Sprintf("BLOCKED: tool call budget used up: %s may make %d tool calls an hour across all of its agent runs (guardrails maxIterationsPerHour) and has made %d within the last hour; calls are admitted again from %s.",
-			who, c.perHour, s.n, s.free.UTC().Format(time.RFC3339)), nil
-	case !ok:
+			who, c.PerHour, s.N, s.Free.UTC().Format(time.RFC3339))
+	case !s.Admitted:
 		g.refused.Inc()
 		return fmt.Sprintf("BLOCKED: tool call budget used up: this agent run (%s) of %s may make %d tool calls (guardrails maxIterations) and has made %d.",
-			run.Says, who, c.perRun, s.n), nil
+			run.Says, who, c.PerRun, s.N)
 	}
-	if g.runs.share == nil {
-		return "", noWait
-	}
-	done := make(chan struct{})
-	// The count goes out while the call runs; the caller is answered
-	// after it arrived, or after shareTimeout.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shareTimeout)
-	go func() {
-		defer close(done)
-		defer cancel()
-		g.runs.share(sctx, c.run, c.hour)
-	}()
-	return "", func() { <-done }
+	return ""
 }
-
-func noWait() {}

@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -106,12 +107,11 @@ func TestBudgetPodRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := []struct{ traceparent, session string }{{tp1, "s1"}, {tp2, "s2"}, {"", ""}, {otherSpan, "s3"}}
 			for i, c := range calls {
-				denial, wait := g.Budget(context.Background(), spec, who, RunOf(who, tt.subject, c.traceparent, c.session))
+				denial := g.Budget(context.Background(), spec, who, RunOf(who, tt.subject, c.traceparent, c.session))
 				if i < 3 {
 					if denial != "" {
 						t.Fatalf("call %d (trace %q, session %q): %s", i+1, c.traceparent, c.session, denial)
 					}
-					wait()
 					continue
 				}
 				if !strings.Contains(denial, tt.want) {
@@ -121,7 +121,7 @@ func TestBudgetPodRun(t *testing.T) {
 		})
 	}
 	next := identity.ServiceAccountSubject("sa-token").BoundToPod("another-pod-uid")
-	if denial, _ := g.Budget(context.Background(), spec, who, RunOf(who, next, "", "")); denial != "" {
+	if denial := g.Budget(context.Background(), spec, who, RunOf(who, next, "", "")); denial != "" {
 		t.Fatalf("the next pod of the caller: %s", denial)
 	}
 }
@@ -139,11 +139,7 @@ func TestBudgetPerHour(t *testing.T) {
 	call := func(caller string, subject identity.Subject) string {
 		nextRun++ // a new session and a new trace each time: a new run
 		tp := fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", nextRun)
-		denial, wait := g.Budget(context.Background(), spec, caller, RunOf(caller, subject, tp, fmt.Sprintf("s%d", nextRun)))
-		if denial == "" {
-			wait()
-		}
-		return denial
+		return g.Budget(context.Background(), spec, caller, RunOf(caller, subject, tp, fmt.Sprintf("s%d", nextRun)))
 	}
 	// 09:00 three calls, 09:20 two: five, each in a run of its own.
 	steps := []struct {
@@ -182,49 +178,131 @@ func TestBudgetPerHour(t *testing.T) {
 	}
 }
 
-// TestBudgetAcrossReplicas: each admitted call is told to the peers before
-// its wait returns, with its run and its caller's hour, and a peer's calls
-// count against both budgets here.
-func TestBudgetAcrossReplicas(t *testing.T) {
-	var here, there *Runs
-	var told atomic.Int32
-	here = NewRuns(func(_ context.Context, run, hour string) { told.Add(1); there.Heard(run, hour) })
-	there = NewRuns(func(_ context.Context, run, hour string) { told.Add(1); here.Heard(run, hour) })
-	g1, g2 := New(Options{Runs: here}), New(Options{Runs: there})
+// replicaRuns are the runs of replicas whose owner of every caller is
+// owner (an index; -1 for none): a call on another replica is counted by
+// asking it (Take, through JSON as on the wire), one request per call.
+type replicaRuns struct {
+	runs  []*Runs
+	owner atomic.Int32
+	asked atomic.Int32
+}
+
+func newReplicaRuns(n int) *replicaRuns {
+	rr := &replicaRuns{}
+	for i := range n {
+		rr.runs = append(rr.runs, NewRuns(func(_ context.Context, _ string, c Charge) (Spent, bool) {
+			o := int(rr.owner.Load())
+			if o < 0 || o == i {
+				return Spent{}, true
+			}
+			rr.asked.Add(1)
+			var wire Charge
+			if b, err := json.Marshal(c); err != nil || json.Unmarshal(b, &wire) != nil {
+				panic("a charge does not survive JSON")
+			}
+			var s Spent
+			b, _ := json.Marshal(rr.runs[o].Take(wire))
+			_ = json.Unmarshal(b, &s)
+			return s, false
+		}))
+	}
+	return rr
+}
+
+// TestBudgetAtOwner: a caller's calls on any replica are counted by its
+// owner, one request per call on the others and none on the owner, against
+// both its run and its hour; when the owner moves to a replica that knew
+// nothing, the budget is passed by at most the calls the replica asking
+// had not heard of; and an owner that cannot be asked leaves each
+// replica counting alone from what it knew.
+func TestBudgetAtOwner(t *testing.T) {
+	rr := newReplicaRuns(4) // replica 3 takes no calls: it becomes the owner below
+	g := []*Guard{New(Options{Runs: rr.runs[0]}), New(Options{Runs: rr.runs[1]}), New(Options{Runs: rr.runs[2]})}
+	rr.owner.Store(1)
 	spec := &toolspec.Guardrails{MaxIterations: 4, MaxIterationsPerHour: 6}
-	each := func(i int) *Guard { return []*Guard{g1, g2}[i%2] }
 	run := RunOf("ci", identity.Subject{}, "", "s1")
 	for i := range 4 {
-		denial, wait := each(i).Budget(context.Background(), spec, "ci", run)
-		if denial != "" {
+		if denial := g[i%3].Budget(context.Background(), spec, "ci", run); denial != "" {
 			t.Fatalf("call %d: %s", i+1, denial)
 		}
-		wait()
 	}
-	for _, g := range []*Guard{g1, g2} {
-		denial, _ := g.Budget(context.Background(), spec, "ci", run)
-		if !strings.Contains(denial, "may make 4 tool calls (guardrails maxIterations) and has made 4") {
-			t.Fatalf("call 5: %q", denial)
+	for i, gi := range g {
+		if denial := gi.Budget(context.Background(), spec, "ci", run); !strings.Contains(denial, "may make 4 tool calls (guardrails maxIterations) and has made 4") {
+			t.Fatalf("call 5 on replica %d: %q", i, denial)
 		}
 	}
-	for i := range 2 { // new runs: the hour has two calls left
-		denial, wait := each(i).Budget(context.Background(), spec, "ci", RunOf("ci", identity.Subject{}, "", fmt.Sprintf("s%d", i+2)))
-		if denial != "" {
-			t.Fatalf("call %d of the hour: %s", i+5, denial)
-		}
-		wait()
+	if n := rr.asked.Load(); n != 5 { // calls 1 and 4 on replica 0, 3 on 2, and the refused on 0 and 2
+		t.Fatalf("%d requests of the owner, want one per call on another replica (5)", n)
 	}
-	for _, g := range []*Guard{g1, g2} {
-		denial, _ := g.Budget(context.Background(), spec, "ci", RunOf("ci", identity.Subject{}, tp1, "s9"))
-		if !strings.Contains(denial, "may make 6 tool calls an hour across all of its agent runs (guardrails maxIterationsPerHour) and has made 6") {
-			t.Fatalf("call 7 of the hour, in a new run: %q", denial)
+	for i := range 3 { // new runs: the hour has two calls left
+		denial := g[i%3].Budget(context.Background(), spec, "ci", RunOf("ci", identity.Subject{}, "", fmt.Sprintf("s%d", i+2)))
+		if i < 2 && denial != "" || i >= 2 && !strings.Contains(denial, "may make 6 tool calls an hour across all of its agent runs (guardrails maxIterationsPerHour) and has made 6") {
+			t.Fatalf("call %d of the hour: %q", i+5, denial)
 		}
 	}
-	if told.Load() != 6 {
-		t.Fatalf("told the peer %d times, want once per admitted call (6)", told.Load())
+
+	// The owner moves to replica 3, which knew nothing of the run: it
+	// counts on from what each asker knew.
+	move := RunOf("ci", identity.Subject{}, tp1, "")
+	spec = &toolspec.Guardrails{MaxIterations: 6}
+	rr.owner.Store(1)
+	for i := range 3 {
+		if denial := g[i%3].Budget(context.Background(), spec, "ci", move); denial != "" {
+			t.Fatalf("call %d of the run before the move: %s", i+1, denial)
+		}
 	}
-	if denial, wait := g1.Budget(context.Background(), &toolspec.Guardrails{}, "ci", run); denial != "" || wait == nil {
+	rr.owner.Store(3)
+	admitted := 3
+	for i := range 6 {
+		if g[i%3].Budget(context.Background(), spec, "ci", move) == "" {
+			admitted++
+		}
+	}
+	// Replica 0 asks first and had heard of 1 call of 3 (the old owner,
+	// replica 1, then brings the new one up to date): one call more than
+	// the budget, within the bound of the calls the askers had not heard of.
+	if admitted != 6+1 {
+		t.Fatalf("%d calls admitted across the move, want 7: the budget of 6, passed once while the new owner knew only what replica 0 had heard", admitted)
+	}
+
+	// No owner to ask: each replica counts alone, from what it knew.
+	rr.owner.Store(-1)
+	if denial := g[0].Budget(context.Background(), spec, "ci", move); !strings.Contains(denial, "has made") {
+		t.Fatalf("replica 0 alone forgot what the owner told it: %q", denial)
+	}
+	if denial := g[0].Budget(context.Background(), &toolspec.Guardrails{}, "ci", run); denial != "" {
 		t.Fatal("a caller without budgets was refused")
+	}
+}
+
+// TestCountsMerge: what an asker knew raises an owner's counts, never
+// lowers them, slot by slot of the hour, and an idle run's count is not
+// brought back.
+func TestCountsMerge(t *testing.T) {
+	clk := newClock()
+	r := NewRunsAt(nil, clk.now)
+	c := Charge{Run: "ci\x00session\x00s", PerRun: 10, Hour: "ci", PerHour: 10}
+	for range 2 {
+		r.Take(c)
+	}
+	slot := slotOf(clk.t)
+	theirs := make([]int, hourSlots)
+	theirs[ring(slot-1)], theirs[ring(slot)] = 4, 1
+	c.Known = Counts{Run: 5, RunLast: clk.t, HourSlot: slot, Hour: theirs}
+	s := r.Take(c)
+	if !s.Admitted || s.N != 5 || s.Counts.Run != 6 {
+		t.Fatalf("after an asker's 5: %+v, want 5 counted before, 6 after", s)
+	}
+	if h := r.hour("ci", clk.t); h.n[ring(slot)] != 3 || h.n[ring(slot-1)] != 4 {
+		t.Fatalf("hour slots %d and %d, want 3 (2 here + this one, more than their 1) and 4", h.n[ring(slot)], h.n[ring(slot-1)])
+	}
+	c.Known = Counts{Run: 1, RunLast: clk.t}
+	if s := r.Take(c); s.N != 6 {
+		t.Fatalf("a lower count lowered the owner's: %+v", s)
+	}
+	stale := Charge{Run: "ci\x00session\x00old", PerRun: 3, Known: Counts{Run: 3, RunLast: clk.t.Add(-runIdle - time.Minute)}}
+	if s := r.Take(stale); !s.Admitted || s.N != 0 {
+		t.Fatalf("an idle run's count came back: %+v", s)
 	}
 }
 
@@ -245,29 +323,29 @@ func TestRunsForgetIdleRuns(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for range 2 {
-				if _, ok := r.take(charge{run: tt.run, perRun: 2}); !ok {
+				if s := r.Take(Charge{Run: tt.run, PerRun: 2}); !s.Admitted {
 					t.Fatal("refused under the budget")
 				}
 			}
-			if s, ok := r.take(charge{run: tt.run, perRun: 2}); ok || s.n != 2 {
-				t.Fatalf("third call: %+v %v, want refused after 2", s, ok)
+			if s := r.Take(Charge{Run: tt.run, PerRun: 2}); s.Admitted || s.N != 2 {
+				t.Fatalf("third call: %+v, want refused after 2", s)
 			}
 			clk.t = clk.t.Add(tt.idle)
-			if _, ok := r.take(charge{run: tt.run, perRun: 2}); ok {
+			if s := r.Take(Charge{Run: tt.run, PerRun: 2}); s.Admitted {
 				t.Fatalf("admitted after %v idle, want the count kept until more than that", tt.idle)
 			}
 			clk.t = clk.t.Add(tt.idle + time.Second)
-			if s, ok := r.take(charge{run: tt.run, perRun: 2}); !ok || s.n != 0 {
-				t.Fatalf("after more than %v idle: %+v %v, want a fresh count", tt.idle, s, ok)
+			if s := r.Take(Charge{Run: tt.run, PerRun: 2}); !s.Admitted || s.N != 0 {
+				t.Fatalf("after more than %v idle: %+v, want a fresh count", tt.idle, s)
 			}
 		})
 	}
-	r.take(charge{run: pod, perRun: 2}) // the pod's second call
+	r.Take(Charge{Run: pod, PerRun: 2}) // the pod's second call
 	for i := range runsKept + 1 {
-		r.Heard(fmt.Sprintf("flood\x00session\x00%d", i), "")
+		r.Take(Charge{Run: fmt.Sprintf("flood\x00session\x00%d", i), PerRun: 1})
 	}
-	if s, ok := r.take(charge{run: pod, perRun: 2}); ok || s.n != 2 {
-		t.Fatalf("the pod's run after a flood of other runs: %+v %v, want its count kept", s, ok)
+	if s := r.Take(Charge{Run: pod, PerRun: 2}); s.Admitted || s.N != 2 {
+		t.Fatalf("the pod's run after a flood of other runs: %+v, want its count kept", s)
 	}
 }
 

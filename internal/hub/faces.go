@@ -43,17 +43,17 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 	if metrics == nil {
 		metrics = prometheus.NewRegistry()
 	}
+	if err := ps.Register(metrics); err != nil {
+		flog.Warn().Err(err).Msg("mcphub_peer_requests_total is not exported")
+	}
 	find := findtools.New(cfg.Catalog.FindTools.Above, reg)
 	route := pipeline.Router(nil) // the registry's alone
 	if find != nil {
 		// find_tools, the hub's own tool, ahead of the registry's.
 		route = find.Route
 	}
-	var share guardrails.Share
-	if ps != nil {
-		share = ps.TellRun
-	}
-	runs := guardrails.NewRuns(share)
+	// A caller's runs are counted by its owner among the replicas.
+	runs := guardrails.NewRuns(peers.Asker[guardrails.Charge, guardrails.Spent](ps, peers.KindRun, peers.RunPath))
 	feed := callfeed.New(cfg.HTTP.AnonymousPercent())
 	gate := approvals.New(approvals.Options{
 		Timeout: cfg.Approvals.Timeout.D(), Approvers: cfg.Approvals.Approvers, Webhook: approvalWebhook(cfg),
@@ -64,6 +64,7 @@ func faces(cfg *config.Config, reg *registry.Registry, auth *callers.Auth, regis
 		PerCaller:       pipeline.LimitsOf(cfg.Limits.PerCaller, "limits.perCaller"),
 		PerUpstream:     pipeline.LimitsOf(cfg.Limits.PerUpstream, "limits.perUpstream"),
 		OwnCallerLimits: auth.HasOwnLimits(), Replicas: ps.Replicas,
+		MaxInFlight: *cfg.Limits.MaxInFlight, AnonymousShare: cfg.HTTP.AnonymousPercent(),
 		Metrics: metrics, Feed: feed, Log: flog, Tracer: o.Tracer,
 		Guard:     guardrails.New(guardrails.Options{Metrics: metrics, Runs: runs}),
 		Approvals: gate,

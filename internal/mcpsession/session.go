@@ -102,10 +102,10 @@ func (s *Session) Initialized() bool { return len(s.notes) < cap(s.notes) }
 
 // call sends a server request on the session's stream (now, or when one
 // attaches) and decodes the client's answer into out. Its id is a string
-// ("hub-" and a number): mcp-go numbers the requests it sends on reply
+// (Options.RequestIDPrefix and a number): mcp-go numbers the requests it sends on reply
 // streams, and an answer must reach the one that waits for it.
 func (s *Session) call(ctx context.Context, method mcp.MCPMethod, params, out any) error {
-	id := "hub-" + strconv.FormatInt(s.owner.requestIDs.Add(1), 10)
+	id := s.owner.idPrefix + strconv.FormatInt(s.owner.requestIDs.Add(1), 10)
 	data, err := json.Marshal(struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      string `json:"id"`

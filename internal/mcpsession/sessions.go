@@ -60,7 +60,12 @@ type Options struct {
 	// Forget ends a session the sweep found idle: what a client's DELETE
 	// does, which a client that vanished never sends.
 	Forget func(id string)
-	Log    zerolog.Logger
+	// RequestIDPrefix begins the id of each server request and ping
+	// ("hub-" when empty): with peers it names this replica
+	// (peers.Tag), so a client's answer that lands on another replica is
+	// passed on to this one alone.
+	RequestIDPrefix string
+	Log             zerolog.Logger
 }
 
 // Sessions are the hub's Streamable HTTP sessions registered with mcp-go on
@@ -68,6 +73,7 @@ type Options struct {
 // state for.
 type Sessions struct {
 	opts       Options
+	idPrefix   string       // begins the ids of server requests and pings
 	requestIDs atomic.Int64 // ids of server requests and pings
 
 	mu   sync.RWMutex
@@ -84,7 +90,11 @@ type Sessions struct {
 
 // New returns no sessions yet.
 func New(opts Options) *Sessions {
-	return &Sessions{opts: opts, byID: map[string]*Session{}}
+	prefix := opts.RequestIDPrefix
+	if prefix == "" {
+		prefix = "hub-"
+	}
+	return &Sessions{opts: opts, idPrefix: prefix, byID: map[string]*Session{}}
 }
 
 // Get returns the session id registered here, nil when there is none (or

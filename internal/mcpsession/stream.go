@@ -290,7 +290,7 @@ func (ss *Sessions) writeNote(ctx context.Context, out eventStream, s *Session, 
 // ping is a ping request of the heartbeat; the client's answer is
 // mcp-go's (it takes any answer to a ping).
 func (ss *Sessions) ping() []byte {
-	return []byte(`{"jsonrpc":"2.0","id":"hub-` + strconv.FormatInt(ss.requestIDs.Add(1), 10) + `","method":"` + string(mcp.MethodPing) + `"}`)
+	return []byte(`{"jsonrpc":"2.0","id":"` + ss.idPrefix + strconv.FormatInt(ss.requestIDs.Add(1), 10) + `","method":"` + string(mcp.MethodPing) + `"}`)
 }
 
 // recordNote records a notification taken off the channel by att's loop,

@@ -15,7 +15,8 @@
 //     the client's answer (Serve).
 //
 // A replica learns nothing about other replicas' sessions but the request
-// it is asked to send.
+// it is asked to send. What a replica made names it (Tag), so a request of
+// it costs one internal request, not one per peer (owners.go).
 //
 // The peers also say how many replicas there are (Replicas), so each can
 // take its share of budgets that are fleet-wide (internal/ratelimit): the
@@ -33,6 +34,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +68,8 @@ type Peers struct {
 	streamClient *http.Client
 	// maxBody bounds a request a peer sends and an answer it returns.
 	maxBody int64
-	// self tells this replica's notes (TellRun) from its peers'.
+	// self is this replica's id among its peers (rand.Text): its Tags,
+	// and the name by which owners are chosen (owners.go).
 	self string
 
 	// replicas is the count of the last CountReplicas, 0 before the first.
@@ -75,6 +78,9 @@ type Peers struct {
 	// resolution fails (CountReplicas); only CountReplicas uses it.
 	resolvedMu sync.Mutex
 	resolved   map[string][]string
+
+	// members are the replicas' ids and addresses (owners.go).
+	members *members
 }
 
 // New returns the peers at addrs (host:port; a host may name several
@@ -92,6 +98,7 @@ func New(addrs []string, maxBody int64) *Peers {
 		maxBody:      maxBody,
 		self:         rand.Text(),
 		resolved:     map[string][]string{},
+		members:      newMembers(),
 	}
 }
 
@@ -145,8 +152,25 @@ func (p *Peers) CountReplicas(ctx context.Context) (n int, err error) {
 	return n, errors.Join(errs...)
 }
 
-// WatchReplicas counts the replicas at once and then every ReplicaRefresh
-// until ctx ends, each count bounded by ReplicaRefresh. It calls report
+// counted is every address the last CountReplicas resolved the peers to.
+func (p *Peers) counted() []string {
+	p.resolvedMu.Lock()
+	defer p.resolvedMu.Unlock()
+	var out []string
+	for _, ts := range p.resolved {
+		for _, t := range ts {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// WatchReplicas counts the replicas and learns their ids (owners.go) at
+// once and then every ReplicaRefresh (every fifth of it while an address
+// does not answer with its id) until ctx ends, each count bounded by
+// ReplicaRefresh. It calls report
 // when the count changes or a count fails where the last did not (or the
 // other way round), never on the call path; report may be nil. A nil
 // *Peers returns at once (one replica, always).
@@ -155,11 +179,11 @@ func (p *Peers) WatchReplicas(ctx context.Context, report func(n int, err error)
 		return
 	}
 	last, failing := 0, false
-	tick := time.NewTicker(ReplicaRefresh)
-	defer tick.Stop()
 	for {
 		cctx, cancel := context.WithTimeout(ctx, ReplicaRefresh)
 		n, err := p.CountReplicas(cctx)
+		targets := p.counted()
+		complete := p.members.refresh(cctx, p.client, p.self, targets) >= len(targets)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -168,10 +192,17 @@ func (p *Peers) WatchReplicas(ctx context.Context, report func(n int, err error)
 			report(n, err)
 		}
 		last, failing = n, err != nil
+		// A peer that does not answer yet (starting, as replicas do
+		// together) is asked again soon: until the replicas agree on the
+		// members, they disagree on owners.
+		wait := ReplicaRefresh
+		if !complete {
+			wait = ReplicaRefresh / 5
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-time.After(wait):
 		}
 	}
 }
@@ -229,16 +260,17 @@ func (p *Peers) ClientOf(r *http.Request) *http.Request {
 func PassedOn(r *http.Request) bool { return r.Header.Get(forwardedHeader) != "" }
 
 // PassOn sends a client's answer (r, whose body was read into body) that
-// this replica was not waiting for to every peer at once, and reports
-// whether one of them took it. An answer a peer passed on is not passed
-// on again.
-func (p *Peers) PassOn(r *http.Request, body []byte) bool {
-	if p == nil || PassedOn(r) {
+// this replica was not waiting for to the replica that sent the request
+// (holder, the id its request id names: HolderOf), else to every peer at
+// once, and reports whether one of them took it. An answer a peer passed
+// on is not passed on again.
+func (p *Peers) PassOn(r *http.Request, body []byte, holder string) bool {
+	if p == nil || PassedOn(r) || holder == p.self {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), passOnTimeout)
 	defer cancel()
-	targets := p.targets(ctx)
+	targets := p.targetsFor(ctx, holder)
 	taken := make(chan bool, len(targets))
 	var wg sync.WaitGroup
 	for _, t := range targets {
@@ -254,10 +286,22 @@ func (p *Peers) PassOn(r *http.Request, body []byte) bool {
 	return false
 }
 
+// targetsFor is where a request of something holder made goes: holder's
+// address alone when it is a member, else every peer (holder unknown,
+// not probed yet, or gone: every peer then refuses it).
+func (p *Peers) targetsFor(ctx context.Context, holder string) []string {
+	if holder != "" {
+		if t := p.members.targetOf(holder); t != "" {
+			return []string{t}
+		}
+	}
+	return p.targets(ctx)
+}
+
 // post passes the answer to one peer with the client's own credentials and
 // session headers.
 func (p *Peers) post(ctx context.Context, target string, r *http.Request, body []byte) bool {
-	resp, err := p.do(ctx, p.client, target, r, body)
+	resp, err := p.do(ctx, KindAnswer, p.client, target, r, body)
 	if err != nil {
 		return false
 	}
@@ -268,7 +312,8 @@ func (p *Peers) post(ctx context.Context, target string, r *http.Request, body [
 // do sends a client's request (a POST, or a GET of a list every replica
 // has a part of) to one peer with the client's own credentials and
 // session headers, marked as passed on.
-func (p *Peers) do(ctx context.Context, client *http.Client, target string, r *http.Request, body []byte) (*http.Response, error) {
+func (p *Peers) do(ctx context.Context, kind string, client *http.Client, target string, r *http.Request, body []byte) (*http.Response, error) {
+	p.members.sent(kind)
 	req, err := http.NewRequestWithContext(ctx, r.Method, "http://"+target+r.URL.Path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -305,6 +350,7 @@ func (p *Peers) Ask(ctx context.Context, session, method string, params, out any
 			continue
 		}
 		req.Header.Set("Content-Type", "application/json")
+		p.members.sent(KindAsk)
 		resp, err := p.streamClient.Do(req)
 		if err != nil {
 			continue
@@ -367,70 +413,10 @@ func (p *Peers) Serve(send Sender) http.HandlerFunc {
 	}
 }
 
-// RunPath is where a replica tells its peers of a call it admitted in an
-// agent run held to a budget of calls (guardrails maxIterations), or of a
-// caller held to a budget of calls an hour (maxIterationsPerHour), so
-// each replica counts the calls on all of them. Only peers may use it.
+// RunPath is where a replica asks the owner of a caller (Owner) to count
+// one call of its run and hour (guardrails maxIterations,
+// maxIterationsPerHour; AtOwner). Only peers may use it.
 const RunPath = "/internal/peer-run"
-
-// runNote is one call, told to the peers: of a run, of a caller's hour,
-// or both (an empty one is not counted). From is the telling replica's
-// id: a headless Service's name resolves to the replica itself too, which
-// must not count its own call twice. A replica of a release before Hour
-// ignores it, and counts the run alone.
-type runNote struct {
-	Run  string `json:"run,omitempty"`
-	Hour string `json:"hour,omitempty"`
-	From string `json:"from"`
-}
-
-// TellRun tells every peer of one admitted call of run and of the hour of
-// the caller whose key is hour, at once, and returns when each has
-// answered or ctx ended (a peer that is down then counts only what it saw
-// itself).
-func (p *Peers) TellRun(ctx context.Context, run, hour string) {
-	if p == nil {
-		return
-	}
-	body, _ := json.Marshal(runNote{Run: run, Hour: hour, From: p.self})
-	var wg sync.WaitGroup
-	for _, t := range p.targets(ctx) {
-		wg.Go(func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t+RunPath, bytes.NewReader(body))
-			if err != nil {
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			if resp, err := p.client.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// ServeRuns answers a peer's TellRun (POST RunPath) with heard; anyone but
-// a peer is refused before the body is read.
-func (p *Peers) ServeRuns(heard func(run, hour string)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !p.IsPeer(r.Context(), r.RemoteAddr) {
-			http.Error(w, "only peers may tell", http.StatusForbidden)
-			return
-		}
-		var n runNote
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRunNote)).Decode(&n); err != nil || n.Run == "" && n.Hour == "" {
-			http.Error(w, "bad run note", http.StatusBadRequest)
-			return
-		}
-		if n.From != p.self {
-			heard(n.Run, n.Hour)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}
-}
-
-// maxRunNote bounds a run note: a caller's key twice and a trace id.
-const maxRunNote = 4 << 10
 
 // Self names this replica to its peers ("" without peers): a task's handle
 // carries it, so a request of the task reaches the replica that holds it.
@@ -446,16 +432,17 @@ func (p *Peers) Self() string {
 const NotMine = http.StatusMisdirectedRequest
 
 // Answer answers r (whose body was read into body), a client's request of
-// something another replica holds, and reports whether it did: to a
-// peer's own pass-on, NotMine (the peer that passed it on asks the
-// others); else with the answer of the peer that took it (Forward). false:
-// no replica took it, and the caller answers it itself.
-func (p *Peers) Answer(w http.ResponseWriter, r *http.Request, body []byte) bool {
+// something another replica holds (holder, its id; "" when the request
+// does not say), and reports whether it did: to a peer's own pass-on,
+// NotMine (the peer that passed it on asks the others); else with the
+// answer of the peer that took it (Forward). false: no replica took it,
+// and the caller answers it itself.
+func (p *Peers) Answer(w http.ResponseWriter, r *http.Request, body []byte, holder string) bool {
 	if PassedOn(r) {
 		w.WriteHeader(NotMine)
 		return true
 	}
-	status, ct, answer, ok := p.Forward(r, body)
+	status, ct, answer, ok := p.Forward(r, body, holder)
 	if !ok {
 		return false
 	}
@@ -467,13 +454,14 @@ func (p *Peers) Answer(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
 // Forward sends a client's request (r, whose body was read into body) that
-// belongs to another replica to every peer at once, with the client's own
-// credentials, and returns the answer of the one that took it (any status
+// belongs to another replica to that replica (holder: one internal
+// request) or, when holder is "" or not a member, to every peer at once,
+// with the client's own credentials, and returns the answer of the one that took it (any status
 // but NotMine): its status, Content-Type and body. ok is false when none
 // did. A request a peer forwarded is not forwarded again. Only the
 // client's request bounds the wait: a tasks/result waits for its task.
-func (p *Peers) Forward(r *http.Request, body []byte) (status int, contentType string, answer []byte, ok bool) {
-	if p == nil || PassedOn(r) {
+func (p *Peers) Forward(r *http.Request, body []byte, holder string) (status int, contentType string, answer []byte, ok bool) {
+	if p == nil || PassedOn(r) || holder == p.self {
 		return 0, "", nil, false
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -483,12 +471,12 @@ func (p *Peers) Forward(r *http.Request, body []byte) (status int, contentType s
 		ct     string
 		body   []byte
 	}
-	targets := p.targets(ctx)
+	targets := p.targetsFor(ctx, holder)
 	got := make(chan reply, len(targets))
 	var wg sync.WaitGroup
 	for _, t := range targets {
 		wg.Go(func() {
-			resp, err := p.do(ctx, p.streamClient, t, r, body)
+			resp, err := p.do(ctx, KindForward, p.streamClient, t, r, body)
 			if err != nil {
 				return
 			}
@@ -526,7 +514,7 @@ func (p *Peers) ForwardAll(r *http.Request, body []byte) [][]byte {
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			resp, err := p.do(ctx, p.client, t, r, body)
+			resp, err := p.do(ctx, KindList, p.client, t, r, body)
 			if err != nil {
 				return
 			}

@@ -141,17 +141,17 @@ func TestAskAndPassOn(t *testing.T) {
 		return r
 	}
 	body := []byte(`{"answer":1}`)
-	if !p.PassOn(answer("mine", false), body) {
+	if !p.PassOn(answer("mine", false), body, "") {
 		t.Fatal("no peer took the answer it waits for")
 	}
-	if p.PassOn(answer("theirs", false), body) {
+	if p.PassOn(answer("theirs", false), body, "") {
 		t.Fatal("a peer took an answer it does not wait for")
 	}
 	asked.Store(0)
-	if p.PassOn(answer("mine", true), body) || asked.Load() != 0 {
+	if p.PassOn(answer("mine", true), body, "") || asked.Load() != 0 {
 		t.Fatalf("an answer a peer passed on was passed on again (%d peers asked)", asked.Load())
 	}
-	if (*Peers)(nil).PassOn(answer("mine", false), body) {
+	if (*Peers)(nil).PassOn(answer("mine", false), body, "") {
 		t.Fatal("a hub without peers passed an answer on")
 	}
 }
@@ -299,7 +299,7 @@ func TestForward(t *testing.T) {
 		want   string
 		wantOK bool
 	}{{"a", `"a"`, true}, {"b", `"b"`, true}, {"gone", "", false}} {
-		status, ct, answer, ok := p.Forward(req(false), []byte(tc.body))
+		status, ct, answer, ok := p.Forward(req(false), []byte(tc.body), "")
 		if ok != tc.wantOK || string(answer) != tc.want || (ok && (status != http.StatusOK || ct != "application/json")) {
 			t.Errorf("Forward(%s) = %d %q %q %v; want %q %v", tc.body, status, ct, answer, ok, tc.want, tc.wantOK)
 		}
@@ -309,47 +309,10 @@ func TestForward(t *testing.T) {
 		t.Errorf("ForwardAll = %q; want both peers' parts", all)
 	}
 	asked.Store(0)
-	if _, _, _, ok := p.Forward(req(true), []byte("a")); ok || p.ForwardAll(req(true), []byte("list")) != nil || asked.Load() != 0 {
+	if _, _, _, ok := p.Forward(req(true), []byte("a"), ""); ok || p.ForwardAll(req(true), []byte("list")) != nil || asked.Load() != 0 {
 		t.Errorf("a request a peer passed on was passed on again (%d peers asked)", asked.Load())
 	}
-	if _, _, _, ok := (*Peers)(nil).Forward(req(false), []byte("a")); ok {
+	if _, _, _, ok := (*Peers)(nil).Forward(req(false), []byte("a"), ""); ok {
 		t.Error("a hub without peers forwarded a request")
-	}
-}
-
-// TestTellRun: the note of an admitted call reaches the peers with its run
-// and its caller's hour, either of which may be empty; a replica does not
-// count its own note (a headless Service lists it too), nor one that
-// names nothing.
-func TestTellRun(t *testing.T) {
-	type note struct{ run, hour string }
-	var mu sync.Mutex
-	var heard []note
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	addr := strings.TrimPrefix(srv.URL, "http://")
-	there := New([]string{addr}, maxBody)
-	mux.HandleFunc("POST "+RunPath, there.ServeRuns(func(run, hour string) {
-		mu.Lock()
-		defer mu.Unlock()
-		heard = append(heard, note{run, hour})
-	}))
-	here := New([]string{addr}, maxBody)
-	ctx := context.Background()
-	for _, n := range []note{{"ci\x00session\x00s1", "ci"}, {"", "ci"}, {"\x00pinned\x00pod\x00uid", ""}, {"", ""}} {
-		here.TellRun(ctx, n.run, n.hour)
-	}
-	there.TellRun(ctx, "own", "own")
-	mu.Lock()
-	defer mu.Unlock()
-	want := []note{{"ci\x00session\x00s1", "ci"}, {"", "ci"}, {"\x00pinned\x00pod\x00uid", ""}}
-	if len(heard) != len(want) {
-		t.Fatalf("heard %q, want %q", heard, want)
-	}
-	for i := range want {
-		if heard[i] != want[i] {
-			t.Errorf("note %d heard as %q, want %q", i+1, heard[i], want[i])
-		}
 	}
 }

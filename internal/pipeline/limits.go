@@ -15,10 +15,10 @@ import (
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
 
-// Rate and concurrency limits of tool calls, one step of Run: the
-// caller's limits before the lookup (so a flood of unknown names is limited
-// too), the owning server's after the decision (a denied call takes no
-// upstream slot). A call over a limit is refused at once with a JSON-RPC
+// Rate and concurrency limits of tool calls, one step of Run: the hub's
+// bound of calls in flight (hubcalls.go) and the caller's limits before the
+// lookup (so a flood of unknown names is limited too), the owning server's
+// after the decision (a denied call takes no upstream slot). A call over a limit is refused at once with a JSON-RPC
 // error that says when to retry; nothing queues. With no limits configured
 // the step is a nil check.
 //
@@ -31,10 +31,13 @@ import (
 // caller's limits bound the caller whichever replica it reaches, and an
 // upstream's protect the one server all replicas call. A stdio server's
 // limits are the exception: each replica runs its own process of it, so
-// each applies them whole (PerReplica).
+// each applies them whole (PerReplica); so is the hub's bound, which
+// guards each replica's own resources.
 
 // callLimits are the limiters of the call path.
 type callLimits struct {
+	// hub is the hub's bound of calls in flight, nil when there is none.
+	hub *hubCalls
 	// callers is nil when no caller has limits.
 	callers   *ratelimit.Limiter
 	perCaller ratelimit.Limits
@@ -64,6 +67,12 @@ func newCallLimits(opts Options) *callLimits {
 		perCaller:   opts.PerCaller,
 		perUpstream: opts.PerUpstream,
 		upstreams:   ratelimit.New(ratelimit.Options{Name: "upstream", Replicas: opts.Replicas}),
+	}
+	if opts.MaxInFlight > 0 {
+		l.hub = newHubCalls(opts.MaxInFlight, opts.AnonymousShare)
+		if opts.Metrics != nil {
+			opts.Metrics.MustRegister(l.hub)
+		}
 	}
 	if !opts.PerCaller.Zero() || opts.OwnCallerLimits {
 		l.callers = ratelimit.New(ratelimit.Options{Name: "caller", Replicas: opts.Replicas})
@@ -111,13 +120,62 @@ func LimitsOf(c config.Limits, where string) ratelimit.Limits {
 	return ratelimit.Limits{Rate: c.Rate, Burst: c.Burst, MaxInFlight: c.MaxInFlight, Where: where}
 }
 
-// acquireCaller admits a call of caller, or refuses it.
+// slots are what a call holds of the bounds met before its lookup: its
+// place under the hub's bound and its caller's slot, given back together
+// when the call ends, or while it waits for a person.
+type slots struct {
+	hub    *hubCalls // nil: no place held
+	class  callers.Class
+	caller func() // nil: no slot held
+}
+
+// release gives back what h holds, once.
+func (h *slots) release() {
+	if h.hub != nil {
+		h.hub.release(h.class)
+		h.hub = nil
+	}
+	if h.caller != nil {
+		h.caller()
+		h.caller = nil
+	}
+}
+
+// admits reports whether a call meets any bound before its lookup.
+func (l *callLimits) admits() bool { return l.hub != nil || l.callers != nil }
+
+// admit takes a call's place under the hub's bound, then its caller's
+// slot, or refuses it. The hub's first: a call it refuses spends no
+// token of its caller's rate.
+func (l *callLimits) admit(c callers.Caller) (slots, *ratelimit.Refusal) {
+	var h slots
+	if l.hub != nil {
+		k := c.Class()
+		if r := l.hub.acquire(c, k); r != nil {
+			return h, r
+		}
+		h.hub, h.class = l.hub, k
+	}
+	if l.callers != nil {
+		release, r := l.acquireCaller(c)
+		if r != nil {
+			h.release()
+			return slots{}, r
+		}
+		h.caller = release
+	}
+	return h, nil
+}
+
+// acquireCaller admits a call of caller, or refuses it. Its limits count
+// under its budget key: an anonymous caller's network (a /24, a /64), so
+// that one network's addresses share one budget.
 func (l *callLimits) acquireCaller(c callers.Caller) (func(), *ratelimit.Refusal) {
 	lim := l.perCaller
 	if c.Limits() != nil {
 		lim = *c.Limits()
 	}
-	return l.callers.Acquire(c.Key(), lim)
+	return l.callers.Acquire(c.BudgetKey(), lim)
 }
 
 // acquireUpstream admits a call to server, or refuses it; policy is not nil.

@@ -35,7 +35,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"server"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcphub_rate_limited_total",
-			Help: "Tool calls refused by a rate or concurrency limit, by limit (caller, upstream), kind (rate, inFlight) and owning server (empty for a caller's limit, met before the lookup). Callers are no label: anonymous ones would grow the series without bound.",
+			Help: "Tool calls refused by a rate or concurrency limit, by limit (caller, upstream; hub and anonymous: limits.maxInFlight and http.anonymousShare of it), kind (rate, inFlight) and owning server (empty for a caller's limit, met before the lookup). Callers are no label: anonymous ones would grow the series without bound.",
 		}, []string{"limit", "kind", "server"}),
 		resultsCut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcphub_tool_results_cut_total",

@@ -77,6 +77,11 @@ type Options struct {
 	// to every owning server that has no limits of its own; zero: no limit
 	// (limits.go).
 	PerCaller, PerUpstream ratelimit.Limits
+	// MaxInFlight bounds the requests in flight on this replica, whoever
+	// makes them (limits.maxInFlight; 0: no bound), AnonymousShare percent
+	// of them anonymous callers' together (http.anonymousShare; 0: none);
+	// admins get 16 past it (hubcalls.go).
+	MaxInFlight, AnonymousShare int
 	// OwnCallerLimits says some caller has limits of its own
 	// (callers.Auth.HasOwnLimits), so the callers' limiter is needed even
 	// when PerCaller is zero.
@@ -184,18 +189,13 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 		ctx, span = p.startCall(ctx, caller, session, call)
 		defer span.End()
 	}
-	var releaseCaller func() // the caller's in-flight slot, given back while a call waits for a person
-	if p.limits.callers != nil {
-		release, refused := p.limits.acquireCaller(caller)
-		if refused != nil {
+	var admitted slots // the hub's place and the caller's slot, given back while a call waits for a person
+	if p.limits.admits() {
+		var refused *ratelimit.Refusal
+		if admitted, refused = p.limits.admit(caller); refused != nil {
 			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, Request{Method: methodToolsCall, Target: call.Name}, "", refused)}
 		}
-		releaseCaller = release
-		defer func() {
-			if releaseCaller != nil {
-				releaseCaller()
-			}
-		}()
+		defer admitted.release()
 	}
 	rt, err := p.route(caller, session, call.Name)
 	if err != nil {
@@ -224,20 +224,16 @@ func (p *Pipeline) run(ctx context.Context, caller callers.Caller, session strin
 				tp = caller.Traceparent
 			}
 			run := guardrails.RunOf(caller.Key(), caller.Subject, tp, session)
-			denial, wait := p.guard.Budget(ctx, g, caller.Name, run)
-			if denial != "" {
+			if denial := p.guard.Budget(ctx, g, caller.Name, run); denial != "" {
 				p.recordDenial(span, session, caller, call.Name, rt, denial, "budget")
 				return Result{Result: ErrorResult(denial), Outcome: Denied}
 			}
-			defer wait()
 		}
 		if needsApproval(g, call, rt) {
-			// Waiting for a person is not running: the caller's reads
-			// go on meanwhile (approvals bounds what one caller holds).
-			if releaseCaller != nil {
-				releaseCaller()
-				releaseCaller = nil
-			}
+			// Waiting for a person is not running: the call gives back
+			// its place and slot, and the caller's reads go on meanwhile
+			// (approvals bounds what one caller holds).
+			admitted.release()
 			held := approvals.Call{Caller: caller, Session: session, Tool: call.Name, Server: rt.Server(),
 				Arguments: call.Arguments, ProgressToken: call.ProgressToken()}
 			if relay != nil {

@@ -106,12 +106,12 @@ func (p *Pipeline) Serve(ctx context.Context, caller callers.Caller, session str
 		ctx, span = p.startRequest(ctx, caller, session, req)
 		defer span.End()
 	}
-	if p.limits.callers != nil {
-		release, refused := p.limits.acquireCaller(caller)
+	if p.limits.admits() {
+		admitted, refused := p.limits.admit(caller)
 		if refused != nil {
 			return Result{Outcome: RateLimited, Error: p.refuse(span, session, caller, req, "", refused)}
 		}
-		defer release()
+		defer admitted.release()
 	}
 	if !req.Decided && !req.List {
 		if denial := DecideRequest(caller, req.Server, req.Target, req.Original); denial != "" {

@@ -114,6 +114,10 @@ type Refusal struct {
 	// Options.InFlightRetryAfter (KindInFlight: nobody knows when a
 	// running call ends).
 	RetryAfter time.Duration
+	// Text, when set, is all Error says: the refusal of a bound that is
+	// no key's own (the pipeline's calls in flight across callers), told
+	// in its own words with its settings.
+	Text string
 }
 
 // Field is the setting that refused the call, such as
@@ -133,6 +137,9 @@ func (r *Refusal) Field() string {
 // replica's share, so the operator sees both the setting to change and why
 // a replica refused below it.
 func (r *Refusal) Error() string {
+	if r.Text != "" {
+		return r.Text
+	}
 	retry := strconv.FormatFloat(r.RetryAfter.Seconds(), 'f', -1, 64) + "s"
 	shared := r.Replicas > 1 && !r.Limits.PerReplica
 	if r.Kind == KindInFlight {

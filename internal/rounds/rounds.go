@@ -33,6 +33,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/peers"
 	"github.com/purko-io/mcp-hub/internal/pipeline"
 )
 
@@ -50,16 +51,30 @@ const maxKept = 4096
 // Rounds keeps the calls that wait for their callers' next round.
 type Rounds struct {
 	wait time.Duration
-	mu   sync.Mutex
-	kept map[string]*kept
+	// maker names this replica in each state (peers.Tag): a round that
+	// lands on another replica goes to this one alone (Maker).
+	maker string
+	mu    sync.Mutex
+	kept  map[string]*kept
 }
 
-// New keeps calls for wait between rounds (DefaultWait when 0).
-func New(wait time.Duration) *Rounds {
+// New keeps calls for wait between rounds (DefaultWait when 0). maker is
+// this replica's id among its peers ("" without peers: peers.Self).
+func New(wait time.Duration, maker string) *Rounds {
 	if wait <= 0 {
 		wait = DefaultWait
 	}
-	return &Rounds{wait: wait, kept: map[string]*kept{}}
+	return &Rounds{wait: wait, maker: maker, kept: map[string]*kept{}}
+}
+
+// Maker is the id of the replica that keeps the call a round (call) is
+// of, "" when its state names none.
+func Maker(call *jsonrpc.ToolCall) string {
+	state, ours := stateOf(call)
+	if !ours {
+		return ""
+	}
+	return peers.HolderOf(state[len(statePrefix):])
 }
 
 // Takes reports whether call is one Serve answers: a 2026-07-28 caller's
@@ -135,7 +150,11 @@ func resultErr(res pipeline.Result) error {
 func (r *Rounds) start(first context.Context, key string, call jsonrpc.ToolCall, run Run) (*kept, error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	k := &kept{state: statePrefix + base64.RawURLEncoding.EncodeToString(b[:]), key: key,
+	state := base64.RawURLEncoding.EncodeToString(b[:])
+	if r.maker != "" {
+		state = r.maker + "." + state
+	}
+	k := &kept{state: statePrefix + state, key: key,
 		asked: make(chan struct{}, 1), ended: make(chan pipeline.Result, 1), pending: map[string]*asked{}}
 	r.mu.Lock()
 	n := len(r.kept)

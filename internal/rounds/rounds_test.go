@@ -76,7 +76,7 @@ func TestRounds(t *testing.T) {
 	}
 
 	t.Run("a round answered", func(t *testing.T) {
-		r := New(time.Minute)
+		r := New(time.Minute, "")
 		res, err := r.Serve(ctx, "alice", first, asking(make(chan struct{})))
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func TestRounds(t *testing.T) {
 	})
 
 	t.Run("a call that asks nothing", func(t *testing.T) {
-		res, err := New(time.Minute).Serve(ctx, "alice", first, func(context.Context, jsonrpc.ToolCall, Ask) pipeline.Result {
+		res, err := New(time.Minute, "").Serve(ctx, "alice", first, func(context.Context, jsonrpc.ToolCall, Ask) pipeline.Result {
 			return pipeline.Result{Result: json.RawMessage(`{"content":[]}`)}
 		})
 		if err != nil || string(res) != `{"content":[]}` {
@@ -111,7 +111,7 @@ func TestRounds(t *testing.T) {
 
 	t.Run("no round within the wait", func(t *testing.T) {
 		cancelled := make(chan struct{})
-		r := New(50 * time.Millisecond)
+		r := New(50*time.Millisecond, "")
 		res, err := r.Serve(ctx, "alice", first, asking(cancelled))
 		if err != nil {
 			t.Fatal(err)
@@ -131,7 +131,7 @@ func TestRounds(t *testing.T) {
 		cancelled := make(chan struct{})
 		gone, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := New(time.Minute).Serve(gone, "alice", first, func(ctx context.Context, call jsonrpc.ToolCall, ask Ask) pipeline.Result {
+		_, err := New(time.Minute, "").Serve(gone, "alice", first, func(ctx context.Context, call jsonrpc.ToolCall, ask Ask) pipeline.Result {
 			<-ctx.Done()
 			close(cancelled)
 			return pipeline.Result{}
@@ -152,8 +152,12 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+// TestElsewhere: a round of a call another replica keeps is told from one
+// kept here, and its state names that replica (Maker), so that it is
+// passed on to it alone.
 func TestElsewhere(t *testing.T) {
-	r := New(time.Minute)
+	const maker = "ABCDEFGHIJKLMNOPQRSTUVWXYZ" // a peers id
+	r := New(time.Minute, maker)
 	first := &jsonrpc.ToolCall{Name: "consent", Meta: map[string]json.RawMessage{jsonrpc.MetaClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}}
 	res, err := r.Serve(context.Background(), "alice", first, asking(make(chan struct{})))
 	if err != nil {
@@ -174,10 +178,16 @@ func TestElsewhere(t *testing.T) {
 			t.Errorf("%s: Elsewhere = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	if got := Maker(&jsonrpc.ToolCall{RequestState: mustJSON(state)}); got != maker {
+		t.Errorf("the maker of a round kept here: %q, want %q", got, maker)
+	}
+	if got := Maker(&jsonrpc.ToolCall{RequestState: mustJSON(statePrefix + "other")}); got != "" {
+		t.Errorf("the maker of a state that names none: %q", got)
+	}
 }
 
 func TestClose(t *testing.T) {
-	r := New(time.Hour)
+	r := New(time.Hour, "")
 	cancelled := make(chan struct{})
 	first := &jsonrpc.ToolCall{Name: "consent", Meta: map[string]json.RawMessage{jsonrpc.MetaClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}}
 	res, err := r.Serve(context.Background(), "alice", first, asking(cancelled))

@@ -230,11 +230,8 @@ func newServer(reg *registry.Registry, so hubOpts, log zerolog.Logger) *Server {
 	if find != nil {
 		route = find.Route
 	}
-	var share guardrails.Share
-	if ps != nil {
-		share = ps.TellRun
-	}
-	runs, feed := guardrails.NewRuns(share), callfeed.New(100)
+	runs := guardrails.NewRuns(peers.Asker[guardrails.Charge, guardrails.Spent](ps, peers.KindRun, peers.RunPath))
+	feed := callfeed.New(100)
 	gate := approvals.New(approvals.Options{Peers: ps, Metrics: metrics, Log: log, OnChange: feed.ApprovalsChanged})
 	pipe := pipeline.New(pipeline.Options{
 		Registry: reg, Route: route, PerCaller: so.PerCaller, PerUpstream: so.PerUpstream,

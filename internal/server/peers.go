@@ -12,8 +12,9 @@ import (
 // deliverAnswer serves a client's answer (msg, read from body) to a server
 // request locally: to a request sent on a session's GET stream
 // (internal/mcpsession) or on a reply stream (replystream.go); and when this
-// replica was not waiting for it, passes it on to the peers
-// (internal/peers).
+// replica was not waiting for it, passes it on to the replica that sent
+// the request (its id names it) or, for an id that names none, to every
+// peer (internal/peers).
 //
 // An answer on one of the hub's sessions that no replica waits for any
 // more (its call ended, was cancelled or timed out first) is accepted and
@@ -34,7 +35,7 @@ func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, msg *json
 		rec.copyTo(w)
 		return
 	}
-	if s.peers.PassOn(r, body) {
+	if s.peers.PassOn(r, body, peers.HolderOfID(msg.ID)) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

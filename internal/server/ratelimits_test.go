@@ -329,14 +329,11 @@ func TestUpstreamInFlightBound(t *testing.T) {
 	mustf(t, strings.Contains(m, `mcphub_rate_limited_total{kind="inFlight",limit="upstream",server="alpha"} 1`), "refusal not counted:\n%s", grepLines(m, "rate_limited"))
 }
 
-// TestAnonymousCallersLimitedByAddress: anonymous callers from two loopback
-// addresses have a bucket each.
+// TestAnonymousCallersLimitedByAddress (issue 41): anonymous callers count
+// by network: 127.0.0.2 shares the bucket of 127.0.0.1 (one /24), and
+// 127.0.1.1 has its own.
 func TestAnonymousCallersLimitedByAddress(t *testing.T) {
-	if ln, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
-		t.Skipf("no second loopback address: %v", err)
-	} else {
-		ln.Close()
-	}
+	needSecondLoopback(t)
 	a := newFakeUpstream(t, "alpha")
 	h := newLimitedHub(t, hubOpts{
 		Auth:      callers.AnonymousOnly(autonomy.Full),
@@ -346,11 +343,13 @@ func TestAnonymousCallersLimitedByAddress(t *testing.T) {
 	first := h.caller(t, "").from("127.0.0.1")
 	mustf(t, first.call("echo", nil).ok(), "first anonymous call")
 	r := first.call("echo", nil)
-	mustf(t, r.refused() && strings.Contains(r.Error.Message, `caller "anonymous@127.0.0.1"`), "second call from 127.0.0.1: %v", r)
-	second := h.caller(t, "").from("127.0.0.2")
-	r = second.call("echo", nil)
-	mustf(t, r.ok(), "first call from 127.0.0.2 while 127.0.0.1 is limited: %v", r)
-	mustf(t, second.call("echo", nil).refused(), "127.0.0.2 has no limit of its own")
+	mustf(t, r.refused() && strings.Contains(r.Error.Message, `caller "anonymous@127.0.0.0/24"`), "second call from 127.0.0.1: %v", r)
+	r = h.caller(t, "").from("127.0.0.2").call("echo", nil)
+	mustf(t, r.refused(), "127.0.0.2, in the /24 of 127.0.0.1, has a bucket of its own: %v", r)
+	other := h.caller(t, "").from("127.0.1.1")
+	r = other.call("echo", nil)
+	mustf(t, r.ok(), "first call from 127.0.1.1 while 127.0.0.0/24 is limited: %v", r)
+	mustf(t, other.call("echo", nil).refused(), "127.0.1.1 has no limit of its own")
 }
 
 // TestNoLimitsConfiguredCostNothing: without limits calls are never
@@ -474,7 +473,7 @@ func TestCallerRateLimitOverSSE(t *testing.T) {
 		t.Fatalf("first call over /sse: %v", err)
 	}
 	_, err := c.CallTool(ctx, req)
-	mustf(t, err != nil && strings.Contains(err.Error(), `rate limit: caller "anonymous@127.0.0.1" is over its limit of 0.5 calls/s (limits.perCaller.rate): retry after`) &&
+	mustf(t, err != nil && strings.Contains(err.Error(), `rate limit: caller "anonymous@127.0.0.0/24" is over its limit of 0.5 calls/s (limits.perCaller.rate): retry after`) &&
 		!errors.Is(err, mcp.ErrInternalError) && !strings.Contains(err.Error(), "mcp-hub answer"),
 		"second call over /sse: %v, want the refusal", err)
 	mustf(t, a.calls.Load() == 1, "upstream saw %d calls, want 1", a.calls.Load())

@@ -175,7 +175,7 @@ func (rs *replyStream) finish(reply []byte) {
 // call sends a server request on the stream and waits for the client's
 // answer (clientreq.Requests.Call).
 func (rs *replyStream) call(ctx context.Context, method mcp.MCPMethod, params, out any) error {
-	id := strconv.Quote("mcp-hub-" + strconv.FormatInt(rs.next.Add(1), 10))
+	id := strconv.Quote(rs.s.peers.Tag("mcp-hub-") + strconv.FormatInt(rs.next.Add(1), 10))
 	answer, forget := rs.s.waits.expect(rs.sid, id)
 	defer forget()
 	msg, err := json.Marshal(struct {

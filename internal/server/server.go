@@ -171,7 +171,7 @@ func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	reg := parts.Registry
 	registerMetrics(s.metrics, reg, s.peers.Replicas)
 	find := parts.Find
-	s.tools = &tools{reg: reg, find: find, pipe: s.pipe, relayFor: s.relayFor, rounds: rounds.New(rounds.DefaultWait), askFor: s.askRelay}
+	s.tools = &tools{reg: reg, find: find, pipe: s.pipe, relayFor: s.relayFor, rounds: rounds.New(rounds.DefaultWait, s.peers.Self()), askFor: s.askRelay}
 	// The one dispatcher: tools here, MCP beyond tools in features.
 	s.calls = dispatch.New(opts.Name, opts.Version)
 	s.calls.HandleTraced(string(mcp.MethodToolsCall), s.tools.serveCall)
@@ -216,6 +216,7 @@ func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 	s.sessions = mcpsession.New(mcpsession.Options{
 		MCP: s.mcp, Events: events, Heartbeat: s.edge.Idle() / 3,
 		IdleTTL: s.edge.Idle(), Busy: s.streams.isOpen, Forget: s.forgetSession, Log: s.log,
+		RequestIDPrefix: s.peers.Tag("hub-"),
 	})
 	s.sessions.InstallHooks(hooks)
 	s.streamable = server.NewStreamableHTTPServer(s.mcp,
@@ -282,7 +283,8 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle(base+"/ws", g.MCPFace(caller(g.LimitSessions(edge.FaceStream, withoutTasks(s.ws))), false))
 	}
 	mux.HandleFunc("POST "+peers.RequestPath, s.peers.Serve(s.streams.sendForPeer))
-	mux.HandleFunc("POST "+peers.RunPath, s.peers.ServeRuns(s.runs.Heard))
+	mux.HandleFunc("POST "+peers.RunPath, peers.ServeOwned(s.peers, s.runs.Take))
+	mux.HandleFunc("GET "+peers.IDPath, s.peers.ServeID)
 	// The REST API of operators and Purko's dashboard (internal/adminapi):
 	// its writes behind the guards and caller of the MCP faces.
 	s.admin.Mount(mux, func(h http.Handler) http.Handler { return g.MCPFace(s.requireRESTCaller(h), false) })

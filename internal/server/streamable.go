@@ -13,6 +13,7 @@ import (
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/features"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
+	"github.com/purko-io/mcp-hub/internal/rounds"
 	"github.com/purko-io/mcp-hub/internal/tasks"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	case msg.Method == string(mcp.MethodToolsList) && s.plainHTTP(r) && s.lists.Serve(w, r, msg):
 		return
-	case call != nil && call.RequestState != nil && s.tools.rounds.Elsewhere(call) && s.peers.Answer(w, r, body):
+	case call != nil && call.RequestState != nil && s.tools.rounds.Elsewhere(call) && s.peers.Answer(w, r, body, rounds.Maker(call)):
 		return // a round of a call another replica keeps (package rounds); one none keeps is answered here
 	case msg.Kind() == jsonrpc.KindRequest && s.calls.Owns(msg.Method) && s.serveOwned(w, r, msg, call):
 		return

@@ -140,8 +140,8 @@ func (t *Routes) Serve(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mess
 			err = out.Error
 		}
 	case task.Replica != t.peers.Self():
-		if t.peers.Answer(w, r, body) {
-			return // another peer's: it answers
+		if t.peers.Answer(w, r, body, task.Replica) {
+			return // the replica that made it answers
 		}
 		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the replica that holds the task is gone, and the task with it", msg.Method)}
 	case modern:

@@ -262,8 +262,15 @@ func toolNames(t *testing.T, h *hubtest.Hub) []string {
 // agent-token-1) with agent as the rest of its settings.
 func startReplicas(t *testing.T, upstream, logLevel, agent string) ([]*hubtest.Hub, []string) {
 	t.Helper()
+	return startFleet(t, replicas, upstream, logLevel, agent)
+}
+
+// startFleet is startReplicas of n replicas; it returns once every one has
+// counted the n and learned their ids (waitReplicas).
+func startFleet(t *testing.T, n int, upstream, logLevel, agent string) ([]*hubtest.Hub, []string) {
+	t.Helper()
 	bin := hubtest.HubBinary(t)
-	peers := make([]string, replicas)
+	peers := make([]string, n)
 	for i := range peers {
 		peers[i] = fmt.Sprintf("127.0.0.1:%d", hubtest.FreePort(t))
 	}
@@ -279,12 +286,15 @@ func startReplicas(t *testing.T, upstream, logLevel, agent string) ([]*hubtest.H
 `, agent)
 		env = []string{"AGENT_TOKEN=agent-token-1"}
 	}
-	hubs := make([]*hubtest.Hub, replicas)
-	backends := make([]string, replicas)
+	hubs := make([]*hubtest.Hub, n)
+	backends := make([]string, n)
 	for i := range peers {
 		hubs[i] = hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: peers[i], LogLevel: logLevel, Wait: hubtest.Connected,
 			Config: cfg, Env: env})
 		backends[i] = hubs[i].MCPURL()
+	}
+	for i, h := range hubs {
+		waitReplicas(t, h, i, n)
 	}
 	return hubs, backends
 }
@@ -398,10 +408,7 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 		tolerate = 0.15
 	)
 	upstream := conformance.EverythingServer(t, false)
-	hubs, backends := startReplicas(t, upstream, "warn", fmt.Sprintf("limits: {rate: %g}", rate))
-	for i, h := range hubs {
-		waitReplicas(t, h, i)
-	}
+	_, backends := startReplicas(t, upstream, "warn", fmt.Sprintf("limits: {rate: %g}", rate))
 	lb := newBalancer(t, backends)
 
 	// Keep-alive connections: thousands of calls must not exhaust the
@@ -474,11 +481,12 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 	}
 }
 
-// waitReplicas waits until hub i exports mcphub_replicas 3: every replica
-// has counted the others (and itself) from replicas.peers.
-func waitReplicas(t *testing.T, h *hubtest.Hub, i int) {
+// waitReplicas waits until hub i exports mcphub_replicas n and
+// mcphub_peer_members n: it has counted the others (and itself) from
+// replicas.peers and learned their ids, so it agrees with them on owners.
+func waitReplicas(t *testing.T, h *hubtest.Hub, i, n int) {
 	t.Helper()
-	want := fmt.Sprintf("\nmcphub_replicas %d\n", replicas)
+	want := []string{fmt.Sprintf("\nmcphub_replicas %d\n", n), fmt.Sprintf("\nmcphub_peer_members %d\n", n)}
 	var last string
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Get(h.Base + "/metrics")
@@ -488,10 +496,10 @@ func waitReplicas(t *testing.T, h *hubtest.Hub, i int) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(body), want) {
+		if strings.Contains(string(body), want[0]) && strings.Contains(string(body), want[1]) {
 			return
 		}
-		last = "no " + strings.TrimSpace(want)
+		last = "no " + strings.TrimSpace(want[0]) + " and " + strings.TrimSpace(want[1])
 	}
 	t.Fatalf("replica %d: %s", i, last)
 }

@@ -59,9 +59,10 @@ servers:
 	env := []string{"TASK_SECRET=interop-task-secret", "ALICE_TOKEN=alice-token-1", "BOB_TOKEN=bob-token-1"}
 	bin := hubtest.HubBinary(t)
 	backends := make([]string, replicaCount)
+	hubs := make([]*hubtest.Hub, replicaCount)
 	for i := range backends {
 		h := hubtest.StartHub(t, hubtest.HubOptions{Bin: bin, Listen: listen[i], Config: cfg, Env: env, LogLevel: "warn", Wait: hubtest.Connected})
-		backends[i] = h.MCPURL()
+		backends[i], hubs[i] = h.MCPURL(), h
 		// The task tool is registered after the hub's initialize.
 		hubtest.Eventually(t, taskWait, taskPoll, "simulate-research-query listed", func() error {
 			l, err := h.Listing("?format=names")
@@ -75,6 +76,9 @@ servers:
 			}
 			return fmt.Errorf("not listed yet: %s", l.Summary())
 		})
+	}
+	for i, h := range hubs {
+		waitReplicas(t, h, i, replicaCount)
 	}
 	lb := newBalancer(t, backends)
 	alice := taskClient{t: t, url: lb.url, token: "alice-token-1"}
@@ -169,6 +173,7 @@ servers:
 	// 100 requests through the balancer: gets while it runs, then gets
 	// and the result once it is done.
 	ok, status := 0, ""
+	forwarded, sent := peerRequests(t, hubs)["forward"], lb.spread()
 	for i := range 100 {
 		if i == 99 {
 			hubtest.Eventually(t, taskWait, taskPoll, "task completed", func() error {
@@ -204,6 +209,16 @@ servers:
 	if ok != 100 {
 		t.Fatalf("%d of 100 task requests succeeded", ok)
 	}
+	// A request of the task reaches the replica that made it alone (its
+	// handle names it): at most one internal request each, not one per peer.
+	requests := int64(0)
+	for i, n := range lb.spread() {
+		requests += n - sent[i]
+	}
+	if n := peerRequests(t, hubs)["forward"] - forwarded; n > float64(requests) || n == 0 {
+		t.Fatalf("%v internal requests for %d task requests, want 1 for each that landed elsewhere", n, requests)
+	}
+	t.Logf("%d task requests through %d replicas cost %v internal requests", requests, replicaCount, peerRequests(t, hubs)["forward"]-forwarded)
 
 	t.Run("cancel", func(t *testing.T) {
 		h := start()
