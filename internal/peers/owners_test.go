@@ -2,6 +2,7 @@ package peers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,4 +190,49 @@ func sentOf(p *Peers, kind string) float64 {
 		return -1
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestAskRemembersTheHolder: the first server request of a session asks
+// the peers in turn until the one holding its GET stream; the next goes to
+// that one alone; a stream that moved is looked for again.
+func TestAskRemembersTheHolder(t *testing.T) {
+	var holder atomic.Int32 // the index of the replica holding "s"
+	asked := make([]atomic.Int32, 3)
+	var addrs []string
+	for i := range 3 {
+		p := New([]string{"127.0.0.1:1"}, maxBody)
+		srv := httptest.NewServer(p.Serve(func(_ context.Context, session, method string, _ json.RawMessage) (any, error) {
+			asked[i].Add(1)
+			if int(holder.Load()) != i {
+				return nil, ErrNoStream
+			}
+			return map[string]int{"by": i}, nil
+		}))
+		t.Cleanup(srv.Close)
+		addrs = append(addrs, strings.TrimPrefix(srv.URL, "http://"))
+	}
+	p := New(addrs, maxBody)
+	ask := func() (by int, requests int32) {
+		for i := range asked {
+			asked[i].Store(0)
+		}
+		var out struct{ By int }
+		if err := p.Ask(context.Background(), "s", "roots/list", struct{}{}, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.By, asked[0].Load() + asked[1].Load() + asked[2].Load()
+	}
+	holder.Store(2)
+	if by, n := ask(); by != 2 || n != 3 {
+		t.Fatalf("first request: answered by %d after %d requests, want 2 after 3 (in turn)", by, n)
+	}
+	for range 3 {
+		if by, n := ask(); by != 2 || n != 1 {
+			t.Fatalf("next request: answered by %d after %d requests, want 2 after 1", by, n)
+		}
+	}
+	holder.Store(0) // the client opened its stream elsewhere
+	if by, n := ask(); by != 0 || n != 2 {
+		t.Fatalf("after the stream moved: answered by %d after %d requests, want 0 after 2", by, n)
+	}
 }

@@ -38,6 +38,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // forwardedHeader marks a POST passed on by a peer.
@@ -81,7 +83,13 @@ type Peers struct {
 
 	// members are the replicas' ids and addresses (owners.go).
 	members *members
+	// holders is where a session's GET stream was found last (Ask), so
+	// the next server request of the session is one internal request.
+	holders *lru.Cache[string, string]
 }
+
+// holdersKept bounds the sessions whose stream holder Ask remembers.
+const holdersKept = 4096
 
 // New returns the peers at addrs (host:port; a host may name several
 // replicas, resolved on every use), nil for none. maxBody bounds what a
@@ -90,6 +98,7 @@ func New(addrs []string, maxBody int64) *Peers {
 	if len(addrs) == 0 {
 		return nil
 	}
+	holders, _ := lru.New[string, string](holdersKept)
 	return &Peers{
 		addrs:        addrs,
 		client:       &http.Client{Timeout: passOnTimeout},
@@ -99,6 +108,7 @@ func New(addrs []string, maxBody int64) *Peers {
 		self:         rand.Text(),
 		resolved:     map[string][]string{},
 		members:      newMembers(),
+		holders:      holders,
 	}
 }
 
@@ -337,14 +347,22 @@ type request struct {
 
 // Ask has the peer that holds session's GET stream send the server
 // request method with params to its client, and decodes the client's
-// answer into out.
+// answer into out. The peers are asked in turn, the one that held the
+// stream last time first: a stream stays where the client opened it, so
+// after the first request of a session each costs one internal request.
 func (p *Peers) Ask(ctx context.Context, session, method string, params, out any) error {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
 	body, _ := json.Marshal(request{Session: session, Method: method, Params: raw})
-	for _, t := range p.targets(ctx) {
+	targets := p.targets(ctx)
+	if last, ok := p.holders.Get(session); ok {
+		if i := slices.Index(targets, last); i > 0 {
+			targets = append([]string{last}, slices.Delete(targets, i, i+1)...)
+		}
+	}
+	for _, t := range targets {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+t+RequestPath, bytes.NewReader(body))
 		if err != nil {
 			continue
@@ -364,6 +382,7 @@ func (p *Peers) Ask(ctx context.Context, session, method string, params, out any
 		case resp.StatusCode != http.StatusOK:
 			return fmt.Errorf("%s through a peer: %s", method, bytes.TrimSpace(data))
 		}
+		p.holders.Add(session, t)
 		return json.Unmarshal(data, out)
 	}
 	return fmt.Errorf("%s: %w", method, ErrNoHolder)
