@@ -12,10 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -106,82 +103,24 @@ func TestReplicasBehindRoundRobin(t *testing.T) {
 		})
 	}
 
-	if n := lb.notFound.Load(); n != 0 {
-		lb.mu.Lock()
-		defer lb.mu.Unlock()
-		t.Fatalf("the balancer saw %d responses 404 (session not found): %s", n, strings.Join(lb.notFoundWhat, "; "))
+	if n, first := lb.NotFound(); n != 0 {
+		t.Fatalf("the balancer saw %d responses 404 (session not found): %s", n, strings.Join(first, "; "))
 	}
 }
 
-// balancer is a round-robin reverse proxy with no affinity. It counts 404s.
+// balancer is the round-robin balancer in front of the replicas, and its
+// MCP endpoint.
 type balancer struct {
-	url      string
-	next     atomic.Uint64
-	hits     []atomic.Int64
-	notFound atomic.Int64
-
-	mu           sync.Mutex
-	notFoundWhat []string // the first 404s: request, replica and body
+	*hubtest.Balancer
+	url string
 }
 
 func newBalancer(t *testing.T, backends []string) *balancer {
-	t.Helper()
-	b := &balancer{hits: make([]atomic.Int64, len(backends))}
-	targets := make([]*url.URL, len(backends))
-	for i, s := range backends {
-		u, err := url.Parse(strings.TrimSuffix(s, "/mcp"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		targets[i] = u
-	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			i := int(b.next.Add(1)-1) % len(targets)
-			b.hits[i].Add(1)
-			r.SetURL(targets[i])
-			r.Out.Host = r.In.Host // keep the client's Host, as a Service does
-		},
-		// Its own transport: nothing else in the test shares (or closes)
-		// the balancer's connections to the replicas.
-		Transport:     &http.Transport{MaxIdleConnsPerHost: 16},
-		FlushInterval: -1,
-		ModifyResponse: func(resp *http.Response) error {
-			if resp.StatusCode == http.StatusNotFound {
-				b.notFound.Add(1)
-				body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-				resp.Body = struct {
-					io.Reader
-					io.Closer
-				}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
-				b.mu.Lock()
-				if len(b.notFoundWhat) < 5 {
-					b.notFoundWhat = append(b.notFoundWhat, fmt.Sprintf("%s %s session %q at %s: %s", resp.Request.Method,
-						resp.Request.URL.Path, resp.Request.Header.Get("Mcp-Session-Id"), resp.Request.URL.Host, bytes.TrimSpace(body)))
-				}
-				b.mu.Unlock()
-			}
-			return nil
-		},
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: proxy}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	b.url = "http://" + ln.Addr().String() + "/mcp"
-	return b
+	b := hubtest.StartBalancer(t, backends)
+	return &balancer{b, b.Base + "/mcp"}
 }
 
-func (b *balancer) spread() []int64 {
-	out := make([]int64, len(b.hits))
-	for i := range b.hits {
-		out[i] = b.hits[i].Load()
-	}
-	return out
-}
+func (b *balancer) spread() []int64 { return b.Spread() }
 
 func dial(t *testing.T, u, protocol string) *client.Client { return dialWith(t, u, protocol, nil) }
 
