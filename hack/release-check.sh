@@ -119,7 +119,9 @@ sboms=$(grep -c '\.cdx\.json$' dist/checksums.txt)
 (cd dist && sha256sum --quiet -c checksums.txt)
 # Each archive carries the licences of the C code in the Python parser.
 for a in dist/mcp-hub_*.tar.gz; do
-	tar tzf "$a" | grep -qx 'third_party/python-parser/NOTICE' || { echo "$a lacks third_party/python-parser/NOTICE"; exit 1; }
+	# grep reads the whole listing (no -q): an early exit would kill tar with
+	# SIGPIPE, which pipefail reports as a missing file.
+	tar tzf "$a" | grep -x 'third_party/python-parser/NOTICE' >/dev/null || { echo "$a lacks third_party/python-parser/NOTICE"; exit 1; }
 done
 for a in dist/mcp-hub_*.zip; do # a zip names its files uncompressed in its central directory
 	grep -aq 'third_party/python-parser/NOTICE' "$a" || { echo "$a lacks third_party/python-parser/NOTICE"; exit 1; }

@@ -40,6 +40,7 @@ const (
 	KindAnswer  = "answer"  // a client's answer to a server request a peer sent
 	KindAsk     = "ask"     // a server request for the peer holding the GET stream
 	KindList    = "list"    // a list every replica has a part of
+	KindClose   = "close"   // a client's DELETE of its session, to every peer (once per session)
 	KindMembers = "members" // the refresh of the peers' ids (not per call)
 )
 
@@ -60,7 +61,7 @@ type members struct {
 func newMembers() *members {
 	m := &members{counts: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "mcphub_peer_requests_total",
-		Help: "Internal requests this replica sent to its peers, by kind: run (a call's count to its owner), forward, answer, ask, list, members (the periodic refresh of the peers' ids).",
+		Help: "Internal requests this replica sent to its peers, by kind: run (a call's count to its owner), forward, answer, ask, list, close (a session's DELETE), members (the periodic refresh of the peers' ids).",
 	}, []string{"kind"})}
 	m.known = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mcphub_peer_members",

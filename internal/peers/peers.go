@@ -251,14 +251,14 @@ func (p *Peers) IsPeer(ctx context.Context, remote string) bool {
 	return false
 }
 
-// ClientOf is r as its client sent it. A client's answer that a peer
-// passed on comes from the peer's address; when it does come from a peer,
+// ClientOf is r as its client sent it. A client's answer (or its
+// session's DELETE) that a peer passed on comes from the peer's address; when it does come from a peer,
 // it counts as from the address of the client the peer names, so that an
 // anonymous caller's answer reaches its own session on this replica too.
 // Anyone else's header is ignored.
 func (p *Peers) ClientOf(r *http.Request) *http.Request {
 	client := r.Header.Get(forwardedForHeader)
-	if client == "" || r.Method != http.MethodPost || r.Header.Get(forwardedHeader) == "" || !p.IsPeer(r.Context(), r.RemoteAddr) {
+	if client == "" || r.Method != http.MethodPost && r.Method != http.MethodDelete || r.Header.Get(forwardedHeader) == "" || !p.IsPeer(r.Context(), r.RemoteAddr) {
 		return r
 	}
 	r = r.WithContext(r.Context())
@@ -523,6 +523,23 @@ func (p *Peers) Forward(r *http.Request, body []byte, holder string) (status int
 // that no replica has whole (tasks/list). A request a peer forwarded is
 // not forwarded again.
 func (p *Peers) ForwardAll(r *http.Request, body []byte) [][]byte {
+	return p.fanOut(r, body, KindList)
+}
+
+// Close passes a client's DELETE of its Streamable HTTP session (r) to
+// every peer, so that each forgets the session now rather than at its idle
+// sweep: the balancer sends the DELETE to one replica, and every replica
+// the session's requests reached keeps state of it. Once per session, not
+// per call. Any other request, and a DELETE a peer passed on, it ignores.
+func (p *Peers) Close(r *http.Request) {
+	if r.Method == http.MethodDelete && r.Header.Get("Mcp-Session-Id") != "" {
+		p.fanOut(r, nil, KindClose)
+	}
+}
+
+// fanOut sends r (with body) to every peer at once as kind and returns
+// the bodies of the answers 200 OK.
+func (p *Peers) fanOut(r *http.Request, body []byte, kind string) [][]byte {
 	if p == nil || PassedOn(r) {
 		return nil
 	}
@@ -533,7 +550,7 @@ func (p *Peers) ForwardAll(r *http.Request, body []byte) [][]byte {
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			resp, err := p.do(ctx, KindList, p.client, t, r, body)
+			resp, err := p.do(ctx, kind, p.client, t, r, body)
 			if err != nil {
 				return
 			}

@@ -62,6 +62,7 @@ func TestClientOf(t *testing.T) {
 		{"the header from anyone else", "10.0.0.6:40000", http.MethodPost, true, "anonymous@10.0.0.6"},
 		{"a peer's own request", "10.0.0.5:40000", http.MethodPost, false, "anonymous@10.0.0.5"},
 		{"not a POST", "10.0.0.5:40000", http.MethodGet, true, "anonymous@10.0.0.5"},
+		{"a session's DELETE passed on by a peer", "10.0.0.5:40000", http.MethodDelete, true, "anonymous@10.9.9.9"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := http.NewRequest(tc.method, "http://hub/mcp", nil)

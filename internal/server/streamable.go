@@ -44,6 +44,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer release()
 		}
+		defer s.peers.Close(r) // a session's DELETE: every replica it reached forgets it now
 		s.streamable.ServeHTTP(w, r)
 		return
 	}

@@ -83,3 +83,26 @@ func peerRequests(t *testing.T, hubs []*hubtest.Hub) map[string]float64 {
 	}
 	return sum
 }
+
+// peerMetricSum sums the samples of h's /metrics whose line begins with
+// prefix (a name and "{", or a name and " ").
+func peerMetricSum(t *testing.T, h *hubtest.Hub, prefix string) float64 {
+	t.Helper()
+	resp, err := http.Get(h.Base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, prefix) {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			sum += v
+		}
+	}
+	return sum
+}

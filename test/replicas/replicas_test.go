@@ -442,3 +442,52 @@ func waitReplicas(t *testing.T, h *hubtest.Hub, i, n int) {
 	}
 	t.Fatalf("replica %d: %s", i, last)
 }
+
+// TestSessionDeleteReachesEveryReplica: a client's DELETE of its session
+// that the balancer sends to another replica than the one holding the
+// session ends it there too, at once, not at that replica's idle sweep.
+func TestSessionDeleteReachesEveryReplica(t *testing.T) {
+	upstream := conformance.EverythingServer(t, false)
+	hubs, _ := startReplicas(t, upstream, "warn", "")
+	post := func(url, sid, body string) (string, int) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode
+	}
+	sid, status := post(hubs[0].MCPURL(), "", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	if sid == "" || status != http.StatusOK {
+		t.Fatalf("initialize on replica 0: %d, session %q", status, sid)
+	}
+	post(hubs[0].MCPURL(), sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sessions := func(i int) float64 {
+		return peerMetricSum(t, hubs[i], "mcphub_sessions{")
+	}
+	if n := sessions(0); n != 1 {
+		t.Fatalf("replica 0 holds %v sessions after initialize, want 1", n)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, hubs[1].MCPURL(), nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	hubtest.Eventually(t, 10*time.Second, 100*time.Millisecond, "replica 0 forgets the session deleted on replica 1", func() error {
+		if n := sessions(0); n != 0 {
+			return fmt.Errorf("replica 0 holds %v sessions", n)
+		}
+		return nil
+	})
+}
