@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,11 +31,20 @@ func TestParseStatCPU(t *testing.T) {
 }
 
 // TestCPUMeter: this process's CPU over a window in which it spins, per
-// operation; a window not begun is an error, not a zero.
+// operation; a window not begun is an error, not a zero. It spins until
+// the kernel counted 150 ms of its CPU (a loaded machine gives a spinning
+// goroutine less CPU than wall time), at most 20 s.
 func TestCPUMeter(t *testing.T) {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
 	m := newCPUMeter(os.Getpid())
 	m.begin()
-	for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+	for start, deadline := cpu(), time.Now().Add(20*time.Second); cpu()-start < 150*time.Millisecond && time.Now().Before(deadline); {
 	}
 	m.end()
 	us, err := m.usPer(0, 10)
