@@ -15,10 +15,10 @@
 // (elicit.go).
 //
 // Nothing is stored or shared: a held call lives in the memory of the
-// replica whose caller is waiting for it; an approval sent to another
-// replica is passed on to its peers (internal/peers), and a replica that
-// dies loses its held calls, whose callers see their request fail while
-// nothing has run.
+// replica whose caller is waiting for it, whose id the approval's id
+// carries (peers.Tag); a decision sent to another replica is passed on to
+// that one (internal/peers), and a replica that dies loses its held calls,
+// whose callers see their request fail while nothing has run.
 package approvals
 
 import (

@@ -12,9 +12,9 @@
 // call is one call: decided, limited and recorded once, as any.
 //
 // A kept call lives on the replica that runs it, for one caller; its
-// requestState is a random handle ("mhr1." and 128 bits) that names it. A
-// round that reaches another replica is passed on to the peers there
-// (Elsewhere). A round that does not come within the wait ends the call
+// requestState is a random handle ("mhr1.", the replica's id with peers,
+// and 128 bits) that names it. A round that reaches another replica is
+// passed on to the one that keeps it (Elsewhere, Maker). A round that does not come within the wait ends the call
 // (cancelled: the upstream's request fails), as does a caller who goes
 // away during a round.
 package rounds
