@@ -481,10 +481,12 @@ func (k *keywordIndex) hits(text string, out []hit) []hit {
 // gate is a rule's anchored necessary condition.
 type gate struct {
 	re *regexp.Regexp
-	// at maps a keyword to the offsets at which it can sit in what the
-	// gate's first part matches: the gate is tried at the occurrence's
-	// start minus each.
-	at map[string][]int
+	// at maps a keyword to the places it can sit in what the gate's
+	// first part matches: the gate is tried at the occurrence's start
+	// minus each offset, where the text before the occurrence reads as
+	// one of its heads ("key" in "api-key" is tried only after "api-":
+	// in source code "key" is everywhere, "api-key" rare).
+	at map[string][]place
 	// maxLen bounds the bytes a match of re spans.
 	maxLen int
 	// follow maps a keyword that can start a match of re to the bytes
@@ -493,6 +495,62 @@ type gate struct {
 	// "key" before a space for a rule wanting "key=") without starting
 	// the regex, whose every try clears the backtracker's state.
 	follow map[string]*[256]bool
+	// need maps a keyword that can start a match of re to what the match
+	// needs soon after it: in keyword-dense text (source code, config
+	// files) most occurrences pass the follow byte ("token0 := auth",
+	// "password[0])") and fail only at the assignment that does not come;
+	// a look at the next few characters turns them away without the
+	// regex.
+	need map[string]*need
+}
+
+// place is where a keyword sits in matches of a gate's first part: at
+// offset o, after one of heads (lower case, each o bytes long).
+type place struct {
+	o     int
+	heads []string
+}
+
+// after reports whether text[:at] ends with one of the heads, ignoring
+// case.
+func (p *place) after(text string, at int) bool {
+	if p.o == 0 {
+		return true
+	}
+	if at < p.o {
+		return false
+	}
+	for _, h := range p.heads {
+		if strings.EqualFold(text[at-p.o:at], h) {
+			return true
+		}
+	}
+	return false
+}
+
+// need is a byte one of the first few characters after a keyword must
+// start with: set holds the bytes, and one of the first runes+1
+// characters starts with one of them.
+type need struct {
+	set   [256]bool
+	runes int
+}
+
+// within reports whether one of the first n.runes+1 characters of
+// text[at:] starts with a byte of n.set.
+func (n *need) within(text string, at int) bool {
+	for r := 0; r <= n.runes && at < len(text); r++ {
+		if n.set[text[at]] {
+			return true
+		}
+		if text[at] < utf8.RuneSelf {
+			at++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(text[at:])
+		at += size
+	}
+	return false
 }
 
 // planGate returns the gate of a rule, or nil when it has none that can be
@@ -516,12 +574,12 @@ func planGate(expr string, keywords []string) *gate {
 	if !allContain(starts, keywords) || lookBehind(parts[i:]) {
 		return nil
 	}
-	g := &gate{at: map[string][]int{}}
+	g := &gate{at: map[string][]place{}}
 	for _, p := range starts {
 		for _, k := range keywords {
 			for o := 0; o+len(k) <= len(p); o++ {
-				if p[o:o+len(k)] == k && !slices.Contains(g.at[k], o) {
-					g.at[k] = append(g.at[k], o)
+				if p[o:o+len(k)] == k {
+					g.addPlace(k, o, p[:o])
 				}
 			}
 		}
@@ -543,12 +601,18 @@ func planGate(expr string, keywords []string) *gate {
 	}
 	anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
 	for k, at := range g.at {
-		if slices.Contains(at, 0) {
+		if slices.ContainsFunc(at, func(p place) bool { return p.o == 0 }) {
 			if set, ok := followOf(anchored, k); ok {
 				if g.follow == nil {
 					g.follow = map[string]*[256]bool{}
 				}
 				g.follow[k] = &set
+			}
+			if n, ok := needOf(anchored, k); ok {
+				if g.need == nil {
+					g.need = map[string]*need{}
+				}
+				g.need[k] = &n
 			}
 		}
 	}
@@ -559,6 +623,20 @@ func planGate(expr string, keywords []string) *gate {
 		return nil
 	}
 	return g
+}
+
+// addPlace notes that keyword k sits at offset o after head in a start
+// of the gate's first part.
+func (g *gate) addPlace(k string, o int, head string) {
+	for i := range g.at[k] {
+		if p := &g.at[k][i]; p.o == o {
+			if !slices.Contains(p.heads, head) {
+				p.heads = append(p.heads, head)
+			}
+			return
+		}
+	}
+	g.at[k] = append(g.at[k], place{o: o, heads: []string{head}})
 }
 
 // lookBehind reports whether a part can test what comes before the
@@ -585,10 +663,12 @@ func lookBehind(parts []*syntax.Regexp) bool {
 // the vault" in every other issue of a list), and the same input reads
 // the same.
 func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
-	follow := g.follow[k]
-	for _, o := range g.at[k] {
-		q := h.start - o
-		if q < 0 || o == 0 && follow != nil && h.end < len(text) && !follow[text[h.end]] {
+	follow, need := g.follow[k], g.need[k]
+	for i := range g.at[k] {
+		p := &g.at[k][i]
+		o, q := p.o, h.start-p.o
+		if q < 0 || !p.after(text, h.start) || o == 0 && follow != nil && h.end < len(text) && !follow[text[h.end]] ||
+			o == 0 && need != nil && !need.within(text, h.end) {
 			continue
 		}
 		// The gate reads one character past the longest match: an
@@ -644,17 +724,94 @@ func (c *gateCache) match(g *gate, text string) bool {
 // bytes of re's derivative by k. ok is false when no such set bounds a
 // match: one may end within k or right after it, or k is not ASCII.
 func followOf(re *syntax.Regexp, k string) (set [256]bool, ok bool) {
-	for i := 0; i < len(k); i++ {
-		if k[i] >= utf8.RuneSelf || nullable(re) {
-			return set, false
-		}
-		c := rune(k[i])
-		if re = derive(re, c, unicode.ToUpper(c)); size(re) > maxDerived {
-			return set, false
-		}
+	if re, ok = deriveBy(re, k); !ok {
+		return set, false
 	}
 	set, empty := firstBytes(re)
 	return set, !empty
+}
+
+// needOf returns what every match of re that starts with the (ASCII,
+// lower-case) keyword k, in either case, needs right after it (see need):
+// the first bytes of the first part of re's derivative by k that cannot
+// match empty, and how many characters the parts before it can take. ok
+// is false when no such part bounds a match.
+func needOf(re *syntax.Regexp, k string) (need, bool) {
+	re, ok := deriveBy(re, k)
+	if !ok {
+		return need{}, false
+	}
+	return needIn(re)
+}
+
+// deriveBy returns re's derivative by the keyword k in either case: what
+// follows k in the matches of re that start with it. ok is false when a
+// match may end within k, k is not ASCII, or the derivative grows past
+// maxDerived.
+func deriveBy(re *syntax.Regexp, k string) (*syntax.Regexp, bool) {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf || nullable(re) {
+			return nil, false
+		}
+		c := rune(k[i])
+		if re = derive(re, c, unicode.ToUpper(c)); size(re) > maxDerived {
+			return nil, false
+		}
+	}
+	return re, true
+}
+
+// needIn returns a need every match of re meets from its start: a
+// literal or class needs its first bytes at once; a concatenation the
+// need of its first part that cannot match empty, after as many
+// characters as the parts before it take at most; an alternation the
+// union of its branches' needs.
+func needIn(re *syntax.Regexp) (n need, ok bool) {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass:
+		if nullable(re) {
+			return n, false
+		}
+		n.set, _ = firstBytes(re)
+		return n, true
+	case syntax.OpCapture, syntax.OpPlus:
+		return needIn(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min > 0 {
+			return needIn(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		runes := 0
+		for _, s := range re.Sub {
+			if !nullable(s) {
+				n, ok = needIn(s)
+				n.runes += runes
+				return n, ok
+			}
+			m := maxRunes(s)
+			if m < 0 {
+				return n, false
+			}
+			runes += m
+		}
+	case syntax.OpAlternate:
+		for i, s := range re.Sub {
+			b, ok := needIn(s)
+			if !ok {
+				return n, false
+			}
+			if i == 0 {
+				n = b
+				continue
+			}
+			for c, in := range b.set {
+				n.set[c] = n.set[c] || in
+			}
+			n.runes = max(n.runes, b.runes)
+		}
+		return n, len(re.Sub) > 0
+	}
+	return n, false
 }
 
 // maxDerived bounds the nodes of a derivative: past it, a gate has no

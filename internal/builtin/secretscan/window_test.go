@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestPlanWindow(t *testing.T) {
@@ -346,4 +347,64 @@ func TestKeywordsSurviveJSONEscapes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGateChecksAreNecessary: the cheap looks before a gate's regex (the
+// head before a keyword inside the gate's first part, what must come
+// soon after a keyword) turn an occurrence away only where the regex
+// would not match there, or where another occurrence tries the same
+// start; on source code dense with keywords they turn many away.
+func TestGateChecksAreNecessary(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&code, "\ttoken%d := auth.Key(ctx, secret, password[%d]) // api key %d, access-key\n", i, i, i)
+		fmt.Fprintf(&code, "cmd --api-key=%x --password %d --client-secret 'v%dxx' TOKEN: \"q%dabcdef\"\n", i*7919, i, i, i)
+	}
+	texts := append(differentialTexts(t), code.String())
+	var headsOff, needOff int
+	for _, text := range texts {
+		hits := rs.index.hits(text, nil)
+		for i := range rs.rules {
+			g := rs.rules[i].gate
+			if g == nil {
+				continue
+			}
+			tried, passed := map[int]bool{}, map[int]bool{}
+			for _, h := range hits {
+				k := rs.keywords[h.keyword]
+				for _, p := range g.at[k] {
+					q := h.start - p.o
+					if q < 0 {
+						continue
+					}
+					after := p.after(text, h.start)
+					soon := p.o != 0 || g.need[k] == nil || g.need[k].within(text, h.end)
+					headsOff += boolInt(!after)
+					needOff += boolInt(after && !soon)
+					tried[q] = true
+					passed[q] = passed[q] || after && soon
+				}
+			}
+			for q := range tried {
+				if !passed[q] && g.re.MatchString(text[q:min(len(text), q+g.maxLen+utf8.UTFMax)]) {
+					t.Errorf("%s: the gate matches at %d of %q, but its checks turned every occurrence there away",
+						rs.rules[i].id, q, text[q:min(len(text), q+40)])
+				}
+			}
+		}
+	}
+	if headsOff == 0 || needOff == 0 {
+		t.Errorf("heads turned %d occurrences away, needs %d: want both", headsOff, needOff)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -112,7 +112,9 @@ func TestViewsNothingToUndo(t *testing.T) {
 // four times the text takes less than ten times as long (quadratic work
 // takes sixteen; caches and the collector add some on a larger text). The
 // best of two readings of each size is compared, so a loaded machine slows
-// both alike; no wall-clock bound.
+// both alike; no wall-clock bound. A burst of load on the larger reading
+// alone can still pass ten: a size fails only when three measurements in
+// a row say so, which quadratic work always does.
 func TestViewsLinear(t *testing.T) {
 	var r Reader
 	best := func(s string) time.Duration {
@@ -134,10 +136,16 @@ func TestViewsLinear(t *testing.T) {
 	} {
 		small := strings.Repeat(unit, quarter/len(unit))
 		large := strings.Repeat(unit, 4*quarter/len(unit))
-		ds, dl := best(small), best(large)
-		t.Logf("%s: %d bytes in %v, %d bytes in %v (%.1fx)", name, len(small), ds, len(large), dl, float64(dl)/float64(ds))
-		if dl > 10*ds+time.Millisecond {
-			t.Errorf("%s: 4x the text took %.1fx as long (%v, %v): not linear", name, float64(dl)/float64(ds), ds, dl)
+		for try := 1; ; try++ {
+			ds, dl := best(small), best(large)
+			t.Logf("%s: %d bytes in %v, %d bytes in %v (%.1fx)", name, len(small), ds, len(large), dl, float64(dl)/float64(ds))
+			if dl <= 10*ds+time.Millisecond {
+				break
+			}
+			if try == 3 {
+				t.Errorf("%s: 4x the text took %.1fx as long (%v, %v), three times: not linear", name, float64(dl)/float64(ds), ds, dl)
+				break
+			}
 		}
 	}
 }
