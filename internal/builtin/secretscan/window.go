@@ -495,13 +495,13 @@ type gate struct {
 	// "key" before a space for a rule wanting "key=") without starting
 	// the regex, whose every try clears the backtracker's state.
 	follow map[string]*[256]bool
-	// need maps a keyword that can start a match of re to what the match
-	// needs soon after it: in keyword-dense text (source code, config
-	// files) most occurrences pass the follow byte ("token0 := auth",
-	// "password[0])") and fail only at the assignment that does not come;
-	// a look at the next few characters turns them away without the
-	// regex.
-	need map[string]*need
+	// needs maps a keyword that can start a match of re to what the
+	// match needs soon after it: in keyword-dense text (source code,
+	// config files) most occurrences pass the follow byte ("token0 :=
+	// auth", "password[0])") and fail only at the assignment or the run
+	// of secret characters that does not come; a look at the next few
+	// characters turns them away without the regex.
+	needs map[string]needs
 }
 
 // place is where a keyword sits in matches of a gate's first part: at
@@ -528,20 +528,25 @@ func (p *place) after(text string, at int) bool {
 	return false
 }
 
-// need is a byte one of the first few characters after a keyword must
-// start with: set holds the bytes, and one of the first runes+1
-// characters starts with one of them.
+// need is a run of characters a match needs soon after its keyword: run
+// characters in a row, each starting with a byte of set, the first of
+// them among the first runes+1 characters after the keyword.
 type need struct {
 	set   [256]bool
 	runes int
+	run   int
 }
 
-// within reports whether one of the first n.runes+1 characters of
-// text[at:] starts with a byte of n.set.
+// within reports whether text[at:] starts with what n needs.
 func (n *need) within(text string, at int) bool {
-	for r := 0; r <= n.runes && at < len(text); r++ {
+	got := 0 // characters of set in a row
+	for i := 0; at < len(text); i++ {
 		if n.set[text[at]] {
-			return true
+			if got++; got >= n.run {
+				return true
+			}
+		} else if got = 0; i >= n.runes {
+			return false // a run starting later starts too late
 		}
 		if text[at] < utf8.RuneSelf {
 			at++
@@ -551,6 +556,19 @@ func (n *need) within(text string, at int) bool {
 		at += size
 	}
 	return false
+}
+
+// needs are what a match needs after its keyword, each necessary.
+type needs []need
+
+// met reports whether text[at:] has all that ns need.
+func (ns needs) met(text string, at int) bool {
+	for i := range ns {
+		if !ns[i].within(text, at) {
+			return false
+		}
+	}
+	return true
 }
 
 // planGate returns the gate of a rule, or nil when it has none that can be
@@ -608,11 +626,11 @@ func planGate(expr string, keywords []string) *gate {
 				}
 				g.follow[k] = &set
 			}
-			if n, ok := needOf(anchored, k); ok {
-				if g.need == nil {
-					g.need = map[string]*need{}
+			if ns := needsOf(anchored, k); len(ns) > 0 {
+				if g.needs == nil {
+					g.needs = map[string]needs{}
 				}
-				g.need[k] = &n
+				g.needs[k] = ns
 			}
 		}
 	}
@@ -663,12 +681,12 @@ func lookBehind(parts []*syntax.Regexp) bool {
 // the vault" in every other issue of a list), and the same input reads
 // the same.
 func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
-	follow, need := g.follow[k], g.need[k]
+	follow, needs := g.follow[k], g.needs[k]
 	for i := range g.at[k] {
 		p := &g.at[k][i]
 		o, q := p.o, h.start-p.o
 		if q < 0 || !p.after(text, h.start) || o == 0 && follow != nil && h.end < len(text) && !follow[text[h.end]] ||
-			o == 0 && need != nil && !need.within(text, h.end) {
+			o == 0 && !needs.met(text, h.end) {
 			continue
 		}
 		// The gate reads one character past the longest match: an
@@ -731,17 +749,17 @@ func followOf(re *syntax.Regexp, k string) (set [256]bool, ok bool) {
 	return set, !empty
 }
 
-// needOf returns what every match of re that starts with the (ASCII,
-// lower-case) keyword k, in either case, needs right after it (see need):
-// the first bytes of the first part of re's derivative by k that cannot
-// match empty, and how many characters the parts before it can take. ok
-// is false when no such part bounds a match.
-func needOf(re *syntax.Regexp, k string) (need, bool) {
+// needsOf returns what every match of re that starts with the (ASCII,
+// lower-case) keyword k, in either case, needs right after it: the needs
+// of the parts of re's derivative by k, in order, while the parts before
+// each take a bounded number of characters (see needsIn). None when no
+// part bounds a match.
+func needsOf(re *syntax.Regexp, k string) needs {
 	re, ok := deriveBy(re, k)
 	if !ok {
-		return need{}, false
+		return nil
 	}
-	return needIn(re)
+	return needsIn(re)
 }
 
 // deriveBy returns re's derivative by the keyword k in either case: what
@@ -761,19 +779,61 @@ func deriveBy(re *syntax.Regexp, k string) (*syntax.Regexp, bool) {
 	return re, true
 }
 
-// needIn returns a need every match of re meets from its start: a
-// literal or class needs its first bytes at once; a concatenation the
-// need of its first part that cannot match empty, after as many
-// characters as the parts before it take at most; an alternation the
-// union of its branches' needs.
-func needIn(re *syntax.Regexp) (n need, ok bool) {
-	switch re.Op {
-	case syntax.OpLiteral, syntax.OpCharClass:
-		if nullable(re) {
-			return n, false
+// maxNeeds bounds the needs of a keyword: the assignment and the run of
+// secret characters of a generic rule are the selective ones.
+const maxNeeds = 3
+
+// needsIn returns needs every match of re meets from its start: the need
+// of each part of its (flattened) concatenation that cannot match empty,
+// after as many characters as the parts before it take at most, while
+// that is bounded; for anything else its one need (needIn).
+func needsIn(re *syntax.Regexp) needs {
+	var out needs
+	runes := 0
+	for _, part := range flatConcat(re, nil) {
+		if !nullable(part) {
+			if n, ok := needIn(part); ok {
+				n.runes += runes
+				if out = append(out, n); len(out) == maxNeeds {
+					break
+				}
+			}
 		}
-		n.set, _ = firstBytes(re)
-		return n, true
+		m := maxRunes(part)
+		if m < 0 {
+			break
+		}
+		runes += m
+	}
+	return out
+}
+
+// flatConcat appends the parts of re, a concatenation's nested in one
+// another as derive builds them (or re alone), to out.
+func flatConcat(re *syntax.Regexp, out []*syntax.Regexp) []*syntax.Regexp {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		return append(out, re)
+	}
+	for _, s := range re.Sub {
+		out = flatConcat(s, out)
+	}
+	return out
+}
+
+// needIn returns a need every match of re meets from its start: a
+// literal or class needs its first bytes at once, a repetition of a class
+// a run as long as its least count, a concatenation of such a run of
+// them all, or else its first part that cannot match empty after as many
+// characters as the parts before it take; an alternation the union of
+// its branches' needs (the shortest run, the latest start).
+func needIn(re *syntax.Regexp) (n need, ok bool) {
+	if set, run, ok := runOf(re); ok && run > 0 {
+		return need{set: set, run: run}, true
+	}
+	switch re.Op {
 	case syntax.OpCapture, syntax.OpPlus:
 		return needIn(re.Sub[0])
 	case syntax.OpRepeat:
@@ -807,11 +867,52 @@ func needIn(re *syntax.Regexp) (n need, ok bool) {
 			for c, in := range b.set {
 				n.set[c] = n.set[c] || in
 			}
-			n.runes = max(n.runes, b.runes)
+			n.runes, n.run = max(n.runes, b.runes), min(n.run, b.run)
 		}
 		return n, len(re.Sub) > 0
 	}
 	return n, false
+}
+
+// runOf reports whether every match of re starts with a run of
+// characters each starting with a byte of set, at least run long: a
+// single character (a class, a one-rune literal), a repetition of one at
+// least Min times, a concatenation of such runs. ok is false for
+// anything else.
+func runOf(re *syntax.Regexp) (set [256]bool, run int, ok bool) {
+	switch re.Op {
+	case syntax.OpCharClass:
+		set, _ = firstBytes(re)
+		return set, 1, len(re.Rune) > 0
+	case syntax.OpLiteral:
+		if len(re.Rune) != 1 {
+			return set, 0, false
+		}
+		set, _ = firstBytes(re)
+		return set, 1, true
+	case syntax.OpCapture:
+		return runOf(re.Sub[0])
+	case syntax.OpRepeat, syntax.OpPlus:
+		least := 1
+		if re.Op == syntax.OpRepeat {
+			least = re.Min
+		}
+		set, run, ok = runOf(re.Sub[0])
+		return set, run * least, ok && least > 0
+	case syntax.OpConcat:
+		for _, s := range re.Sub {
+			sub, n, ok := runOf(s)
+			if !ok {
+				return set, 0, false
+			}
+			for c, in := range sub {
+				set[c] = set[c] || in
+			}
+			run += n
+		}
+		return set, run, len(re.Sub) > 0
+	}
+	return set, 0, false
 }
 
 // maxDerived bounds the nodes of a derivative: past it, a gate has no

@@ -382,7 +382,7 @@ func TestGateChecksAreNecessary(t *testing.T) {
 						continue
 					}
 					after := p.after(text, h.start)
-					soon := p.o != 0 || g.need[k] == nil || g.need[k].within(text, h.end)
+					soon := p.o != 0 || g.needs[k].met(text, h.end)
 					headsOff += boolInt(!after)
 					needOff += boolInt(after && !soon)
 					tried[q] = true
