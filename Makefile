@@ -149,7 +149,8 @@ budgets:
 # Each fuzz target runs for FUZZTIME (30 s) on every `make test` (its seeds
 # first, then a random search; issue 41): the strict JSON-RPC reading, the
 # call the hub sends upstream, the read-only classifier, the config parser,
-# the result cap, the hub's dispatcher (any message: one valid JSON-RPC
+# the result cap (its limits, and its one-pass reading against the decoding
+# reference it replaced), the hub's dispatcher (any message: one valid JSON-RPC
 # answer with its id, none to a notification) and the guardrails'
 # normalizer. A failing input is written to the package's testdata/fuzz,
 # where `go test` replays it from then on. FUZZTIME=5m for a longer look.
@@ -161,7 +162,7 @@ budgets:
 # real finding writes its input ("Failing input written") and fails.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
-	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply \
+	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply ./internal/resultcap:FuzzApplyReference \
 	./internal/dispatch:FuzzDispatch ./internal/guardrails/normalize:FuzzNormalize
 .PHONY: fuzz
 fuzz:

@@ -40,6 +40,11 @@ type Report struct {
 // decided limit, named in the notice. A result that is not a JSON object
 // with content is returned unchanged: there is nothing a model reads in it
 // to cut.
+//
+// The result is read once, as it is, and a cut one is spliced from its
+// bytes: a result of 100,000 characters is read at the speed of a copy,
+// not decoded into maps and encoded again, and keeps its members in their
+// order.
 func Apply(raw json.RawMessage, limit int, hint string) (json.RawMessage, *Report, error) {
 	// Every character takes at least one byte of JSON, so a result of at
 	// most limit bytes has at most limit characters: the common case costs a
@@ -47,49 +52,27 @@ func Apply(raw json.RawMessage, limit int, hint string) (json.RawMessage, *Repor
 	if limit <= 0 || len(raw) <= limit {
 		return raw, nil, nil
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, nil, fmt.Errorf("read the result to cut it: %w", err)
+	c := newCutter(raw)
+	res, err := c.readResult("content", (*cutter).part)
+	if err != nil {
+		return nil, nil, err
 	}
-	var parts []json.RawMessage
-	if c, ok := top["content"]; ok {
-		if err := json.Unmarshal(c, &parts); err != nil {
-			return nil, nil, fmt.Errorf("read the result's content to cut it: %w", err)
-		}
-	}
-	texts := make([]textPart, len(parts))
-	total := 0
-	for i, p := range parts {
-		tp, err := readPart(p)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read content[%d] to cut it: %w", i, err)
-		}
-		texts[i] = tp
-		total += tp.chars
-	}
+	total := res.total()
 	rep := Report{TextTotal: total, TextKept: total}
-	sc, hasSC := top["structuredContent"]
-	if hasSC && string(sc) != "null" {
-		if n := utf8.RuneCount(sc); n > limit {
+	if res.hasSC {
+		if n := runeCount(raw[res.sc.start:res.sc.end]); n > limit {
 			rep.StructuredChars = n
 		}
 	}
 	if total <= limit && rep.StructuredChars == 0 {
 		return raw, nil, nil
 	}
-	parts, rep.TextKept = cutParts(parts, texts, limit, func(kept int) string {
+	keep, kept := plan(res.parts, limit, func(kept int) string {
 		return notice(rep.with(kept), limit, hint)
 	})
-	top["content"], _ = json.Marshal(parts)
-	if rep.StructuredChars > 0 {
-		delete(top, "structuredContent")
-		top["isError"] = json.RawMessage("true")
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode the cut result: %w", err)
-	}
-	return out, &rep, nil
+	rep.TextKept = kept
+	note := appendString([]byte(`{"type":"text","text":`), notice(rep, limit, hint))
+	return c.write(&res, keep, append(note, '}'), rep.StructuredChars > 0), &rep, nil
 }
 
 func (r Report) with(kept int) Report {
@@ -113,65 +96,16 @@ func notice(r Report, limit int, hint string) string {
 	return s + fmt.Sprintf(", over the limit of %d (%s). Ask for less: a narrower query, a smaller range or page, fewer fields.]", limit, hint)
 }
 
-// textPart is what a content part holds of text.
+// textPart is what a content part (or an item of another shape of
+// result) holds of text, and where.
 type textPart struct {
 	kind  string // "text", "resource" (embedded, with text), "" other
 	chars int
-	text  string
-	// obj is the decoded part, resource the decoded embedded resource, for
-	// re-encoding with a shorter text.
-	obj, resource map[string]json.RawMessage
-}
-
-func readPart(p json.RawMessage) (textPart, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(p, &obj); err != nil {
-		return textPart{}, err
-	}
-	var typ string
-	_ = json.Unmarshal(obj["type"], &typ)
-	switch typ {
-	case "text":
-		var text string
-		if err := json.Unmarshal(obj["text"], &text); err != nil {
-			return textPart{}, fmt.Errorf("text: %w", err)
-		}
-		return textPart{kind: "text", chars: utf8.RuneCountInString(text), text: text, obj: obj}, nil
-	case "resource":
-		var res map[string]json.RawMessage
-		if err := json.Unmarshal(obj["resource"], &res); err != nil {
-			return textPart{}, fmt.Errorf("resource: %w", err)
-		}
-		raw, ok := res["text"]
-		if !ok {
-			return textPart{}, nil // a blob: not text
-		}
-		var text string
-		if err := json.Unmarshal(raw, &text); err != nil {
-			return textPart{}, fmt.Errorf("resource.text: %w", err)
-		}
-		return textPart{kind: "resource", chars: utf8.RuneCountInString(text), text: text, obj: obj, resource: res}, nil
-	}
-	return textPart{}, nil
-}
-
-// cutParts keeps the parts in order while their text fits limit less the
-// notice, cuts the text of the part where it runs out, drops the text parts
-// after it (parts without text are kept), and appends the notice. It
-// returns the new parts and the characters of text kept.
-func cutParts(parts []json.RawMessage, texts []textPart, limit int, noticeFor func(kept int) string) ([]json.RawMessage, int) {
-	keep, kept := plan(texts, limit, noticeFor)
-	out := make([]json.RawMessage, 0, len(parts)+1)
-	for i, p := range parts {
-		switch n := keep[i]; {
-		case n < 0:
-			out = append(out, p)
-		case n > 0:
-			out = append(out, texts[i].withText(prefix(texts[i].text, n)))
-		}
-	}
-	note, _ := json.Marshal(map[string]string{"type": "text", "text": noticeFor(kept)})
-	return append(out, note), kept
+	part  span   // the part, whole
+	text  span   // its text, the JSON string a cut replaces
+	drops []span // what a cut leaves out of it (see last), in order
+	uri   span   // a resources/read item's uri value; empty: none
+	err   error  // why it cannot be cut; the reading goes on
 }
 
 // plan decides the cut of texts: for each, -1 to keep it whole (it fits,
@@ -211,29 +145,4 @@ func plan(texts []textPart, limit int, noticeFor func(kept int) string) ([]int, 
 		}
 	}
 	return keep, kept
-}
-
-// withText is the part with its text replaced.
-func (tp textPart) withText(text string) json.RawMessage {
-	enc, _ := json.Marshal(text)
-	if tp.kind == "resource" {
-		tp.resource["text"] = enc
-		tp.obj["resource"], _ = json.Marshal(tp.resource)
-	} else {
-		tp.obj["text"] = enc
-	}
-	b, _ := json.Marshal(tp.obj)
-	return b
-}
-
-// prefix returns the first n characters of s.
-func prefix(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }

@@ -3,7 +3,6 @@ package resultcap
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // Shape is the kind of result a cap applies to: what a model reads of it
@@ -33,104 +32,99 @@ func ApplyShape(shape Shape, raw json.RawMessage, limit int, hint string) (json.
 	if limit <= 0 || len(raw) <= limit {
 		return raw, nil, nil
 	}
-	member := "contents"
+	member, item := "contents", (*cutter).contentsItem
 	if shape == Prompt {
-		member = "messages"
+		member, item = "messages", (*cutter).message
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, nil, fmt.Errorf("read the result to cut it: %w", err)
+	c := newCutter(raw)
+	res, err := c.readResult(member, item)
+	if err != nil {
+		return nil, nil, err
 	}
-	var items []map[string]json.RawMessage
-	if m, ok := top[member]; ok {
-		if err := json.Unmarshal(m, &items); err != nil {
-			return nil, nil, fmt.Errorf("read the result's %s to cut it: %w", member, err)
-		}
-	}
-	texts := make([]textPart, len(items))
-	total := 0
-	for i, it := range items {
-		tp, err := readItem(shape, it)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s[%d] to cut it: %w", member, i, err)
-		}
-		texts[i] = tp
-		total += tp.chars
-	}
+	total := res.total()
 	if total <= limit {
 		return raw, nil, nil
 	}
 	rep := Report{TextTotal: total}
-	keep, kept := plan(texts, limit, func(kept int) string { return notice(rep.with(kept), limit, hint) })
+	keep, kept := plan(res.parts, limit, func(kept int) string { return notice(rep.with(kept), limit, hint) })
 	rep.TextKept = kept
-	out := make([]json.RawMessage, 0, len(items)+1)
-	uri := json.RawMessage(`""`)
-	for i, it := range items {
-		if keep[i] == 0 {
-			continue
-		}
-		if keep[i] > 0 {
-			it = texts[i].itemWithText(shape, it, prefix(texts[i].text, keep[i]))
-		}
-		if u, ok := it["uri"]; ok {
-			uri = u
-		}
-		b, err := json.Marshal(it)
-		if err != nil {
-			return nil, nil, fmt.Errorf("encode the cut result: %w", err)
-		}
-		out = append(out, b)
-	}
-	text, _ := json.Marshal(notice(rep, limit, hint))
-	var note json.RawMessage
+	note := c.shapeNotice(shape, &res, keep, notice(rep, limit, hint))
+	return c.write(&res, keep, note, false), &rep, nil
+}
+
+// shapeNotice is the item of a result of shape that says text: a user
+// message, or a contents item under the URI of the last item kept.
+func (c *cutter) shapeNotice(shape Shape, res *doc, keep []int, text string) []byte {
 	if shape == Prompt {
-		note = json.RawMessage(`{"role":"user","content":{"type":"text","text":` + string(text) + `}}`)
-	} else {
-		note = json.RawMessage(`{"uri":` + string(uri) + `,"mimeType":"text/plain","text":` + string(text) + `}`)
+		note := appendString([]byte(`{"role":"user","content":{"type":"text","text":`), text)
+		return append(note, "}}"...)
 	}
-	top[member], _ = json.Marshal(append(out, note))
-	b, err := json.Marshal(top)
+	uri := []byte(`""`)
+	for i, tp := range res.parts {
+		if keep[i] != 0 && tp.uri != (span{}) {
+			uri = c.raw[tp.uri.start:tp.uri.end]
+		}
+	}
+	note := append(append([]byte(`{"uri":`), uri...), `,"mimeType":"text/plain","text":`...)
+	return append(appendString(note, text), '}')
+}
+
+// contentsItem reads an item of a resources/read result: an object with
+// a uri and a text or a blob, or null, an item without text.
+func (c *cutter) contentsItem() (textPart, error) {
+	if c.dec.PeekKind() != '{' {
+		return c.notObject()
+	}
+	var text, uri last
+	s, err := c.object(func(name []byte, at int) error {
+		text.begin(at)
+		uri.begin(at)
+		switch string(name) {
+		case "text":
+			return c.read(&text, at)
+		case "uri":
+			return c.read(&uri, at)
+		}
+		return c.dec.SkipValue()
+	})
+	tp := textPart{part: s}
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode the cut result: %w", err)
+		return tp, err
 	}
-	return b, &rep, nil
+	if uri.found {
+		tp.uri = uri.value
+	}
+	if text.found { // else a blob
+		tp.kind = "text"
+		c.take(&tp, &text, "text")
+	}
+	return tp, nil
 }
 
-// readItem reads the text of one item of a result of shape: a resource's
-// contents item holds it itself, a prompt's message in its content part.
-func readItem(shape Shape, it map[string]json.RawMessage) (textPart, error) {
-	if shape == Prompt {
-		c, ok := it["content"]
-		if !ok {
-			return textPart{}, nil
+// message reads a message of a prompts/get result: an object whose
+// content member is one content part, or null, a message without text.
+func (c *cutter) message() (textPart, error) {
+	if c.dec.PeekKind() != '{' {
+		return c.notObject()
+	}
+	var content last
+	var tp textPart
+	s, err := c.object(func(name []byte, at int) error {
+		content.begin(at)
+		if string(name) != "content" {
+			return c.dec.SkipValue()
 		}
-		tp, err := readPart(c)
-		if err != nil {
-			return textPart{}, fmt.Errorf("content: %w", err)
-		}
-		return tp, nil
+		content.again(at)
+		var err error
+		tp, err = c.part()
+		return err
+	})
+	if err != nil || !content.found {
+		return textPart{part: s}, err
 	}
-	raw, ok := it["text"]
-	if !ok {
-		return textPart{}, nil // a blob
+	if tp.err != nil {
+		tp.err = fmt.Errorf("content: %w", tp.err)
 	}
-	var text string
-	if err := json.Unmarshal(raw, &text); err != nil {
-		return textPart{}, fmt.Errorf("text: %w", err)
-	}
-	return textPart{kind: "text", chars: utf8.RuneCountInString(text), text: text, obj: it}, nil
-}
-
-// itemWithText is the item it of a result of shape with its text replaced.
-func (tp textPart) itemWithText(shape Shape, it map[string]json.RawMessage, text string) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(it))
-	for k, v := range it {
-		out[k] = v
-	}
-	if shape == Prompt {
-		out["content"] = tp.withText(text)
-		return out
-	}
-	out["text"], _ = json.Marshal(text)
-	return out
+	tp.part, tp.drops = s, append(content.drops, tp.drops...)
+	return tp, nil
 }
