@@ -66,3 +66,32 @@ func BenchmarkScan1000Lines(b *testing.B) {
 		}
 	}
 }
+
+// addressList is ~100 KB of a user directory as a tool returns it: an
+// e-mail address in every record, each an "@" that the URL-password rule
+// looks at.
+func addressList() string {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 100_000; i++ {
+		fmt.Fprintf(&sb, `{"id":%d,"name":"Olga Kowalska","email":"olga.kowalska%d@fabrikam.de","role":"member of the sync team since 2024"},`, i, i)
+	}
+	return sb.String()
+}
+
+// BenchmarkScanAddresses: a text with an e-mail address in every line
+// (the "@" of each opens the URL-password rule's gate; its window ends at
+// the quotes around the address, which no part of that rule can match,
+// and holds no "://").
+func BenchmarkScanAddresses(b *testing.B) {
+	text := addressList()
+	s := Hub()
+	if _, err := s.Scan(context.Background(), text); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := s.Scan(context.Background(), text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -179,10 +179,14 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 				cur[1], cur[2] = max(cur[1], w[1]), cur[2]+1
 				continue
 			}
-			found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
+			if r.window.holds(text[cur[0]:cur[1]]) {
+				found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
+			}
 			cur = w
 		}
-		found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
+		if r.window.holds(text[cur[0]:cur[1]]) {
+			found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
+		}
 	}
 	return dropShadowed(found), nil
 }
@@ -201,27 +205,28 @@ const minCachedHits = 16
 func (sc *scan) window(h hit, before, after int, rc reach) [2]int {
 	text := sc.text
 	floor := max(0, h.start-rc.bytes[0])
-	if n := rc.stops[0]; n >= 0 { // up to the (n+1)-th stop byte before
-		for j := h.start - 1; j >= floor; j-- {
-			if isStop(text[j]) {
-				if n == 0 {
-					floor = j
-					break
-				}
-				n--
-			}
+	// Back to the (n+1)-th stop byte before the occurrence, or to the
+	// first barrier byte: no match reaches over either.
+	for j, n := h.start-1, rc.stops[0]; j >= floor; j-- {
+		stop := n >= 0 && isStop(text[j])
+		if stop && n == 0 || rc.barrier[0] != nil && rc.barrier[0][text[j]] {
+			floor = j
+			break
+		}
+		if stop {
+			n--
 		}
 	}
 	ceil := min(len(text), h.end+rc.bytes[1])
-	if n := rc.stops[1]; n >= 0 { // up to the (n+1)-th stop byte from the start
-		for j := h.start; j < ceil; j++ {
-			if isStop(text[j]) {
-				if n == 0 {
-					ceil = j + 1
-					break
-				}
-				n--
-			}
+	// On to the (n+1)-th stop byte from the start, or the first barrier.
+	for j, n := h.start, rc.stops[1]; j < ceil; j++ {
+		stop := n >= 0 && isStop(text[j])
+		if stop && n == 0 || rc.barrier[1] != nil && rc.barrier[1][text[j]] {
+			ceil = j + 1
+			break
+		}
+		if stop {
+			n--
 		}
 	}
 	ceil = max(ceil, h.end)

@@ -43,6 +43,44 @@ type windowPlan struct {
 	// before and after are how many lines before and after an occurrence
 	// of a keyword a match containing it can reach.
 	before, after int
+	// required are strings every match holds, written without letters
+	// (so case cannot change them): "://" of a URL. A window without one
+	// holds no match: a gate that opens on every "@" of an e-mail address
+	// then costs a look, not a run of the regex.
+	required []string
+}
+
+// holds reports whether window holds every string the plan requires.
+func (p *windowPlan) holds(window string) bool {
+	for _, r := range p.required {
+		if !strings.Contains(window, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// requiredOf returns the literals of the top-level concatenation of re
+// that have two bytes or more, all ASCII and none a letter: every match
+// of re holds each.
+func requiredOf(re *syntax.Regexp) []string {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		return nil
+	}
+	var out []string
+	for _, part := range re.Sub {
+		if part.Op != syntax.OpLiteral || len(part.Rune) < 2 {
+			continue
+		}
+		lit := string(part.Rune)
+		if !strings.ContainsFunc(lit, func(r rune) bool { return r >= utf8.RuneSelf || unicode.IsLetter(r) }) {
+			out = append(out, lit)
+		}
+	}
+	return out
 }
 
 // planWindow decides how a rule's regex may be windowed.
@@ -61,7 +99,7 @@ func planWindow(expr string, keywords []string) windowPlan {
 	// The newlines of the parts before the keyword's can only come before
 	// it, and those after it after it: the generic rules' newlines are all
 	// after their keyword.
-	return windowPlan{windowed: true, before: maxNewlines(concat(parts[:i+1])), after: maxNewlines(concat(parts[i:]))}
+	return windowPlan{windowed: true, before: maxNewlines(concat(parts[:i+1])), after: maxNewlines(concat(parts[i:])), required: requiredOf(re)}
 }
 
 // keywordPart parses a rule's regex and finds the part of its top-level
@@ -1248,6 +1286,13 @@ const maxReach = 8 << 10
 // bound).
 type reach struct {
 	bytes, stops [2]int
+	// barrier holds, for each side, the bytes no part of the regex on
+	// that side can match: a match never reaches over one. A rule whose
+	// classes are negated ([^\s:/?#@'"]) can take hundreds of stop bytes
+	// (\v is not \s), so counting stops bounds its window only at the
+	// byte bound, kilobytes around each "@" of an e-mail address; the
+	// space before the address bounds it at once.
+	barrier [2]*[256]bool
 }
 
 // planReach returns how far a match containing an occurrence of a keyword
@@ -1272,7 +1317,70 @@ func planReach(expr string, keywords []string) reach {
 		return min(n*utf8.UTFMax, maxReach)
 	}
 	stops := func(parts []*syntax.Regexp) int { return maxStops(concat(parts)) }
-	return reach{bytes: [2]int{bytes(parts[:i+1]), bytes(parts[i:])}, stops: [2]int{stops(parts[:i+1]), stops(parts[i:])}}
+	return reach{bytes: [2]int{bytes(parts[:i+1]), bytes(parts[i:])}, stops: [2]int{stops(parts[:i+1]), stops(parts[i:])},
+		barrier: [2]*[256]bool{barrierOf(concat(parts[:i+1])), barrierOf(concat(parts[i:]))}}
+}
+
+// barrierOf returns the bytes no leaf of re (a literal, a class, any
+// character) can match: for a byte from 0x80, no character outside ASCII.
+func barrierOf(re *syntax.Regexp) *[256]bool {
+	var can [256]bool
+	var walk func(re *syntax.Regexp)
+	walk = func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			for c := range 256 {
+				can[c] = can[c] || leafMatches(re, c)
+			}
+		}
+		for _, sub := range re.Sub {
+			walk(sub)
+		}
+	}
+	walk(re)
+	var b [256]bool
+	for c, ok := range can {
+		b[c] = !ok
+	}
+	return &b
+}
+
+// leafMatches reports whether a leaf can match the byte c: the ASCII
+// character c, or for c from 0x80 any character outside ASCII.
+func leafMatches(leaf *syntax.Regexp, c int) bool {
+	in := func(r rune) bool {
+		if c >= utf8.RuneSelf {
+			return r >= utf8.RuneSelf
+		}
+		return r == rune(c)
+	}
+	switch leaf.Op {
+	case syntax.OpAnyChar:
+		return true
+	case syntax.OpAnyCharNotNL:
+		return c != '\n'
+	case syntax.OpLiteral:
+		for _, r := range leaf.Rune {
+			if in(r) {
+				return true
+			}
+			if leaf.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					if in(f) {
+						return true
+					}
+				}
+			}
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(leaf.Rune); i += 2 {
+			lo, hi := leaf.Rune[i], leaf.Rune[i+1]
+			if c >= utf8.RuneSelf && hi >= utf8.RuneSelf || c < utf8.RuneSelf && lo <= rune(c) && rune(c) <= hi {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isStop reports whether c is a stop byte: ASCII white space or a quote.

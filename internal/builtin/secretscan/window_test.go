@@ -21,20 +21,22 @@ func TestPlanWindow(t *testing.T) {
 		keywords   []string
 		want       windowPlan
 	}{
-		{"literal prefix", `\b(ghp_[0-9a-zA-Z]{36})\b`, []string{"ghp_"}, windowPlan{true, 0, 0}},
-		{"keyword factored by the parser", `\b((?:A3T[A-Z0-9]|AKIA|ASIA)[A-Z2-7]{16})\b`, []string{"a3t", "akia", "asia"}, windowPlan{true, 0, 0}},
-		{"keyword straddling parts", `sk-(?:proj|admin)-[a-z]{20}`, []string{"sk-proj", "sk-admin"}, windowPlan{true, 0, 0}},
-		{"case-insensitive keyword", `(?i)token[ ]*=\s{0,2}([a-z0-9]{16})`, []string{"token"}, windowPlan{true, 0, 2}},
-		{"newlines before the keyword", `\s?\s?key=([a-z]{8})`, []string{"key"}, windowPlan{true, 2, 0}},
+		{"literal prefix", `\b(ghp_[0-9a-zA-Z]{36})\b`, []string{"ghp_"}, windowPlan{windowed: true, before: 0, after: 0}},
+		{"keyword factored by the parser", `\b((?:A3T[A-Z0-9]|AKIA|ASIA)[A-Z2-7]{16})\b`, []string{"a3t", "akia", "asia"}, windowPlan{windowed: true, before: 0, after: 0}},
+		{"keyword straddling parts", `sk-(?:proj|admin)-[a-z]{20}`, []string{"sk-proj", "sk-admin"}, windowPlan{windowed: true, before: 0, after: 0}},
+		{"case-insensitive keyword", `(?i)token[ ]*=\s{0,2}([a-z0-9]{16})`, []string{"token"}, windowPlan{windowed: true, before: 0, after: 2}},
+		{"newlines before the keyword", `\s?\s?key=([a-z]{8})`, []string{"key"}, windowPlan{windowed: true, before: 2, after: 0}},
 		{"a match without the keyword", `\b([a-f0-9]{40}|sgp_[a-f0-9]{40})\b`, []string{"sgp_"}, windowPlan{}},
 		{"keyword elsewhere", `pat[a-z]{14}`, []string{"airtable"}, windowPlan{}},
 		{"unbounded newlines", `-----BEGIN[\s\S]{64,}?KEY-----`, []string{"-----begin"}, windowPlan{}},
 		{"optional keyword", `(?:key)?=[a-z]{8}`, []string{"key"}, windowPlan{}},
 		{"no keywords", `[a-z]{8}`, nil, windowPlan{}},
+		{"required punctuation", `[a-z]{2,8}://[a-z]{1,9}:([^\s@]{3,20})@[a-z]`, []string{"@"}, windowPlan{windowed: true, required: []string{"://"}}},
+		{"required words are not kept", `(?i)-----BEGIN KEY-----([a-z]{8})`, []string{"-----begin"}, windowPlan{windowed: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := planWindow(tc.expr, tc.keywords); got != tc.want {
+			if got := planWindow(tc.expr, tc.keywords); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("planWindow(%q) = %+v, want %+v", tc.expr, got, tc.want)
 			}
 		})
@@ -407,4 +409,46 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestWindowBarrier: a window ends at the first byte on each side that no
+// part of the rule can match, and a window without the punctuation every
+// match holds is not searched: around the "@" of an e-mail address the
+// URL-password rule reads the address alone, where counting stop bytes
+// gave it kilobytes, and does not run its regex there.
+func TestWindowBarrier(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r *rule
+	for i := range rs.rules {
+		if rs.rules[i].id == "url-password" {
+			r = &rs.rules[i]
+		}
+	}
+	if r == nil || !r.window.windowed {
+		t.Fatal("no windowed url-password rule")
+	}
+	text := strings.Repeat("GET /api/v1/items?page=2 status=200 dur=12ms ", 100) + `Customer "olga.kowalska@fabrikam.de" asked. ` + strings.Repeat("x ", 500)
+	at := strings.IndexByte(text, '@')
+	w := (&scan{text: text}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, r.reach)
+	// Back to the quote before the address; on to the one character
+	// after the "@" the rule needs (its byte bound).
+	if got := text[w[0]:w[1]]; !strings.HasPrefix(got, `"olga.kowalska@`) || len(got) > 32 {
+		t.Errorf("the window around the address is %d bytes: %.80q", len(got), got)
+	}
+	if r.window.holds(text[w[0]:w[1]]) || !slices.Contains(r.window.required, "://") {
+		t.Errorf("required %q: the window around an address holds them", r.window.required)
+	}
+	url := "postgres://app:s3cr3t-Passw0rd@db:5432/app"
+	at = strings.IndexByte(url, '@')
+	w = (&scan{text: url}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, r.reach)
+	if !r.window.holds(url[w[0]:w[1]]) || w[0] != 0 {
+		t.Errorf("the window around a URL's password is %q", url[w[0]:w[1]])
+	}
+	found, err := Hub().Scan(context.Background(), "see "+url+" and "+text)
+	if err != nil || !slices.ContainsFunc(found, func(f Finding) bool { return f.RuleID == "url-password" && f.Secret == "s3cr3t-Passw0rd" }) {
+		t.Errorf("the URL's password was not found: %+v %v", found, err)
+	}
 }
