@@ -205,28 +205,38 @@ const minCachedHits = 16
 func (sc *scan) window(h hit, before, after int, rc reach) [2]int {
 	text := sc.text
 	floor := max(0, h.start-rc.bytes[0])
-	// Back to the (n+1)-th stop byte before the occurrence, or to the
-	// first barrier byte: no match reaches over either.
-	for j, n := h.start-1, rc.stops[0]; j >= floor; j-- {
-		stop := n >= 0 && isStop(text[j])
-		if stop && n == 0 || rc.barrier[0] != nil && rc.barrier[0][text[j]] {
+	// Back to the (n+1)-th stop byte before the occurrence, the first
+	// barrier byte, or the newline the lines below stop at: no match
+	// reaches over any.
+	for j, n, lines := h.start-1, rc.stops[0], before; j >= floor; j-- {
+		c := text[j]
+		stop := n >= 0 && isStop(c)
+		if stop && n == 0 || rc.barrier[0][c] || c == '\n' && lines == 0 {
 			floor = j
 			break
 		}
 		if stop {
 			n--
 		}
+		if c == '\n' {
+			lines--
+		}
 	}
 	ceil := min(len(text), h.end+rc.bytes[1])
-	// On to the (n+1)-th stop byte from the start, or the first barrier.
-	for j, n := h.start, rc.stops[1]; j < ceil; j++ {
-		stop := n >= 0 && isStop(text[j])
-		if stop && n == 0 || rc.barrier[1] != nil && rc.barrier[1][text[j]] {
+	// On to the (n+1)-th stop byte from the start, the first barrier or
+	// the newline that ends the lines.
+	for j, n, lines := h.start, rc.stops[1], after; j < ceil; j++ {
+		c := text[j]
+		stop := n >= 0 && isStop(c)
+		if stop && n == 0 || rc.barrier[1][c] || c == '\n' && lines == 0 {
 			ceil = j + 1
 			break
 		}
 		if stop {
 			n--
+		}
+		if c == '\n' {
+			lines--
 		}
 	}
 	ceil = max(ceil, h.end)

@@ -43,42 +43,72 @@ type windowPlan struct {
 	// before and after are how many lines before and after an occurrence
 	// of a keyword a match containing it can reach.
 	before, after int
-	// required are strings every match holds, written without letters
-	// (so case cannot change them): "://" of a URL. A window without one
-	// holds no match: a gate that opens on every "@" of an e-mail address
-	// then costs a look, not a run of the regex.
-	required []string
+	// required are strings every match holds: "://" of a URL, "value:"
+	// of a Kubernetes env entry. A window without one holds no match: a
+	// gate that opens on every "@" of an e-mail address or every "name:"
+	// of a manifest then costs a look, not a run of the regex.
+	required []literal
 }
 
-// holds reports whether window holds every string the plan requires.
+// literal is a string a match holds, in any ASCII case when fold.
+type literal struct {
+	s    string // lower case when fold
+	fold bool
+}
+
+// holds reports whether window holds every string the plan requires. A
+// windowed scan reads no text holding a character that folds to ASCII
+// (foldTraps), so ASCII case is all a (?i) literal can differ by.
 func (p *windowPlan) holds(window string) bool {
 	for _, r := range p.required {
-		if !strings.Contains(window, r) {
+		if !r.in(window) {
 			return false
 		}
 	}
 	return true
 }
 
-// requiredOf returns the literals of the top-level concatenation of re
-// that have two bytes or more, all ASCII and none a letter: every match
-// of re holds each.
-func requiredOf(re *syntax.Regexp) []string {
+// in reports whether text holds l.
+func (l literal) in(text string) bool {
+	if !l.fold {
+		return strings.Contains(text, l.s)
+	}
+	first := l.s[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper -= 'a' - 'A'
+	}
+	for i := 0; i+len(l.s) <= len(text); i++ {
+		if (text[i] == first || text[i] == upper) && strings.EqualFold(text[i:i+len(l.s)], l.s) {
+			return true
+		}
+	}
+	return false
+}
+
+// requiredOf returns the ASCII literals of two bytes or more of the
+// top-level concatenation of re: every match of re holds each.
+func requiredOf(re *syntax.Regexp) []literal {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
 	if re.Op != syntax.OpConcat {
 		return nil
 	}
-	var out []string
+	var out []literal
 	for _, part := range re.Sub {
 		if part.Op != syntax.OpLiteral || len(part.Rune) < 2 {
 			continue
 		}
 		lit := string(part.Rune)
-		if !strings.ContainsFunc(lit, func(r rune) bool { return r >= utf8.RuneSelf || unicode.IsLetter(r) }) {
-			out = append(out, lit)
+		if strings.ContainsFunc(lit, func(r rune) bool { return r >= utf8.RuneSelf }) {
+			continue
 		}
+		fold := part.Flags&syntax.FoldCase != 0 && strings.ContainsFunc(lit, unicode.IsLetter)
+		if fold {
+			lit = strings.ToLower(lit)
+		}
+		out = append(out, literal{s: lit, fold: fold})
 	}
 	return out
 }
@@ -533,6 +563,12 @@ type gate struct {
 	// "key" before a space for a rule wanting "key=") without starting
 	// the regex, whose every try clears the backtracker's state.
 	follow map[string]*[256]bool
+	// tails are strings (lower case) one of which the text right before
+	// the gate's start ends with in every match of the rule, when the
+	// parts before the gate's are few strings: generic-key's "api",
+	// "access", ... before "key", whose gate starts at "key" and would
+	// open on every "key: value" of a manifest.
+	tails []string
 	// needs maps a keyword that can start a match of re to what the
 	// match needs soon after it: in keyword-dense text (source code,
 	// config files) most occurrences pass the follow byte ("token0 :=
@@ -630,7 +666,7 @@ func planGate(expr string, keywords []string) *gate {
 	if !allContain(starts, keywords) || lookBehind(parts[i:]) {
 		return nil
 	}
-	g := &gate{at: map[string][]place{}}
+	g := &gate{at: map[string][]place{}, tails: tailsOf(parts[:i])}
 	for _, p := range starts {
 		for _, k := range keywords {
 			for o := 0; o+len(k) <= len(p); o++ {
@@ -681,6 +717,39 @@ func planGate(expr string, keywords []string) *gate {
 	return g
 }
 
+// tailsOf returns the strings (lower case) one of which every match of
+// the concatenation of parts ends with: those of its longest run of last
+// parts that matches few strings and no empty one; nil when there is
+// none.
+func tailsOf(parts []*syntax.Regexp) []string {
+	var tails []string
+	for j := len(parts) - 1; j >= 0; j-- {
+		l, ok := literals(concat(parts[j:]))
+		if !ok {
+			break
+		}
+		tails = l
+	}
+	if slices.Contains(tails, "") {
+		return nil
+	}
+	return tails
+}
+
+// afterTail reports whether text[:at] ends with one of the gate's tails,
+// ignoring case (true when it has none).
+func (g *gate) afterTail(text string, at int) bool {
+	if g.tails == nil {
+		return true
+	}
+	for _, t := range g.tails {
+		if len(t) <= at && strings.EqualFold(text[at-len(t):at], t) {
+			return true
+		}
+	}
+	return false
+}
+
 // addPlace notes that keyword k sits at offset o after head in a start
 // of the gate's first part.
 func (g *gate) addPlace(k string, o int, head string) {
@@ -724,7 +793,7 @@ func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
 		p := &g.at[k][i]
 		o, q := p.o, h.start-p.o
 		if q < 0 || !p.after(text, h.start) || o == 0 && follow != nil && h.end < len(text) && !follow[text[h.end]] ||
-			o == 0 && !needs.met(text, h.end) {
+			o == 0 && !needs.met(text, h.end) || !g.afterTail(text, q) {
 			continue
 		}
 		// The gate reads one character past the longest match: an
@@ -1292,7 +1361,7 @@ type reach struct {
 	// (\v is not \s), so counting stops bounds its window only at the
 	// byte bound, kilobytes around each "@" of an e-mail address; the
 	// space before the address bounds it at once.
-	barrier [2]*[256]bool
+	barrier [2][256]bool
 }
 
 // planReach returns how far a match containing an occurrence of a keyword
@@ -1318,12 +1387,12 @@ func planReach(expr string, keywords []string) reach {
 	}
 	stops := func(parts []*syntax.Regexp) int { return maxStops(concat(parts)) }
 	return reach{bytes: [2]int{bytes(parts[:i+1]), bytes(parts[i:])}, stops: [2]int{stops(parts[:i+1]), stops(parts[i:])},
-		barrier: [2]*[256]bool{barrierOf(concat(parts[:i+1])), barrierOf(concat(parts[i:]))}}
+		barrier: [2][256]bool{barrierOf(concat(parts[:i+1])), barrierOf(concat(parts[i:]))}}
 }
 
 // barrierOf returns the bytes no leaf of re (a literal, a class, any
 // character) can match: for a byte from 0x80, no character outside ASCII.
-func barrierOf(re *syntax.Regexp) *[256]bool {
+func barrierOf(re *syntax.Regexp) [256]bool {
 	var can [256]bool
 	var walk func(re *syntax.Regexp)
 	walk = func(re *syntax.Regexp) {
@@ -1342,7 +1411,7 @@ func barrierOf(re *syntax.Regexp) *[256]bool {
 	for c, ok := range can {
 		b[c] = !ok
 	}
-	return &b
+	return b
 }
 
 // leafMatches reports whether a leaf can match the byte c: the ASCII

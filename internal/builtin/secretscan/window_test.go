@@ -31,12 +31,16 @@ func TestPlanWindow(t *testing.T) {
 		{"unbounded newlines", `-----BEGIN[\s\S]{64,}?KEY-----`, []string{"-----begin"}, windowPlan{}},
 		{"optional keyword", `(?:key)?=[a-z]{8}`, []string{"key"}, windowPlan{}},
 		{"no keywords", `[a-z]{8}`, nil, windowPlan{}},
-		{"required punctuation", `[a-z]{2,8}://[a-z]{1,9}:([^\s@]{3,20})@[a-z]`, []string{"@"}, windowPlan{windowed: true, required: []string{"://"}}},
-		{"required words are not kept", `(?i)-----BEGIN KEY-----([a-z]{8})`, []string{"-----begin"}, windowPlan{windowed: true}},
+		{"required punctuation", `[a-z]{2,8}://[a-z]{1,9}:([^\s@]{3,20})@[a-z]`, []string{"@"}, windowPlan{windowed: true, required: []literal{{s: "://"}}}},
+		{"required words", `(?i)name: ?([a-z]{1,20})\n {0,4}Value:([a-z]{8})`, []string{"name:"}, windowPlan{windowed: true, after: 1, required: []literal{{s: "name:", fold: true}, {s: "value:", fold: true}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := planWindow(tc.expr, tc.keywords); !reflect.DeepEqual(got, tc.want) {
+			got := planWindow(tc.expr, tc.keywords)
+			if tc.want.required == nil {
+				got.required = nil // the cases about lines
+			}
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("planWindow(%q) = %+v, want %+v", tc.expr, got, tc.want)
 			}
 		})
@@ -438,8 +442,8 @@ func TestWindowBarrier(t *testing.T) {
 	if got := text[w[0]:w[1]]; !strings.HasPrefix(got, `"olga.kowalska@`) || len(got) > 32 {
 		t.Errorf("the window around the address is %d bytes: %.80q", len(got), got)
 	}
-	if r.window.holds(text[w[0]:w[1]]) || !slices.Contains(r.window.required, "://") {
-		t.Errorf("required %q: the window around an address holds them", r.window.required)
+	if r.window.holds(text[w[0]:w[1]]) || !slices.Contains(r.window.required, literal{s: "://"}) {
+		t.Errorf("required %v: the window around an address holds them", r.window.required)
 	}
 	url := "postgres://app:s3cr3t-Passw0rd@db:5432/app"
 	at = strings.IndexByte(url, '@')
@@ -450,5 +454,52 @@ func TestWindowBarrier(t *testing.T) {
 	found, err := Hub().Scan(context.Background(), "see "+url+" and "+text)
 	if err != nil || !slices.ContainsFunc(found, func(f Finding) bool { return f.RuleID == "url-password" && f.Secret == "s3cr3t-Passw0rd" }) {
 		t.Errorf("the URL's password was not found: %+v %v", found, err)
+	}
+}
+
+// TestGateTails: a gate that starts at its keyword looks at what comes
+// before it only through its rule's tails ("signing_" before "key" for
+// generic-key): the keys of a manifest ("key: api-token") are turned away
+// before the regex, and the windowed scan still finds what the whole-text
+// scan finds, the signing keys among them.
+func TestGateTails(t *testing.T) {
+	rs, err := Hub().rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g *gate
+	for i := range rs.rules {
+		if rs.rules[i].id == "generic-key" {
+			g = rs.rules[i].gate
+		}
+	}
+	if g == nil || !slices.Contains(g.tails, "signing_") {
+		t.Fatalf("generic-key's gate has no tails %q", g.tails)
+	}
+	var sb strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&sb, "      - name: API_TOKEN\n        valueFrom:\n          secretKeyRef: {name: web-secrets, key: api-token-%d}\n", i)
+		if i%30 == 0 {
+			fmt.Fprintf(&sb, "      SIGNING_KEY: \"k%dQw8Zr2Lm5TxPb7\"\n      monkey: \"banana-bread-%d\"\n", i, i)
+		}
+	}
+	text := sb.String()
+	turned := 0
+	for _, h := range rs.index.hits(text, nil) {
+		if rs.keywords[h.keyword] == "key" && !g.afterTail(text, h.start) {
+			turned++
+		}
+	}
+	if turned < 300 {
+		t.Errorf("the tails turned %d occurrences of \"key\" away, want the manifest's 300 or more", turned)
+	}
+	ctx := context.Background()
+	whole, err1 := rs.scanWhole(ctx, text)
+	windowed, err2 := rs.scanWindowed(ctx, text)
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(located(whole), located(windowed)) {
+		t.Fatalf("whole %v, windowed %v (%v, %v)", located(whole), located(windowed), err1, err2)
+	}
+	if n := len(slices.DeleteFunc(windowed, func(f Finding) bool { return f.RuleID != "generic-key" })); n != 10 {
+		t.Errorf("generic-key found %d signing keys, want 10", n)
 	}
 }
