@@ -46,33 +46,7 @@ type Report struct {
 // not decoded into maps and encoded again, and keeps its members in their
 // order.
 func Apply(raw json.RawMessage, limit int, hint string) (json.RawMessage, *Report, error) {
-	// Every character takes at least one byte of JSON, so a result of at
-	// most limit bytes has at most limit characters: the common case costs a
-	// length check.
-	if limit <= 0 || len(raw) <= limit {
-		return raw, nil, nil
-	}
-	c := newCutter(raw)
-	res, err := c.readResult("content", (*cutter).part)
-	if err != nil {
-		return nil, nil, err
-	}
-	total := res.total()
-	rep := Report{TextTotal: total, TextKept: total}
-	if res.hasSC {
-		if n := runeCount(raw[res.sc.start:res.sc.end]); n > limit {
-			rep.StructuredChars = n
-		}
-	}
-	if total <= limit && rep.StructuredChars == 0 {
-		return raw, nil, nil
-	}
-	keep, kept := plan(res.parts, limit, func(kept int) string {
-		return notice(rep.with(kept), limit, hint)
-	})
-	rep.TextKept = kept
-	note := appendString([]byte(`{"type":"text","text":`), notice(rep, limit, hint))
-	return c.write(&res, keep, append(note, '}'), rep.StructuredChars > 0), &rep, nil
+	return ApplyShape(Tool, raw, limit, hint)
 }
 
 func (r Report) with(kept int) Report {

@@ -26,14 +26,17 @@ const (
 // last item kept; a prompts/get result with one more user message of the
 // notice. Blobs, images and audio are kept, as in Apply.
 func ApplyShape(shape Shape, raw json.RawMessage, limit int, hint string) (json.RawMessage, *Report, error) {
-	if shape == Tool {
-		return Apply(raw, limit, hint)
-	}
+	// Every character takes at least one byte of JSON, so a result of at
+	// most limit bytes has at most limit characters: the common case costs a
+	// length check.
 	if limit <= 0 || len(raw) <= limit {
 		return raw, nil, nil
 	}
-	member, item := "contents", (*cutter).contentsItem
-	if shape == Prompt {
+	member, item := "content", (*cutter).part
+	switch shape {
+	case Resource:
+		member, item = "contents", (*cutter).contentsItem
+	case Prompt:
 		member, item = "messages", (*cutter).message
 	}
 	c := newCutter(raw)
@@ -42,20 +45,29 @@ func ApplyShape(shape Shape, raw json.RawMessage, limit int, hint string) (json.
 		return nil, nil, err
 	}
 	total := res.total()
-	if total <= limit {
+	rep := Report{TextTotal: total, TextKept: total}
+	if shape == Tool && res.hasSC {
+		if n := runeCount(raw[res.sc.start:res.sc.end]); n > limit {
+			rep.StructuredChars = n
+		}
+	}
+	if total <= limit && rep.StructuredChars == 0 {
 		return raw, nil, nil
 	}
-	rep := Report{TextTotal: total}
 	keep, kept := plan(res.parts, limit, func(kept int) string { return notice(rep.with(kept), limit, hint) })
 	rep.TextKept = kept
 	note := c.shapeNotice(shape, &res, keep, notice(rep, limit, hint))
-	return c.write(&res, keep, note, false), &rep, nil
+	return c.write(&res, keep, note, rep.StructuredChars > 0), &rep, nil
 }
 
-// shapeNotice is the item of a result of shape that says text: a user
-// message, or a contents item under the URI of the last item kept.
+// shapeNotice is the item of a result of shape that says text: a text
+// part, a user message, or a contents item under the URI of the last item
+// kept.
 func (c *cutter) shapeNotice(shape Shape, res *doc, keep []int, text string) []byte {
-	if shape == Prompt {
+	switch shape {
+	case Tool:
+		return append(appendString([]byte(`{"type":"text","text":`), text), '}')
+	case Prompt:
 		note := appendString([]byte(`{"role":"user","content":{"type":"text","text":`), text)
 		return append(note, "}}"...)
 	}

@@ -161,7 +161,7 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 				continue
 			}
 			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h, tried) {
-				w := sc.window(h, r.window.before, r.window.after, r.reach)
+				w := sc.window(h, r.window.before, r.window.after, &r.reach)
 				windows = append(windows, [3]int{w[0], w[1], 1})
 			}
 		}
@@ -173,19 +173,18 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 		// so the search stops there rather than reading the window to its
 		// end.
 		slices.SortFunc(windows, func(a, b [3]int) int { return a[0] - b[0] })
-		cur := windows[0]
+		merged := windows[:1]
 		for _, w := range windows[1:] {
-			if w[0] <= cur[1] {
-				cur[1], cur[2] = max(cur[1], w[1]), cur[2]+1
+			if last := &merged[len(merged)-1]; w[0] <= last[1] {
+				last[1], last[2] = max(last[1], w[1]), last[2]+1
 				continue
 			}
-			if r.window.holds(text[cur[0]:cur[1]]) {
-				found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
-			}
-			cur = w
+			merged = append(merged, w)
 		}
-		if r.window.holds(text[cur[0]:cur[1]]) {
-			found = sc.find(r, rs.global, found, cur[0], cur[1], cur[2])
+		for _, w := range merged {
+			if r.window.holds(text[w[0]:w[1]]) {
+				found = sc.find(r, rs.global, found, w[0], w[1], w[2])
+			}
 		}
 	}
 	return dropShadowed(found), nil
@@ -202,7 +201,7 @@ const minCachedHits = 16
 // window returns the lines from before lines before an occurrence to after
 // lines after it: from the start of a line to after a newline or the end of
 // the text.
-func (sc *scan) window(h hit, before, after int, rc reach) [2]int {
+func (sc *scan) window(h hit, before, after int, rc *reach) [2]int {
 	text := sc.text
 	floor := max(0, h.start-rc.bytes[0])
 	// Back to the (n+1)-th stop byte before the occurrence, the first

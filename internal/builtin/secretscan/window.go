@@ -933,9 +933,8 @@ func flatConcat(re *syntax.Regexp, out []*syntax.Regexp) []*syntax.Regexp {
 // needIn returns a need every match of re meets from its start: a
 // literal or class needs its first bytes at once, a repetition of a class
 // a run as long as its least count, a concatenation of such a run of
-// them all, or else its first part that cannot match empty after as many
-// characters as the parts before it take; an alternation the union of
-// its branches' needs (the shortest run, the latest start).
+// them all, or else the first of its needs (needsIn); an alternation the
+// union of its branches' needs (the shortest run, the latest start).
 func needIn(re *syntax.Regexp) (n need, ok bool) {
 	if set, run, ok := runOf(re); ok && run > 0 {
 		return need{set: set, run: run}, true
@@ -948,18 +947,8 @@ func needIn(re *syntax.Regexp) (n need, ok bool) {
 			return needIn(re.Sub[0])
 		}
 	case syntax.OpConcat:
-		runes := 0
-		for _, s := range re.Sub {
-			if !nullable(s) {
-				n, ok = needIn(s)
-				n.runes += runes
-				return n, ok
-			}
-			m := maxRunes(s)
-			if m < 0 {
-				return n, false
-			}
-			runes += m
+		if ns := needsIn(re); len(ns) > 0 {
+			return ns[0], true
 		}
 	case syntax.OpAlternate:
 		for i, s := range re.Sub {

@@ -436,7 +436,7 @@ func TestWindowBarrier(t *testing.T) {
 	}
 	text := strings.Repeat("GET /api/v1/items?page=2 status=200 dur=12ms ", 100) + `Customer "olga.kowalska@fabrikam.de" asked. ` + strings.Repeat("x ", 500)
 	at := strings.IndexByte(text, '@')
-	w := (&scan{text: text}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, r.reach)
+	w := (&scan{text: text}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, &r.reach)
 	// Back to the quote before the address; on to the one character
 	// after the "@" the rule needs (its byte bound).
 	if got := text[w[0]:w[1]]; !strings.HasPrefix(got, `"olga.kowalska@`) || len(got) > 32 {
@@ -447,7 +447,7 @@ func TestWindowBarrier(t *testing.T) {
 	}
 	url := "postgres://app:s3cr3t-Passw0rd@db:5432/app"
 	at = strings.IndexByte(url, '@')
-	w = (&scan{text: url}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, r.reach)
+	w = (&scan{text: url}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, &r.reach)
 	if !r.window.holds(url[w[0]:w[1]]) || w[0] != 0 {
 		t.Errorf("the window around a URL's password is %q", url[w[0]:w[1]])
 	}
