@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/KimMachineGun/automemlimit v1.0.2
 	github.com/chromedp/chromedp v0.23.0
-	github.com/coregx/ahocorasick v0.3.1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/go-json-experiment/json v1.27.2

@@ -7,8 +7,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/purko-io/mcp-hub/internal/builtin/secretscan/keywords"
 )
 
 // defaultConfig is gitleaks' default rule set (see the header of the file
@@ -107,6 +110,9 @@ type rule struct {
 	keywords    []int // indexes into ruleSet.keywords; none: always run
 	window      windowPlan
 	gate        *gate // nil: every occurrence's window is scanned
+	// distinct is what a window needs for a secret above the entropy
+	// (entropy.go); nil: every window.
+	distinct *distinctRun
 	// reach bounds a window before and after an occurrence.
 	reach      reach
 	allowlists []*allowlist
@@ -115,6 +121,18 @@ type rule struct {
 	// empty path, as gitleaks decides for a fragment without a path.
 	inert bool
 }
+
+// keywordIndex finds the rules' keywords (keywords.Index) and keeps the
+// buffers of its scans.
+type keywordIndex struct {
+	*keywords.Index
+	// hitBufs holds the *[]hit of scans: a large text has hundreds of
+	// occurrences ("api" in every URL), a slice grown anew in each scan.
+	hitBufs sync.Pool
+}
+
+// hit is one occurrence of a keyword.
+type hit = keywords.Hit
 
 // ruleSet is the compiled configuration: read-only once built, so one
 // ruleSet serves concurrent scans.
@@ -187,10 +205,10 @@ func compile(config string) (*ruleSet, error) {
 		return nil, err
 	}
 	rs := &ruleSet{}
-	keywordIndex := map[string]int{}
+	keywordAt := map[string]int{}
 	byID := map[string]int{}
 	for _, e := range cf.Rules {
-		r, err := compileRule(e, rs, keywordIndex)
+		r, err := compileRule(e, rs, keywordAt)
 		if err != nil {
 			return nil, err
 		}
@@ -221,11 +239,10 @@ func compile(config string) (*ruleSet, error) {
 			rs.rules[j].allowlists = appendUseful(rs.rules[j].allowlists, a)
 		}
 	}
-	index, err := newKeywordIndex(rs.keywords)
-	if err != nil {
-		return nil, fmt.Errorf("secret rules: indexing the keywords: %w", err)
+	if index := keywords.New(rs.keywords); index != nil {
+		rs.index = &keywordIndex{Index: index}
+		rs.index.hitBufs.New = func() any { return new([]hit) }
 	}
-	rs.index = index
 	rs.rulesOf = make([][]int, len(rs.keywords))
 	for i, r := range rs.rules {
 		switch {
@@ -241,7 +258,7 @@ func compile(config string) (*ruleSet, error) {
 	return rs, nil
 }
 
-func compileRule(e ruleEntry, rs *ruleSet, keywordIndex map[string]int) (rule, error) {
+func compileRule(e ruleEntry, rs *ruleSet, keywordAt map[string]int) (rule, error) {
 	if strings.TrimSpace(e.ID) == "" {
 		return rule{}, fmt.Errorf("secret rule with description %q: no id", e.Description)
 	}
@@ -270,10 +287,10 @@ func compileRule(e ruleEntry, rs *ruleSet, keywordIndex map[string]int) (rule, e
 	}
 	for _, k := range e.Keywords {
 		k = strings.ToLower(k)
-		i, ok := keywordIndex[k]
+		i, ok := keywordAt[k]
 		if !ok {
 			i = len(rs.keywords)
-			keywordIndex[k] = i
+			keywordAt[k] = i
 			rs.keywords = append(rs.keywords, k)
 		}
 		r.keywords = append(r.keywords, i)
@@ -287,6 +304,7 @@ func compileRule(e ruleEntry, rs *ruleSet, keywordIndex map[string]int) (rule, e
 		if r.window.windowed {
 			r.gate = planGate(e.Regex, lower)
 			r.reach = planReach(e.Regex, lower)
+			r.distinct = planDistinct(e.Regex, e.SecretGroup, e.Entropy)
 		}
 	}
 	if e.Allowlist != nil {

@@ -125,7 +125,7 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 			rs.index.hitBufs.Put(buf)
 		}
 	}()
-	hits := rs.index.hits(text, (*buf)[:0])
+	hits := rs.index.Hits(text, (*buf)[:0])
 	*buf = hits
 	if len(hits) == 0 && !rs.keywordless {
 		return nil, nil
@@ -134,7 +134,7 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 	// without keywords, in rule order (results are in rule order).
 	visit := slices.Clone(rs.always)
 	for _, h := range hits {
-		visit = append(visit, rs.rulesOf[h.keyword]...)
+		visit = append(visit, rs.rulesOf[h.Keyword]...)
 	}
 	slices.Sort(visit)
 	visit = slices.Compact(visit)
@@ -157,10 +157,10 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 		}
 		windows = windows[:0]
 		for _, h := range hits {
-			if !slices.Contains(r.keywords, h.keyword) {
+			if !slices.Contains(r.keywords, h.Keyword) {
 				continue
 			}
-			if r.gate == nil || r.gate.opens(text, rs.keywords[h.keyword], h, tried) {
+			if r.gate == nil || r.gate.opens(text, rs.keywords[h.Keyword], h, tried) {
 				w := sc.window(h, r.window.before, r.window.after, &r.reach)
 				windows = append(windows, [3]int{w[0], w[1], 1})
 			}
@@ -182,7 +182,7 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 			merged = append(merged, w)
 		}
 		for _, w := range merged {
-			if r.window.holds(text[w[0]:w[1]]) {
+			if r.window.holds(text[w[0]:w[1]]) && (r.distinct == nil || r.distinct.met(text[w[0]:w[1]])) {
 				found = sc.find(r, rs.global, found, w[0], w[1], w[2])
 			}
 		}
@@ -203,11 +203,11 @@ const minCachedHits = 16
 // the text.
 func (sc *scan) window(h hit, before, after int, rc *reach) [2]int {
 	text := sc.text
-	floor := max(0, h.start-rc.bytes[0])
+	floor := max(0, h.Start-rc.bytes[0])
 	// Back to the (n+1)-th stop byte before the occurrence, the first
 	// barrier byte, or the newline the lines below stop at: no match
 	// reaches over any.
-	for j, n, lines := h.start-1, rc.stops[0], before; j >= floor; j-- {
+	for j, n, lines := h.Start-1, rc.stops[0], before; j >= floor; j-- {
 		c := text[j]
 		stop := n >= 0 && isStop(c)
 		if stop && n == 0 || rc.barrier[0][c] || c == '\n' && lines == 0 {
@@ -221,10 +221,10 @@ func (sc *scan) window(h hit, before, after int, rc *reach) [2]int {
 			lines--
 		}
 	}
-	ceil := min(len(text), h.end+rc.bytes[1])
+	ceil := min(len(text), h.End+rc.bytes[1])
 	// On to the (n+1)-th stop byte from the start, the first barrier or
 	// the newline that ends the lines.
-	for j, n, lines := h.start, rc.stops[1], after; j < ceil; j++ {
+	for j, n, lines := h.Start, rc.stops[1], after; j < ceil; j++ {
 		c := text[j]
 		stop := n >= 0 && isStop(c)
 		if stop && n == 0 || rc.barrier[1][c] || c == '\n' && lines == 0 {
@@ -238,8 +238,8 @@ func (sc *scan) window(h hit, before, after int, rc *reach) [2]int {
 			lines--
 		}
 	}
-	ceil = max(ceil, h.end)
-	lo := h.start
+	ceil = max(ceil, h.End)
+	lo := h.Start
 	for range before + 1 {
 		i := strings.LastIndexByte(text[floor:lo], '\n')
 		if i < 0 {
@@ -249,7 +249,7 @@ func (sc *scan) window(h hit, before, after int, rc *reach) [2]int {
 		lo = floor + i
 	}
 	lo++ // after the newline, or at the floor
-	hi := h.end
+	hi := h.End
 	for range after + 1 {
 		i := strings.IndexByte(text[hi:ceil], '\n')
 		if i < 0 {
@@ -514,5 +514,5 @@ func (s *Scanner) MayMatch(text []byte) bool {
 	if err != nil || rs.index == nil || rs.keywordless || hasFoldTrap(text) {
 		return true
 	}
-	return rs.index.any(text)
+	return rs.index.Any(text)
 }

@@ -7,11 +7,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/coregx/ahocorasick"
 )
 
 // The windowed scan. gitleaks runs a rule's regex over the whole text when
@@ -415,39 +412,6 @@ func mustContain(re *syntax.Regexp, keywords []string) bool {
 	return false
 }
 
-// keywordIndex finds the rules' keywords in a text, ignoring ASCII case.
-type keywordIndex struct {
-	ac     *ahocorasick.Automaton
-	maxLen int
-	// buffers holds the chunk buffers of scans: a scan of a short string,
-	// the common call, must not allocate and clear 8 KiB.
-	buffers sync.Pool
-	// hitBufs holds the *[]hit of scans: a large text has hundreds of
-	// occurrences ("api" in every URL), a slice grown anew in each scan.
-	hitBufs sync.Pool
-}
-
-func newKeywordIndex(keywords []string) (*keywordIndex, error) {
-	if len(keywords) == 0 || slices.Contains(keywords, "") {
-		return nil, nil // an empty keyword is in every text: scan whole
-	}
-	ac, err := ahocorasick.NewBuilder().AddStrings(keywords).Build()
-	if err != nil {
-		return nil, err
-	}
-	k := &keywordIndex{ac: ac}
-	k.buffers.New = func() any { return new([chunk]byte) }
-	k.hitBufs.New = func() any { return new([]hit) }
-	for _, w := range keywords {
-		k.maxLen = max(k.maxLen, len(w))
-	}
-	return k, nil
-}
-
-// chunk is how much text is lower-cased at a time for the automaton: small
-// enough to stay in the L1 cache, large enough to pay for the calls.
-const chunk = 8 << 10
-
 // foldTraps are the UTF-8 encodings of the three characters outside ASCII
 // that case-fold to or lower-case to ASCII letters (Kelvin sign K, long s
 // ſ, dotted capital İ): a rule's (?i) regex matches them where an ASCII
@@ -465,75 +429,6 @@ func hasFoldTrap[T string | []byte](text T) bool {
 		}
 	}
 	return false
-}
-
-// lowerInto writes text lower-cased (ASCII) into buf, which is as long.
-func lowerInto[T string | []byte](buf []byte, text T) {
-	for i := range len(text) {
-		c := text[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		buf[i] = c
-	}
-}
-
-// any reports whether one of the keywords occurs in text. (The automaton's
-// IsMatch is not used: its prefilter searches the rest of the text for each
-// of the keywords' ~30 first bytes every time it is back at its start
-// state, quadratic on a chunk without keywords.)
-func (k *keywordIndex) any(text []byte) bool {
-	buf := k.buffers.Get().(*[chunk]byte)
-	defer k.buffers.Put(buf)
-	// The automaton reports every occurrence in a chunk: the first chunks
-	// are small and grow, so a text with a keyword near its start (most
-	// that have one) is not read 8 KiB deep for it.
-	size := min(chunk, max(firstChunk, 2*k.maxLen))
-	for off := 0; off < len(text); off += size - k.maxLen {
-		if off > 0 {
-			size = min(chunk, 2*size)
-		}
-		end := min(off+size, len(text))
-		b := buf[:end-off]
-		lowerInto(b, text[off:end])
-		if len(k.ac.FindAllOverlapping(b)) > 0 {
-			return true
-		}
-		if end == len(text) {
-			break
-		}
-	}
-	return false
-}
-
-// firstChunk is the size of the first chunk any reads.
-const firstChunk = 512
-
-// hit is one occurrence of a keyword: text[start:end].
-type hit struct{ keyword, start, end int }
-
-// hits returns every occurrence of every keyword, overlapping ones too.
-func (k *keywordIndex) hits(text string, out []hit) []hit {
-	buf := k.buffers.Get().(*[chunk]byte)
-	defer k.buffers.Put(buf)
-	step := chunk - k.maxLen
-	for off := 0; off < len(text); off += step {
-		end := min(off+chunk, len(text))
-		b := buf[:end-off]
-		lowerInto(b, text[off:end])
-		for _, m := range k.ac.FindAllOverlapping(b) {
-			// An occurrence that starts in the overlap with the next chunk
-			// is left to that chunk, unless this is the last one.
-			if m.Start >= step && end < len(text) {
-				continue
-			}
-			out = append(out, hit{m.PatternID, off + m.Start, off + m.End})
-		}
-		if end == len(text) {
-			break
-		}
-	}
-	return out
 }
 
 // The gate. Most windows hold no secret: "key" or "token" in prose, "api"
@@ -791,9 +686,9 @@ func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
 	follow, needs := g.follow[k], g.needs[k]
 	for i := range g.at[k] {
 		p := &g.at[k][i]
-		o, q := p.o, h.start-p.o
-		if q < 0 || !p.after(text, h.start) || o == 0 && follow != nil && h.end < len(text) && !follow[text[h.end]] ||
-			o == 0 && !needs.met(text, h.end) || !g.afterTail(text, q) {
+		o, q := p.o, h.Start-p.o
+		if q < 0 || !p.after(text, h.Start) || o == 0 && follow != nil && h.End < len(text) && !follow[text[h.End]] ||
+			o == 0 && !needs.met(text, h.End) || !g.afterTail(text, q) {
 			continue
 		}
 		// The gate reads one character past the longest match: an

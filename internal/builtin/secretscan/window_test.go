@@ -47,37 +47,6 @@ func TestPlanWindow(t *testing.T) {
 	}
 }
 
-// TestHitsAcrossChunks finds keywords wherever they fall against the
-// boundaries of the chunks the text is lower-cased in, once each.
-func TestHitsAcrossChunks(t *testing.T) {
-	k, err := newKeywordIndex([]string{"token", "ke", "-----begin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, at := range []int{0, 1, chunk - k.maxLen - 3, chunk - k.maxLen, chunk - 5, chunk - 2, chunk, 2*chunk - 2*k.maxLen - 1, 3 * chunk} {
-		text := strings.Repeat(".", at) + "ToKeN -----BEGIN" + strings.Repeat(".", 50)
-		got := k.hits(text, nil)
-		slices.SortFunc(got, func(a, b hit) int { return a.start - b.start })
-		want := []hit{{0, at, at + 5}, {1, at + 2, at + 4}, {2, at + 6, at + 16}}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("keywords at %d: hits %v, want %v", at, got, want)
-		}
-		if !k.any([]byte(text)) {
-			t.Errorf("keywords at %d: any false", at)
-		}
-	}
-	// any reads growing chunks from firstChunk on: a keyword across any
-	// of their boundaries is found.
-	for at := range 4 * chunk {
-		if !k.any([]byte(strings.Repeat(".", at) + "-----BEGIN.")) {
-			t.Fatalf("a keyword at %d: any false", at)
-		}
-	}
-	if k.any([]byte(strings.Repeat("tok en", 5000))) {
-		t.Error("any true on a text without keywords")
-	}
-}
-
 // differentialTexts are texts the windowed and the whole-text scan must
 // agree on: the static-analysis corpus, the detect corpus, source code with
 // keywords on every line, and credentials placed against window edges.
@@ -230,7 +199,7 @@ func TestGateFollow(t *testing.T) {
 	text := "GET /api/v1/items?page=2"
 	i := strings.Index(text, "api")
 	for _, r := range rs.rules {
-		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{start: i, end: i + 3}, nil) {
+		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{Start: i, End: i + 3}, nil) {
 			t.Errorf("generic-api-key's gate opens on %q", text)
 		}
 	}
@@ -373,7 +342,7 @@ func TestGateChecksAreNecessary(t *testing.T) {
 	texts := append(differentialTexts(t), code.String())
 	var headsOff, needOff int
 	for _, text := range texts {
-		hits := rs.index.hits(text, nil)
+		hits := rs.index.Hits(text, nil)
 		for i := range rs.rules {
 			g := rs.rules[i].gate
 			if g == nil {
@@ -381,14 +350,14 @@ func TestGateChecksAreNecessary(t *testing.T) {
 			}
 			tried, passed := map[int]bool{}, map[int]bool{}
 			for _, h := range hits {
-				k := rs.keywords[h.keyword]
+				k := rs.keywords[h.Keyword]
 				for _, p := range g.at[k] {
-					q := h.start - p.o
+					q := h.Start - p.o
 					if q < 0 {
 						continue
 					}
-					after := p.after(text, h.start)
-					soon := p.o != 0 || g.needs[k].met(text, h.end)
+					after := p.after(text, h.Start)
+					soon := p.o != 0 || g.needs[k].met(text, h.End)
 					headsOff += boolInt(!after)
 					needOff += boolInt(after && !soon)
 					tried[q] = true
@@ -436,7 +405,7 @@ func TestWindowBarrier(t *testing.T) {
 	}
 	text := strings.Repeat("GET /api/v1/items?page=2 status=200 dur=12ms ", 100) + `Customer "olga.kowalska@fabrikam.de" asked. ` + strings.Repeat("x ", 500)
 	at := strings.IndexByte(text, '@')
-	w := (&scan{text: text}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, &r.reach)
+	w := (&scan{text: text}).window(hit{Start: at, End: at + 1}, r.window.before, r.window.after, &r.reach)
 	// Back to the quote before the address; on to the one character
 	// after the "@" the rule needs (its byte bound).
 	if got := text[w[0]:w[1]]; !strings.HasPrefix(got, `"olga.kowalska@`) || len(got) > 32 {
@@ -447,7 +416,7 @@ func TestWindowBarrier(t *testing.T) {
 	}
 	url := "postgres://app:s3cr3t-Passw0rd@db:5432/app"
 	at = strings.IndexByte(url, '@')
-	w = (&scan{text: url}).window(hit{start: at, end: at + 1}, r.window.before, r.window.after, &r.reach)
+	w = (&scan{text: url}).window(hit{Start: at, End: at + 1}, r.window.before, r.window.after, &r.reach)
 	if !r.window.holds(url[w[0]:w[1]]) || w[0] != 0 {
 		t.Errorf("the window around a URL's password is %q", url[w[0]:w[1]])
 	}
@@ -485,8 +454,8 @@ func TestGateTails(t *testing.T) {
 	}
 	text := sb.String()
 	turned := 0
-	for _, h := range rs.index.hits(text, nil) {
-		if rs.keywords[h.keyword] == "key" && !g.afterTail(text, h.start) {
+	for _, h := range rs.index.Hits(text, nil) {
+		if rs.keywords[h.Keyword] == "key" && !g.afterTail(text, h.Start) {
 			turned++
 		}
 	}

@@ -1,0 +1,221 @@
+// Package keywords finds a set of keywords in a text in one pass,
+// ignoring ASCII case: the secret scanner's anchors, every occurrence of
+// every rule's keywords, where its rules' regexes then run.
+package keywords
+
+import "slices"
+
+// Index finds its keywords in a text, ignoring ASCII case.
+//
+// It is an Aho-Corasick automaton compiled into a DFA over byte classes:
+// one table step per byte, upper-case ASCII read as lower case by the
+// class table, so the text is neither copied nor lower-cased first (the
+// coregx/ahocorasick automaton it replaced needed both, 0.31 ms per
+// 100 KB). A step waits on the one before (a load of the next state), so a
+// long text is read as two halves whose steps interleave, each its own
+// chain of loads: 0.2 -> 0.1 ms per 100 KB on the benchmark machine.
+type Index struct {
+	// class maps a byte to its column: 0 for bytes in no keyword,
+	// upper-case ASCII letters to the column of their lower case.
+	class [256]uint32
+	// width is the number of columns; states are numbered premultiplied
+	// by it, so a step is next[state+class[c]].
+	width uint32
+	next  []uint32
+	// report: the states from report on end an occurrence of a keyword;
+	// ends[(state-report)/width] lists those keywords.
+	report uint32
+	ends   [][]int32
+	lens   []int // of each keyword
+	maxLen int
+}
+
+// twoHalves is the shortest text read as two interleaved halves: below
+// it the second half's lead-in (maxLen bytes read twice) and the set-up
+// cost more than they save.
+const twoHalves = 1024
+
+// New compiles the keywords (ASCII case is ignored in them too). An
+// empty keyword is in every text: New returns nil for it, or for none.
+func New(keywords []string) *Index {
+	if len(keywords) == 0 || slices.Contains(keywords, "") {
+		return nil
+	}
+	k := &Index{lens: make([]int, len(keywords))}
+	width := uint32(1)
+	for i, w := range keywords {
+		k.lens[i] = len(w)
+		k.maxLen = max(k.maxLen, len(w))
+		for j := range len(w) {
+			if c := lowerASCII(w[j]); k.class[c] == 0 {
+				k.class[c] = width
+				width++
+			}
+		}
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		k.class[c] = k.class[c+'a'-'A']
+	}
+	k.width = width
+
+	// The trie: goto_[s*width+c] is the child of s over column c, or -1.
+	goto_ := []int32{}
+	grow := func() int32 {
+		for range width {
+			goto_ = append(goto_, -1)
+		}
+		return int32(len(goto_))/int32(width) - 1
+	}
+	grow() // the root, 0
+	terminal := map[int32][]int32{}
+	for i, w := range keywords {
+		s := int32(0)
+		for j := range len(w) {
+			at := s*int32(width) + int32(k.class[lowerASCII(w[j])])
+			if goto_[at] < 0 {
+				child := grow()
+				goto_[at] = child
+			}
+			s = goto_[at]
+		}
+		terminal[s] = append(terminal[s], int32(i))
+	}
+	states := len(goto_) / int(width)
+
+	// Breadth first: each state's failure (its longest proper suffix in
+	// the trie), its complete row, and the keywords ending at it.
+	dfa := make([]int32, len(goto_))
+	fail := make([]int32, states)
+	out := make([][]int32, states)
+	out[0] = nil
+	queue := []int32{0}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if s != 0 {
+			out[s] = append(slices.Clone(terminal[s]), out[fail[s]]...)
+		}
+		for c := range int32(width) {
+			child := goto_[s*int32(width)+c]
+			if child < 0 {
+				if s == 0 {
+					dfa[c] = 0
+				} else {
+					dfa[s*int32(width)+c] = dfa[fail[s]*int32(width)+c]
+				}
+				continue
+			}
+			dfa[s*int32(width)+c] = child
+			if s != 0 {
+				fail[child] = dfa[fail[s]*int32(width)+c]
+			}
+			queue = append(queue, child)
+		}
+	}
+
+	// Number the states that end a keyword last, so one comparison
+	// tells a step that reports from one that does not.
+	order := make([]int32, states) // old -> new
+	n := int32(0)
+	for pass := range 2 {
+		for s := range states {
+			if (len(out[s]) > 0) == (pass == 1) {
+				order[s] = n
+				n++
+			}
+		}
+		if pass == 0 {
+			k.report = uint32(n) * width
+		}
+	}
+	k.next = make([]uint32, len(dfa))
+	k.ends = make([][]int32, states-int(k.report/width))
+	for s := range states {
+		row := uint32(order[s]) * width
+		for c := range width {
+			k.next[row+c] = uint32(order[dfa[uint32(s)*width+c]]) * width
+		}
+		if row >= k.report {
+			k.ends[(row-k.report)/width] = out[s]
+		}
+	}
+	return k
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// Hit is one occurrence of a keyword (its index in New's list):
+// text[Start:End].
+type Hit struct{ Keyword, Start, End int }
+
+// Hits appends every occurrence of every keyword to out, overlapping ones
+// too, in no particular order.
+func (k *Index) Hits(text string, out []Hit) []Hit {
+	out, _ = find(k, text, out, false)
+	return out
+}
+
+// Any reports whether one of the keywords occurs in text.
+func (k *Index) Any(text []byte) bool {
+	_, found := find(k, text, nil, true)
+	return found
+}
+
+// find appends the occurrences in text to out, or with first
+// stops at the first one (and appends nothing).
+//
+// A long text is read as text[:mid] and text[mid-maxLen:]: the second
+// reader's state is right from mid on (a state is the longest suffix read
+// that is in the trie, at most maxLen bytes), and it reports only the
+// occurrences ending after mid.
+func find[T string | []byte](k *Index, text T, out []Hit, first bool) ([]Hit, bool) {
+	next, class, report := k.next, &k.class, k.report
+	n := len(text)
+	var s uint32 // the state of the reader that reads to the end
+	at := 0      // where it starts
+	if n >= twoHalves && n >= 4*k.maxLen {
+		mid := (n + k.maxLen) / 2
+		var a uint32
+		j := mid - k.maxLen
+		for i := 0; i < mid; i, j = i+1, j+1 {
+			a = next[a+class[text[i]]]
+			s = next[s+class[text[j]]]
+			if max(a, s) < report {
+				continue
+			}
+			if first {
+				return out, true
+			}
+			if a >= report {
+				out = k.ended(out, a, i+1)
+			}
+			if s >= report && j >= mid {
+				out = k.ended(out, s, j+1)
+			}
+		}
+		at = j // past mid: the second reader reads on alone
+	}
+	for i := at; i < n; i++ {
+		s = next[s+class[text[i]]]
+		if s >= report {
+			if first {
+				return out, true
+			}
+			out = k.ended(out, s, i+1)
+		}
+	}
+	return out, false
+}
+
+// ended appends the occurrences of the keywords state s ends at end.
+func (k *Index) ended(out []Hit, s uint32, end int) []Hit {
+	for _, kw := range k.ends[(s-k.report)/k.width] {
+		out = append(out, Hit{int(kw), end - k.lens[kw], end})
+	}
+	return out
+}

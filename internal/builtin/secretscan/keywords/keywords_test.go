@@ -1,0 +1,71 @@
+package keywords
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestHits holds the automaton to a plain search of the
+// lower-cased text, on random texts of keyword pieces read as one piece
+// and, from twoHalves bytes on, as two interleaved halves: occurrences
+// across the halves' boundary, in the second reader's lead-in and
+// overlapping ones are all found, once each.
+func TestHits(t *testing.T) {
+	keywords := []string{"token", "ke", "key", "-----begin", "api", "pi_", "xox", "sk-ant-", "ß"}
+	k := New(keywords)
+	pieces := []string{"ToKeN", "KEY", "k", "e", "-----BEGIN", "aPi", "_", "x", "o", "sk-", "ANT-", " ", "\n", "ß", "ẞ", "\u00df", "é", "#"}
+	r := rand.New(rand.NewPCG(35, 5))
+	lengths := []int{0, 1, 7, twoHalves - 1, twoHalves, twoHalves + 1, twoHalves + 17, 3 * twoHalves, 20_000}
+	for round := range 300 {
+		var sb strings.Builder
+		for sb.Len() < lengths[round%len(lengths)] {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := sb.String()
+		var want []Hit
+		lower := []byte(text)
+		for i, c := range lower {
+			lower[i] = lowerASCII(c)
+		}
+		for kw, w := range keywords {
+			for at := 0; ; at++ {
+				i := strings.Index(string(lower[at:]), w)
+				if i < 0 {
+					break
+				}
+				at += i
+				want = append(want, Hit{kw, at, at + len(w)})
+			}
+		}
+		got := k.Hits(text, nil)
+		order := func(a, b Hit) int { return cmp.Or(a.Start-b.Start, a.Keyword-b.Keyword) }
+		slices.SortFunc(got, order)
+		slices.SortFunc(want, order)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("text of %d bytes: %d hits, want %d\ngot  %v\nwant %v", len(text), len(got), len(want), got, want)
+		}
+		if found := k.Any([]byte(text)); found != (len(want) > 0) {
+			t.Fatalf("text of %d bytes: Any %v with %d hits", len(text), found, len(want))
+		}
+	}
+	// A keyword (holding another) at every place against the halves'
+	// boundary.
+	for at := twoHalves/2 - 20; at < twoHalves/2+20; at++ {
+		text := strings.Repeat(".", at) + "TOKEN" + strings.Repeat(".", twoHalves-at)
+		got := k.Hits(text, nil)
+		slices.SortFunc(got, func(a, b Hit) int { return a.Start - b.Start })
+		if want := []Hit{{0, at, at + 5}, {1, at + 2, at + 4}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("token at %d of %d bytes: hits %v", at, len(text), got)
+		}
+		if !k.Any([]byte(text)) {
+			t.Errorf("token at %d: Any false", at)
+		}
+	}
+	if k.Any([]byte(strings.Repeat("tok en", 5000))) {
+		t.Error("Any true on a text without keywords")
+	}
+}
