@@ -233,9 +233,20 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 	// is not in any string as it is, but may be in a reading of one (an
 	// encoded credential), or in the join of two. A regex filter can
 	// match anything, so it always runs.
-	ps.pii = p.pii && g.pii().Maybe(raw)
 	ps.secrets = p.secrets && g.secrets().Maybe(raw)
-	if !ps.pii && !ps.secrets && len(p.regexes) == 0 && !ps.reader.MayHide(raw) && !mayJoin(raw) {
+	switch {
+	case p.pii && ps.secrets && len(raw) >= overlapFrom:
+		// The document is walked anyway: PII's prefilter reads it on
+		// another core meanwhile, and the first long string that needs
+		// its answer waits for it (pass.piiDoc).
+		answer := make(chan bool, 1)
+		go func() { answer <- g.pii().Maybe(raw) }()
+		ps.piiAnswer = answer
+		defer ps.piiDoc() // the prefilter ends before Filter does
+	case p.pii:
+		ps.pii = g.pii().Maybe(raw)
+	}
+	if !ps.pii && ps.piiAnswer == nil && !ps.secrets && len(p.regexes) == 0 && !ps.reader.MayHide(raw) && !mayJoin(raw) {
 		return raw, rep, nil
 	}
 	out, err := rewriteStrings(raw, ps)
@@ -256,6 +267,10 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 	return out, rep, nil
 }
 
+// overlapFrom is the smallest document whose PII prefilter runs beside
+// the walk: below it a goroutine costs more than the prefilter's reading.
+const overlapFrom = 16 << 10
+
 // find appends what p's filters find in s: the detectors pii and secrets
 // ask for, and p's regex filters. Findings may overlap (the caller joins
 // them: dropping one would leave the part of it outside the other).
@@ -267,10 +282,7 @@ func (g *Guard) find(ctx context.Context, p *policy, pii, secrets bool, s string
 		}
 	}
 	if pii {
-		// Each detector drops what overlaps its own earlier findings: it
-		// must not see the other's (an address before a key would hide
-		// the key).
-		out = append(out, g.pii().Find(s, out[len(out):len(out)])...)
+		out = g.findPII(s, out)
 	}
 	for i, re := range p.regexes {
 		for _, m := range re.FindAllStringIndex(s, -1) {
@@ -280,6 +292,13 @@ func (g *Guard) find(ctx context.Context, p *policy, pii, secrets bool, s string
 		}
 	}
 	return out, nil
+}
+
+// findPII appends the PII detector's findings in s to out.
+func (g *Guard) findPII(s string, out []detect.Finding) []detect.Finding {
+	// Each detector drops what overlaps its own earlier findings: it must
+	// not see the other's (an address before a key would hide the key).
+	return append(out, g.pii().Find(s, out[len(out):len(out)])...)
 }
 
 // redact replaces each span of s (sorted, not overlapping) by its marker:

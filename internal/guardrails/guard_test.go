@@ -34,3 +34,52 @@ func TestFilterFindsBothInOneString(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterLargeDocument: in a document of overlapFrom bytes or more
+// with a secrets keyword, PII's prefilter runs beside the walk; what it
+// lets through is found in a long string, in a short one and in a join of
+// parts, and a document without personal data keeps its bytes.
+func TestFilterLargeDocument(t *testing.T) {
+	g := New(Options{})
+	spec := &toolspec.Guardrails{ContentFilters: []string{"pii", "secrets"}}
+	filler := strings.Repeat("The deploy token rotates after the release, see the runbook. ", overlapFrom/60+1)
+	cases := []struct {
+		name string
+		doc  any
+		want []string // markers; none: the document comes back as it was
+	}{
+		{"clean", map[string]any{"content": []any{map[string]any{"type": "text", "text": filler}}}, nil},
+		{"in the long string", map[string]any{"content": []any{map[string]any{"type": "text", "text": filler + " write to olga.kowalska@fabrikam.de or call +49 30 901820 12"}}},
+			[]string{"[redacted: email]", "[redacted: phone]"}},
+		{"in a short string, before the long one", map[string]any{"author": "olga.kowalska@fabrikam.de", "content": []any{map[string]any{"type": "text", "text": filler}}},
+			[]string{"[redacted: email]"}},
+		{"across two parts", map[string]any{"content": []any{map[string]any{"type": "text", "text": filler + " olga.kowalska@fab"}, map[string]any{"type": "text", "text": "rikam.de wrote"}}},
+			[]string{"[redacted: email]"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, _ := json.Marshal(tc.doc)
+			if len(raw) < overlapFrom {
+				t.Fatalf("the document has %d bytes, fewer than %d", len(raw), overlapFrom)
+			}
+			out, rep, err := g.Filter(context.Background(), spec, Result, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == nil {
+				if string(out) != string(raw) || rep.Found() {
+					t.Fatalf("a clean document changed (hits %+v)", rep.Hits)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("no %s in the result (hits %+v)", w, rep.Hits)
+				}
+			}
+			if strings.Contains(string(out), "kowalska") || strings.Contains(string(out), "fabrikam") {
+				t.Errorf("the address is left in part: %s", out[len(out)-200:])
+			}
+		})
+	}
+}

@@ -33,6 +33,9 @@ type pass struct {
 	// it may find something in a string as it is. A reading that is not
 	// the string itself is prefiltered on its own.
 	pii, secrets bool
+	// piiAnswer, until piiDoc has read it, is where the PII prefilter
+	// running beside the walk answers (pii is then not yet known).
+	piiAnswer <-chan bool
 
 	reader normalize.Reader
 	views  []normalize.Text
@@ -144,22 +147,31 @@ func (ps *pass) read(s string, asIs bool, hit func(from, to int, rule string)) e
 	ps.views = ps.reader.Views(s, ps.views[:0])
 	for k := range ps.views {
 		v := &ps.views[k]
-		pii, secrets := ps.pii, ps.secrets
+		// later: PII's answer on the document is pending, and asked for
+		// once the secrets detector has read the string.
+		pii, secrets, later := ps.pii, ps.secrets, ps.piiAnswer != nil
 		switch {
 		case !asIs || !v.Verbatim():
 			pii, secrets = ps.maybe(v.S)
-		case (pii || secrets) && len(v.S) <= shortText:
+			later = false
+		case (pii || later || secrets) && len(v.S) <= shortText:
 			// A short string (a name, an enum value) costs a detector
-			// more to set up than its prefilter to read.
+			// more to set up than its prefilter to read; its own
+			// prefilter alone is enough for PII (the document's is a
+			// shortcut).
 			mp, ms := ps.maybe(v.S)
-			pii, secrets = pii && mp, secrets && ms
+			pii, secrets = (pii || later) && mp, secrets && ms
+			later = false
 		}
-		if !pii && !secrets && len(ps.p.regexes) == 0 {
+		if !pii && !later && !secrets && len(ps.p.regexes) == 0 {
 			continue
 		}
 		found, err := ps.g.find(ps.ctx, ps.p, pii, secrets, v.S, ps.found[:0])
 		if err != nil {
 			return err
+		}
+		if later && ps.piiDoc() {
+			found = ps.g.findPII(v.S, found)
 		}
 		for _, f := range found {
 			from, to := v.Span(f.Start, f.End)
@@ -168,6 +180,16 @@ func (ps *pass) read(s string, asIs bool, hit func(from, to int, rule string)) e
 		ps.found = found[:0]
 	}
 	return nil
+}
+
+// piiDoc waits for the PII prefilter's answer on the document, when it
+// runs beside the walk, and returns it.
+func (ps *pass) piiDoc() bool {
+	if ps.piiAnswer != nil {
+		ps.pii = <-ps.piiAnswer
+		ps.piiAnswer = nil
+	}
+	return ps.pii
 }
 
 // maybe asks the policy's detectors' prefilters about a reading.
