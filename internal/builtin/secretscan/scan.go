@@ -157,10 +157,11 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 		}
 		windows = windows[:0]
 		for _, h := range hits {
-			if !slices.Contains(r.keywords, h.Keyword) {
+			j := slices.Index(r.keywords, h.Keyword)
+			if j < 0 {
 				continue
 			}
-			if r.gate == nil || r.gate.opens(text, rs.keywords[h.Keyword], h, tried) {
+			if r.gate == nil || r.gate.opens(text, j, h, tried) {
 				w := sc.window(h, r.window.before, r.window.after, &r.reach)
 				windows = append(windows, [3]int{w[0], w[1], 1})
 			}

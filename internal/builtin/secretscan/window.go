@@ -444,33 +444,41 @@ func hasFoldTrap[T string | []byte](text T) bool {
 // gate is a rule's anchored necessary condition.
 type gate struct {
 	re *regexp.Regexp
-	// at maps a keyword to the places it can sit in what the gate's
-	// first part matches: the gate is tried at the occurrence's start
-	// minus each offset, where the text before the occurrence reads as
-	// one of its heads ("key" in "api-key" is tried only after "api-":
-	// in source code "key" is everywhere, "api-key" rare).
-	at map[string][]place
+	// keys holds what the gate knows of each of the rule's keywords, in
+	// the rule's order (rule.keywords): a scan looks it up by position,
+	// hundreds of times in a page, where a map by keyword cost a hash.
+	keys []gateKey
 	// maxLen bounds the bytes a match of re spans.
 	maxLen int
-	// follow maps a keyword that can start a match of re to the bytes
-	// that can come right after it there (when no match ends within it):
-	// one byte then turns most occurrences away ("api" in "/api/v1/",
-	// "key" before a space for a rule wanting "key=") without starting
-	// the regex, whose every try clears the backtracker's state.
-	follow map[string]*[256]bool
 	// tails are strings (lower case) one of which the text right before
 	// the gate's start ends with in every match of the rule, when the
 	// parts before the gate's are few strings: generic-key's "api",
 	// "access", ... before "key", whose gate starts at "key" and would
 	// open on every "key: value" of a manifest.
 	tails []string
-	// needs maps a keyword that can start a match of re to what the
-	// match needs soon after it: in keyword-dense text (source code,
-	// config files) most occurrences pass the follow byte ("token0 :=
-	// auth", "password[0])") and fail only at the assignment or the run
-	// of secret characters that does not come; a look at the next few
+}
+
+// gateKey is what a gate knows of one keyword.
+type gateKey struct {
+	// at are the places it can sit in what the gate's first part
+	// matches: the gate is tried at the occurrence's start minus each
+	// offset, where the text before the occurrence reads as one of its
+	// heads ("key" in "api-key" is tried only after "api-": in source
+	// code "key" is everywhere, "api-key" rare).
+	at []place
+	// follow, when the keyword can start a match of re, holds the bytes
+	// that can come right after it there (when no match ends within it):
+	// one byte then turns most occurrences away ("api" in "/api/v1/",
+	// "key" before a space for a rule wanting "key=") without starting
+	// the regex, whose every try clears the backtracker's state.
+	follow *[256]bool
+	// needs, when the keyword can start a match of re, is what the match
+	// needs soon after it: in keyword-dense text (source code, config
+	// files) most occurrences pass the follow byte ("token0 := auth",
+	// "password[0])") and fail only at the assignment or the run of
+	// secret characters that does not come; a look at the next few
 	// characters turns them away without the regex.
-	needs map[string]needs
+	needs needs
 }
 
 // place is where a keyword sits in matches of a gate's first part: at
@@ -561,12 +569,12 @@ func planGate(expr string, keywords []string) *gate {
 	if !allContain(starts, keywords) || lookBehind(parts[i:]) {
 		return nil
 	}
-	g := &gate{at: map[string][]place{}, tails: tailsOf(parts[:i])}
+	g := &gate{keys: make([]gateKey, len(keywords)), tails: tailsOf(parts[:i])}
 	for _, p := range starts {
-		for _, k := range keywords {
+		for j, k := range keywords {
 			for o := 0; o+len(k) <= len(p); o++ {
 				if p[o:o+len(k)] == k {
-					g.addPlace(k, o, p[:o])
+					g.keys[j].addPlace(o, p[:o])
 				}
 			}
 		}
@@ -587,20 +595,13 @@ func planGate(expr string, keywords []string) *gate {
 		break
 	}
 	anchored := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: sub}
-	for k, at := range g.at {
-		if slices.ContainsFunc(at, func(p place) bool { return p.o == 0 }) {
+	for j, k := range keywords {
+		key := &g.keys[j]
+		if slices.ContainsFunc(key.at, func(p place) bool { return p.o == 0 }) {
 			if set, ok := followOf(anchored, k); ok {
-				if g.follow == nil {
-					g.follow = map[string]*[256]bool{}
-				}
-				g.follow[k] = &set
+				key.follow = &set
 			}
-			if ns := needsOf(anchored, k); len(ns) > 0 {
-				if g.needs == nil {
-					g.needs = map[string]needs{}
-				}
-				g.needs[k] = ns
-			}
+			key.needs = needsOf(anchored, k)
 		}
 	}
 	if g.maxLen = maxRunes(anchored) * utf8.UTFMax; g.maxLen < 0 {
@@ -645,18 +646,18 @@ func (g *gate) afterTail(text string, at int) bool {
 	return false
 }
 
-// addPlace notes that keyword k sits at offset o after head in a start
+// addPlace notes that the keyword sits at offset o after head in a start
 // of the gate's first part.
-func (g *gate) addPlace(k string, o int, head string) {
-	for i := range g.at[k] {
-		if p := &g.at[k][i]; p.o == o {
+func (key *gateKey) addPlace(o int, head string) {
+	for i := range key.at {
+		if p := &key.at[i]; p.o == o {
 			if !slices.Contains(p.heads, head) {
 				p.heads = append(p.heads, head)
 			}
 			return
 		}
 	}
-	g.at[k] = append(g.at[k], place{o: o, heads: []string{head}})
+	key.at = append(key.at, place{o: o, heads: []string{head}})
 }
 
 // lookBehind reports whether a part can test what comes before the
@@ -676,16 +677,18 @@ func lookBehind(parts []*syntax.Regexp) bool {
 	return false
 }
 
-// opens reports whether the gate lets an occurrence h of keyword k
-// through: the gate matches anchored at h's start minus an offset of k.
+// opens reports whether the gate lets an occurrence h of the rule's j-th
+// keyword through: the gate matches anchored at h's start minus an offset
+// of the keyword.
 // tried, when not nil, remembers what gates' regexes said of recent
 // inputs in one scan: a tool's result repeats itself ("the signing key to
 // the vault" in every other issue of a list), and the same input reads
 // the same.
-func (g *gate) opens(text string, k string, h hit, tried *gateCache) bool {
-	follow, needs := g.follow[k], g.needs[k]
-	for i := range g.at[k] {
-		p := &g.at[k][i]
+func (g *gate) opens(text string, j int, h hit, tried *gateCache) bool {
+	key := &g.keys[j]
+	follow, needs := key.follow, key.needs
+	for i := range key.at {
+		p := &key.at[i]
 		o, q := p.o, h.Start-p.o
 		if q < 0 || !p.after(text, h.Start) || o == 0 && follow != nil && h.End < len(text) && !follow[text[h.End]] ||
 			o == 0 && !needs.met(text, h.End) || !g.afterTail(text, q) {

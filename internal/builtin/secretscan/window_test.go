@@ -177,7 +177,11 @@ func TestGateFollow(t *testing.T) {
 		if r.gate == nil {
 			continue
 		}
-		for k, follow := range r.gate.follow {
+		for j, key := range r.gate.keys {
+			follow, k := key.follow, rs.keywords[r.keywords[j]]
+			if follow == nil {
+				continue
+			}
 			gated++
 			// What a gate reads after its keyword: a byte, then what makes
 			// the rest of a generic rule's gate match.
@@ -199,7 +203,8 @@ func TestGateFollow(t *testing.T) {
 	text := "GET /api/v1/items?page=2"
 	i := strings.Index(text, "api")
 	for _, r := range rs.rules {
-		if r.id == "generic-api-key" && r.gate.opens(text, "api", hit{Start: i, End: i + 3}, nil) {
+		j := slices.IndexFunc(r.keywords, func(k int) bool { return rs.keywords[k] == "api" })
+		if r.id == "generic-api-key" && r.gate.opens(text, j, hit{Start: i, End: i + 3}, nil) {
 			t.Errorf("generic-api-key's gate opens on %q", text)
 		}
 	}
@@ -350,14 +355,17 @@ func TestGateChecksAreNecessary(t *testing.T) {
 			}
 			tried, passed := map[int]bool{}, map[int]bool{}
 			for _, h := range hits {
-				k := rs.keywords[h.Keyword]
-				for _, p := range g.at[k] {
+				j := slices.Index(rs.rules[i].keywords, h.Keyword)
+				if j < 0 {
+					continue
+				}
+				for _, p := range g.keys[j].at {
 					q := h.Start - p.o
 					if q < 0 {
 						continue
 					}
 					after := p.after(text, h.Start)
-					soon := p.o != 0 || g.needs[k].met(text, h.End)
+					soon := p.o != 0 || g.keys[j].needs.met(text, h.End)
 					headsOff += boolInt(!after)
 					needOff += boolInt(after && !soon)
 					tried[q] = true
