@@ -163,7 +163,7 @@ budgets:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
 	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply ./internal/resultcap:FuzzApplyReference \
-	./internal/dispatch:FuzzDispatch ./internal/guardrails/normalize:FuzzNormalize
+	./internal/dispatch:FuzzDispatch ./internal/guardrails/normalize:FuzzNormalize ./internal/guardrails:FuzzAppendEdited
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -2,9 +2,12 @@ package guardrails
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -111,4 +114,70 @@ func TestMayJoin(t *testing.T) {
 			t.Errorf("%s is no JSON", doc)
 		}
 	}
+}
+
+// FuzzAppendEdited: an edit of a string (a span of it replaced, on
+// character boundaries) written by appendEdited, whatever escapes the
+// upstream used (\u for every character outside ASCII, surrogate pairs,
+// \/), reads back as the edit: the bytes kept from the original string
+// and the ones encoded anew join into the one string.
+func FuzzAppendEdited(f *testing.F) {
+	f.Add("token in a \"quoted\" line\nolga@fabrikam.de and more", uint(10), uint(30), "[redacted: email]", uint8(0))
+	f.Add("héllo wörld 😀 end", uint(3), uint(9), "", uint8(1))
+	f.Add("😀😀😀😀", uint(4), uint(8), "x", uint8(1))
+	f.Add("a/b\\c\td", uint(0), uint(2), "a/b", uint8(2))
+	f.Add(strings.Repeat("abc\"", 70)+"SECRET"+strings.Repeat("\"def", 70), uint(280), uint(286), "[redacted: key]", uint8(0))
+	f.Fuzz(func(t *testing.T, old string, from, to uint, repl string, mode uint8) {
+		old, repl = strings.ToValidUTF8(old, "?"), strings.ToValidUTF8(repl, "?")
+		a, b := int(from%uint(len(old)+1)), int(to%uint(len(old)+1))
+		if a > b {
+			a, b = b, a
+		}
+		for a > 0 && a < len(old) && !utf8.RuneStart(old[a]) {
+			a--
+		}
+		for b < len(old) && !utf8.RuneStart(old[b]) {
+			b++
+		}
+		s := old[:a] + repl + old[b:]
+		quoted := quoteAs(old, mode%3)
+		if u, err := jsontext.AppendUnquote(nil, quoted); err != nil || string(u) != old {
+			t.Fatalf("the test's quoting of %q: %s (%v)", old, quoted, err)
+		}
+		out, err := appendEdited(nil, quoted, old, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := jsontext.AppendUnquote(nil, out)
+		if err != nil || string(got) != s {
+			t.Fatalf("edited %s of %q to %q: wrote %s, which reads %q (%v)", quoted, old, s, out, got, err)
+		}
+	})
+}
+
+// quoteAs writes s as a JSON string the way an encoder might: mode 0 as
+// jsontext does, 1 with every character outside ASCII as \u escapes
+// (surrogate pairs beyond the BMP), 2 with '/' as \/ too.
+func quoteAs(s string, mode uint8) []byte {
+	if mode == 0 {
+		out, _ := jsontext.AppendQuote(nil, s)
+		return out
+	}
+	out := []byte{'"'}
+	for _, r := range s {
+		switch {
+		case r == '/' && mode == 2:
+			out = append(out, `\/`...)
+		case r >= utf8.RuneSelf:
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04X`, r)
+			}
+		default:
+			q, _ := jsontext.AppendQuote(nil, string(r))
+			out = append(out, q[1:len(q)-1]...)
+		}
+	}
+	return append(out, '"')
 }

@@ -169,6 +169,11 @@ func (p *PII) part(text string, start, end int, out []Finding) []Finding {
 	if len(out) > n {
 		return out
 	}
+	// Each side needs seven characters (numeric), so a part shorter than
+	// nine is not split: most runs are a date or a count.
+	if end-start < 9 {
+		return out
+	}
 	if k := strings.LastIndex(text[start:end], " ("); k > 0 {
 		out = p.numeric(text, start, start+k, out)
 		out = p.numeric(text, start+k+1, end, out)
