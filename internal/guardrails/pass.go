@@ -166,12 +166,9 @@ func (ps *pass) read(s string, asIs bool, hit func(from, to int, rule string)) e
 		if !pii && !later && !secrets && len(ps.p.regexes) == 0 {
 			continue
 		}
-		found, err := ps.g.find(ps.ctx, ps.p, pii, secrets, v.S, ps.found[:0])
+		found, err := ps.findIn(v.S, pii, later, secrets)
 		if err != nil {
 			return err
-		}
-		if later && ps.piiDoc() {
-			found = ps.g.findPII(v.S, found)
 		}
 		for _, f := range found {
 			from, to := v.Span(f.Start, f.End)
@@ -180,6 +177,46 @@ func (ps *pass) read(s string, asIs bool, hit func(from, to int, rule string)) e
 		ps.found = found[:0]
 	}
 	return nil
+}
+
+// findIn runs the detectors on one reading: secrets, and pii, or later
+// (PII's answer on the document is pending) PII if that answer is yes. A
+// long reading both read is read by PII on another core while the secrets
+// detector reads it, and PII waits there for the answer.
+func (ps *pass) findIn(s string, pii, later, secrets bool) ([]detect.Finding, error) {
+	if !secrets || !pii && !later || len(s) < overlapFrom {
+		found, err := ps.g.find(ps.ctx, ps.p, pii, secrets, s, ps.found[:0])
+		if err == nil && later && ps.piiDoc() {
+			found = ps.g.findPII(s, found)
+		}
+		return found, err
+	}
+	type piiRead struct {
+		doc   bool // the document's answer
+		found []detect.Finding
+	}
+	read := make(chan piiRead, 1)
+	answer := ps.piiAnswer
+	go func() {
+		doc := true
+		if later {
+			doc = <-answer
+		}
+		var found []detect.Finding
+		if doc {
+			found = ps.g.findPII(s, nil)
+		}
+		read <- piiRead{doc, found}
+	}()
+	found, err := ps.g.find(ps.ctx, ps.p, false, true, s, ps.found[:0])
+	r := <-read
+	if later {
+		ps.pii, ps.piiAnswer = r.doc, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(found, r.found...), nil
 }
 
 // piiDoc waits for the PII prefilter's answer on the document, when it
