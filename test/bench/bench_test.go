@@ -284,7 +284,8 @@ func TestBenchHarness(t *testing.T) {
 						t.Errorf("guardrails, %s at %d sessions: %+v", res.Target, r.Concurrency, res)
 					}
 				}
-				if rd.Plain.Target != "plain" || rd.Filtered.Target != "filtered" || rd.P50Ratio <= 0 || rd.ThroughputRatio <= 0 {
+				if rd.Plain.Target != "plain" || rd.Filtered.Target != "filtered" || rd.P50Ratio <= 0 || rd.ThroughputRatio <= 0 ||
+					rd.Paired.Pairs == 0 || rd.Paired.PlainP50Ms <= 0 || rd.Paired.FilteredP50Ms <= 0 {
 					t.Errorf("guardrails round at %d sessions: %+v", r.Concurrency, rd)
 				}
 			}
@@ -329,7 +330,8 @@ func TestBenchHarness(t *testing.T) {
 		"idle: RSS of the idle hub on its embedded default, started cold",
 		"binary: release binary size",
 		"binary: packages a cold build compiles (go list -deps)",
-		"guardrails: filtered - plain p50 per 100 KB")
+		"guardrails: filtered - plain p50 per 100 KB, in turns",
+		"guardrails: filtered / plain p50, in turns")
 	if !slices.Equal(verdicts, wantVerdicts) {
 		t.Errorf("verdicts:\n%s\nwant:\n%s", strings.Join(verdicts, "\n"), strings.Join(wantVerdicts, "\n"))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,13 +23,16 @@ import (
 // Both call get_page, whose answer is hubtest.ResultPage(true): a ~100 KB
 // result with an e-mail address and an AWS key in it, so the redaction
 // path runs, not only the scan. The two callers are measured in
-// interleaved rounds in alternating order; the cost is filtered p50 minus
-// plain p50, scaled to 100 KB of result.
+// interleaved rounds in alternating order, for calls/s and the hub's CPU,
+// and then in turns, call by call, in one loop: the cost is that loop's
+// filtered p50 minus its plain p50, scaled to 100 KB of result.
 
 const (
 	// targetGuardrailsMsPer100KB: filtered p50 minus plain p50 at one
 	// session, per 100 KB of result, in ms.
 	targetGuardrailsMsPer100KB = 0.3
+	// targetGuardrailsRatio: filtered p50 over plain p50 at one session.
+	targetGuardrailsRatio = 1.10
 	// pageTool is the fast upstream's ~100 KB tool.
 	pageTool = "get_page"
 
@@ -69,6 +73,20 @@ type GuardrailsRound struct {
 	// CPUCostUsPer100KB is the hub's CPU per call for the filtered caller
 	// minus for the plain one, per 100 KB.
 	CPUCostUsPer100KB float64 `json:"cpuCostUsPer100KB"`
+	// Paired is the two callers' p50s from calls made in turns in one
+	// loop; CostP50MsPer100KB and P50Ratio are read off it.
+	Paired Paired `json:"paired"`
+}
+
+// Paired is one measurement of both callers in one loop of calls in
+// turns (which goes first alternating): the two p50s come from the same
+// moments of the machine. Measured one after the other, the plain p50
+// moved by more than a millisecond from one round to the next on a busy
+// 2-CPU VM, more than the cost measured.
+type Paired struct {
+	Pairs         int     `json:"pairs"`
+	PlainP50Ms    float64 `json:"plainP50Ms"`
+	FilteredP50Ms float64 `json:"filteredP50Ms"`
 }
 
 // GuardrailsResult is benchmark 10 at one concurrency: the rounds, the
@@ -83,6 +101,7 @@ type GuardrailsResult struct {
 	P50Ratio          float64           `json:"p50Ratio"`
 	ThroughputRatio   float64           `json:"throughputRatio"`
 	CPUCostUsPer100KB float64           `json:"cpuCostUsPer100KB"`
+	Paired            Paired            `json:"paired"` // the rounds' medians
 }
 
 // GuardrailsBench is benchmark 10.
@@ -158,8 +177,12 @@ auth:
 					round.Filtered = res
 				}
 			}
-			round.CostP50MsPer100KB = (round.Filtered.P50Ms - round.Plain.P50Ms) * per100KB
-			round.P50Ratio = ratio(round.Filtered.P50Ms, round.Plain.P50Ms)
+			progress("guardrails, concurrency %d, round %d of %d: both in turns", n, rd+1, rounds)
+			if round.Paired, err = measurePaired(ctx, hubURL, cfg); err != nil {
+				return nil, err
+			}
+			round.CostP50MsPer100KB = (round.Paired.FilteredP50Ms - round.Paired.PlainP50Ms) * per100KB
+			round.P50Ratio = ratio(round.Paired.FilteredP50Ms, round.Paired.PlainP50Ms)
 			round.ThroughputRatio = ratio(round.Filtered.CallsPerSec, round.Plain.CallsPerSec)
 			round.CPUCostUsPer100KB = (round.Filtered.CPUUsPerCall - round.Plain.CPUUsPerCall) * per100KB
 			r.Rounds = append(r.Rounds, round)
@@ -184,6 +207,11 @@ func (r *GuardrailsResult) summarize() {
 	r.P50Ratio = medianBy(r.Rounds, func(rd GuardrailsRound) float64 { return rd.P50Ratio })
 	r.ThroughputRatio = medianBy(r.Rounds, func(rd GuardrailsRound) float64 { return rd.ThroughputRatio })
 	r.CPUCostUsPer100KB = medianBy(r.Rounds, func(rd GuardrailsRound) float64 { return rd.CPUCostUsPer100KB })
+	r.Paired = Paired{
+		Pairs:         int(medianBy(r.Rounds, func(rd GuardrailsRound) float64 { return float64(rd.Paired.Pairs) })),
+		PlainP50Ms:    medianBy(r.Rounds, func(rd GuardrailsRound) float64 { return rd.Paired.PlainP50Ms }),
+		FilteredP50Ms: medianBy(r.Rounds, func(rd GuardrailsRound) float64 { return rd.Paired.FilteredP50Ms }),
+	}
 }
 
 // measurePage measures get_page calls at n sessions of the caller with
@@ -206,6 +234,41 @@ func measurePage(ctx context.Context, url, target, token string, hubPID, n int, 
 		return res, fmt.Errorf("%s at %d sessions: hub %w", target, n, err)
 	}
 	return res, nil
+}
+
+// measurePaired calls get_page as the plain and the filtered caller in
+// turns, one session each, for the warm-up and then cfg.Duration.
+func measurePaired(ctx context.Context, url string, cfg Config) (Paired, error) {
+	httpClient := newHTTPClient(2)
+	defer httpClient.CloseIdleConnections()
+	var calls [2]callFunc // plain, filtered
+	for i, token := range []string{guardPlainToken, guardFilterToken} {
+		c, err := dial(ctx, url, httpClient, "Authorization", "Bearer "+token)
+		if err != nil {
+			return Paired{}, err
+		}
+		defer c.Close()
+		calls[i] = toolCaller(c, pageTool, map[string]any{})
+	}
+	var took [2][]time.Duration
+	measured := time.Now().Add(cfg.Warmup)
+	end := measured.Add(cfg.Duration)
+	for k := 0; time.Now().Before(end); k++ {
+		for j := range calls {
+			i := (j + k) % len(calls)
+			start := time.Now()
+			if err := calls[i](ctx); err != nil {
+				return Paired{}, fmt.Errorf("get_page in turns: %w", err)
+			}
+			if start.After(measured) {
+				took[i] = append(took[i], time.Since(start))
+			}
+		}
+	}
+	for i := range took {
+		slices.Sort(took[i])
+	}
+	return Paired{Pairs: min(len(took[0]), len(took[1])), PlainP50Ms: pct(took[0], 50), FilteredP50Ms: pct(took[1], 50)}, nil
 }
 
 // checkRedaction calls get_page once as each caller: the filtered answer
@@ -281,11 +344,15 @@ func (b *GuardrailsBench) verdicts(rounds int) []Verdict {
 		if r.Concurrency != 1 {
 			continue
 		}
-		v := judge("guardrails", "filtered - plain p50 per 100 KB", r.CostP50MsPer100KB, "<=", targetGuardrailsMsPer100KB, " ms")
-		if rounds < minRounds {
-			v = v.unjudged(fmt.Sprintf("%d rounds, fewer than %d", rounds, minRounds))
+		for _, v := range []Verdict{
+			judge("guardrails", "filtered - plain p50 per 100 KB, in turns", r.CostP50MsPer100KB, "<=", targetGuardrailsMsPer100KB, " ms"),
+			judge("guardrails", "filtered / plain p50, in turns", r.P50Ratio, "<=", targetGuardrailsRatio, "x"),
+		} {
+			if rounds < minRounds {
+				v = v.unjudged(fmt.Sprintf("%d rounds, fewer than %d", rounds, minRounds))
+			}
+			out = append(out, v)
 		}
-		out = append(out, v)
 	}
 	return out
 }
@@ -299,13 +366,15 @@ func (b *GuardrailsBench) writeTable(w io.Writer) {
 			fmt.Fprintf(w, "%-5d %-9s %9.3f %9.3f %11.0f %7d %12.0f\n", res.Concurrency, res.Target, res.P50Ms, res.P99Ms, res.CallsPerSec, res.Errors, res.CPUUsPerCall)
 		}
 	}
-	fmt.Fprintf(w, "\nper round (in the order run): filtered-plain p50 per 100 KB, filtered/plain p50, filtered/plain calls/s, hub CPU filtered-plain per 100 KB\n")
+	fmt.Fprintf(w, "\nper round (in the order run): in turns filtered-plain p50 per 100 KB and filtered/plain p50 (plain, filtered p50 ms, pairs); one after the other filtered-plain p50, filtered/plain calls/s, hub CPU filtered-plain per 100 KB\n")
 	for _, r := range b.Results {
 		for i, rd := range r.Rounds {
-			fmt.Fprintf(w, "%-5d round %d (%s): %+.3f ms, %.2fx, %.2fx, %+.0f µs\n", r.Concurrency, i+1, strings.Join(rd.Order, ", "), rd.CostP50MsPer100KB, rd.P50Ratio, rd.ThroughputRatio, rd.CPUCostUsPer100KB)
+			fmt.Fprintf(w, "%-5d round %d (%s): %+.3f ms, %.2fx (%.3f, %.3f, %d); %+.3f ms, %.2fx, %+.0f µs\n", r.Concurrency, i+1, strings.Join(rd.Order, ", "),
+				rd.CostP50MsPer100KB, rd.P50Ratio, rd.Paired.PlainP50Ms, rd.Paired.FilteredP50Ms, rd.Paired.Pairs,
+				(rd.Filtered.P50Ms-rd.Plain.P50Ms)*100_000/float64(b.PageBytes), rd.ThroughputRatio, rd.CPUCostUsPer100KB)
 		}
 	}
-	fmt.Fprintf(w, "\nmedians of the rounds (f-p p50: filtered p50 - plain p50, per 100 KB of result)\n")
+	fmt.Fprintf(w, "\nmedians of the rounds (p50s one after the other; f-p p50 and f/p p50 in turns: filtered p50 - plain p50 per 100 KB of result, filtered p50 / plain p50)\n")
 	fmt.Fprintf(w, "%-5s %13s %14s %14s %11s %16s\n", "conc", "plain p50 ms", "filtered p50", "f-p p50 ms", "f/p p50", "f/p calls/s")
 	for _, r := range b.Results {
 		fmt.Fprintf(w, "%-5d %13.3f %14.3f %14.3f %10.2fx %15.2fx\n", r.Concurrency, r.Plain.P50Ms, r.Filtered.P50Ms, r.CostP50MsPer100KB, r.P50Ratio, r.ThroughputRatio)
@@ -315,8 +384,8 @@ func (b *GuardrailsBench) writeTable(w io.Writer) {
 func (b *GuardrailsBench) markdownLine() string {
 	for _, r := range b.Results {
 		if r.Concurrency == 1 {
-			return fmt.Sprintf("guardrails: tools/call of a %.0f KB result, one session, content filters %s against none: p50 %.2f ms against %.2f ms, %+.3f ms per 100 KB (%.2fx p50, %.2fx calls/s)",
-				float64(b.PageBytes)/1000, strings.Join(b.Filters, " + "), r.Filtered.P50Ms, r.Plain.P50Ms, r.CostP50MsPer100KB, r.P50Ratio, r.ThroughputRatio)
+			return fmt.Sprintf("guardrails: tools/call of a %.0f KB result, one session, content filters %s against none, calls in turns: p50 %.2f ms against %.2f ms, %+.3f ms per 100 KB (%.2fx p50); one after the other %.2fx calls/s",
+				float64(b.PageBytes)/1000, strings.Join(b.Filters, " + "), r.Paired.FilteredP50Ms, r.Paired.PlainP50Ms, r.CostP50MsPer100KB, r.P50Ratio, r.ThroughputRatio)
 		}
 	}
 	return "guardrails: not measured at one session"
