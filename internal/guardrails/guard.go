@@ -268,7 +268,9 @@ func (g *Guard) Filter(ctx context.Context, spec *toolspec.Guardrails, direction
 }
 
 // overlapFrom is the smallest document whose PII prefilter runs beside
-// the walk: below it a goroutine costs more than the prefilter's reading.
+// the walk, and the shortest string whose readings and PII run beside the
+// secrets detector (pass.readLong): below it a goroutine costs more than
+// the reading it overlaps.
 const overlapFrom = 16 << 10
 
 // find appends what p's filters find in s: the detectors pii and secrets

@@ -36,9 +36,11 @@ func TestFilterFindsBothInOneString(t *testing.T) {
 }
 
 // TestFilterLargeDocument: in a document of overlapFrom bytes or more
-// with a secrets keyword, PII's prefilter runs beside the walk; what it
-// lets through is found in a long string, in a short one and in a join of
-// parts, and a document without personal data keeps its bytes.
+// with a secrets keyword, PII's prefilter runs beside the walk, and a long
+// string's readings are worked out and PII run on it beside the secrets
+// detector; what they let through is found in a long string as it is and
+// in its readings (a zero-width space, base64), in a short one and in a
+// join of parts, and a document without personal data keeps its bytes.
 func TestFilterLargeDocument(t *testing.T) {
 	g := New(Options{})
 	spec := &toolspec.Guardrails{ContentFilters: []string{"pii", "secrets"}}
@@ -55,6 +57,8 @@ func TestFilterLargeDocument(t *testing.T) {
 			[]string{"[redacted: email]"}},
 		{"in two long strings", map[string]any{"body": filler + " olga.kowalska@fabrikam.de", "content": []any{map[string]any{"type": "text", "text": filler + " piotr.nowak@fabrikam.de"}}},
 			[]string{"[redacted: email]"}},
+		{"hidden in the long string", map[string]any{"content": []any{map[string]any{"type": "text", "text": filler + " mail olga.kowal\u200bska@fabrikam.de, config YXdzX2FjY2Vzc19rZXlfaWQgPSBBS0lBWjNNU0pWNVdLUTdUWVJYQg== end"}}},
+			[]string{"[redacted: email]", "[redacted: aws-access-token]"}},
 		{"across two parts", map[string]any{"content": []any{map[string]any{"type": "text", "text": filler + " olga.kowalska@fab"}, map[string]any{"type": "text", "text": "rikam.de wrote"}}},
 			[]string{"[redacted: email]"}},
 	}
@@ -79,7 +83,7 @@ func TestFilterLargeDocument(t *testing.T) {
 					t.Errorf("no %s in the result (hits %+v)", w, rep.Hits)
 				}
 			}
-			if strings.Contains(string(out), "fabrikam") {
+			if strings.Contains(string(out), "fabrikam") || strings.Contains(string(out), "YXdz") {
 				t.Errorf("the address is left in part: %s", out[len(out)-200:])
 			}
 		})

@@ -144,79 +144,98 @@ func joinSpans(spans []span) []span {
 // bytes of s that produced each finding. asIs: s is a string of the
 // document, so the document's prefilter speaks for it as it is.
 func (ps *pass) read(s string, asIs bool, hit func(from, to int, rule string)) error {
+	if asIs && ps.secrets && len(s) >= overlapFrom {
+		return ps.readLong(s, hit)
+	}
 	ps.views = ps.reader.Views(s, ps.views[:0])
 	for k := range ps.views {
-		v := &ps.views[k]
-		// later: PII's answer on the document is pending, and asked for
-		// once the secrets detector has read the string.
-		pii, secrets, later := ps.pii, ps.secrets, ps.piiAnswer != nil
-		switch {
-		case !asIs || !v.Verbatim():
-			pii, secrets = ps.maybe(v.S)
-			later = false
-		case (pii || later || secrets) && len(v.S) <= shortText:
-			// A short string (a name, an enum value) costs a detector
-			// more to set up than its prefilter to read; its own
-			// prefilter alone is enough for PII (the document's is a
-			// shortcut).
-			mp, ms := ps.maybe(v.S)
-			pii, secrets = (pii || later) && mp, secrets && ms
-			later = false
-		}
-		if !pii && !later && !secrets && len(ps.p.regexes) == 0 {
-			continue
-		}
-		found, err := ps.findIn(v.S, pii, later, secrets)
-		if err != nil {
+		if err := ps.readView(&ps.views[k], asIs, hit); err != nil {
 			return err
 		}
-		for _, f := range found {
-			from, to := v.Span(f.Start, f.End)
-			hit(from, to, f.Rule)
-		}
-		ps.found = found[:0]
 	}
 	return nil
 }
 
-// findIn runs the detectors on one reading: secrets, and pii, or later
-// (PII's answer on the document is pending) PII if that answer is yes. A
-// long reading both read is read by PII on another core while the secrets
-// detector reads it, and PII waits there for the answer.
-func (ps *pass) findIn(s string, pii, later, secrets bool) ([]detect.Finding, error) {
-	if !secrets || !pii && !later || len(s) < overlapFrom {
-		found, err := ps.g.find(ps.ctx, ps.p, pii, secrets, s, ps.found[:0])
-		if err == nil && later && ps.piiDoc() {
-			found = ps.g.findPII(s, found)
-		}
-		return found, err
+// readView runs the detectors on one reading of a string (see read).
+func (ps *pass) readView(v *normalize.Text, asIs bool, hit func(from, to int, rule string)) error {
+	// later: PII's answer on the document is pending, and asked for once
+	// the secrets detector has read the string.
+	pii, secrets, later := ps.pii, ps.secrets, ps.piiAnswer != nil
+	switch {
+	case !asIs || !v.Verbatim():
+		pii, secrets = ps.maybe(v.S)
+		later = false
+	case (pii || later || secrets) && len(v.S) <= shortText:
+		// A short string (a name, an enum value) costs a detector more
+		// to set up than its prefilter to read; its own prefilter alone
+		// is enough for PII (the document's is a shortcut).
+		mp, ms := ps.maybe(v.S)
+		pii, secrets = (pii || later) && mp, secrets && ms
+		later = false
 	}
-	type piiRead struct {
-		doc   bool // the document's answer
+	if !pii && !later && !secrets && len(ps.p.regexes) == 0 {
+		return nil
+	}
+	found, err := ps.g.find(ps.ctx, ps.p, pii, secrets, v.S, ps.found[:0])
+	if err != nil {
+		return err
+	}
+	if later && ps.piiDoc() {
+		found = ps.g.findPII(v.S, found)
+	}
+	for _, f := range found {
+		from, to := v.Span(f.Start, f.End)
+		hit(from, to, f.Rule)
+	}
+	ps.found = found[:0]
+	return nil
+}
+
+// readLong reads a long string of the document, one the secrets detector
+// reads (a tool's 100 KB text): that detector reads the string itself at
+// once, while another core works out its other readings and runs PII on
+// it (waiting there for the document prefilter's answer when that is
+// pending); the other readings are read after, one by one. The string is
+// always one of its readings (normalize.Reader.Views).
+func (ps *pass) readLong(s string, hit func(from, to int, rule string)) error {
+	type side struct {
+		views []normalize.Text
+		doc   bool // PII's answer on the document
 		found []detect.Finding
 	}
-	read := make(chan piiRead, 1)
-	answer := ps.piiAnswer
+	done := make(chan side, 1)
+	pii, answer, views := ps.pii, ps.piiAnswer, ps.views[:0]
 	go func() {
-		doc := true
-		if later {
-			doc = <-answer
+		r := side{views: ps.reader.Views(s, views), doc: pii}
+		if answer != nil {
+			r.doc = <-answer
 		}
-		var found []detect.Finding
-		if doc {
-			found = ps.g.findPII(s, nil)
+		if r.doc {
+			r.found = ps.g.findPII(s, nil)
 		}
-		read <- piiRead{doc, found}
+		done <- r
 	}()
 	found, err := ps.g.find(ps.ctx, ps.p, false, true, s, ps.found[:0])
-	r := <-read
-	if later {
+	r := <-done
+	ps.views = r.views
+	if answer != nil {
 		ps.pii, ps.piiAnswer = r.doc, nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return append(found, r.found...), nil
+	for _, f := range append(found, r.found...) {
+		hit(f.Start, f.End, f.Rule)
+	}
+	ps.found = found[:0]
+	for k := range ps.views {
+		if v := &ps.views[k]; !v.Verbatim() {
+			if err := ps.readView(v, true, hit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // piiDoc waits for the PII prefilter's answer on the document, when it
