@@ -98,6 +98,9 @@ type allowlist struct {
 	// on that behaviour.
 	regex     *regexp.Regexp
 	stopwords []string // lower case; matched against the lower-cased secret
+	// stopIndex finds the stopwords in one pass over a secret: generic-
+	// api-key has 1,446, 11 µs of strings.Contains per candidate.
+	stopIndex *keywords.Index
 }
 
 // rule is one compiled rule.
@@ -380,6 +383,7 @@ func compileAllowlist(e allowlistEntry) (*allowlist, error) {
 	if a.all && (len(e.Paths) > 0 || len(e.Commits) > 0) {
 		return nil, nil
 	}
+	a.stopIndex = keywords.New(a.stopwords)
 	if a.regex == nil && len(a.stopwords) == 0 {
 		return nil, nil
 	}

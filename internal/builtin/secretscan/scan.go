@@ -435,16 +435,9 @@ func (a *allowlist) allows(secret, match, lines string) bool {
 		subject = lines
 	}
 	byRegex := a.regex != nil && subject != "" && a.regex.MatchString(subject)
-	byStopword := false
-	if len(a.stopwords) > 0 && secret != "" {
-		lower := strings.ToLower(secret)
-		for _, w := range a.stopwords {
-			if strings.Contains(lower, w) {
-				byStopword = true
-				break
-			}
-		}
-	}
+	// The stopwords and the secret are lower-cased alike (strings.ToLower);
+	// the index then finds what strings.Contains would.
+	byStopword := a.stopIndex != nil && secret != "" && a.stopIndex.AnyIn(strings.ToLower(secret))
 	if !a.all {
 		return byRegex || byStopword
 	}

@@ -166,6 +166,12 @@ func (k *Index) Any(text []byte) bool {
 	return found
 }
 
+// AnyIn is Any for a string.
+func (k *Index) AnyIn(text string) bool {
+	_, found := find(k, text, nil, true)
+	return found
+}
+
 // find appends the occurrences in text to out, or with first
 // stops at the first one (and appends nothing).
 //

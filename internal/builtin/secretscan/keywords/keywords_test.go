@@ -48,8 +48,8 @@ func TestHits(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("text of %d bytes: %d hits, want %d\ngot  %v\nwant %v", len(text), len(got), len(want), got, want)
 		}
-		if found := k.Any([]byte(text)); found != (len(want) > 0) {
-			t.Fatalf("text of %d bytes: Any %v with %d hits", len(text), found, len(want))
+		if found := k.Any([]byte(text)); found != (len(want) > 0) || k.AnyIn(text) != found {
+			t.Fatalf("text of %d bytes: Any %v, AnyIn %v with %d hits", len(text), found, k.AnyIn(text), len(want))
 		}
 	}
 	// A keyword (holding another) at every place against the halves'
