@@ -295,8 +295,8 @@ func (w *walker) spliced() ([]byte, error) {
 
 // appendEdited appends the JSON string of s, an edit of old, whose string
 // was quoted: what s keeps of old at its start and end is copied from
-// quoted as it came, and only the rest is encoded. A redaction in a 100 KB
-// text encodes the marker, not the text (0.12 ms).
+// quoted as it came, and only the rest is encoded: a redaction in a 100 KB
+// text encodes the marker, not the text (which took 0.12 ms).
 func appendEdited(out, quoted []byte, old, s string) ([]byte, error) {
 	// What both start with, then end with after that, compared 64 bytes
 	// at a time, cut back to where a character starts in both.
