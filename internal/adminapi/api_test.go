@@ -9,11 +9,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/purko-io/mcp-hub/internal/callers"
 	"github.com/purko-io/mcp-hub/internal/config"
+	"github.com/purko-io/mcp-hub/internal/discovery"
 	"github.com/purko-io/mcp-hub/internal/registrations"
 	"github.com/purko-io/mcp-hub/internal/registry"
 )
@@ -40,10 +42,17 @@ func (s *store) Where() string                    { return "test store" }
 
 // apiFor serves the API over an empty catalog with store (nil: none); its
 // guard takes the caller from the X-Test-Caller header ("admin" is one).
-func apiFor(t *testing.T, w registrations.Writer, log *bytes.Buffer) http.Handler {
+// The registry runs over sources (none: it ends start-up at once, which
+// writes wait for).
+func apiFor(t *testing.T, w registrations.Writer, log *bytes.Buffer, sources ...discovery.Source) http.Handler {
 	t.Helper()
+	reg := registry.New(registry.Options{RouteCacheSize: 8}, zerolog.Nop())
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); reg.Run(ctx, sources...) }()
+	t.Cleanup(func() { cancel(); <-ran })
 	o := Options{
-		Registry: registry.New(registry.Options{RouteCacheSize: 8}, zerolog.Nop()),
+		Registry: reg,
 		Auth:     callers.AnonymousOnly(0),
 		Visible:  func(callers.Caller, registry.Tool) bool { return true },
 		Log:      zerolog.New(log),
@@ -150,5 +159,53 @@ func TestListings(t *testing.T) {
 		if rec.Code != want {
 			t.Errorf("GET %s: %d %s, want %d", path, rec.Code, rec.Body, want)
 		}
+	}
+}
+
+// lateFile is a config file source whose first snapshot (one server,
+// "declared") comes after a while, as a file read at start-up may.
+type lateFile struct{ after time.Duration }
+
+func (lateFile) Name() string { return "file" }
+
+func (l lateFile) Run(ctx context.Context, out chan<- discovery.Snapshot) {
+	select {
+	case <-time.After(l.after):
+	case <-ctx.Done():
+		return
+	}
+	spec := config.ServerSpec{Name: "declared", URL: "http://127.0.0.1:1/mcp", Transport: config.TransportStreamableHTTP, Source: "file"}
+	select {
+	case out <- discovery.Snapshot{Source: "file", Servers: []config.ServerSpec{spec}}:
+	case <-ctx.Done():
+		return
+	}
+	<-ctx.Done()
+}
+
+// TestWritesWaitForStartUp: a write that comes before the config file's
+// servers are in the catalog waits for them, and is refused for a name
+// the file declares, rather than stored (the hub's first moments).
+func TestWritesWaitForStartUp(t *testing.T) {
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/api/mcp/server", `{"name":"declared","url":"http://127.0.0.1:9/mcp"}`},
+		{"DELETE", "/api/mcp/server/declared", ""},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			var log bytes.Buffer
+			w := &store{err: registrations.ErrNotFound}
+			h := apiFor(t, w, &log, lateFile{after: 200 * time.Millisecond})
+			r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("X-Test-Caller", "admin")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "edit the file") {
+				t.Fatalf("%s %s: %d %s, want 409 with \"edit the file\"", tc.method, tc.path, rec.Code, rec.Body.String())
+			}
+			if tc.method == "POST" && len(w.written) > 0 {
+				t.Errorf("stored: %v", w.written)
+			}
+		})
 	}
 }

@@ -152,8 +152,8 @@ func (a *API) handleRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
 	defer cancel()
-	if msg := a.declaredElsewhere(e.Name); msg != "" {
-		httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
+	if msg, err := a.declaredElsewhere(ctx, e.Name); err != nil || msg != "" {
+		writeDeclared(w, msg, err)
 		return
 	}
 	if err := a.registered.Upsert(ctx, e); err != nil {
@@ -195,8 +195,8 @@ func (a *API) handleUnregister(w http.ResponseWriter, r *http.Request) {
 	err := a.registered.Delete(ctx, name)
 	switch {
 	case errors.Is(err, registrations.ErrNotFound):
-		if msg := a.declaredElsewhere(name); msg != "" {
-			httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
+		if msg, err := a.declaredElsewhere(ctx, name); err != nil || msg != "" {
+			writeDeclared(w, msg, err)
 			return
 		}
 		httpjson.Write(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("server %q not found", name)})
@@ -216,17 +216,35 @@ func (a *API) handleUnregister(w http.ResponseWriter, r *http.Request) {
 // declaredElsewhere says why name cannot be written through the API: a
 // server of that name is declared by the user's config file or MCP_SERVERS,
 // which the hub never rewrites. Empty when the name is free or registered.
-func (a *API) declaredElsewhere(name string) string {
+//
+// The catalog holds the file's servers once every source has sent its
+// first snapshot: a write in the hub's first moments waits for start-up
+// (Registry.WaitTried, bounded by upstream.connectTimeout), or a name the
+// file declares would look free and the registration would be stored.
+func (a *API) declaredElsewhere(ctx context.Context, name string) (string, error) {
+	if err := a.reg.WaitTried(ctx); err != nil {
+		return "", err
+	}
 	for _, sv := range a.reg.Catalog().Servers {
 		if sv.Name != name {
 			continue
 		}
 		switch sv.Source {
 		case "file":
-			return fmt.Sprintf("server %q is declared in the hub's config file; edit the file to change or remove it", name)
+			return fmt.Sprintf("server %q is declared in the hub's config file; edit the file to change or remove it", name), nil
 		case "env":
-			return fmt.Sprintf("server %q is declared in MCP_SERVERS; change the hub's environment to change or remove it", name)
+			return fmt.Sprintf("server %q is declared in MCP_SERVERS; change the hub's environment to change or remove it", name), nil
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// writeDeclared answers a write declaredElsewhere refused: 409 for a name
+// declared elsewhere, 503 while start-up did not end in time.
+func writeDeclared(w http.ResponseWriter, msg string, err error) {
+	if err != nil {
+		httpjson.Write(w, http.StatusServiceUnavailable, map[string]string{"error": "the hub is still starting, its configured servers not yet read: " + err.Error()})
+		return
+	}
+	httpjson.Write(w, http.StatusConflict, map[string]string{"error": msg})
 }
