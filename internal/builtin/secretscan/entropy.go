@@ -3,7 +3,6 @@ package secretscan
 import (
 	"math"
 	"regexp/syntax"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -55,48 +54,14 @@ func planDistinct(expr string, secretGroup int, entropy float64) *distinctRun {
 	if secret == nil {
 		return nil
 	}
-	d := &distinctRun{least: int(math.Floor(math.Exp2(entropy))) + 1}
-	d.add(secret)
+	// The secret's characters: the bytes some leaf of it can match
+	// (barrierOf's complement), 0x80 standing for every one outside ASCII.
+	barrier := barrierOf(secret)
+	d := &distinctRun{least: int(math.Floor(math.Exp2(entropy))) + 1, other: !barrier[utf8.RuneSelf]}
+	for c := range d.class {
+		d.class[c] = !barrier[c]
+	}
 	return d
-}
-
-// add adds the characters re can match to d's class.
-func (d *distinctRun) add(re *syntax.Regexp) {
-	addRune := func(r rune) {
-		if r < utf8.RuneSelf {
-			d.class[r] = true
-		} else {
-			d.other = true
-		}
-	}
-	switch re.Op {
-	case syntax.OpLiteral:
-		for _, r := range re.Rune {
-			addRune(r)
-			if re.Flags&syntax.FoldCase != 0 {
-				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					addRune(f)
-				}
-			}
-		}
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= min(re.Rune[i+1], utf8.RuneSelf-1); r++ {
-				d.class[r] = true
-			}
-			if re.Rune[i+1] >= utf8.RuneSelf {
-				d.other = true
-			}
-		}
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		for r := range d.class {
-			d.class[r] = re.Op == syntax.OpAnyChar || r != '\n'
-		}
-		d.other = true
-	}
-	for _, sub := range re.Sub {
-		d.add(sub)
-	}
 }
 
 // met reports whether text holds a run of d's class with d.least distinct
@@ -146,7 +111,7 @@ func captureOf(re *syntax.Regexp, n int) *syntax.Regexp {
 func mandatory(re *syntax.Regexp, n int) bool {
 	switch {
 	case re.Op == syntax.OpCapture && re.Cap == n:
-		return minLen(re) > 0
+		return !nullable(re)
 	case re.Op == syntax.OpConcat:
 		for _, sub := range re.Sub {
 			if mandatory(sub, n) {
@@ -157,31 +122,4 @@ func mandatory(re *syntax.Regexp, n int) bool {
 		return mandatory(re.Sub[0], n)
 	}
 	return false
-}
-
-// minLen is the fewest characters a match of re holds.
-func minLen(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return len(re.Rune)
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return 1
-	case syntax.OpCapture, syntax.OpPlus:
-		return minLen(re.Sub[0])
-	case syntax.OpRepeat:
-		return re.Min * minLen(re.Sub[0])
-	case syntax.OpConcat:
-		n := 0
-		for _, sub := range re.Sub {
-			n += minLen(sub)
-		}
-		return n
-	case syntax.OpAlternate:
-		n := math.MaxInt
-		for _, sub := range re.Sub {
-			n = min(n, minLen(sub))
-		}
-		return n
-	}
-	return 0 // empty, star, quest, assertions
 }

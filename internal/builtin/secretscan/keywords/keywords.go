@@ -86,8 +86,7 @@ func New(keywords []string) *Index {
 	// the trie), its complete row, and the keywords ending at it.
 	dfa := make([]int32, len(goto_))
 	fail := make([]int32, states)
-	out := make([][]int32, states)
-	out[0] = nil
+	out := make([][]int32, states) // the root's stays empty
 	queue := []int32{0}
 	for len(queue) > 0 {
 		s := queue[0]
