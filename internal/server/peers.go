@@ -1,8 +1,10 @@
 package server
 
 import (
-	"bytes"
+	"encoding/json"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 
 	"github.com/purko-io/mcp-hub/internal/edge"
 	"github.com/purko-io/mcp-hub/internal/jsonrpc"
@@ -29,10 +31,17 @@ func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, msg *json
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	rec := &recorder{header: http.Header{}}
-	s.streamable.ServeHTTP(rec, r)
-	if rec.status == http.StatusAccepted || peers.PassedOn(r) {
-		rec.copyTo(w)
+	// mcp-go numbers its server requests with integers, and logs an error
+	// for an answer with any other id (the hub's own carry a peer's tag).
+	var n int64
+	rec := httptest.NewRecorder() // kept, so a peer's verdict can replace it
+	if json.Unmarshal(msg.ID, &n) == nil {
+		s.streamable.ServeHTTP(rec, r)
+	} else {
+		rec.WriteHeader(http.StatusNotFound)
+	}
+	if rec.Code == http.StatusAccepted || peers.PassedOn(r) {
+		copyResponse(w, rec)
 		return
 	}
 	if s.peers.PassOn(r, body, peers.HolderOfID(msg.ID)) {
@@ -44,38 +53,14 @@ func (s *Server) deliverAnswer(w http.ResponseWriter, r *http.Request, msg *json
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	rec.copyTo(w)
+	copyResponse(w, rec)
 }
 
-// recorder keeps a response so it can be replaced by a peer's verdict.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-}
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-func (r *recorder) copyTo(w http.ResponseWriter) {
-	for k, v := range r.header {
-		w.Header()[k] = v
-	}
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	w.WriteHeader(r.status)
-	_, _ = w.Write(r.body.Bytes())
+// copyResponse writes what rec recorded to w.
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
 }
 
 // replicasCounted logs a new count of the replicas (peers.WatchReplicas),

@@ -24,7 +24,8 @@ import (
 // Another caller's session is still not found.
 func TestLateAnswerIsAccepted(t *testing.T) {
 	a := newFakeUpstream(t, "alpha")
-	h := newTestHub(t, []config.ServerSpec{a.spec()})
+	log := &lockedBuffer{}
+	h := newTestHubLog(t, []config.ServerSpec{a.spec()}, hubOpts{}, log)
 	h.waitConnected("alpha")
 	sid := h.initializeSession(t)
 	for _, tc := range []struct {
@@ -39,13 +40,36 @@ func TestLateAnswerIsAccepted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			answer := `{"jsonrpc":"2.0","id":` + tc.id + `,"result":{"action":"accept","content":{}}}`
+			before := log.len()
 			resp, body := h.send(t, http.MethodPost, "/mcp", strings.NewReader(answer),
 				"Mcp-Session-Id", tc.sid, "Mcp-Protocol-Version", "2025-11-25")
 			mustf(t, resp.StatusCode == tc.status, "answer: %s %s, want %d", resp.Status, body, tc.status)
+			// An answer with a string id is not mcp-go's (its ids are
+			// integers): it is not handed to mcp-go, which logged an error
+			// for each, on every answer that reached a replica other than
+			// the one that asked.
+			if strings.HasPrefix(tc.id, `"`) {
+				after := log.since(before)
+				mustf(t, !strings.Contains(after, `"level":"error"`), "the hub logged an error for the answer:\n%s", after)
+			}
 		})
 	}
 	// The session is still the client's.
 	mustf(t, len(toolNamesRaw(t, h, sid)) > 0, "tools/list after the late answer")
+}
+
+// len is how many bytes were written so far.
+func (b *lockedBuffer) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// since is what was written after the first n bytes.
+func (b *lockedBuffer) since(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf.Bytes()[n:])
 }
 
 // otherBinding is id with another caller's binding.

@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -229,6 +231,8 @@ func New(parts Parts, opts Options, log zerolog.Logger) *Server {
 		// neither the hub's fast path nor its streams as activity.
 		server.WithHeartbeatInterval(s.edge.Idle()/3),
 		server.WithSessionIdManagerResolver(edge.SessionIDs{}),
+		// Its lines in the hub's log, not in slog's default.
+		server.WithStreamableHTTPLogger(slog.New(zerolog.NewSlogHandler(s.log))),
 	)
 	s.sse = mcpsse.NewHandler(s.mcp,
 		mcpsse.WithDispatch(func(ctx context.Context, raw []byte) []byte { return s.dispatchMessage(ctx, raw, sessionID(ctx)) }),
@@ -452,7 +456,7 @@ func (s *Server) forgetSession(id string) {
 		return
 	}
 	req.Header.Set("Mcp-Session-Id", id)
-	s.streamable.ServeHTTP(&recorder{header: http.Header{}}, req)
+	s.streamable.ServeHTTP(httptest.NewRecorder(), req)
 }
 
 // ServeStdio serves the catalog over stdin/stdout until ctx ends or stdin

@@ -41,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/purko-io/mcp-hub/internal/hubtest"
 )
 
 func main() {
@@ -188,7 +190,7 @@ func serveRole(role string) error {
 		}
 		rp := httputil.NewSingleHostReverseProxy(target)
 		rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
-		h = rp
+		h = hubtest.FullDuplex(rp)
 	default:
 		return fmt.Errorf("unknown role %q", role)
 	}

@@ -242,7 +242,7 @@ func openHost(t *testing.T, hub *hubtest.Hub, tool string) context.Context {
 	proxy := httputil.NewSingleHostReverseProxy(hubURL)
 	proxy.FlushInterval = -1
 	page := http.NewServeMux()
-	page.Handle("/mcp", proxy)
+	page.Handle("/mcp", hubtest.FullDuplex(proxy))
 	page.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(strings.Replace(hostPage, "TOOL_NAME", tool, 1)))
