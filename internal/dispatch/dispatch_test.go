@@ -56,7 +56,7 @@ func TestMessage(t *testing.T) {
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"session":"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"}`},
 		{"refused by the gate", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a","NAME":"b"}}`, `"code":-32602`},
 		{"2026-07-28 stamped", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{` + modernMeta + `}}`,
-			`{"jsonrpc":"2.0","id":7,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-hub","version":"9.9"}},"cacheScope":"private","level":"info","resultType":"complete","tools":[],"ttlMs":0}}`},
+			`{"jsonrpc":"2.0","id":7,"result":{"tools":[],"level":"info","resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-hub","version":"9.9"}},"ttlMs":0,"cacheScope":"private"}}`},
 		{"2026-07-28 without capabilities", `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 			`"code":-32602,"message":"missing or invalid _meta field io.modelcontextprotocol/clientCapabilities"`},
 	} {
