@@ -181,3 +181,26 @@ func quoteAs(s string, mode uint8) []byte {
 	}
 	return append(out, '"')
 }
+
+// FuzzUnquote: unquote reads every JSON string the decoder accepts as
+// jsontext.AppendUnquote does, whatever escapes it holds.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\t\"c\"\\\/\b\f\r"`, `"\u00e9\u00E9 \ud83d\ude00 \u2028"`, `"\ud83d"`, `"\udc00\ud83d"`, `"x\\"`, `"é😀\u0000"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		dec := jsontext.NewDecoder(strings.NewReader(in))
+		if dec.PeekKind() != '"' {
+			return
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return
+		}
+		want, werr := jsontext.AppendUnquote(nil, v)
+		got, gerr := unquote(v)
+		if (werr != nil) != (gerr != nil) || werr == nil && got != string(want) {
+			t.Fatalf("unquote(%s) = %q (%v), jsontext reads %q (%v)", v, got, gerr, want, werr)
+		}
+	})
+}
