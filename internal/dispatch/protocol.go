@@ -179,8 +179,9 @@ func readTop(raw []byte) (top, bool) {
 			return t, false
 		}
 		t.members++
-		t.has[name.String()] = true
-		if name.String() != "_meta" {
+		n := name.String()
+		t.has[n] = true
+		if n != "_meta" {
 			if dec.SkipValue() != nil {
 				return t, false
 			}
@@ -192,7 +193,7 @@ func readTop(raw []byte) (top, bool) {
 		}
 		t.metaEnd = int(dec.InputOffset())
 		t.metaStart = t.metaEnd - len(v)
-		t.meta = v
+		t.meta = raw[t.metaStart:t.metaEnd] // v is the decoder's until its next read
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
 		return t, false
