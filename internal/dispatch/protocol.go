@@ -91,13 +91,20 @@ func (d *Dispatcher) stamp(method string, result json.RawMessage) (json.RawMessa
 	if !ok {
 		return result, nil // not an object: nothing to stamp
 	}
-	var add [][2]string
+	var meta []byte // the result's own _meta, nil when it has none
+	if top.metaEnd > 0 {
+		meta = result[top.metaStart:top.metaEnd]
+	}
+	newMeta, err := d.withServerInfo(meta)
+	if err != nil {
+		return nil, err
+	}
+	var add [][2]string // name, value
 	if !top.has["resultType"] {
 		add = append(add, [2]string{"resultType", `"` + string(mcp.ResultTypeComplete) + `"`})
 	}
-	meta := top.meta
-	if top.metaEnd == 0 {
-		add = append(add, [2]string{"_meta", "{}"})
+	if meta == nil {
+		add = append(add, [2]string{"_meta", string(newMeta)})
 	}
 	if cacheable[method] {
 		if !top.has["ttlMs"] {
@@ -107,15 +114,11 @@ func (d *Dispatcher) stamp(method string, result json.RawMessage) (json.RawMessa
 			add = append(add, [2]string{"cacheScope", `"private"`})
 		}
 	}
-	newMeta, err := d.withServerInfo(meta)
-	if err != nil {
-		return nil, err
-	}
 	if len(add) == 0 && newMeta == nil {
 		return result, nil
 	}
 	out := make([]byte, 0, len(result)+len(d.serverInfo)+128)
-	if newMeta != nil && top.metaEnd > 0 {
+	if meta != nil && newMeta != nil {
 		out = append(append(append(out, result[:top.metaStart]...), newMeta...), result[top.metaEnd:top.close]...)
 	} else {
 		out = append(out, result[:top.close]...)
@@ -124,11 +127,7 @@ func (d *Dispatcher) stamp(method string, result json.RawMessage) (json.RawMessa
 		if top.members > 0 || i > 0 {
 			out = append(out, ',')
 		}
-		v := m[1]
-		if m[0] == "_meta" {
-			v = string(newMeta)
-		}
-		out = append(append(append(append(out, '"'), m[0]...), `":`...), v...)
+		out = append(append(append(append(out, '"'), m[0]...), `":`...), m[1]...)
 	}
 	return append(out, result[top.close:]...), nil
 }
@@ -159,7 +158,6 @@ func (d *Dispatcher) withServerInfo(meta []byte) ([]byte, error) {
 // brace and how many members it has.
 type top struct {
 	has                       map[string]bool
-	meta                      []byte
 	metaStart, metaEnd, close int
 	members                   int
 }
@@ -193,7 +191,6 @@ func readTop(raw []byte) (top, bool) {
 		}
 		t.metaEnd = int(dec.InputOffset())
 		t.metaStart = t.metaEnd - len(v)
-		t.meta = raw[t.metaStart:t.metaEnd] // v is the decoder's until its next read
 	}
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
 		return t, false

@@ -58,20 +58,6 @@ func TestLateAnswerIsAccepted(t *testing.T) {
 	mustf(t, len(toolNamesRaw(t, h, sid)) > 0, "tools/list after the late answer")
 }
 
-// len is how many bytes were written so far.
-func (b *lockedBuffer) len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-// since is what was written after the first n bytes.
-func (b *lockedBuffer) since(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf.Bytes()[n:])
-}
-
 // otherBinding is id with another caller's binding.
 func otherBinding(id string) string {
 	b := []byte(id)

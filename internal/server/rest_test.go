@@ -224,6 +224,20 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// len is how many bytes were written so far.
+func (b *lockedBuffer) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// since is what was written after the first n bytes.
+func (b *lockedBuffer) since(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf.Bytes()[n:])
+}
+
 // auditLines returns the tools/call audit lines written so far.
 func (b *lockedBuffer) auditLines(t *testing.T) []map[string]any {
 	t.Helper()
