@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -42,13 +43,44 @@ const textMember = "text"
 // equals another name of the object (the one of another redacted key, or
 // one that was there), " (2)", " (3)", ... is appended, so no object
 // holds one name twice, which strict decoders (this one among them) refuse.
-func rewriteStrings(raw []byte, e editor) ([]byte, error) {
-	w := walker{raw: raw, e: e}
+//
+// texts, when not nil, lends the buffers strings are unquoted into; they
+// go back to it when rewriteStrings returns, so nothing edit was given may
+// be kept past it (the result copies what it keeps).
+func rewriteStrings(raw []byte, e editor, texts *sync.Pool) ([]byte, error) {
+	w := walker{raw: raw, e: e, lender: texts}
 	w.names, w.objects = w.nameBuf[:0], w.objectBuf[:0]
+	defer w.giveBack()
 	if err := w.walk(); err != nil {
 		return nil, err
 	}
 	return w.spliced()
+}
+
+// maxLentText is the largest unquoting buffer given back to the pool: one
+// 50 MB text would otherwise be held for good.
+const maxLentText = 4 << 20
+
+// buffer returns a buffer of at least n bytes to unquote a string into,
+// lent by the pool when there is one.
+func (w *walker) buffer(n int) []byte {
+	if w.lender != nil && n <= maxLentText {
+		b := w.lender.Get().(*[]byte)
+		if cap(*b) < n {
+			*b = make([]byte, 0, max(n, 2*cap(*b)))
+		}
+		w.lent = append(w.lent, b)
+		return (*b)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// giveBack returns the buffers lent for this pass's strings.
+func (w *walker) giveBack() {
+	for _, b := range w.lent {
+		w.lender.Put(b)
+	}
+	w.lent = nil
 }
 
 // An editor is what rewriteStrings offers the strings of a document to.
@@ -65,6 +97,10 @@ type editor interface {
 type walker struct {
 	raw []byte
 	e   editor
+	// lender lends unquoting buffers (rewriteStrings); lent are those of
+	// this pass.
+	lender *sync.Pool
+	lent   []*[]byte
 
 	splices []splice
 	groups  []group  // the open arrays whose text parts are being read, innermost last
@@ -136,7 +172,7 @@ func (w *walker) walk() error {
 		}
 		end := int(dec.InputOffset())
 		p := part{start: end - len(v), end: end}
-		if p.s, err = unquote(v); err != nil {
+		if p.s, err = unquote(v, w.buffer); err != nil {
 			return err
 		}
 		if kind == '{' && n%2 == 0 {
@@ -174,7 +210,8 @@ func parentKind(dec *jsontext.Decoder, depth int) jsontext.Kind {
 // decoded, as jsontext.AppendUnquote does, but without validating the
 // string a second time (on a 100 KB text the two passes cost alike). An
 // escape it does not expect leaves the string to jsontext.AppendUnquote.
-func unquote(v jsontext.Value) (string, error) {
+// buffer gives the bytes a string with escapes is unquoted into.
+func unquote(v jsontext.Value, buffer func(n int) []byte) (string, error) {
 	s := v[1 : len(v)-1]
 	i := bytes.IndexByte(s, '\\')
 	if i < 0 {
@@ -182,7 +219,7 @@ func unquote(v jsontext.Value) (string, error) {
 	}
 	// A string unquoted is never longer than quoted; u is not written
 	// after, so the string can be it rather than a copy of it.
-	u := make([]byte, 0, len(s))
+	u := buffer(len(s))
 	for ; i >= 0; i = bytes.IndexByte(s, '\\') {
 		u = append(u, s[:i]...)
 		r, n := escape(s[i:])

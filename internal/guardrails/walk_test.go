@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -51,10 +52,13 @@ func TestRewriteStrings(t *testing.T) {
 		{"a changed name stays unique", `{"x":1,"X":2,"X (2)":3,"xx":{"x":4}}`, `{"X (3)":1,"X":2,"X (2)":3,"XX":{"X":4}}`},
 		{"two names changed alike", `{"xa":1,"xA":2}`, `{"XA":1,"XA (2)":2}`},
 	}
+	// One pool for every case, as a Guard's: a case unquotes into the
+	// buffers the ones before gave back.
+	texts := &sync.Pool{New: func() any { return new([]byte) }}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := []byte(tt.in)
-			out, err := rewriteStrings(in, funcs{upper, binary})
+			out, err := rewriteStrings(in, funcs{upper, binary}, texts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +70,7 @@ func TestRewriteStrings(t *testing.T) {
 			}
 		})
 	}
-	if _, err := rewriteStrings([]byte(`{"a":"x"`), funcs{upper, binary}); err == nil {
+	if _, err := rewriteStrings([]byte(`{"a":"x"`), funcs{upper, binary}, nil); err == nil {
 		t.Fatal("a truncated document was accepted")
 	}
 }
@@ -80,7 +84,7 @@ func TestRewriteStringsGroups(t *testing.T) {
 		return nil, nil
 	}
 	doc := `{"content":[{"type":"text","text":"A"},{"type":"image","data":"AAAA"},{"type":"text","text":"B"}],"args":["p",["q","r"],"s"]}`
-	if _, err := rewriteStrings([]byte(doc), funcs{record, func(string) bool { return false }}); err != nil {
+	if _, err := rewriteStrings([]byte(doc), funcs{record, func(string) bool { return false }}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var joined []string
@@ -198,7 +202,7 @@ func FuzzUnquote(f *testing.F) {
 			return
 		}
 		want, werr := jsontext.AppendUnquote(nil, v)
-		got, gerr := unquote(v)
+		got, gerr := unquote(v, func(n int) []byte { return make([]byte, 0, n) })
 		if (werr != nil) != (gerr != nil) || werr == nil && got != string(want) {
 			t.Fatalf("unquote(%s) = %q (%v), jsontext reads %q (%v)", v, got, gerr, want, werr)
 		}

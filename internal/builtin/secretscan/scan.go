@@ -29,6 +29,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/purko-io/mcp-hub/internal/builtin/secretscan/keywords"
 )
 
 // allowMarker on a line keeps gitleaks from reporting a secret on it.
@@ -111,7 +113,7 @@ func (rs *ruleSet) scanWhole(ctx context.Context, text string) ([]Finding, error
 		if r.inert || !sc.anyKeyword(rs.keywords, r.keywords) {
 			continue
 		}
-		found = sc.find(r, rs.global, found, 0, len(text), -1)
+		found = sc.find(r, found, 0, len(text), -1)
 	}
 	return dropShadowed(found), nil
 }
@@ -119,22 +121,24 @@ func (rs *ruleSet) scanWhole(ctx context.Context, text string) ([]Finding, error
 // scanWindowed finds the same as scanWhole, running a rule's regex only
 // around its keywords where planWindow allows it (see window.go).
 func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, error) {
-	buf := rs.index.hitBufs.Get().(*[]hit)
+	hs := rs.index.hitBufs.Get().(*hitScratch)
 	defer func() {
-		if cap(*buf) <= maxPooledHits {
-			rs.index.hitBufs.Put(buf)
+		hs.Reset()
+		if cap(hs.hits) <= maxPooledHits {
+			rs.index.hitBufs.Put(hs)
 		}
 	}()
-	hits := rs.index.Hits(text, (*buf)[:0])
-	*buf = hits
+	hits := rs.index.Hits(text, hs.hits[:0])
+	hs.hits = hits
 	if len(hits) == 0 && !rs.keywordless {
 		return nil, nil
 	}
+	hs.Group(hits, len(rs.keywords))
 	// The rules to visit: those of the keywords found, and the ones
 	// without keywords, in rule order (results are in rule order).
 	visit := slices.Clone(rs.always)
-	for _, h := range hits {
-		visit = append(visit, rs.rulesOf[h.Keyword]...)
+	for _, k := range hs.Found() {
+		visit = append(visit, rs.rulesOf[k]...)
 	}
 	slices.Sort(visit)
 	visit = slices.Compact(visit)
@@ -152,18 +156,19 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 		}
 		r := &rs.rules[i]
 		if len(r.keywords) == 0 || !r.window.windowed {
-			found = sc.find(r, rs.global, found, 0, len(text), -1)
+			found = sc.find(r, found, 0, len(text), -1)
 			continue
 		}
 		windows = windows[:0]
-		for _, h := range hits {
-			j := slices.Index(r.keywords, h.Keyword)
-			if j < 0 {
-				continue
+		for j, k := range r.keywords {
+			if slices.Contains(r.keywords[:j], k) {
+				continue // listed twice: its occurrences are read once
 			}
-			if r.gate == nil || r.gate.opens(text, j, h, tried) {
-				w := sc.window(h, r.window.before, r.window.after, &r.reach)
-				windows = append(windows, [3]int{w[0], w[1], 1})
+			for _, h := range hs.Of(k) {
+				if r.gate == nil || r.gate.opens(text, j, h, tried) {
+					w := sc.window(h, r.window.before, r.window.after, &r.reach)
+					windows = append(windows, [3]int{w[0], w[1], 1})
+				}
 			}
 		}
 		if len(windows) == 0 {
@@ -184,11 +189,18 @@ func (rs *ruleSet) scanWindowed(ctx context.Context, text string) ([]Finding, er
 		}
 		for _, w := range merged {
 			if r.window.holds(text[w[0]:w[1]]) && (r.distinct == nil || r.distinct.met(text[w[0]:w[1]])) {
-				found = sc.find(r, rs.global, found, w[0], w[1], w[2])
+				found = sc.find(r, found, w[0], w[1], w[2])
 			}
 		}
 	}
 	return dropShadowed(found), nil
+}
+
+// hitScratch is a scan's buffers for the occurrences of keywords, kept
+// for the next scan.
+type hitScratch struct {
+	hits []hit
+	keywords.Grouped
 }
 
 // maxPooledHits bounds the occurrences buffer a scan gives back for the
@@ -329,7 +341,7 @@ func (sc *scan) anyKeyword(all []string, idx []int) bool {
 }
 
 // find appends r's findings in text[lo:hi] to found.
-func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most int) []Finding {
+func (sc *scan) find(r *rule, found []Finding, lo, hi, most int) []Finding {
 	for _, m := range r.re.FindAllStringIndex(sc.text[lo:hi], most) {
 		m[0] += lo
 		m[1] += lo
@@ -357,7 +369,7 @@ func (sc *scan) find(r *rule, global []*allowlist, found []Finding, lo, hi, most
 		if r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
 			continue
 		}
-		if allowed(global, secret, match, lines) || allowed(r.allowlists, secret, match, lines) {
+		if allowed(r.allow, secret, match, lines) {
 			continue
 		}
 		column := start - lineStart + 1
@@ -434,13 +446,15 @@ func (a *allowlist) allows(secret, match, lines string) bool {
 	case targetLine:
 		subject = lines
 	}
-	byRegex := a.regex != nil && subject != "" && a.regex.MatchString(subject)
 	// The stopwords and the secret are lower-cased alike (strings.ToLower);
-	// the index then finds what strings.Contains would.
+	// the index then finds what strings.Contains would. They are one pass
+	// over the secret, so they go first: or'ed, a stopword spares the
+	// regex.
 	byStopword := a.stopIndex != nil && secret != "" && a.stopIndex.AnyIn(strings.ToLower(secret))
 	if !a.all {
-		return byRegex || byStopword
+		return byStopword || a.regex != nil && subject != "" && a.regex.MatchString(subject)
 	}
+	byRegex := a.regex != nil && subject != "" && a.regex.MatchString(subject)
 	return (a.regex == nil || byRegex) && (len(a.stopwords) == 0 || byStopword)
 }
 

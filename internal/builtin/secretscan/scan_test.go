@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,6 +314,55 @@ func TestShannonEntropy(t *testing.T) {
 	for _, tc := range cases {
 		if got := shannonEntropy(tc.s); got != tc.want {
 			t.Errorf("shannonEntropy(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestAllowlistsCheapestFirst: a rule's allowlists, its own and the
+// global ones, are checked cheapest first, and one that reads the whole
+// line (all of a long text) last, whatever order the file lists them in.
+func TestAllowlistsCheapestFirst(t *testing.T) {
+	const config = `
+[[allowlists]]
+regexTarget = "line"
+regexes = ['''x''']
+[[allowlists]]
+regexes = ['''aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa|bbbbbbbbbbbbbbbbbbbbbbbbbb''']
+[[rules]]
+id = "r"
+regex = '''key=(\w+)'''
+keywords = ["key"]
+[[rules.allowlists]]
+regexTarget = "match"
+regexes = ['''cccccccccc''']
+[[rules.allowlists]]
+stopwords = ["dddd"]
+`
+	rs, err := compile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range rs.rules[0].allow {
+		switch {
+		case a.regex == nil:
+			got = append(got, "stopwords")
+		default:
+			got = append(got, a.regex.String())
+		}
+	}
+	want := []string{"stopwords", "(?:cccccccccc)", "(?:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa|bbbbbbbbbbbbbbbbbbbbbbbbbb)", "(?:x)"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("allowlists in the order %q, want %q", got, want)
+	}
+	// Or'ed, the order changes nothing found.
+	for _, tc := range []struct {
+		text string
+		want int
+	}{{"key=abc", 1}, {"key=xyz", 0}, {"key=ccccccccccq", 0}, {"key=ddddq", 0}, {"key=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0}} {
+		found, err := New(config).Scan(context.Background(), tc.text)
+		if err != nil || len(found) != tc.want {
+			t.Errorf("Scan(%q) = %d findings (%v), want %d", tc.text, len(found), err, tc.want)
 		}
 	}
 }

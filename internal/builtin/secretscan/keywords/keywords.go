@@ -224,3 +224,65 @@ func (k *Index) ended(out []Hit, s uint32, end int) []Hit {
 	}
 	return out
 }
+
+// Grouped is the occurrences of keywords in one text ordered by keyword,
+// so that a reader wanting a few keywords reads their occurrences, not all
+// of them: a 100 KB text has hundreds, and the secret scanner a dozen
+// rules to visit, each with its own keywords. Keep one for the next text:
+// its buffers are reused, and Reset clears only the keywords a text held
+// (a short string with two occurrences does not touch the entries of the
+// 350 others).
+type Grouped struct {
+	byKeyword []Hit
+	// found lists the keywords that occur, in order; of keyword k, n[k]
+	// occur, and end[k] is where they end in byKeyword; both are zero for
+	// the others.
+	found  []int
+	n, end []int32
+}
+
+// Group orders hits, occurrences of an Index of keywords keywords, by
+// keyword (a counting sort over the keywords that occur), in text order
+// within one.
+func (g *Grouped) Group(hits []Hit, keywords int) {
+	g.Reset()
+	if len(g.n) < keywords {
+		g.n, g.end = make([]int32, keywords), make([]int32, keywords)
+	}
+	for _, h := range hits {
+		if g.n[h.Keyword] == 0 {
+			g.found = append(g.found, h.Keyword)
+		}
+		g.n[h.Keyword]++
+	}
+	slices.Sort(g.found)
+	at := int32(0)
+	for _, k := range g.found {
+		g.end[k] = at // where its occurrences begin, for now
+		at += g.n[k]
+	}
+	g.byKeyword = slices.Grow(g.byKeyword[:0], len(hits))[:len(hits)]
+	for _, h := range hits {
+		g.byKeyword[g.end[h.Keyword]] = h
+		g.end[h.Keyword]++
+	}
+}
+
+// Found returns the keywords that occur, in order.
+func (g *Grouped) Found() []int { return g.found }
+
+// Of returns keyword k's occurrences, in text order.
+func (g *Grouped) Of(k int) []Hit {
+	if k >= len(g.n) {
+		return nil
+	}
+	return g.byKeyword[g.end[k]-g.n[k] : g.end[k]]
+}
+
+// Reset forgets the text grouped last.
+func (g *Grouped) Reset() {
+	for _, k := range g.found {
+		g.n[k], g.end[k] = 0, 0
+	}
+	g.found = g.found[:0]
+}

@@ -69,3 +69,39 @@ func TestHits(t *testing.T) {
 		t.Error("Any true on a text without keywords")
 	}
 }
+
+// TestGrouped: each keyword gets its own occurrences, in text order, and
+// no others, and a text grouped after another sees nothing of it.
+func TestGrouped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var g Grouped
+	for round := range 50 {
+		keywords := 1 + rng.IntN(20)
+		var hits []Hit
+		for i := range rng.IntN(200) {
+			hits = append(hits, Hit{Keyword: rng.IntN(keywords), Start: i, End: i + 1})
+		}
+		g.Group(hits, keywords)
+		for k := range keywords + 1 {
+			var want []Hit
+			for _, h := range hits {
+				if h.Keyword == k {
+					want = append(want, h)
+				}
+			}
+			if got := g.Of(k); !slices.Equal(got, want) {
+				t.Fatalf("round %d, keyword %d: %v, want %v", round, k, got, want)
+			}
+			if (len(want) > 0) != slices.Contains(g.Found(), k) {
+				t.Fatalf("round %d: keyword %d found %v, its occurrences %d", round, k, g.Found(), len(want))
+			}
+		}
+		if !slices.IsSorted(g.Found()) {
+			t.Fatalf("round %d: keywords found out of order: %v", round, g.Found())
+		}
+	}
+	g.Reset()
+	if len(g.Found()) != 0 || slices.ContainsFunc(g.n, func(n int32) bool { return n != 0 }) || slices.ContainsFunc(g.end, func(n int32) bool { return n != 0 }) {
+		t.Fatalf("Reset left %v, %v, %v", g.Found(), g.n, g.end)
+	}
+}
