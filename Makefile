@@ -163,7 +163,7 @@ budgets:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./internal/jsonrpc:FuzzParse ./internal/jsonrpc:FuzzParseToolCall ./internal/upstream:FuzzForwardedCall \
 	./internal/autonomy:FuzzClassify ./internal/config:FuzzParse ./internal/resultcap:FuzzApply ./internal/resultcap:FuzzApplyReference \
-	./internal/dispatch:FuzzDispatch ./internal/dispatch:FuzzStamp ./internal/guardrails/normalize:FuzzNormalize ./internal/guardrails:FuzzAppendEdited \
+	./internal/dispatch:FuzzDispatch ./internal/dispatch:FuzzStamp ./internal/guardrails/normalize:FuzzNormalize ./internal/guardrails:FuzzAppendCuts \
 	./internal/guardrails:FuzzUnquote
 .PHONY: fuzz
 fuzz:

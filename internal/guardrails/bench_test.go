@@ -87,8 +87,8 @@ func BenchmarkFilterStages(b *testing.B) {
 // nopEditor changes nothing: the walk alone.
 type nopEditor struct{}
 
-func (nopEditor) edit([]string) ([]string, error) { return nil, nil }
-func (nopEditor) binary(string) bool              { return false }
+func (nopEditor) edit([]string) ([][]cut, error) { return nil, nil }
+func (nopEditor) binary(string) bool             { return false }
 
 // BenchmarkFilterKinds is Filter on each of toolOutputs: the kinds of
 // text where one rule's gate or one detector's candidates are dense, and

@@ -308,27 +308,6 @@ func (g *Guard) findPII(s string, out []detect.Finding) []detect.Finding {
 	return append(out, g.pii().Find(s, out[len(out):len(out)])...)
 }
 
-// redact replaces each span of s (sorted, not overlapping) by its marker:
-// "[redacted: rule]", or a regex filter's replacement.
-func redact(s string, spans []span, p *policy) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, f := range spans {
-		b.WriteString(s[last:f.from])
-		if i := slices.Index(p.regexRules, f.rule); i >= 0 {
-			b.WriteString(p.replacements[i])
-		} else {
-			b.WriteString("[redacted: ")
-			b.WriteString(f.rule)
-			b.WriteByte(']')
-		}
-		last = f.to
-	}
-	b.WriteString(s[last:])
-	return b.String()
-}
-
 // filterOf names the filter of p a rule id belongs to.
 func (p *policy) filterOf(rule string) string {
 	switch {

@@ -37,12 +37,13 @@ type pass struct {
 	// running beside the walk answers (pii is then not yet known).
 	piiAnswer <-chan bool
 
-	reader normalize.Reader
-	views  []normalize.Text
-	found  []detect.Finding
-	spans  []span
-	quoted []byte
-	counts map[[2]string]int
+	reader  normalize.Reader
+	views   []normalize.Text
+	found   []detect.Finding
+	spans   []span
+	quoted  []byte
+	counts  map[[2]string]int
+	markers map[string]string // by rule (marker)
 
 	viewBuf [4]normalize.Text
 	spanBuf [4]span
@@ -68,7 +69,7 @@ type span struct {
 func (ps *pass) binary(s string) bool { return ps.reader.Binary(s) }
 
 // edit is the editor's: it redacts what the filters find in a group.
-func (ps *pass) edit(group []string) ([]string, error) {
+func (ps *pass) edit(group []string) ([][]cut, error) {
 	ps.spans = ps.spans[:0]
 	for i, s := range group {
 		err := ps.read(s, true, func(from, to int, rule string) {
@@ -99,9 +100,9 @@ func (ps *pass) edit(group []string) ([]string, error) {
 	if ps.counts == nil {
 		ps.counts = map[[2]string]int{}
 	}
-	var out []string
+	var out [][]cut
 	if !ps.p.block {
-		out = slices.Clone(group)
+		out = make([][]cut, len(group))
 	}
 	for lo := 0; lo < len(ps.spans); {
 		part := ps.spans[lo].part
@@ -116,11 +117,51 @@ func (ps *pass) edit(group []string) ([]string, error) {
 			}
 		}
 		if out != nil {
-			out[part] = redact(group[part], merged, ps.p)
+			out[part] = ps.redactions(group[part], merged)
 		}
 		lo = hi
 	}
 	return out, nil
+}
+
+// redactions are the cuts that replace each span of s (sorted, not
+// overlapping) by its marker, "[redacted: rule]" or a regex filter's
+// replacement: each whole characters, so the text written around it stays
+// UTF-8 whatever bytes a detector's span began or ended in.
+func (ps *pass) redactions(s string, spans []span) []cut {
+	cuts := make([]cut, 0, len(spans))
+	for _, f := range spans {
+		from, to := f.from, f.to
+		for from > 0 && from < len(s) && !utf8.RuneStart(s[from]) {
+			from--
+		}
+		for to < len(s) && !utf8.RuneStart(s[to]) {
+			to++
+		}
+		if n := len(cuts); n > 0 && from < cuts[n-1].to {
+			from, to = cuts[n-1].to, max(to, cuts[n-1].to) // widened into the one before
+		}
+		cuts = append(cuts, cut{from: from, to: to, with: ps.marker(f.rule)})
+	}
+	return cuts
+}
+
+// marker is what replaces a finding of rule: "[redacted: rule]", or a
+// regex filter's replacement; made once a pass (a list of 900 addresses
+// has 900 findings of one rule).
+func (ps *pass) marker(rule string) string {
+	if m, ok := ps.markers[rule]; ok {
+		return m
+	}
+	m := "[redacted: " + rule + "]"
+	if i := slices.Index(ps.p.regexRules, rule); i >= 0 {
+		m = ps.p.replacements[i]
+	}
+	if ps.markers == nil {
+		ps.markers = map[string]string{}
+	}
+	ps.markers[rule] = m
+	return m
 }
 
 // joinSpans joins the overlapping spans of one part (sorted by from, the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -85,9 +86,9 @@ func (w *walker) giveBack() {
 
 // An editor is what rewriteStrings offers the strings of a document to.
 type editor interface {
-	// edit returns nil when it changes none of texts, else a
-	// replacement for each.
-	edit(texts []string) ([]string, error)
+	// edit returns nil when it changes none of texts, else the cuts
+	// made in each (none for a text it leaves as it is).
+	edit(texts []string) ([][]cut, error)
 	// binary reports whether the value of a "data" or "blob" member is
 	// base64 of binary data, not to be offered.
 	binary(s string) bool
@@ -114,10 +115,31 @@ type walker struct {
 	objectBuf [8]object
 }
 
-// splice replaces the encoded string raw[start:end], old unquoted, by s.
+// splice makes cuts in the encoded string raw[start:end], old unquoted.
 type splice struct {
 	start, end int
-	s, old     string
+	old        string
+	cuts       []cut
+}
+
+// cut replaces text[from:to] by with. A text's cuts are sorted and do not
+// overlap.
+type cut struct {
+	from, to int
+	with     string
+}
+
+// applyCuts returns s with cuts made.
+func applyCuts(s string, cuts []cut) string {
+	var b strings.Builder
+	last := 0
+	for _, c := range cuts {
+		b.WriteString(s[last:c.from])
+		b.WriteString(c.with)
+		last = c.to
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // part is one string of a group, and where it is in the document.
@@ -313,9 +335,9 @@ func (w *walker) edited(texts []string, parts []part) error {
 	if err != nil || out == nil {
 		return err
 	}
-	for i, s := range out {
-		if s != texts[i] {
-			w.splices = append(w.splices, splice{start: parts[i].start, end: parts[i].end, s: s, old: texts[i]})
+	for i, cuts := range out {
+		if len(cuts) > 0 {
+			w.splices = append(w.splices, splice{start: parts[i].start, end: parts[i].end, old: texts[i], cuts: cuts})
 		}
 	}
 	return nil
@@ -334,8 +356,12 @@ func (w *walker) opened(depth, start int) {
 func (w *walker) name(depth int, p part) error {
 	w.one[0] = p.s
 	out, err := w.e.edit(w.one[:])
-	if err != nil || out == nil || out[0] == p.s {
+	if err != nil || out == nil || len(out[0]) == 0 {
 		return err
+	}
+	edited := applyCuts(p.s, out[0])
+	if edited == p.s {
+		return nil
 	}
 	o := &w.objects[depth]
 	if o.names == nil {
@@ -343,12 +369,12 @@ func (w *walker) name(depth int, p part) error {
 			return err
 		}
 	}
-	name := out[0]
+	name := edited
 	for i := 2; o.names[name]; i++ {
-		name = fmt.Sprintf("%s (%d)", out[0], i)
+		name = fmt.Sprintf("%s (%d)", edited, i)
 	}
 	o.names[name] = true
-	w.splices = append(w.splices, splice{start: p.start, end: p.end, s: name, old: p.s})
+	w.splices = append(w.splices, splice{start: p.start, end: p.end, old: p.s, cuts: []cut{{0, len(p.s), name}}})
 	return nil
 }
 
@@ -384,7 +410,7 @@ func (w *walker) spliced() ([]byte, error) {
 	for _, s := range w.splices {
 		out = append(out, w.raw[last:s.start]...)
 		var err error
-		if out, err = appendEdited(out, w.raw[s.start:s.end], s.old, s.s); err != nil {
+		if out, err = appendCuts(out, w.raw[s.start:s.end], s.old, s.cuts); err != nil {
 			return nil, fmt.Errorf("write a JSON string: %w", err)
 		}
 		last = s.end
@@ -392,88 +418,81 @@ func (w *walker) spliced() ([]byte, error) {
 	return append(out, w.raw[last:]...), nil
 }
 
-// appendEdited appends the JSON string of s, an edit of old, whose string
-// was quoted: what s keeps of old at its start and end is copied from
-// quoted as it came, and only the rest is encoded: a redaction in a 100 KB
-// text encodes the marker, not the text (which took 0.12 ms).
-func appendEdited(out, quoted []byte, old, s string) ([]byte, error) {
-	// What both start with, then end with after that, compared 64 bytes
-	// at a time, cut back to where a character starts in both.
-	n := min(len(s), len(old))
-	head := 0
-	for head+64 <= n && s[head:head+64] == old[head:head+64] {
-		head += 64
+// appendCuts appends the JSON string of old with cuts made, old's string
+// having been quoted: the bytes between the cuts are copied from quoted as
+// the upstream escaped them, and only what a cut puts in is encoded. A
+// redaction in a 100 KB text encodes its marker, and the text is copied
+// once, into the document written (it was built redacted, compared with
+// the original and then copied).
+func appendCuts(out, quoted []byte, old string, cuts []cut) ([]byte, error) {
+	start := len(out)
+	cur := rawCursor{quoted: quoted, i: 1}
+	last := 0 // quoted[:last] is written
+	for _, c := range cuts {
+		if !cur.seek(c.from) {
+			return jsontext.AppendQuote(out[:start], applyCuts(old, cuts))
+		}
+		out = append(out, quoted[last:cur.i]...) // the opening quote first
+		at := len(out)
+		var err error
+		if out, err = jsontext.AppendQuote(out, c.with); err != nil {
+			return nil, err
+		}
+		out = append(out[:at], out[at+1:len(out)-1]...) // its quotes dropped
+		if !cur.seek(c.to) {
+			return jsontext.AppendQuote(out[:start], applyCuts(old, cuts))
+		}
+		last = cur.i
 	}
-	for head < n && s[head] == old[head] {
-		head++
-	}
-	for head > 0 && (head < len(s) && !utf8.RuneStart(s[head]) || head < len(old) && !utf8.RuneStart(old[head])) {
-		head--
-	}
-	m, tail := n-head, 0
-	for tail+64 <= m && s[len(s)-tail-64:len(s)-tail] == old[len(old)-tail-64:len(old)-tail] {
-		tail += 64
-	}
-	for tail < m && s[len(s)-1-tail] == old[len(old)-1-tail] {
-		tail++
-	}
-	for tail > 0 && (!utf8.RuneStart(s[len(s)-tail]) || !utf8.RuneStart(old[len(old)-tail])) {
-		tail--
-	}
-	from, ok1 := rawOffset(quoted, head)
-	to, ok2 := rawOffset(quoted, len(old)-tail)
-	if !ok1 || !ok2 {
-		return jsontext.AppendQuote(out, s)
-	}
-	out = append(out, quoted[:from]...)
-	at := len(out)
-	out, err := jsontext.AppendQuote(out, s[head:len(s)-tail])
-	if err != nil {
-		return nil, err
-	}
-	out = append(out[:at], out[at+1:len(out)-1]...) // its quotes dropped
-	return append(out, quoted[to:]...), nil
+	return append(out, quoted[last:]...), nil
 }
 
-// rawOffset returns where in quoted, a JSON string as it came, byte p of
-// its unquoted text begins; false when p is inside what one escape
-// writes, or the escapes are not read the way the decoder read them.
-func rawOffset(quoted []byte, p int) (int, bool) {
-	i, n := 1, 0 // in quoted, in the text
-	for n < p {
-		j := bytes.IndexByte(quoted[i:], '\\')
-		if j < 0 || n+j >= p {
-			if i+p-n >= len(quoted) {
-				return 0, false
+// rawCursor reads a JSON string as it came, quoted, to find where bytes of
+// its unquoted text begin, moving forward only.
+type rawCursor struct {
+	quoted []byte
+	i, n   int // in quoted, in the text
+}
+
+// seek moves the cursor to where byte p of the text begins (p at or after
+// where it is); false when p is inside what one escape writes, beyond the
+// text, or the escapes are not read the way the decoder read them.
+func (c *rawCursor) seek(p int) bool {
+	for c.n < p {
+		j := bytes.IndexByte(c.quoted[c.i:], '\\')
+		if j < 0 || c.n+j >= p {
+			if c.i+p-c.n >= len(c.quoted) {
+				return false
 			}
-			return i + p - n, true
+			c.i, c.n = c.i+p-c.n, p
+			return true
 		}
-		i, n = i+j, n+j
-		if i+1 >= len(quoted) {
-			return 0, false
+		c.i, c.n = c.i+j, c.n+j
+		if c.i+1 >= len(c.quoted) {
+			return false
 		}
-		if quoted[i+1] != 'u' {
-			i, n = i+2, n+1
+		if c.quoted[c.i+1] != 'u' {
+			c.i, c.n = c.i+2, c.n+1
 			continue
 		}
-		r, ok := hexRune(quoted, i+2)
+		r, ok := hexRune(c.quoted, c.i+2)
 		if !ok {
-			return 0, false
+			return false
 		}
-		i += 6
+		c.i += 6
 		if utf16.IsSurrogate(r) {
-			r2, ok := hexRune(quoted, i+2)
-			if !ok || i+1 >= len(quoted) || quoted[i] != '\\' || quoted[i+1] != 'u' {
-				return 0, false
+			r2, ok := hexRune(c.quoted, c.i+2)
+			if !ok || c.i+1 >= len(c.quoted) || c.quoted[c.i] != '\\' || c.quoted[c.i+1] != 'u' {
+				return false
 			}
 			if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-				return 0, false
+				return false
 			}
-			i += 6
+			c.i += 6
 		}
-		n += utf8.RuneLen(r)
+		c.n += utf8.RuneLen(r)
 	}
-	return i, n == p
+	return c.n == p
 }
 
 // hexRune reads the four hex digits of a \u escape at quoted[at:].

@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -19,8 +20,22 @@ type funcs struct {
 	b func(string) bool
 }
 
-func (f funcs) edit(texts []string) ([]string, error) { return f.e(texts) }
-func (f funcs) binary(s string) bool                  { return f.b(s) }
+func (f funcs) binary(s string) bool { return f.b(s) }
+
+// edit offers the texts to e and cuts each text it changed whole.
+func (f funcs) edit(texts []string) ([][]cut, error) {
+	out, err := f.e(texts)
+	if err != nil || out == nil {
+		return nil, err
+	}
+	cuts := make([][]cut, len(texts))
+	for i, s := range out {
+		if s != texts[i] {
+			cuts[i] = []cut{{0, len(texts[i]), s}}
+		}
+	}
+	return cuts, nil
+}
 
 // TestRewriteStrings: every string, names included, is offered unescaped,
 // the text parts of an array as one group, binary base64 members not;
@@ -120,41 +135,58 @@ func TestMayJoin(t *testing.T) {
 	}
 }
 
-// FuzzAppendEdited: an edit of a string (a span of it replaced, on
-// character boundaries) written by appendEdited, whatever escapes the
+// FuzzAppendCuts: cuts made in a string (spans of it replaced, on
+// character boundaries) written by appendCuts, whatever escapes the
 // upstream used (\u for every character outside ASCII, surrogate pairs,
-// \/), reads back as the edit: the bytes kept from the original string
-// and the ones encoded anew join into the one string.
-func FuzzAppendEdited(f *testing.F) {
+// \/), read back as the string cut: the bytes kept from the original
+// string and the ones encoded anew join into the one string.
+func FuzzAppendCuts(f *testing.F) {
 	f.Add("token in a \"quoted\" line\nolga@fabrikam.de and more", uint(10), uint(30), "[redacted: email]", uint8(0))
 	f.Add("héllo wörld 😀 end", uint(3), uint(9), "", uint8(1))
 	f.Add("😀😀😀😀", uint(4), uint(8), "x", uint8(1))
 	f.Add("a/b\\c\td", uint(0), uint(2), "a/b", uint8(2))
 	f.Add(strings.Repeat("abc\"", 70)+"SECRET"+strings.Repeat("\"def", 70), uint(280), uint(286), "[redacted: key]", uint8(0))
+	f.Add("key=AKIAZ3MSJV5WKQ7TYRXB mail olga@fabrikam.de\n", uint(4), uint(24), "[redacted: aws]", uint8(5))
 	f.Fuzz(func(t *testing.T, old string, from, to uint, repl string, mode uint8) {
 		old, repl = strings.ToValidUTF8(old, "?"), strings.ToValidUTF8(repl, "?")
+		// One cut, or with mode's high bits two or three: the second
+		// mirrors the first from the end, the third is empty at the end.
+		var cuts []cut
 		a, b := int(from%uint(len(old)+1)), int(to%uint(len(old)+1))
-		if a > b {
-			a, b = b, a
+		a, b = min(a, b), max(a, b)
+		cuts = append(cuts, cut{a, b, repl})
+		if mode&4 != 0 && len(old)-a > b {
+			cuts = append(cuts, cut{len(old) - b, len(old) - a, "[" + repl + "]"})
 		}
-		for a > 0 && a < len(old) && !utf8.RuneStart(old[a]) {
-			a--
+		if mode&8 != 0 && cuts[len(cuts)-1].to < len(old) {
+			cuts = append(cuts, cut{len(old), len(old), "<end>"})
 		}
-		for b < len(old) && !utf8.RuneStart(old[b]) {
-			b++
+		for i := range cuts {
+			for cuts[i].from > 0 && cuts[i].from < len(old) && !utf8.RuneStart(old[cuts[i].from]) {
+				cuts[i].from--
+			}
+			for cuts[i].to < len(old) && !utf8.RuneStart(old[cuts[i].to]) {
+				cuts[i].to++
+			}
+			if i > 0 && cuts[i].from < cuts[i-1].to {
+				return // overlapping once widened: not what an editor gives
+			}
 		}
-		s := old[:a] + repl + old[b:]
 		quoted := quoteAs(old, mode%3)
 		if u, err := jsontext.AppendUnquote(nil, quoted); err != nil || string(u) != old {
 			t.Fatalf("the test's quoting of %q: %s (%v)", old, quoted, err)
 		}
-		out, err := appendEdited(nil, quoted, old, s)
+		out, err := appendCuts([]byte("prefix "), quoted, old, cuts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := jsontext.AppendUnquote(nil, out)
-		if err != nil || string(got) != s {
-			t.Fatalf("edited %s of %q to %q: wrote %s, which reads %q (%v)", quoted, old, s, out, got, err)
+		want := applyCuts(old, cuts)
+		if !bytes.HasPrefix(out, []byte("prefix ")) {
+			t.Fatalf("cut %s: wrote over what was before: %s", quoted, out)
+		}
+		got, err := jsontext.AppendUnquote(nil, out[len("prefix "):])
+		if err != nil || string(got) != want {
+			t.Fatalf("cut %s of %q by %v: wrote %s, which reads %q (%v), want %q", quoted, old, cuts, out, got, err, want)
 		}
 	})
 }
