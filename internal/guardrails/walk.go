@@ -68,7 +68,7 @@ func (w *walker) buffer(n int) []byte {
 	if w.lender != nil && n <= maxLentText {
 		b := w.lender.Get().(*[]byte)
 		if cap(*b) < n {
-			*b = make([]byte, 0, max(n, 2*cap(*b)))
+			*b = make([]byte, 0, max(n, min(2*cap(*b), maxLentText)))
 		}
 		w.lent = append(w.lent, b)
 		return (*b)[:0]
@@ -79,7 +79,9 @@ func (w *walker) buffer(n int) []byte {
 // giveBack returns the buffers lent for this pass's strings.
 func (w *walker) giveBack() {
 	for _, b := range w.lent {
-		w.lender.Put(b)
+		if cap(*b) <= maxLentText {
+			w.lender.Put(b)
+		}
 	}
 	w.lent = nil
 }
