@@ -13,14 +13,62 @@ import (
 // lower-cased text, on random texts of keyword pieces read as one piece
 // and, from twoHalves bytes on, as two interleaved halves: occurrences
 // across the halves' boundary, in the second reader's lead-in and
-// overlapping ones are all found, once each.
+// overlapping ones are all found, once each. A few keywords make a table
+// of 16-bit states, thousands one of 32-bit states: both are held.
 func TestHits(t *testing.T) {
 	keywords := []string{"token", "ke", "key", "-----begin", "api", "pi_", "xox", "sk-ant-", "ß"}
 	k := New(keywords)
+	if k.next == nil {
+		t.Fatalf("%d keywords: not a table of 16-bit states", len(keywords))
+	}
 	pieces := []string{"ToKeN", "KEY", "k", "e", "-----BEGIN", "aPi", "_", "x", "o", "sk-", "ANT-", " ", "\n", "ß", "ẞ", "\u00df", "é", "#"}
 	r := rand.New(rand.NewPCG(35, 5))
+	checkHits(t, k, keywords, pieces, r, 300)
+
+	many := make([]string, 6000)
+	for i := range many {
+		w := make([]byte, 4+r.IntN(8))
+		for j := range w {
+			w[j] = "abcdefghijklmnopqrstuvwxyz0123456789_-"[r.IntN(38)]
+		}
+		many[i] = string(w)
+	}
+	wide := New(many)
+	if wide.wide == nil {
+		t.Fatalf("%d keywords: not a table of 32-bit states", len(many))
+	}
+	pieces = append([]string{" ", "-", "Q"}, many[:200]...)
+	for i := range pieces {
+		if i%3 == 0 {
+			pieces[i] = strings.ToUpper(pieces[i])
+		}
+	}
+	checkHits(t, wide, many, pieces, r, 27)
+
+	// A keyword (holding another) at every place against the halves'
+	// boundary.
+	for at := twoHalves/2 - 20; at < twoHalves/2+20; at++ {
+		text := strings.Repeat(".", at) + "TOKEN" + strings.Repeat(".", twoHalves-at)
+		got := k.Hits(text, nil)
+		slices.SortFunc(got, func(a, b Hit) int { return a.Start - b.Start })
+		if want := []Hit{{0, at, at + 5}, {1, at + 2, at + 4}}; !reflect.DeepEqual(got, want) {
+			t.Errorf("token at %d of %d bytes: hits %v", at, len(text), got)
+		}
+		if !k.Any([]byte(text)) {
+			t.Errorf("token at %d: Any false", at)
+		}
+	}
+	if k.Any([]byte(strings.Repeat("tok en", 5000))) {
+		t.Error("Any true on a text without keywords")
+	}
+}
+
+// checkHits holds k's Hits and Any, on rounds random texts of pieces, to a plain
+// search for keywords in the lower-cased text.
+func checkHits(t *testing.T, k *Index, keywords, pieces []string, r *rand.Rand, rounds int) {
+	t.Helper()
 	lengths := []int{0, 1, 7, twoHalves - 1, twoHalves, twoHalves + 1, twoHalves + 17, 3 * twoHalves, 20_000}
-	for round := range 300 {
+	for round := range rounds {
 		var sb strings.Builder
 		for sb.Len() < lengths[round%len(lengths)] {
 			sb.WriteString(pieces[r.IntN(len(pieces))])
@@ -51,22 +99,6 @@ func TestHits(t *testing.T) {
 		if found := k.Any([]byte(text)); found != (len(want) > 0) || k.AnyIn(text) != found {
 			t.Fatalf("text of %d bytes: Any %v, AnyIn %v with %d hits", len(text), found, k.AnyIn(text), len(want))
 		}
-	}
-	// A keyword (holding another) at every place against the halves'
-	// boundary.
-	for at := twoHalves/2 - 20; at < twoHalves/2+20; at++ {
-		text := strings.Repeat(".", at) + "TOKEN" + strings.Repeat(".", twoHalves-at)
-		got := k.Hits(text, nil)
-		slices.SortFunc(got, func(a, b Hit) int { return a.Start - b.Start })
-		if want := []Hit{{0, at, at + 5}, {1, at + 2, at + 4}}; !reflect.DeepEqual(got, want) {
-			t.Errorf("token at %d of %d bytes: hits %v", at, len(text), got)
-		}
-		if !k.Any([]byte(text)) {
-			t.Errorf("token at %d: Any false", at)
-		}
-	}
-	if k.Any([]byte(strings.Repeat("tok en", 5000))) {
-		t.Error("Any true on a text without keywords")
 	}
 }
 
