@@ -32,6 +32,10 @@ const (
 	// cQuiet starts nothing Find or Maybe reads (no digit, upper-case
 	// letter, '@', '\\' or numeric run byte): a scan skips runs of them.
 	cQuiet
+	// cSilent starts nothing Find reads (no digit, upper-case letter or
+	// '@'): what Find skips, white space among it (a numeric run is read
+	// back from its first digit).
+	cSilent
 )
 
 var class = func() (t [256]uint8) {
@@ -55,6 +59,9 @@ var class = func() (t [256]uint8) {
 		if t[c]&(cDigit|cUpper|cRun) == 0 && c != '@' && c != '\\' {
 			t[c] |= cQuiet
 		}
+		if t[c]&(cDigit|cUpper) == 0 && c != '@' {
+			t[c] |= cSilent
+		}
 	}
 	return t
 }()
@@ -74,10 +81,8 @@ func (p *PII) Find(text string, out []Finding) []Finding {
 		c := text[i]
 		k := class[c]
 		switch {
-		case k&cQuiet != 0:
-			for i+1 < n && class[text[i+1]]&cQuiet != 0 {
-				i++
-			}
+		case k&cSilent != 0:
+			i = skipSilent(text, i+1) - 1
 		case k&cDigit != 0:
 			if i < done {
 				continue
@@ -174,11 +179,50 @@ func (p *PII) part(text string, start, end int, out []Finding) []Finding {
 	if end-start < 9 {
 		return out
 	}
-	if k := strings.LastIndex(text[start:end], " ("); k > 0 {
+	if k := lastOpening(text[start:end]); k > 0 {
 		out = p.numeric(text, start, start+k, out)
 		out = p.numeric(text, start+k+1, end, out)
 	}
 	return out
+}
+
+// lastOpening is strings.LastIndex(s, " ("), without its set-up, which
+// cost more than the search: a part is short, and most hold no
+// parenthesis (a date, a time).
+func lastOpening(s string) int {
+	for k := strings.LastIndexByte(s, '('); k > 0; k = strings.LastIndexByte(s[:k], '(') {
+		if s[k-1] == ' ' {
+			return k - 1
+		}
+	}
+	return -1
+}
+
+// skipSilent returns where the first byte from i on that is not silent
+// is (a digit, an upper-case ASCII letter or '@'), len(text) if none. It
+// reads eight bytes at a time: most bytes of a text are silent.
+func skipSilent(text string, i int) int {
+	for ; i+8 <= len(text); i += 8 {
+		b := text[i : i+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if between(x, '0'-1, '9'+1)|between(x, '@'-1, 'Z'+1) != 0 {
+			break
+		}
+	}
+	for i < len(text) && class[text[i]]&cSilent != 0 {
+		i++
+	}
+	return i
+}
+
+// between has the high bit set in each byte of x that is above m and
+// below n, with m <= 127 and n <= 128 ("hasbetween", Sean Eron Anderson's
+// Bit Twiddling Hacks, public domain): no byte borrows from or carries
+// into its neighbour, so each byte is decided alone.
+func between(x uint64, m, n uint64) uint64 {
+	const ones, low7, high = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	return (ones*(127+n) - x&low7) &^ x & (x&low7 + ones*(127-m)) & high
 }
 
 // numeric decides what text[start:end], a part of a run, holds: a card
