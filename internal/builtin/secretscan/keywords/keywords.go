@@ -181,22 +181,17 @@ func (k *Index) Hits(text string, out []Hit) []Hit {
 }
 
 // Any reports whether one of the keywords occurs in text.
-func (k *Index) Any(text []byte) bool {
-	if k.next != nil {
-		_, found := find(k, k.next, text, nil, true)
-		return found
-	}
-	_, found := find(k, k.wide, text, nil, true)
-	return found
-}
+func (k *Index) Any(text []byte) bool { return occurs(k, text) }
 
 // AnyIn is Any for a string.
-func (k *Index) AnyIn(text string) bool {
+func (k *Index) AnyIn(text string) bool { return occurs(k, text) }
+
+func occurs[T string | []byte](k *Index, text T) (found bool) {
 	if k.next != nil {
-		_, found := find(k, k.next, text, nil, true)
-		return found
+		_, found = find(k, k.next, text, nil, true)
+	} else {
+		_, found = find(k, k.wide, text, nil, true)
 	}
-	_, found := find(k, k.wide, text, nil, true)
 	return found
 }
 
