@@ -240,8 +240,8 @@ func (ps *pass) readView(v *normalize.Text, asIs bool, hit func(from, to int, ru
 // always one of its readings (normalize.Reader.Views).
 //
 // The shares are about even on the benchmark page: the secrets detector
-// and the readings (0.13 + 0.07 ms in a loop) against PII and a
-// goroutine's start (0.2 ms + 0.05-0.15 ms in situ).
+// and the readings (0.2 + 0.09 ms in a loop) against PII (0.21 ms) and
+// the other goroutine's start (0.05-0.15 ms in situ).
 func (ps *pass) readLong(s string, hit func(from, to int, rule string)) error {
 	type side struct {
 		doc   bool // PII's answer on the document
